@@ -1,0 +1,80 @@
+/* I/O backend function table. One C file per backend (io_afpacket.c, io_udp.c, io_afxdp.c; io_dpdk.c
+ * later). A backend moves either whole L2 frames (afpacket, afxdp) or UDP payloads (udp). */
+#ifndef VSB_IO_H
+#define VSB_IO_H
+#include <stdint.h>
+#include <stddef.h>
+#include "common.h"
+#include "frame.h"
+
+enum io_layer { IO_L2 = 0, IO_L4 = 1 };
+
+struct io_buf {
+	uint8_t *data;    /* frame (L2) or payload (L4) */
+	uint32_t len;     /* bytes valid (rx) / to send (tx) */
+	uint32_t cap;     /* capacity (tx) */
+	void *priv;       /* backend cookie: udp keeps the peer address here (reflect replies to it) */
+	uint64_t handle;  /* backend cookie: ring slot / umem address */
+};
+
+/* What a port is opened for. */
+struct io_config {
+	const char *ifname;
+	int want_tx, want_rx;
+	unsigned ring_size;     /* frames per ring (0 = backend default) */
+	unsigned batch;         /* max frames per tx/rx call (<= 256) */
+	int busy_poll;          /* rx: spin instead of blocking */
+	/* L4 (udp) addressing; L2 backends ignore these */
+	uint32_t sip, dip;      /* host order */
+	uint16_t sport, dport;
+	uint32_t nsports;       /* udp: number of source ports (flows) -> sockets */
+	int xdp_mode;           /* afxdp: 0 auto, 1 native (drv), 2 generic (skb) */
+	int zerocopy;           /* afxdp: 1 try zero copy */
+	unsigned queue;         /* afxdp: queue id */
+	int rt_client;          /* udp: a round-trip client receives the replies on its TX sockets */
+	int rx_ring_v3;         /* afpacket: TPACKET_V3 block ring (throughput) instead of V2 (latency) */
+};
+
+struct io_port_stats {
+	uint64_t rx_dropped;    /* dropped by the backend's receive ring (tp_drops, xsk rx_dropped...) */
+	uint64_t rx_ring_full;
+	uint64_t tx_errors;     /* send failures / frames rejected */
+	uint64_t tx_ring_empty;
+};
+
+struct io_port; /* backend private */
+
+struct io_ops {
+	const char *name;
+	enum io_layer layer;
+	/* Is the backend usable here? 0 = yes; else VSB_ERR_UNSUPPORTED with reason in e. */
+	int (*available)(struct vsb_error *e);
+	int (*open)(const struct io_config *cfg, struct io_port **out, struct vsb_error *e);
+	void (*close)(struct io_port *p);
+	/* TX: reserve up to n writable buffers (data/cap set); returns how many. */
+	unsigned (*tx_get)(struct io_port *p, struct io_buf *b, unsigned n);
+	/* TX: submit the first n reserved buffers (len set; for L4, priv may name the destination) and
+	 * kick the kernel. Returns frames accepted (< n means the rest were dropped and counted). */
+	unsigned (*tx_put)(struct io_port *p, struct io_buf *b, unsigned n);
+	/* RX: up to n frames. timeout_us: 0 = poll once, >0 = wait at most that long. */
+	unsigned (*rx_get)(struct io_port *p, struct io_buf *b, unsigned n, int timeout_us);
+	/* RX: give the n buffers returned by rx_get back to the ring. */
+	void (*rx_put)(struct io_port *p, struct io_buf *b, unsigned n);
+	void (*stats)(struct io_port *p, struct io_port_stats *s);
+	/* Wait until transmitted frames have left (ring drained); may be NULL. */
+	void (*tx_flush)(struct io_port *p);
+};
+
+extern const struct io_ops io_afpacket_ops;
+extern const struct io_ops io_udp_ops;
+#ifdef VSB_HAVE_AFXDP
+extern const struct io_ops io_afxdp_ops;
+#endif
+
+/* All compiled-in backends, NULL terminated. */
+extern const struct io_ops *const io_backends[];
+const struct io_ops *io_find(const char *name);
+
+#define IO_MAX_BATCH 256
+
+#endif

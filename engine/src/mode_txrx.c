@@ -1,0 +1,187 @@
+/* gen, sink and loop: the tester's sending and receiving sides. */
+#include <string.h>
+#include "run.h"
+#include "tsc.h"
+
+struct ticker { /* periodic interval records */
+	double every;
+	uint64_t next, last, period;
+	uint64_t last_tx, last_rx;
+};
+
+static void ticker_init(struct ticker *k, double every, uint64_t now)
+{
+	memset(k, 0, sizeof(*k));
+	k->every = every;
+	k->period = (uint64_t)(every * tsc_hz());
+	k->last = now;
+	k->next = every > 0 ? now + k->period : UINT64_MAX;
+}
+
+static void ticker_maybe(struct ticker *k, uint64_t now, uint64_t start, uint64_t tx, uint64_t rx)
+{
+	if (now < k->next)
+		return;
+	double dt = (now - k->last) / tsc_hz();
+	emit_interval((now - start) / tsc_hz(), tx, rx, dt, tx - k->last_tx, rx - k->last_rx);
+	k->last = now;
+	k->last_tx = tx;
+	k->last_rx = rx;
+	k->next += k->period;
+	if (k->next < now)
+		k->next = now + k->period;
+}
+
+/* Send (and optionally receive on rxp) for `seconds` or `count` frames. Returns the end TSC. */
+static uint64_t send_phase(struct engine *en, struct txgen *g, struct port *rxp, double seconds,
+			   struct ticker *k)
+{
+	uint64_t start = tsc_now();
+	uint64_t end = seconds > 0 ? start + (uint64_t)(seconds * tsc_hz()) : UINT64_MAX;
+	struct io_buf b[IO_MAX_BATCH];
+	txgen_start(g, start);
+	uint64_t now = start;
+	while (!vsb_stop && now < end && (!g->limit || g->sent < g->limit)) {
+		txgen_step(g, now);
+		if (rxp) {
+			unsigned n = en->ops->rx_get(rxp->io, b, en->o.batch, 0);
+			if (n) {
+				rx_account_batch(en, b, n, tsc_now());
+				en->ops->rx_put(rxp->io, b, n);
+			}
+		} else if (g->rate > 0) {
+			uint64_t due = txgen_next_due(g);
+			wait_until(VSB_MIN(due, VSB_MIN(end, k ? k->next : UINT64_MAX)));
+		}
+		now = tsc_now();
+		if (k)
+			ticker_maybe(k, now, start, g->sent, en->rx_seen);
+	}
+	return now;
+}
+
+static double tx_period(const struct txgen *g, uint64_t end)
+{
+	double s = (end - g->start_tsc) / tsc_hz();
+	if (g->rate > 0 && g->limit && g->sent >= g->limit) {
+		double sched = (double)g->sent / g->rate;
+		if (sched > s)
+			s = sched;
+	}
+	return s;
+}
+
+static void check_rate(const struct trial_params *t, struct trial_result *r)
+{
+	if (t->rate <= 0 || r->tx_s <= 0)
+		return;
+	double achieved = r->tx_frames / r->tx_s;
+	if (achieved < 0.99 * t->rate)
+		trial_warn(r, "requested %.0f pps but achieved only %.0f pps (%.1f %%): the generator is the "
+			   "bottleneck at this rate", t->rate, achieved, 100.0 * achieved / t->rate);
+}
+
+static void warmup(struct engine *en, const struct trial_params *t, struct port *rxp)
+{
+	if (t->warmup <= 0)
+		return;
+	struct txgen g;
+	en->tmpl->epoch = t->epoch ^ 0x80;
+	txgen_init(&g, en, &en->ports[0], t);
+	g.limit = 0;
+	send_phase(en, &g, rxp, t->warmup, NULL);
+	en->tmpl->epoch = t->epoch;
+}
+
+int run_gen(struct engine *en, const struct trial_params *t, struct trial_result *r)
+{
+	struct txgen g;
+	struct ticker k;
+	warmup(en, t, NULL);
+	en->tmpl->epoch = t->epoch;
+	txgen_init(&g, en, &en->ports[0], t);
+	ticker_init(&k, t->interval, tsc_now());
+	double cpu0 = cpu_process_s();
+	uint64_t end = send_phase(en, &g, NULL, t->duration, &k);
+	if (en->ops->tx_flush)
+		en->ops->tx_flush(en->ports[0].io);
+	r->cpu_s = cpu_process_s() - cpu0;
+	r->tx_frames = g.sent;
+	r->tx_bytes = g.bytes;
+	r->tx_s = tx_period(&g, end);
+	r->interrupted = vsb_stop;
+	check_rate(t, r);
+	return 0;
+}
+
+int run_sink(struct engine *en, const struct trial_params *t, struct trial_result *r)
+{
+	struct io_buf b[IO_MAX_BATCH];
+	struct ticker k;
+	rxstats_reset(&en->rx, t->epoch);
+	uint64_t start = tsc_now(), now = start, first = 0, last = 0;
+	uint64_t end = t->duration > 0 ? start + (uint64_t)(t->duration * tsc_hz()) : UINT64_MAX;
+	uint64_t idle = t->idle > 0 ? (uint64_t)(t->idle * tsc_hz()) : UINT64_MAX;
+	uint64_t got = 0;
+	ticker_init(&k, t->interval, start);
+	double cpu0 = cpu_process_s();
+	while (!vsb_stop && now < end && (!t->count || got < t->count)) {
+		unsigned n = en->ops->rx_get(en->ports[0].io, b, en->o.batch, 10000);
+		now = tsc_now();
+		if (n) {
+			if (!first)
+				first = now;
+			last = now;
+			got += n;
+			rx_account_batch(en, b, n, now);
+			en->ops->rx_put(en->ports[0].io, b, n);
+		} else if (first && now - last > idle) {
+			break;
+		}
+		ticker_maybe(&k, now, start, 0, got);
+	}
+	r->cpu_s = cpu_process_s() - cpu0;
+	r->rx_s = first ? (last - first) / tsc_hz() : 0;
+	r->interrupted = vsb_stop;
+	r->latency_kind = 1;
+	return 0;
+}
+
+int run_loop(struct engine *en, const struct trial_params *t, struct trial_result *r)
+{
+	struct io_buf b[IO_MAX_BATCH];
+	struct txgen g;
+	struct ticker k;
+	struct port *rxp = en->nports == 2 ? &en->ports[1] : &en->ports[0];
+	warmup(en, t, rxp);
+	rxstats_reset(&en->rx, t->epoch);
+	en->tmpl->epoch = t->epoch;
+	txgen_init(&g, en, &en->ports[0], t);
+	ticker_init(&k, t->interval, tsc_now());
+	double cpu0 = cpu_process_s();
+	uint64_t end = send_phase(en, &g, rxp, t->duration, &k);
+	if (en->ops->tx_flush)
+		en->ops->tx_flush(en->ports[0].io);
+	/* Drain: frames still in flight, until all arrived or the drain time is over. */
+	uint64_t drain_end = tsc_now() + (uint64_t)(t->drain * tsc_hz());
+	while (!vsb_stop && tsc_now() < drain_end) {
+		struct rx_totals tot;
+		rxstats_totals(&en->rx, &tot);
+		if (tot.unique >= g.sent)
+			break;
+		unsigned n = en->ops->rx_get(rxp->io, b, en->o.batch, 1000);
+		if (n) {
+			rx_account_batch(en, b, n, tsc_now());
+			en->ops->rx_put(rxp->io, b, n);
+		}
+	}
+	r->cpu_s = cpu_process_s() - cpu0;
+	r->tx_frames = g.sent;
+	r->tx_bytes = g.bytes;
+	r->tx_s = tx_period(&g, end);
+	r->rx_s = r->tx_s;
+	r->interrupted = vsb_stop;
+	r->latency_kind = en->nports == 2 ? 1 : 2;
+	check_rate(t, r);
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* Command-line options of vswbench-engine. */
+#ifndef VSB_OPTS_H
+#define VSB_OPTS_H
+#include <stdint.h>
+#include <stdio.h>
+#include "common.h"
+#include "frame.h"
+
+enum mode { MODE_PROBE, MODE_GEN, MODE_SINK, MODE_LOOP, MODE_REFLECT, MODE_FWD, MODE_CONTROL };
+
+#define MAX_PORTS 2
+
+struct opts {
+	enum mode mode;
+	const char *netns;
+	int cpu;                     /* -1: not pinned */
+	const char *ports[MAX_PORTS];
+	int nports;
+	const char *io;
+	const char *size_spec;
+	struct size_seq sizes;
+	double rate;                 /* pps, 0 = max */
+	unsigned burst;
+	uint32_t flows;
+	enum flow_field flow_field;
+	double duration;             /* s; 0 = until count/signal */
+	uint64_t count;              /* frames; 0 = unlimited */
+	double interval, idle, warmup, drain;
+	uint16_t stream_id;
+	unsigned batch;
+	int busy_poll;               /* -1 = mode default */
+	int xdp_mode;
+	int rx_ring;                 /* 0 = mode default, 2 = V2, 3 = V3 */
+	int rewrite_mac;
+	int hist;
+	int have_smac, have_sip, have_dip;
+	int ndmac;
+	uint8_t smac[6], dmac[MAX_PORTS][6];
+	uint32_t sip, dip;
+	uint16_t sport, dport;
+};
+
+/* Parse argv (after the subcommand). 0 ok; VSB_ERR_USAGE with message in e. */
+int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e);
+/* Parse a rate like "100k", "1.5M", "0". -1 on error. */
+int parse_rate(const char *s, double *out);
+const char *mode_name(enum mode m);
+void usage(FILE *f);
+
+#endif
