@@ -1,0 +1,3 @@
+from vswbench.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,162 @@
+"""`vswbench clean`: remove what killed runs left behind, and nothing else.
+
+Removed: namespaces and root-namespace links whose names start with `vsb` (or a narrower prefix
+such as one run id), temporary directories
+/tmp/vsb-*, and the processes recorded in the state file of a run whose owner is gone (by PID, and
+only if the PID still belongs to the very process recorded). Never touched: objects of a run that is
+still alive (its state file names a live owner), namespaces in which some process still runs (unless
+--force; those processes are never killed), and every name without the `vsb` prefix.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vswbench.netns import ip, ip_json, list_namespaces, namespace_pids, run
+from vswbench.runid import PREFIX, is_project_name
+from vswbench.runstate import RecordedProcess, RunState, is_same_process, load_all
+
+TEMP_ROOT = Path("/tmp")
+TEMP_GLOB = "vsb-*"
+
+
+@dataclass
+class CleanPlan:
+    processes: list[tuple[str, RecordedProcess]] = field(default_factory=list)
+    namespaces: list[str] = field(default_factory=list)
+    busy_namespaces: dict[str, list[int]] = field(default_factory=dict)
+    links: list[str] = field(default_factory=list)
+    temp_dirs: list[Path] = field(default_factory=list)
+    state_files: list[Path] = field(default_factory=list)
+    live_runs: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.processes or self.namespaces or self.links or self.temp_dirs
+                    or self.state_files)
+
+
+def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
+                     temp_dirs: Iterable[Path], states: Iterable[RunState],
+                     pids_in_namespace: Callable[[str], list[int]],
+                     process_alive: Callable[[RecordedProcess], bool],
+                     force: bool = False, prefix: str = PREFIX) -> CleanPlan:
+    """Decide what to remove (pure: every fact about the host comes in as an argument).
+
+    `prefix` narrows the search (e.g. one run id); it must itself start with `vsb`.
+    """
+    if not is_project_name(prefix):
+        raise ValueError(f"clean prefix {prefix!r} does not start with {PREFIX!r}")
+    plan = CleanPlan()
+    protected_dirs: set[str] = set()
+    for state in states:
+        if not state.run_id.startswith(prefix):
+            continue
+        if state.owner_alive():
+            plan.live_runs.append(state.run_id)
+            protected_dirs.update(state.temp_dirs)
+            continue
+        plan.processes += [(state.run_id, p) for p in state.processes if process_alive(p)]
+        if state.path is not None:
+            plan.state_files.append(state.path)
+    live = tuple(plan.live_runs)
+
+    def ours(name: str) -> bool:
+        return name.startswith(prefix) and not (live and name.startswith(live))
+
+    doomed = {p.pid for _, p in plan.processes}
+    for ns in namespaces:
+        if not ours(ns):
+            continue
+        busy = [pid for pid in pids_in_namespace(ns) if pid not in doomed]
+        if busy and not force:
+            plan.busy_namespaces[ns] = busy
+        else:
+            plan.namespaces.append(ns)
+    plan.links = [name for name in links if ours(name)]
+    for path in temp_dirs:
+        run_part = path.name[len("vsb-"):]
+        if str(path) in protected_dirs or (live and run_part.startswith(live)):
+            continue
+        if prefix != PREFIX and not run_part.startswith(prefix):
+            continue
+        plan.temp_dirs.append(path)
+    return plan
+
+
+def plan_clean(force: bool = False, prefix: str = PREFIX) -> CleanPlan:
+    root_links = [str(link["ifname"]) for link in ip_json("link", "show")]
+    temp_dirs = sorted(p for p in TEMP_ROOT.glob(TEMP_GLOB) if p.is_dir() and not p.is_symlink())
+    return select_leftovers(
+        namespaces=list_namespaces(), links=root_links, temp_dirs=temp_dirs, states=load_all(),
+        pids_in_namespace=namespace_pids,
+        process_alive=lambda p: is_same_process(p.pid, p.start_time), force=force, prefix=prefix)
+
+
+def _stop_recorded(proc: RecordedProcess, grace: float = 3.0) -> str:
+    if not is_same_process(proc.pid, proc.start_time):
+        return "already gone"
+    os.kill(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not is_same_process(proc.pid, proc.start_time):
+            return "stopped (SIGTERM)"
+        time.sleep(0.02)
+    if is_same_process(proc.pid, proc.start_time):
+        os.kill(proc.pid, signal.SIGKILL)
+        return "killed (SIGKILL after SIGTERM)"
+    return "stopped (SIGTERM)"
+
+
+def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]:
+    """Carry out a plan; report each action as it happens; return the list of messages."""
+    done: list[str] = []
+
+    def say(message: str) -> None:
+        done.append(message)
+        report(message)
+
+    for run_id, proc in plan.processes:
+        try:
+            outcome = _stop_recorded(proc)
+        except ProcessLookupError:
+            outcome = "already gone"
+        say(f"process {proc.pid} of run {run_id} ({' '.join(proc.argv[:2])}): {outcome}")
+    for ns in plan.namespaces:
+        run(["ip", "netns", "delete", ns])
+        say(f"removed namespace {ns}")
+    existing = {str(link["ifname"]) for link in ip_json("link", "show")} if plan.links else set()
+    for name in plan.links:
+        if name in existing:  # deleting one end of a veth pair also removes the other
+            ip("link", "del", name, check=False)
+            say(f"removed link {name}")
+            existing = {str(link["ifname"]) for link in ip_json("link", "show")}
+    for path in plan.temp_dirs:
+        shutil.rmtree(path, ignore_errors=True)
+        say(f"removed directory {path}")
+    for path in plan.state_files:
+        path.unlink(missing_ok=True)
+        say(f"removed state file {path}")
+    return done
+
+
+def describe_skips(plan: CleanPlan) -> list[str]:
+    notes = [f"left namespace {ns} alone: processes {', '.join(map(str, pids))} still run in it "
+             f"(use --force to remove it anyway)" for ns, pids in plan.busy_namespaces.items()]
+    notes += [f"left run {run_id} alone: it is still running" for run_id in plan.live_runs]
+    return notes
+
+
+def dry_run_lines(plan: CleanPlan) -> list[str]:
+    lines = [f"would stop process {p.pid} of run {r}" for r, p in plan.processes]
+    lines += [f"would remove namespace {ns}" for ns in plan.namespaces]
+    lines += [f"would remove link {name}" for name in plan.links]
+    lines += [f"would remove directory {path}" for path in plan.temp_dirs]
+    lines += [f"would remove state file {path}" for path in plan.state_files]
+    return lines

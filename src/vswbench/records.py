@@ -1,0 +1,181 @@
+"""Typed views of the JSON-lines records printed by vswbench-engine (see engine/README.md).
+
+Every record is a JSON object with a "type" (start, interval, warning, final). The final record
+carries the counters and the latency summary; `FinalRecord` is its typed form. The raw dict is kept
+beside the typed fields so nothing the engine adds later is lost.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from vswbench.errors import VswbenchError
+
+
+class RecordError(VswbenchError):
+    """The engine printed something that is not a valid record."""
+
+
+@dataclass(frozen=True)
+class EngineRecord:
+    """One JSON line from the engine: its type and the whole object."""
+
+    type: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    """Latency percentiles in microseconds (None when the engine had no samples)."""
+
+    min: float | None
+    p50: float | None
+    p90: float | None
+    p99: float | None
+    p999: float | None
+    p9999: float | None
+    max: float | None
+    mean: float | None
+    stddev: float | None
+    count: int
+
+    @property
+    def empty(self) -> bool:
+        return self.count == 0 or self.p50 is None
+
+
+@dataclass(frozen=True)
+class HistogramBucket:
+    low_ns: float
+    high_ns: float
+    count: int
+
+
+@dataclass(frozen=True)
+class FinalRecord:
+    """The engine's final record of one run (or one control-mode trial)."""
+
+    tx_frames: int
+    rx_frames: int
+    lost: int
+    duplicated: int
+    reordered: int
+    stale: int
+    foreign: int
+    malformed: int
+    requested_pps: float | None
+    achieved_pps: float | None
+    rx_pps: float | None
+    latency_us: LatencySummary | None
+    latency_kind: str | None
+    jitter_us: float | None
+    ipdv_us: dict[str, Any] | None
+    cpu_s: float | None
+    cycles_per_packet: float | None
+    hist: tuple[HistogramBucket, ...]
+    streams: tuple[dict[str, Any], ...]
+    warnings: tuple[str, ...]
+    raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+
+REQUIRED_COUNTERS = ("tx_frames", "rx_frames", "lost", "duplicated", "reordered")
+OPTIONAL_COUNTERS = ("stale", "foreign", "malformed")
+LATENCY_FIELDS = ("min", "p50", "p90", "p99", "p999", "p9999", "max", "mean", "stddev")
+
+
+def parse_line(line: str) -> EngineRecord:
+    """Parse one line of engine stdout into an EngineRecord."""
+    text = line.strip()
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            f"engine printed a line that is not JSON ({exc.msg}): {text[:200]!r}") from None
+    if not isinstance(obj, dict):
+        raise RecordError(f"engine record is not a JSON object: {text[:200]!r}")
+    rtype = obj.get("type")
+    if not isinstance(rtype, str):
+        raise RecordError(f"engine record has no string 'type': {text[:200]!r}")
+    return EngineRecord(type=rtype, data=obj)
+
+
+def parse_lines(lines: list[str]) -> list[EngineRecord]:
+    return [parse_line(line) for line in lines if line.strip()]
+
+
+def _int(obj: dict[str, Any], key: str, *, required: bool) -> int:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise RecordError(f"final record lacks the counter {key!r}")
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise RecordError(f"final record field {key!r} is not an integer: {value!r}")
+    return int(value)
+
+
+def _num(obj: dict[str, Any], key: str) -> float | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RecordError(f"record field {key!r} is not a number: {value!r}")
+    return float(value)
+
+
+def parse_latency(obj: Any) -> LatencySummary | None:
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise RecordError(f"latency_us is not an object: {obj!r}")
+    values = {name: _num(obj, name) for name in LATENCY_FIELDS}
+    count = obj.get("count")
+    if count is None:
+        count = 0 if values["p50"] is None else -1  # -1: engine did not say how many
+    elif isinstance(count, bool) or not isinstance(count, int):
+        raise RecordError(f"latency_us.count is not an integer: {count!r}")
+    return LatencySummary(count=count, **values)
+
+
+def parse_hist(obj: Any) -> tuple[HistogramBucket, ...]:
+    if obj is None:
+        return ()
+    if not isinstance(obj, list):
+        raise RecordError("hist is not a list")
+    buckets = []
+    for item in obj:
+        if not (isinstance(item, list) and len(item) == 3):
+            raise RecordError(f"hist bucket is not [low_ns, high_ns, count]: {item!r}")
+        low, high, count = item
+        buckets.append(HistogramBucket(float(low), float(high), int(count)))
+    return tuple(buckets)
+
+
+def parse_final(record: EngineRecord | dict[str, Any]) -> FinalRecord:
+    """Typed FinalRecord from a record of type "final"."""
+    obj = record.data if isinstance(record, EngineRecord) else record
+    if obj.get("type") != "final":
+        raise RecordError(f"expected a final record, got type {obj.get('type')!r}")
+    counters = {key: _int(obj, key, required=True) for key in REQUIRED_COUNTERS}
+    counters.update({key: _int(obj, key, required=False) for key in OPTIONAL_COUNTERS})
+    warnings = obj.get("warnings") or []
+    streams = obj.get("streams") or []
+    ipdv = obj.get("ipdv_us")
+    return FinalRecord(
+        **counters,
+        requested_pps=_num(obj, "requested_pps"),
+        achieved_pps=_num(obj, "achieved_pps"),
+        rx_pps=_num(obj, "rx_pps"),
+        latency_us=parse_latency(obj.get("latency_us")),
+        latency_kind=obj.get("latency_kind"),
+        jitter_us=_num(obj, "jitter_us"),
+        ipdv_us=ipdv if isinstance(ipdv, dict) else None,
+        cpu_s=_num(obj, "cpu_s"),
+        cycles_per_packet=_num(obj, "cycles_per_packet"),
+        hist=parse_hist(obj.get("hist")),
+        streams=tuple(s for s in streams if isinstance(s, dict)),
+        warnings=tuple(str(w.get("msg", w)) if isinstance(w, dict) else str(w) for w in warnings),
+        raw=obj,
+    )

@@ -1,0 +1,75 @@
+"""Integration tests: real namespaces, the real engine. Need root and a built engine
+(./setup.sh); otherwise they are skipped with the reason."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from vswbench.cleanup import CleanupRegistry
+from vswbench.engine import EngineNotFound, find_engine
+from vswbench.pair import NamespacePair, namespace_pair
+from vswbench.probe import ProbeResult, probe
+from vswbench.runid import RunId, new_run_id
+
+BACKENDS = ("afpacket", "udp", "afxdp")
+
+
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root (creates network namespaces)")
+
+
+@pytest.fixture(scope="session")
+def engine() -> Path:
+    try:
+        return find_engine()
+    except EngineNotFound as exc:
+        pytest.skip(f"engine not built: {exc}")
+
+
+@pytest.fixture(scope="session")
+def probe_result(engine: Path) -> ProbeResult:
+    return probe(engine)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, probe_result: ProbeResult) -> str:
+    info = probe_result.backend(request.param)
+    if info is None:
+        pytest.skip(f"{request.param}: not in the engine's probe")
+    if not info.usable:
+        pytest.skip(f"{request.param}: not usable here: {info.reason}")
+    return request.param
+
+
+@pytest.fixture
+def registry():
+    """Everything a test creates is registered here and removed after it, pass or fail."""
+    reg = CleanupRegistry()
+    try:
+        yield reg
+    finally:
+        reg.teardown()
+
+
+@pytest.fixture
+def run_id() -> RunId:
+    return new_run_id()
+
+
+@pytest.fixture
+def ns_pair(root, registry: CleanupRegistry, run_id: RunId) -> NamespacePair:
+    """Two namespaces joined by a veth pair (198.18.0.1/30 - 198.18.0.2/30), removed after."""
+    with namespace_pair(run_id, registry) as pair:
+        yield pair

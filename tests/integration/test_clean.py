@@ -1,0 +1,106 @@
+"""(e) `vswbench clean` removes a killed run's leftovers and nothing else.
+
+Other sessions may have their own vsb objects on this host, so the unrestricted command runs only as
+--dry-run (same plan, nothing removed); the removal itself is narrowed to this test's run id."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vswbench.netns import list_namespaces, namespace_exists, run
+from vswbench.runstate import process_start_time, state_dir
+
+
+def vswbench(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vswbench", *argv], capture_output=True,
+                          text=True, timeout=120)
+
+
+def delete_namespace(name: str) -> None:
+    if namespace_exists(name):
+        run(["ip", "netns", "delete", name], check=False)
+
+
+@pytest.mark.timeout(120)
+def test_clean_removes_vsb_leftovers_and_nothing_else(root, run_id, tmp_path):
+    leftover = run_id.name("x")             # a killed run's namespace
+    busy = run_id.name("y")                 # a vsb namespace with an unrecorded process in it
+    other = "tst" + str(run_id)[3:] + "z"   # not ours: must survive
+    root_link = run_id.ifname("r0")         # a veth left in the root namespace
+    temp_dir = Path(f"/tmp/vsb-{run_id}-leftover")
+    state_file = state_dir() / f"{run_id}.json"
+    sleeper = stranger = None
+    try:
+        for ns in (leftover, busy, other):
+            run(["ip", "netns", "add", ns])
+        run(["ip", "link", "add", root_link, "type", "veth", "peer", "name", run_id.ifname("r1")])
+        temp_dir.mkdir()
+        (temp_dir / "junk").write_text("x")
+        # A process of the killed run, recorded in its state file (whose owner is gone).
+        sleeper = subprocess.Popen(["ip", "netns", "exec", leftover, sys.executable, "-c",
+                                    "import time; time.sleep(300)"])
+        stranger = subprocess.Popen(["ip", "netns", "exec", busy, sys.executable, "-c",
+                                     "import time; time.sleep(300)"])
+        deadline = time.monotonic() + 10
+        while not run(["ip", "netns", "pids", busy]).split() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        state_file.parent.mkdir(parents=True, exist_ok=True)
+        state_file.write_text(json.dumps({
+            "run_id": str(run_id), "owner_pid": os.getpid(), "owner_start_time": -1,
+            "created": time.time(), "temp_dirs": [str(temp_dir)],
+            "processes": [{"pid": sleeper.pid, "start_time": process_start_time(sleeper.pid),
+                           "argv": ["vswbench-engine", "sink"]}]}))
+
+        # Unrestricted, but only a dry run: other sessions' vsb objects on this host stay intact.
+        preview = vswbench("clean", "--dry-run")
+        assert preview.returncode == 0, preview.stderr
+        assert f"would remove namespace {leftover}" in preview.stdout
+        assert f"would stop process {sleeper.pid} of run {run_id}" in preview.stdout
+        assert f"would remove link {root_link}" in preview.stdout
+        assert f"would remove directory {temp_dir}" in preview.stdout
+        assert other not in preview.stdout, "a non-vsb namespace must never be a candidate"
+        assert f"left namespace {busy} alone" in preview.stderr
+        assert leftover in list_namespaces(), "a dry run removes nothing"
+
+        result = vswbench("clean", "--prefix", str(run_id))
+
+        assert result.returncode == 0, result.stderr
+        assert f"removed namespace {leftover}" in result.stdout
+        assert leftover not in list_namespaces()
+        assert sleeper.wait(timeout=10) != 0, "the recorded process should have been stopped"
+        assert busy in list_namespaces(), "a namespace with a live unrecorded process stays"
+        assert stranger.poll() is None, "an unrecorded process is never killed"
+        assert busy in result.stderr
+        assert other in list_namespaces(), "a non-vsb namespace must be left alone"
+        assert root_link not in run(["ip", "-br", "link", "show"])
+        assert not temp_dir.exists()
+        assert not state_file.exists()
+
+        forced = vswbench("clean", "--force", "--prefix", str(run_id))
+        assert forced.returncode == 0, forced.stderr
+        assert busy not in list_namespaces()
+        assert stranger.poll() is None, "--force removes the namespace, never the process"
+    finally:
+        for proc in (sleeper, stranger):
+            if proc is not None and proc.poll() is None:
+                proc.kill()  # our own child, by PID
+                proc.wait()
+        for ns in (leftover, busy, other):
+            delete_namespace(ns)
+        run(["ip", "link", "del", root_link], check=False)
+        state_file.unlink(missing_ok=True)
+        subprocess.run(["rm", "-rf", str(temp_dir)], check=False)
+
+
+@pytest.mark.timeout(60)
+def test_clean_with_nothing_to_do_says_so(root):
+    result = vswbench("clean", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,83 @@
+import os
+from pathlib import Path
+
+from vswbench.clean import select_leftovers
+from vswbench.runstate import RecordedProcess, RunState, process_start_time
+
+
+def state(run_id, owner_alive, processes=(), temp_dirs=()):
+    pid = os.getpid()
+    start = process_start_time(pid) if owner_alive else -1  # -1: not this process any more
+    s = RunState(run_id, pid, start, 0.0, temp_dirs=list(temp_dirs), processes=list(processes))
+    s.path = Path(f"/run/vswbench/{run_id}.json")
+    return s
+
+
+def select(namespaces=(), links=(), temp_dirs=(), states=(), busy=None, alive=lambda p: True,
+           force=False, prefix="vsb"):
+    busy = busy or {}
+    return select_leftovers(namespaces=namespaces, links=links, temp_dirs=temp_dirs,
+                            states=states, pids_in_namespace=lambda ns: busy.get(ns, []),
+                            process_alive=alive, force=force, prefix=prefix)
+
+
+def test_only_vsb_names():
+    plan = select(namespaces=["vsb1234a", "blue", "xvsb1234", "vsbother"],
+                  links=["eth0", "vsb1234a0", "lo", "docker0"])
+    assert plan.namespaces == ["vsb1234a", "vsbother"]
+    assert plan.links == ["vsb1234a0"]
+
+
+def test_live_run_is_protected():
+    live = state("vsbaaaa", owner_alive=True, temp_dirs=["/tmp/vsb-vsbaaaa-x1"])
+    plan = select(namespaces=["vsbaaaaa", "vsbbbbba"],
+                  temp_dirs=[Path("/tmp/vsb-vsbaaaa-x1"), Path("/tmp/vsb-vsbbbbb-y2")],
+                  states=[live])
+    assert plan.namespaces == ["vsbbbbba"]
+    assert plan.temp_dirs == [Path("/tmp/vsb-vsbbbbb-y2")]
+    assert plan.live_runs == ["vsbaaaa"] and plan.state_files == []
+
+
+def test_dead_run_processes_and_state_file():
+    procs = [RecordedProcess(111, 5, ["engine", "sink"]),
+             RecordedProcess(222, 6, ["engine", "gen"])]
+    dead = state("vsbcccc", owner_alive=False, processes=procs)
+    plan = select(namespaces=["vsbcccca"], states=[dead], busy={"vsbcccca": [111]},
+                  alive=lambda p: p.pid == 111)
+    assert [p.pid for _, p in plan.processes] == [111]
+    assert plan.namespaces == ["vsbcccca"]  # its only process is one we will stop
+    assert plan.state_files == [Path("/run/vswbench/vsbcccc.json")]
+
+
+def test_busy_namespace_skipped_unless_forced():
+    plan = select(namespaces=["vsbdddda"], busy={"vsbdddda": [4242]})
+    assert plan.namespaces == [] and plan.busy_namespaces == {"vsbdddda": [4242]}
+    forced = select(namespaces=["vsbdddda"], busy={"vsbdddda": [4242]}, force=True)
+    assert forced.namespaces == ["vsbdddda"] and forced.processes == []
+
+
+def test_nothing_to_do():
+    assert select(namespaces=["red"], links=["eth0"]).empty
+
+
+def test_prefix_narrows_to_one_run():
+    dead_mine = state("vsb1111", owner_alive=False)
+    dead_other = state("vsb2222", owner_alive=False)
+    plan = select(namespaces=["vsb1111a", "vsb2222a", "vsb-dev-a"], links=["vsb1111a0", "vsbx"],
+                  temp_dirs=[Path("/tmp/vsb-vsb1111-a"), Path("/tmp/vsb-other")],
+                  states=[dead_mine, dead_other], prefix="vsb1111")
+    assert plan.namespaces == ["vsb1111a"] and plan.links == ["vsb1111a0"]
+    assert plan.temp_dirs == [Path("/tmp/vsb-vsb1111-a")]
+    assert plan.state_files == [Path("/run/vswbench/vsb1111.json")]
+
+
+def test_default_prefix_takes_every_stray_temp_dir():
+    plan = select(temp_dirs=[Path("/tmp/vsb-other"), Path("/tmp/vsb-vsb1111-a")])
+    assert len(plan.temp_dirs) == 2
+
+
+def test_prefix_must_be_ours():
+    import pytest
+
+    with pytest.raises(ValueError):
+        select(namespaces=["red"], prefix="red")

@@ -1,0 +1,87 @@
+import subprocess
+import sys
+
+import pytest
+
+from vswbench import __version__, cli
+from vswbench.engine import EngineError
+from vswbench.errors import UsageError
+
+
+def run_cli(capsys, *argv):
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_version(capsys):
+    code, out, _ = run_cli(capsys, "--version")
+    assert code == 0 and __version__ in out
+
+
+def test_help(capsys):
+    code, out, _ = run_cli(capsys, "--help")
+    assert code == 0 and "demo" in out and "probe" in out and "clean" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["--bogus"],
+    ["no-such-command"],
+    ["demo", "--size", "10"],
+    ["demo", "--backend", "dpdk-magic"],
+    ["demo", "--duration", "fast"],
+    ["probe", "--bogus"],
+    ["clean", "extra-arg"],
+    ["clean", "--prefix", "eth"],
+])
+def test_usage_errors_exit_2_without_traceback(capsys, argv):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert "Traceback" not in out + err
+    assert "Error" in err or "error" in err
+
+
+def test_own_usage_error_exit_2(capsys, monkeypatch):
+    import vswbench.demo
+
+    def bad(*a, **k):
+        raise UsageError("--tx-cpu 9: this machine has CPUs 0..1")
+
+    monkeypatch.setattr(vswbench.demo, "run_demo", bad)
+    code, _, err = run_cli(capsys, "demo")
+    assert code == 2 and "--tx-cpu 9" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("returncode,expected", [(3, 3), (1, 1), (2, 1)])
+def test_engine_errors_become_clean_messages(capsys, monkeypatch, returncode, expected):
+    import vswbench.probe
+
+    def failing_probe(*a, **k):
+        raise EngineError("probe failed", argv=["vswbench-engine", "probe"],
+                          returncode=returncode, stderr="afxdp: not supported here: no AF_XDP")
+
+    monkeypatch.setattr(vswbench.probe, "probe", failing_probe)
+    code, _, err = run_cli(capsys, "probe")
+    assert code == expected
+    assert "not supported here" in err and "Traceback" not in err
+
+
+def test_probe_table_and_json(capsys, monkeypatch):
+    import vswbench.probe
+
+    raw = {"backends": [{"name": "afpacket", "usable": True},
+                        {"name": "afxdp", "usable": False, "reason": "no libxdp"}],
+           "tsc": {"hz": 2.596e9, "invariant": True}}
+    monkeypatch.setattr(vswbench.probe, "probe", lambda *a, **k: vswbench.probe.parse_probe(
+        __import__("json").dumps(raw)))
+    code, out, _ = run_cli(capsys, "probe")
+    assert code == 0 and "afpacket" in out and "no libxdp" in out and "tsc.hz" in out
+    code, out, _ = run_cli(capsys, "probe", "--json")
+    assert code == 0 and __import__("json").loads(out) == raw
+
+
+def test_console_script_usage_error_in_subprocess():
+    proc = subprocess.run([sys.executable, "-m", "vswbench", "--no-such-option"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "no-such-option" in proc.stderr

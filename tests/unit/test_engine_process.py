@@ -1,0 +1,114 @@
+import json
+import time
+
+import pytest
+
+from vswbench.cleanup import CleanupRegistry
+from vswbench.engine import EngineError, EngineProcess, run_engine
+from vswbench.runstate import RunState, load_all
+
+
+def test_run_engine_collects_final(fake_engine):
+    result = run_engine(["gen"], engine=fake_engine, timeout=10)
+    assert result.returncode == 0
+    assert [r.type for r in result.records] == ["start", "final"]
+    assert result.final.tx_frames == 100
+
+
+def test_not_supported_is_exit_3_with_stderr(fake_engine):
+    with pytest.raises(EngineError) as info:
+        run_engine(["unsupported"], engine=fake_engine, timeout=10)
+    assert info.value.not_supported and info.value.exit_code == 3
+    assert info.value.returncode == 3
+    assert "no AF_XDP" in str(info.value) and "no AF_XDP" in info.value.stderr
+
+
+def test_usage_error_is_reported(fake_engine):
+    with pytest.raises(EngineError) as info:
+        run_engine(["usage"], engine=fake_engine, timeout=10)
+    assert info.value.returncode == 2 and info.value.exit_code == 1
+    assert "--bogus" in str(info.value)
+
+
+def test_non_json_output_is_an_error(fake_engine):
+    with pytest.raises(EngineError, match="not a record"):
+        run_engine(["garbage"], engine=fake_engine, timeout=10)
+
+
+def test_missing_final_record(fake_engine):
+    result = run_engine(["silent-exit"], engine=fake_engine, timeout=10)
+    with pytest.raises(EngineError, match="no final record"):
+        _ = result.final
+
+
+def test_long_running_stopped_by_sigterm_gives_final(fake_engine):
+    registry = CleanupRegistry()
+    with EngineProcess(["sink"], engine=fake_engine, registry=registry) as sink:
+        start = sink.wait_for_record("start", timeout=10)
+        assert start.data["mode"] == "sink"
+        assert len(registry) == 1
+        result = sink.stop()
+    assert len(registry) == 0
+    assert result.check().final.rx_frames == 42
+    assert not sink.running
+
+
+def test_context_exit_stops_engine(fake_engine):
+    with EngineProcess(["sink"], engine=fake_engine) as sink:
+        sink.wait_for_record("start", timeout=10)
+        pid = sink.pid
+    assert sink.proc.returncode == 0
+    assert sink.result().final.rx_frames == 42
+    assert pid > 0
+
+
+def test_wait_timeout_stops_and_marks(fake_engine):
+    with EngineProcess(["sink"], engine=fake_engine) as sink:
+        sink.wait_for_record("start", timeout=10)
+        result = sink.wait(timeout=0.2)
+    assert result.timed_out and result.final.rx_frames == 42
+
+
+def test_sigkill_only_after_timeout(fake_engine):
+    proc = EngineProcess(["stubborn"], engine=fake_engine, stop_timeout=0.3)
+    with proc:
+        proc.wait_for_record("start", timeout=10)
+        t0 = time.monotonic()
+        result = proc.stop()
+    assert time.monotonic() - t0 >= 0.3
+    assert result.returncode == -9
+    with pytest.raises(EngineError, match="SIGKILL"):
+        result.check()
+
+
+def test_wait_for_record_when_engine_exits_early(fake_engine):
+    with EngineProcess(["unsupported"], engine=fake_engine) as proc:
+        with pytest.raises(EngineError) as info:
+            proc.wait_for_record("start", timeout=10)
+    assert info.value.not_supported
+
+
+def test_wait_for_record_times_out(fake_engine):
+    with EngineProcess(["sink"], engine=fake_engine) as proc:
+        with pytest.raises(EngineError, match="no 'never' record"):
+            proc.wait_for_record("never", timeout=0.2)
+
+
+def test_pipes_do_not_deadlock(fake_engine):
+    result = run_engine(["noisy"], engine=fake_engine, timeout=60)
+    assert len(result.of_type("interval")) == 20000
+    assert result.final.tx_frames == 1
+
+
+def test_state_file_records_and_forgets_pid(fake_engine):
+    state = RunState.create("vsb0abc")
+    registry = CleanupRegistry()
+    with EngineProcess(["sink"], engine=fake_engine, registry=registry, state=state) as sink:
+        sink.wait_for_record("start", timeout=10)
+        saved = json.loads(state.path.read_text())
+        assert [p["pid"] for p in saved["processes"]] == [sink.pid]
+        assert saved["processes"][0]["start_time"] is not None
+    assert json.loads(state.path.read_text())["processes"] == []
+    assert [s.run_id for s in load_all()] == ["vsb0abc"]
+    state.remove()
+    assert load_all() == []
