@@ -119,6 +119,13 @@ static int udp_open(const struct io_config *cfg, struct io_port **out, struct vs
 				udp_close(p);
 				return e->code;
 			}
+			/* Connected: the route is looked up once, not per datagram (as iperf3 does). */
+			if (connect(fd, (struct sockaddr *)&p->dst, sizeof(p->dst)) < 0) {
+				close(fd);
+				udp_close(p);
+				return vsb_fail(e, VSB_ERR_SOCKET, "UDP connect to the destination on %s: %s "
+						"(check --dst-ip and the port's routes)", cfg->ifname, strerror(errno));
+			}
 			p->tx_fds[p->ntx++] = fd;
 		}
 	}
@@ -169,8 +176,8 @@ static unsigned udp_tx_put(struct io_port *p, struct io_buf *b, unsigned n)
 		p->tx_iov[b[i].handle].iov_len = b[i].len;
 		m->msg_iov = &p->tx_iov[b[i].handle];
 		m->msg_iovlen = 1;
-		m->msg_name = b[i].priv ? b[i].priv : &p->dst;
-		m->msg_namelen = sizeof(struct sockaddr_in);
+		m->msg_name = b[i].priv; /* reflect: the datagram's sender; gen: NULL (connected) */
+		m->msg_namelen = b[i].priv ? sizeof(struct sockaddr_in) : 0;
 	}
 	unsigned done = 0;
 	while (done < n) {
