@@ -15,6 +15,7 @@ struct io_buf {
 	uint32_t cap;     /* capacity (tx) */
 	void *priv;       /* backend cookie: udp keeps the peer address here (reflect replies to it) */
 	uint64_t handle;  /* backend cookie: ring slot / umem address */
+	uint32_t flow;    /* tx: flow index of the frame (udp picks the socket of that source port) */
 };
 
 /* What a port is opened for. */

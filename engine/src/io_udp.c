@@ -19,7 +19,7 @@
 struct io_port {
 	struct io_config cfg;
 	int *tx_fds;
-	unsigned ntx, tx_next;
+	unsigned ntx;
 	int rx_fd;
 	int *rx_fds;            /* sockets polled for receiving */
 	unsigned nrx, rx_next;
@@ -157,19 +157,32 @@ static unsigned udp_tx_get(struct io_port *p, struct io_buf *b, unsigned n)
 		b[i].cap = UDP_BUF;
 		b[i].handle = i;
 		b[i].priv = NULL;
+		b[i].flow = 0;
 	}
 	return n;
 }
 
+static unsigned send_run(struct io_port *p, int fd, unsigned first, unsigned n)
+{
+	unsigned done = 0;
+	while (done < n) {
+		int r = sendmmsg(fd, p->tx_msgs + first + done, n - done, 0);
+		if (r < 0) {
+			if (errno == EINTR && !vsb_stop)
+				continue;
+			p->tx_errors += n - done;
+			break;
+		}
+		done += r;
+	}
+	return done;
+}
+
+/* Frames go out of the socket of their flow (source port), in order: consecutive frames of one flow
+ * share a sendmmsg call, so --flows N > 1 costs a syscall per flow change. A reflector replies
+ * through its receive socket to each datagram's sender (priv). */
 static unsigned udp_tx_put(struct io_port *p, struct io_buf *b, unsigned n)
 {
-	int fd;
-	if (p->ntx) {
-		fd = p->tx_fds[p->tx_next];
-		p->tx_next = (p->tx_next + 1) % p->ntx;
-	} else {
-		fd = p->rx_fd;
-	}
 	for (unsigned i = 0; i < n; i++) {
 		struct msghdr *m = &p->tx_msgs[i].msg_hdr;
 		memset(m, 0, sizeof(*m));
@@ -179,16 +192,17 @@ static unsigned udp_tx_put(struct io_port *p, struct io_buf *b, unsigned n)
 		m->msg_name = b[i].priv; /* reflect: the datagram's sender; gen: NULL (connected) */
 		m->msg_namelen = b[i].priv ? sizeof(struct sockaddr_in) : 0;
 	}
-	unsigned done = 0;
-	while (done < n) {
-		int r = sendmmsg(fd, p->tx_msgs + done, n - done, 0);
-		if (r < 0) {
-			if (errno == EINTR && !vsb_stop)
-				continue;
-			p->tx_errors += n - done;
-			break;
-		}
-		done += r;
+	if (!p->ntx) {
+		send_run(p, p->rx_fd, 0, n);
+		return n;
+	}
+	unsigned start = 0;
+	while (start < n) {
+		unsigned flow = b[start].flow % p->ntx, end = start + 1;
+		while (end < n && b[end].flow % p->ntx == flow)
+			end++;
+		send_run(p, p->tx_fds[flow], start, end - start);
+		start = end;
 	}
 	return n;
 }

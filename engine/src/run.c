@@ -269,6 +269,7 @@ unsigned txgen_step(struct txgen *g, uint64_t now)
 		uint32_t seq = (uint32_t)(g->sent + i);
 		b[i].len = l2 ? frame_write_l2(t, b[i].data, size, g->flow, seq, ts)
 			      : frame_write_payload(t, b[i].data, size, seq, ts);
+		b[i].flow = g->flow;
 		g->bytes += size;
 		if (++g->flow == g->flows)
 			g->flow = 0;
