@@ -1,0 +1,137 @@
+"""The switch backend interface. One module per backend, each a subclass of Switch, registered in
+switches/__init__.py. A backend is handed the wiring (which host ports attach to it and which paths
+it must forward) and builds everything inside its own namespace; the root namespace is never touched.
+
+Life cycle, driven by testbed.Testbed:
+
+    cls.availability()                      -> Availability (ok, reason, fix); never raises
+    sw = cls(ctx)                           # SwitchContext: run id, registry, switch namespace, placement
+    sw.setup()                              # switch namespace contents: bridge device, daemons, programs
+    for each HostPort: sw.attach(hp)        # create the host's link (veth pair, or macvlan child);
+                                            #   the host end appears in hp.netns named hp.ifname, UP,
+                                            #   returns an Attachment
+    sw.forward(paths)                       # install forwarding for every Path (in -> out attachment):
+                                            #   port-to-port rules (ovs, tc-bpf, xdp), policy routes
+                                            #   (router); learning switches may ignore it
+    ... trials ...
+    sw.teardown()                           # idempotent; everything is also in the cleanup registry
+
+Everything a backend creates carries the run id (ctx.run_id.name(...) / ifname(...)) and is
+registered with ctx.registry at the moment it is created, so Ctrl-C or an exception at any point
+removes it. Waiting for kernel state polls (netns.wait_until), never sleeps a guess.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from vswbench.cleanup import CleanupRegistry
+from vswbench.runid import RunId
+
+
+@dataclass(frozen=True)
+class Availability:
+    ok: bool
+    reason: str = ""      # why not (empty when ok)
+    fix: str = ""         # what to do about it
+
+
+@dataclass(frozen=True)
+class Placement:
+    """CPU placement. None = leave to the scheduler. Defaults keep tester and switch on disjoint
+    cores where the machine has them (Emmerich et al., Guideline 2)."""
+    tester_cpu: int | None = 0
+    switch_cpu: int | None = 1
+    nf_cpus: tuple[int, ...] = (1,)
+
+
+@dataclass
+class SwitchContext:
+    run_id: RunId
+    registry: CleanupRegistry
+    netns: str                     # the switch's own namespace (created by the testbed, empty)
+    placement: Placement = field(default_factory=Placement)
+    options: dict[str, str] = field(default_factory=dict)   # backend options, e.g. {"ovs_mode": "normal"}
+    temp_dir: str = ""             # private temp dir of the run (for daemon run dirs, BPF objects)
+
+
+@dataclass(frozen=True)
+class HostPort:
+    """A container's port that must be joined to the switch."""
+    key: str                       # stable logical name, e.g. "tester.p0", "nf1.in"
+    netns: str                     # the container namespace
+    ifname: str                    # interface name to create there (<= 15 chars, carries the run id)
+    ip_cidr: str                   # address the testbed puts on it, e.g. "198.18.1.2/24"
+
+
+@dataclass
+class Attachment:
+    host: HostPort
+    switch_ifname: str | None      # the switch-side interface in ctx.netns (None for macvlan/veth)
+    host_mac: str = ""             # filled by the backend once the host end exists
+    switch_mac: str = ""           # MAC of the switch-side interface, if any
+    gateway_ip: str | None = None  # l3 switches: the address hosts on this port route through
+
+
+@dataclass(frozen=True)
+class Path:
+    """Frames entering the switch from `src` must leave towards `dst` (one direction)."""
+    src: str                       # HostPort.key
+    dst: str                       # HostPort.key
+
+
+@dataclass
+class PortCounters:
+    port: str                      # interface or switch port name
+    rx_packets: int = 0
+    tx_packets: int = 0
+    rx_dropped: int = 0
+    tx_dropped: int = 0
+    rx_errors: int = 0
+    tx_errors: int = 0
+
+
+class Switch(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    l3: ClassVar[bool] = False          # True: hosts route via Attachment.gateway_ip (router)
+    direct: ClassVar[bool] = False      # True: no switch in the path (veth baseline)
+
+    def __init__(self, ctx: SwitchContext) -> None:
+        self.ctx = ctx
+        self.attachments: dict[str, Attachment] = {}
+
+    @classmethod
+    @abstractmethod
+    def availability(cls) -> Availability: ...
+
+    @classmethod
+    def versions(cls) -> dict[str, str]:
+        """Versions of the software behind the backend (kernel, ovs-vswitchd, ...)."""
+        return {}
+
+    @abstractmethod
+    def setup(self) -> None: ...
+
+    @abstractmethod
+    def attach(self, port: HostPort) -> Attachment: ...
+
+    @abstractmethod
+    def forward(self, paths: list[Path]) -> None: ...
+
+    @abstractmethod
+    def teardown(self) -> None: ...
+
+    @abstractmethod
+    def config_dump(self) -> str:
+        """Human-readable configuration (e.g. the OpenFlow table, bridge fdb, tc filters)."""
+
+    @abstractmethod
+    def port_counters(self) -> list[PortCounters]:
+        """Per switch port counters, including drops."""
+
+    def forwarding_mode(self) -> str:
+        """How the switch's work is placed, recorded with every result (e.g. 'napi-threaded cpu1',
+        'pmd cpu1', 'sender-softirq')."""
+        return "n/a"
