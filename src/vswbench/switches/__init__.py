@@ -11,9 +11,15 @@ def register(cls: type[Switch]) -> type[Switch]:
     return cls
 
 
+BACKEND_MODULES = ("veth", "bridge", "router", "macvlan", "ovs", "tcbpf", "xdp")
+
+
 def _load() -> None:
-    # Imported for their @register side effect; a missing module is a bug, not a missing tool.
-    from vswbench.switches import kernel, ovs  # noqa: F401
+    # Imported for their @register side effect (one module per backend; ovs.py holds ovs and ovs-afxdp).
+    import importlib
+
+    for mod in BACKEND_MODULES:
+        importlib.import_module(f"vswbench.switches.{mod}")
 
 
 def all_switches() -> dict[str, type[Switch]]:
