@@ -79,6 +79,8 @@ static void port_config(const struct engine *en, int i, struct io_config *c)
 	int busy_default = m == MODE_LOOP || m == MODE_REFLECT || m == MODE_FWD || m == MODE_CONTROL;
 	c->busy_poll = o->busy_poll >= 0 ? o->busy_poll : busy_default;
 	c->rx_ring_v3 = o->rx_ring ? o->rx_ring == 3 : m == MODE_SINK;
+	if (m == MODE_SINK)
+		c->ring_size = 8192; /* a sleeping sink rides out wake-up delays of tens of ms */
 }
 
 static void set_addresses(struct engine *en, struct frame_addrs *a)

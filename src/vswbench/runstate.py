@@ -15,6 +15,11 @@ from pathlib import Path
 
 DEFAULT_STATE_DIR = "/run/vswbench"
 
+# The RunState objects this process created (RunState.create) and has not removed: code that only
+# knows the run id (e.g. a switch backend, handed a SwitchContext) records its PIDs through them, so
+# every writer of one state file goes through the same object and no update is lost.
+_open_states: dict[str, RunState] = {}
+
 
 def state_dir() -> Path:
     return Path(os.environ.get("VSWBENCH_STATE_DIR", DEFAULT_STATE_DIR))
@@ -64,6 +69,7 @@ class RunState:
         state = cls(run_id, pid, process_start_time(pid), time.time())
         state.path = state_dir() / f"{run_id}.json"
         state.save()
+        _open_states[run_id] = state
         return state
 
     @classmethod
@@ -100,8 +106,15 @@ class RunState:
         self.save()
 
     def remove(self) -> None:
+        if _open_states.get(self.run_id) is self:
+            del _open_states[self.run_id]
         if self.path is not None:
             self.path.unlink(missing_ok=True)
+
+
+def open_state(run_id: str) -> RunState | None:
+    """The state of a run this process created and still runs (None: no state file is kept)."""
+    return _open_states.get(run_id)
 
 
 def load_all() -> list[RunState]:
