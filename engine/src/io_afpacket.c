@@ -73,7 +73,9 @@ static int open_tx(struct io_port *p, struct vsb_error *e)
 		return vsb_fail(e, VSB_ERR_SOCKET, "AF_PACKET TX socket: %s", strerror(errno));
 	p->tx.fd = fd;
 	int v = TPACKET_V2, one = 1;
-	unsigned n = p->cfg.ring_size ? p->cfg.ring_size : 1024;
+	/* Deep: a slot comes back only when the receiver frees the skb (on veth, when the peer's
+	 * application has read it), so a shallow ring stalls the sender on the receiver's wake-ups. */
+	unsigned n = p->cfg.ring_size ? p->cfg.ring_size : 8192;
 	struct tpacket_req req = {.tp_block_size = 4096 * 16, .tp_frame_size = AFP_FRAME};
 	req.tp_block_nr = (n * AFP_FRAME + req.tp_block_size - 1) / req.tp_block_size;
 	req.tp_frame_nr = req.tp_block_nr * (req.tp_block_size / AFP_FRAME);

@@ -45,7 +45,7 @@
 #endif
 
 #define FRAME_SIZE 2048u
-#define RING_DEFAULT 2048u
+#define RING_DEFAULT 4096u /* TX completions wait for the peer to free the skb: keep many in flight */
 #define FLUSH_NS 100000000LL /* tx_flush gives up after 100 ms */
 
 enum prog_kind { PROG_NONE, PROG_LIBXDP, PROG_BUILTIN };

@@ -83,6 +83,10 @@ static void port_config(const struct engine *en, int i, struct io_config *c)
 		c->ring_size = 8192; /* a sleeping sink rides out wake-up delays of tens of ms */
 }
 
+/* Only a mode that originates frames asks the kernel to resolve its destination: a sink, a
+ * reflector or a forwarder must not put ARP requests on the wire (they would skew counters). */
+static int sends_first(enum mode m) { return m == MODE_GEN || m == MODE_LOOP || m == MODE_CONTROL; }
+
 static void set_addresses(struct engine *en, struct frame_addrs *a)
 {
 	const struct opts *o = &en->o;
@@ -104,7 +108,7 @@ static void set_addresses(struct engine *en, struct frame_addrs *a)
 		memcpy(a->dmac, o->dmac[0], 6);
 	else if (loop2)
 		memcpy(a->dmac, p1->info.mac, 6);
-	else if (!neigh_lookup(p0->name, a->dip, a->dmac, p0->info.has_ip))
+	else if (!neigh_lookup(p0->name, a->dip, a->dmac, p0->info.has_ip && sends_first(o->mode)))
 		memset(a->dmac, 0xff, 6);
 }
 
