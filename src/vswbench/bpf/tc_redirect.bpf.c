@@ -1,0 +1,19 @@
+/* vswbench tc-bpf switch: a cls_bpf program (clsact ingress, direct-action) on a switch-side veth
+ * end that sends every frame out of the path's egress interface. One object per egress port:
+ * built with -DOUT_IFINDEX=N (the egress ifindex in the switch namespace), so the program needs no
+ * map and no loader beyond `tc filter add ... bpf da obj FILE sec tc`. */
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+
+#ifndef OUT_IFINDEX
+#error "build with -DOUT_IFINDEX=<egress ifindex>"
+#endif
+
+SEC("tc")
+int vsb_tc_redirect(struct __sk_buff *skb)
+{
+	return bpf_redirect(OUT_IFINDEX, 0); /* 0: to the egress of OUT_IFINDEX */
+}
+
+char _license[] SEC("license") = "GPL";

@@ -1,0 +1,76 @@
+"""`bridge`: a Linux bridge device in the switch namespace; its ports are the switch-side veth ends.
+
+Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+the host end, brings it UP and puts HostPort.ip_cidr on it. STP is off (ports forward at once).
+The bridge learns; forward() also adds a static fdb entry for every path's destination host
+(option bridge_fdb=static, the default), because a host that only receives (a sink, an NF's input)
+never teaches the bridge its MAC and every frame towards it would be flooded to all ports.
+bridge_fdb=learn leaves the table to learning alone (flooding until the hosts have spoken).
+"""
+from __future__ import annotations
+
+from vswbench.errors import UsageError
+from vswbench.netns import ip, namespace_exists, run, wait_link_up
+from vswbench.switches import register
+from vswbench.switches.base import Attachment, Availability, HostPort, Path
+from vswbench.switches.napi import KernelSwitch, basic_availability, kernel_versions, section
+
+FDB_MODES = ("static", "learn")
+
+
+@register
+class BridgeSwitch(KernelSwitch):
+    name = "bridge"
+    description = "Linux bridge (learning) in its own namespace, veth ports"
+
+    @classmethod
+    def availability(cls) -> Availability:
+        missing = basic_availability(["ip", "bridge", "ethtool", "taskset"], ["VETH", "BRIDGE"])
+        return Availability(False, *missing) if missing else Availability(True)
+
+    @classmethod
+    def versions(cls) -> dict[str, str]:
+        return kernel_versions()
+
+    @property
+    def bridge_name(self) -> str:
+        return self.ctx.run_id.ifname("br")
+
+    def setup(self) -> None:
+        mode = self.ctx.options.get("bridge_fdb", "static")
+        if mode not in FDB_MODES:
+            raise UsageError(f"bridge_fdb {mode!r}: expected one of {', '.join(FDB_MODES)}")
+        br, netns = self.bridge_name, self.ctx.netns
+        ip("link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0",
+           "mcast_snooping", "0", netns=netns)
+
+        def delete() -> None:
+            if namespace_exists(netns):
+                ip("link", "del", br, netns=netns, check=False)
+
+        self.register(f"bridge {netns}/{br}", delete)
+        ip("link", "set", "dev", br, "up", netns=netns)
+
+    def attach(self, port: HostPort) -> Attachment:
+        att = super().attach(port)
+        assert att.switch_ifname is not None
+        ip("link", "set", "dev", att.switch_ifname, "master", self.bridge_name,
+           netns=self.ctx.netns)
+        wait_link_up(self.ctx.netns, att.switch_ifname)
+        return att
+
+    def forward(self, paths: list[Path]) -> None:
+        if self.ctx.options.get("bridge_fdb", "static") != "static":
+            return
+        for dst in {id(a): a for a in self.out_of(paths).values()}.values():
+            assert dst.switch_ifname is not None
+            run(["bridge", "-n", self.ctx.netns, "fdb", "replace", dst.host_mac, "dev",
+                 dst.switch_ifname, "master", "static"])
+
+    def config_dump(self) -> str:
+        ns = self.ctx.netns
+        return "\n".join([
+            section("bridge", ["ip", "-n", ns, "-d", "link", "show", "dev", self.bridge_name]),
+            section("bridge link", ["bridge", "-n", ns, "link", "show"]),
+            section("bridge fdb", ["bridge", "-n", ns, "fdb", "show", "br", self.bridge_name]),
+            self.placement_notes()])

@@ -1,0 +1,271 @@
+"""Open vSwitch backends: `ovs` (userspace datapath, system ports) and `ovs-afxdp` (afxdp ports,
+PMD thread pinned).
+
+The machine has no openvswitch kernel module, so the bridge uses the userspace datapath
+(datapath_type=netdev) and ovs-vswitchd runs inside the switch's namespace, where its netdev ports
+open their interfaces. The daemons are private to the run (see ovs_daemon.py).
+
+Forwarding: by default port-to-port OpenFlow rules (`in_port=X,actions=output:Y` per Path) on a
+bridge in fail_mode=secure, so no NORMAL flow exists or ever comes back; with the option
+`ovs_mode=normal` the bridge keeps its learning NORMAL flow.
+
+Pitfall handled here: a switch that takes frames out of the kernel stack (system and afxdp ports)
+delivers UDP with bad checksums unless TX checksum offload is off on the host-side veth.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from vswbench.cleanup import Registration
+from vswbench.errors import CommandError, UsageError, VswbenchError
+from vswbench.netns import (VethPair, add_address, mac_address, run, set_offload, set_up,
+                            wait_link_up, wait_until)
+from vswbench.switches import register
+from vswbench.switches.base import (Attachment, Availability, HostPort, Path as FlowPath,
+                                    PortCounters, Switch, SwitchContext)
+from vswbench.switches.ovs_daemon import (INSTALL_FIX, OvsError, OvsInstance, find_schema,
+                                          missing_binaries)
+
+BRIDGE = "br0"
+MODES = ("p2p", "normal")
+AF_XDP = 44  # socket.AF_XDP, missing from older Pythons
+
+_PORT_RE = re.compile(
+    r"port\s+\"?([^\s:\"]+)\"?:\s*rx pkts=(\S+), bytes=\S+, drop=(\S+), errs=(\S+),[^\n]*\n"
+    r"\s*tx pkts=(\S+), bytes=\S+, drop=(\S+), errs=(\S+)")
+
+
+def _count(text: str) -> int:
+    text = text.rstrip(",")
+    return int(text) if text.isdigit() else 0  # "?" = counter not supported by the port
+
+
+def parse_dump_ports(text: str) -> dict[str, tuple[int, int, int, int, int, int]]:
+    """`ovs-ofctl dump-ports` -> {port: (rx_pkts, rx_drop, rx_errs, tx_pkts, tx_drop, tx_errs)}."""
+    return {m.group(1): (_count(m.group(2)), _count(m.group(3)), _count(m.group(4)),
+                         _count(m.group(5)), _count(m.group(6)), _count(m.group(7)))
+            for m in _PORT_RE.finditer(text)}
+
+
+@dataclass
+class OvsPort:
+    key: str
+    ifname: str
+    ofport: int
+
+
+@register
+class Ovs(Switch):
+    name = "ovs"
+    description = "Open vSwitch, userspace datapath (netdev), system ports"
+    port_type = ""          # "" = system: a plain netdev port on the switch-side veth
+
+    def __init__(self, ctx: SwitchContext) -> None:
+        super().__init__(ctx)
+        self.mode = ctx.options.get("ovs_mode", "p2p")
+        if self.mode not in MODES:
+            raise UsageError(f"ovs_mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        self.ovs: OvsInstance | None = None
+        self.ports: dict[str, OvsPort] = {}
+        self._regs: list[Registration] = []
+
+    # -- availability and versions -------------------------------------------------------------
+    @classmethod
+    def availability(cls) -> Availability:
+        missing = missing_binaries()
+        if missing:
+            return Availability(False, f"missing {', '.join(missing)}", INSTALL_FIX)
+        if find_schema() is None:
+            return Availability(False, "no vswitch.ovsschema (Open vSwitch database schema)",
+                                INSTALL_FIX)
+        return Availability(True)
+
+    @classmethod
+    def versions(cls) -> dict[str, str]:
+        try:
+            first = run(["ovs-vswitchd", "--version"]).splitlines()[0]
+        except (OSError, CommandError, IndexError):
+            return {}
+        return {"ovs-vswitchd": first.split()[-1], "kernel": os.uname().release}
+
+    # -- life cycle ------------------------------------------------------------------------------
+    def other_config(self) -> dict[str, str]:
+        return {}
+
+    def setup(self) -> None:
+        ctx = self.ctx
+        self.ovs = OvsInstance(ctx.run_id, ctx.registry, ctx.netns, ctx.temp_dir,
+                               self.other_config())
+        self.ovs.start()
+        cpu = self._switch_cpu()
+        if cpu is not None:
+            self.ovs.pin(cpu)
+        fail_mode = "standalone" if self.mode == "normal" else "secure"
+        self.ovs.vsctl("add-br", BRIDGE, "--", "set", "Bridge", BRIDGE,
+                       "datapath_type=netdev", f"fail_mode={fail_mode}")
+
+    def _switch_cpu(self) -> int | None:
+        cpu = self.ctx.placement.switch_cpu
+        return cpu if cpu is not None and cpu < (os.cpu_count() or 1) else None
+
+    def _instance(self) -> OvsInstance:
+        if self.ovs is None:
+            raise OvsError(f"{self.name}: setup() has not run")
+        return self.ovs
+
+    def attach(self, port: HostPort) -> Attachment:
+        ovs = self._instance()
+        sw_if = self.ctx.run_id.ifname(f"o{len(self.attachments)}")
+        pair = VethPair(port.ifname, port.netns, sw_if, self.ctx.netns, self.ctx.registry)
+        pair.__enter__()  # registered for removal; released in teardown()
+        if pair._reg is not None:
+            self._regs.append(pair._reg)
+        set_offload(port.netns, port.ifname, tx=False)  # else UDP leaves OVS with bad checksums
+        add_address(port.netns, port.ifname, port.ip_cidr)
+        set_up(port.netns, port.ifname)
+        set_up(self.ctx.netns, sw_if)
+        ovs.vsctl("add-port", BRIDGE, sw_if, "--", "set", "Interface", sw_if,
+                  f"ofport_request={len(self.attachments) + 1}", *self.interface_settings())
+        ofport = self._wait_ofport(sw_if)
+        wait_link_up(port.netns, port.ifname)
+        wait_link_up(self.ctx.netns, sw_if)
+        self.ports[port.key] = OvsPort(port.key, sw_if, ofport)
+        att = Attachment(port, sw_if, host_mac=mac_address(port.netns, port.ifname),
+                         switch_mac=mac_address(self.ctx.netns, sw_if))
+        self.attachments[port.key] = att
+        return att
+
+    def interface_settings(self) -> list[str]:
+        return []
+
+    def _wait_ofport(self, ifname: str) -> int:
+        ovs = self._instance()
+        found: list[int] = []
+
+        def ready() -> bool:
+            error = ovs.vsctl("get", "Interface", ifname, "error").strip()
+            if error not in ("[]", '""', ""):
+                raise OvsError(f"{self.name}: port {ifname} did not come up: {error}")
+            value = ovs.vsctl("get", "Interface", ifname, "ofport").strip()
+            if value.lstrip("-").isdigit() and int(value) > 0:
+                found.append(int(value))
+                return True
+            return False
+
+        wait_until(ready, timeout=15, what=f"OVS port {ifname} to get an OpenFlow port number")
+        return found[0]
+
+    def forward(self, paths: list[FlowPath]) -> None:
+        ovs = self._instance()
+        if self.mode == "normal":
+            return  # the learning NORMAL flow of the standalone bridge forwards everything
+        outputs: dict[str, list[int]] = {}
+        for path in paths:
+            for key in (path.src, path.dst):
+                if key not in self.ports:
+                    raise VswbenchError(f"{self.name}: path {path.src} -> {path.dst}: port {key} "
+                                        f"is not attached")
+            outputs.setdefault(path.src, []).append(self.ports[path.dst].ofport)
+        flows = [f"in_port={self.ports[src].ofport},actions="
+                 + ",".join(f"output:{out}" for out in outs) for src, outs in outputs.items()]
+        flow_file = self._paths_root() / "flows.txt"
+        flow_file.write_text("\n".join(flows) + "\n")
+        ovs.ofctl("del-flows", BRIDGE)
+        ovs.ofctl("add-flows", BRIDGE, str(flow_file))
+
+    def _paths_root(self) -> Path:
+        paths = self._instance().paths
+        assert paths is not None
+        return paths.root
+
+    def teardown(self) -> None:
+        if self.ovs is not None:
+            self.ovs.stop()
+        while self._regs:
+            self._regs.pop().release()
+        self.ports.clear()
+
+    # -- inspection ------------------------------------------------------------------------------
+    def config_dump(self) -> str:
+        ovs = self._instance()
+        parts = [("ovs-ofctl dump-flows", ovs.ofctl("dump-flows", BRIDGE, check=False)),
+                 ("ovs-vsctl show", ovs.vsctl("show"))]
+        for command in ("dpif-netdev/pmd-stats-show", "dpif-netdev/pmd-rxq-show"):
+            text = ovs.appctl(command, check=False).strip()
+            if text and ("pmd thread" in text or command.endswith("stats-show")):
+                parts.append((f"ovs-appctl {command}", text))
+        return "\n".join(f"== {title}\n{text.rstrip()}\n" for title, text in parts)
+
+    def port_counters(self) -> list[PortCounters]:
+        stats = parse_dump_ports(self._instance().ofctl("dump-ports", BRIDGE))
+        counters = []
+        for port in self.ports.values():
+            values = stats.get(str(port.ofport))
+            if values is None:
+                raise OvsError(f"{self.name}: no counters for port {port.ifname} "
+                               f"(OpenFlow port {port.ofport}) in ovs-ofctl dump-ports")
+            rx, rx_drop, rx_err, tx, tx_drop, tx_err = values
+            counters.append(PortCounters(port.ifname, rx, tx, rx_drop, tx_drop, rx_err, tx_err))
+        return counters
+
+    def forwarding_mode(self) -> str:
+        cpu = self._switch_cpu()
+        return f"ovs-vswitchd pinned cpu{cpu}" if cpu is not None else "ovs-vswitchd unpinned"
+
+
+def _afxdp_in_binary() -> bool:
+    """Does the installed ovs-vswitchd know the afxdp netdev class (built with --enable-afxdp)?"""
+    path = Path(os.path.realpath("/usr/sbin/ovs-vswitchd"))
+    try:
+        return b"afxdp" in path.read_bytes()
+    except OSError:
+        return False
+
+
+@register
+class OvsAfxdp(Ovs):
+    name = "ovs-afxdp"
+    description = "Open vSwitch, userspace datapath, AF_XDP ports, PMD thread pinned"
+    port_type = "afxdp"
+
+    @classmethod
+    def availability(cls) -> Availability:
+        base = super().availability()
+        if not base.ok:
+            return base
+        if not _afxdp_in_binary():
+            return Availability(False, "this ovs-vswitchd is built without AF_XDP support "
+                                "(no afxdp netdev class)",
+                                "install an Open vSwitch built with --enable-afxdp "
+                                "(Debian's openvswitch-switch >= 2.17 is)")
+        if os.geteuid() == 0:
+            try:
+                socket.socket(AF_XDP, socket.SOCK_RAW, 0).close()
+            except OSError as exc:
+                return Availability(False, f"the kernel refuses AF_XDP sockets: {exc}",
+                                    "use a kernel with CONFIG_XDP_SOCKETS=y")
+        return Availability(True)
+
+    def other_config(self) -> dict[str, str]:
+        cpu = self._switch_cpu()
+        return {"pmd-cpu-mask": hex(1 << cpu)} if cpu is not None else {}
+
+    def setup(self) -> None:
+        super().setup()
+        types = self._instance().vsctl("get", "Open_vSwitch", ".", "iface_types")
+        if "afxdp" not in types:
+            raise OvsError(f"{self.name}: ovs-vswitchd offers no afxdp ports (iface_types: "
+                           f"{types.strip()})")
+
+    def interface_settings(self) -> list[str]:
+        return ["type=afxdp"]
+
+    def forwarding_mode(self) -> str:
+        cpu = self._switch_cpu()
+        return f"pmd cpu{cpu}" if cpu is not None else "pmd unpinned"
+

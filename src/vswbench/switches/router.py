@@ -1,0 +1,109 @@
+"""`router`: an IP-forwarding namespace (l3). Every attached port is its own /24 inside
+198.18.0.0/15: the host keeps HostPort.ip_cidr (e.g. 198.18.3.2/24) and the router takes the
+first other address of that network (198.18.3.1/24) on the switch-side veth end, reported as
+Attachment.gateway_ip.
+
+Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+the host end, brings it UP and puts HostPort.ip_cidr on it; as it creates the host end, it also adds
+the host's route to 198.18.0.0/15 via the gateway (a metric per port, so two ports of one host do
+not collide) and permanent neighbour entries on both sides, so no ARP frame mixes with the
+measured ones.
+
+forward(paths) uses policy routing so that a frame entering from src's port leaves towards dst's
+host whatever its destination address (chains: the NFs forward frames unchanged at L3):
+    ip rule add iif <src switch-side if> lookup <table>
+    ip route add default via <dst host ip> dev <dst switch-side if> table <table>
+ip_forward is turned on and rp_filter off in the switch namespace only.
+"""
+from __future__ import annotations
+
+import ipaddress
+
+from vswbench.errors import UsageError
+from vswbench.netns import BENCHMARK_NET, add_address, ip, namespace_exists, set_neighbour, sysctl
+from vswbench.switches import register
+from vswbench.switches.base import Attachment, Availability, HostPort, Path
+from vswbench.switches.napi import KernelSwitch, basic_availability, kernel_versions, section
+
+TABLE_BASE = 100
+
+
+def gateway_for(ip_cidr: str) -> tuple[str, str]:
+    """(gateway address, gateway cidr) for a host address: the lowest other host of its network."""
+    iface = ipaddress.ip_interface(ip_cidr)
+    if iface.ip not in BENCHMARK_NET:
+        raise UsageError(f"router: host address {ip_cidr} is outside {BENCHMARK_NET}")
+    if iface.network.num_addresses < 4:
+        raise UsageError(f"router: host network {iface.network} is too small for a gateway")
+    gw = next(a for a in iface.network.hosts() if a != iface.ip)
+    return str(gw), f"{gw}/{iface.network.prefixlen}"
+
+
+@register
+class RouterSwitch(KernelSwitch):
+    name = "router"
+    description = "IP forwarding namespace, policy routes port to port"
+    l3 = True
+
+    @classmethod
+    def availability(cls) -> Availability:
+        missing = basic_availability(["ip", "ethtool", "taskset"],
+                                     ["VETH", "IP_ADVANCED_ROUTER", "IP_MULTIPLE_TABLES"])
+        return Availability(False, *missing) if missing else Availability(True)
+
+    @classmethod
+    def versions(cls) -> dict[str, str]:
+        return kernel_versions()
+
+    def setup(self) -> None:
+        # Defaults first: interfaces created afterwards inherit rp_filter=0.
+        sysctl(self.ctx.netns, **{"net.ipv4.ip_forward": 1, "net.ipv4.conf.all.rp_filter": 0,
+                                  "net.ipv4.conf.default.rp_filter": 0,
+                                  "net.ipv4.conf.all.send_redirects": 0,
+                                  "net.ipv4.conf.default.send_redirects": 0})
+
+    def attach(self, port: HostPort) -> Attachment:
+        if not port.ip_cidr:
+            raise UsageError(f"router: port {port.key} has no address")
+        gw, gw_cidr = gateway_for(port.ip_cidr)
+        host_ip = port.ip_cidr.split("/")[0]
+        index = len(self.attachments)
+        att = super().attach(port)
+        assert att.switch_ifname is not None
+        add_address(self.ctx.netns, att.switch_ifname, gw_cidr)
+        att.gateway_ip = gw
+        set_neighbour(self.ctx.netns, att.switch_ifname, host_ip, att.host_mac)
+        set_neighbour(port.netns, port.ifname, gw, att.switch_mac)
+        ip("route", "add", str(BENCHMARK_NET), "via", gw, "dev", port.ifname,
+           "metric", str(TABLE_BASE + index), netns=port.netns)
+        return att
+
+    def forward(self, paths: list[Path]) -> None:
+        ns = self.ctx.netns
+        keys = list(self.attachments)
+        for src_key, dst in self.out_of(paths).items():
+            src = self.attachments[src_key]
+            table = str(TABLE_BASE + keys.index(src_key))
+            host_ip = dst.host.ip_cidr.split("/")[0]
+            assert src.switch_ifname and dst.switch_ifname
+            ip("route", "replace", "default", "via", host_ip, "dev", dst.switch_ifname,
+               "table", table, netns=ns)
+            rule = ("iif", src.switch_ifname, "lookup", table, "priority", table)
+            ip("rule", "add", *rule, netns=ns)
+
+            def delete(rule: tuple[str, ...] = rule) -> None:
+                if namespace_exists(ns):
+                    ip("rule", "del", *rule, netns=ns, check=False)
+
+            self.register(f"ip rule {ns}: {' '.join(rule)}", delete)
+
+    def config_dump(self) -> str:
+        ns = self.ctx.netns
+        parts = [section("addresses", ["ip", "-n", ns, "-br", "addr", "show"]),
+                 section("ip rule", ["ip", "-n", ns, "rule", "show"]),
+                 section("main table", ["ip", "-n", ns, "route", "show"])]
+        for i, att in enumerate(self.attachments.values()):
+            parts.append(section(f"table {TABLE_BASE + i} ({att.host.key})",
+                                 ["ip", "-n", ns, "route", "show", "table", str(TABLE_BASE + i)]))
+        parts += [section("neighbours", ["ip", "-n", ns, "neigh", "show"]), self.placement_notes()]
+        return "\n".join(parts)

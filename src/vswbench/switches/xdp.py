@@ -1,0 +1,85 @@
+"""`xdp`: native XDP on every switch-side veth end, bpf_redirect() to the egress ifindex of the path
+(src/vswbench/bpf/xdp_redirect.bpf.c, one object per egress ifindex built with -DOUT_IFINDEX=N into
+the run's temp dir), attached with `ip link set dev IF xdpdrv obj FILE sec xdp`.
+
+Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+the host end, brings it UP and puts HostPort.ip_cidr on it. Pitfalls handled (design.md):
+  - a frame XDP-redirected into a veth is dropped unless the receiving peer (here the host end of
+    the egress veth) has GRO on or an XDP program: the host ends get GRO on;
+  - redirected frames skip the stack's checksum completion: TX checksum offload is off on the host
+    ends.
+Placement: an XDP program already makes veth receive through NAPI; threaded NAPI pinned to the
+switch CPU in kernel_mode=napi. Every switch-side end gets a program (ports that no path leaves
+from get none, and frames arriving there go up the switch namespace's stack and die).
+"""
+from __future__ import annotations
+
+from vswbench.engine import EngineNotFound, find_engine
+from vswbench.errors import VswbenchError
+from vswbench.netns import ip, namespace_exists
+from vswbench.probe import probe
+from vswbench.switches import register
+from vswbench.switches.base import Availability, Path
+from vswbench.switches.napi import (KernelSwitch, basic_availability, ifindex, kernel_versions,
+                                    section)
+from vswbench.switches.tcbpf import BpfBuilder, bpf_missing
+
+
+def native_xdp_veth() -> tuple[str, str] | None:
+    """(reason, fix) when the engine's probe says native XDP cannot attach to a veth; None when it
+    can or when there is no engine to ask."""
+    try:
+        raw = probe(find_engine(), timeout=20).raw
+    except (EngineNotFound, VswbenchError, OSError):
+        return None
+    kernel = raw.get("kernel") or {}
+    if kernel.get("native_xdp_veth") is False:
+        why = kernel.get("native_xdp_veth_reason") or "unknown reason"
+        return (f"kernel cannot attach native XDP to veth: {why}",
+                "use a kernel with veth native XDP (4.19+, CONFIG_BPF_SYSCALL, CONFIG_VETH)")
+    return None
+
+
+@register
+class XdpSwitch(KernelSwitch):
+    name = "xdp"
+    description = "native XDP bpf_redirect port to port on veth"
+    host_tx_csum = False
+    host_gro = True
+
+    SOURCE = "xdp_redirect.bpf.c"
+
+    @classmethod
+    def availability(cls) -> Availability:
+        missing = (basic_availability(["ip", "ethtool", "taskset"],
+                                      ["VETH", "BPF_SYSCALL", "BPF_JIT"])
+                   or bpf_missing(cls.SOURCE) or native_xdp_veth())
+        return Availability(False, *missing) if missing else Availability(True)
+
+    @classmethod
+    def versions(cls) -> dict[str, str]:
+        return kernel_versions(clang=True)
+
+    def setup(self) -> None:
+        self.builder = BpfBuilder(self, self.SOURCE, "xdp")
+
+    def forward(self, paths: list[Path]) -> None:
+        ns = self.ctx.netns
+        for src_key, dst in self.out_of(paths).items():
+            src_if, dst_if = self.attachments[src_key].switch_ifname, dst.switch_ifname
+            assert src_if and dst_if
+            obj = self.builder.object_for(ifindex(ns, dst_if))
+            ip("link", "set", "dev", src_if, "xdpdrv", "obj", str(obj), "sec", "xdp", netns=ns)
+
+            def detach(dev: str = src_if) -> None:
+                if namespace_exists(ns):
+                    ip("link", "set", "dev", dev, "xdpdrv", "off", netns=ns, check=False)
+
+            self.register(f"xdp {ns}/{src_if}", detach)
+
+    def config_dump(self) -> str:
+        ns = self.ctx.netns
+        parts = [section(f"{att.host.key}: {att.switch_ifname}",
+                         ["ip", "-n", ns, "-d", "link", "show", "dev", str(att.switch_ifname)])
+                 for att in self.attachments.values()]
+        return "\n".join([*parts, self.placement_notes()])

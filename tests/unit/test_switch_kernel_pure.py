@@ -1,0 +1,132 @@
+"""Pure parts of the kernel switch backends (no root, no kernel objects)."""
+
+from __future__ import annotations
+
+from pathlib import Path as FsPath
+
+import pytest
+
+from vswbench.cleanup import CleanupRegistry
+from vswbench.errors import UsageError
+from vswbench.runid import RunId
+from vswbench.switches.base import Attachment, HostPort, Path, PortCounters, SwitchContext
+from vswbench.switches.bridge import BridgeSwitch
+from vswbench.switches.napi import (Placed, counters_from_link, kernel_mode, napi_thread_pids,
+                                    parse_kernel_config, switch_view)
+from vswbench.switches.router import gateway_for
+from vswbench.switches.tcbpf import BPF_DIR, compile_argv
+from vswbench.switches.veth import link_pairs
+
+RID = RunId("vsb1234")
+
+
+def ctx(**options: str) -> SwitchContext:
+    return SwitchContext(RID, CleanupRegistry(), RID.name("sw"), options=options)
+
+
+CONFIG = """\
+CONFIG_VETH=y
+CONFIG_MACVLAN=m
+# CONFIG_DUMMY is not set
+CONFIG_BPF_JIT=y
+"""
+
+
+@pytest.mark.parametrize("option,value", [("VETH", "y"), ("CONFIG_MACVLAN", "m"),
+                                          ("DUMMY", "n"), ("OPENVSWITCH", "n")])
+def test_parse_kernel_config(option, value):
+    assert parse_kernel_config(CONFIG, option) == value
+
+
+def test_counters_from_ip_json():
+    link = {"ifindex": 3, "ifname": "vsb1234sw0",
+            "stats64": {"rx": {"bytes": 6000, "packets": 100, "errors": 1, "dropped": 2},
+                        "tx": {"bytes": 5400, "packets": 90, "errors": 3, "dropped": 4}}}
+    c = counters_from_link(link)
+    assert c == PortCounters("vsb1234sw0", rx_packets=100, tx_packets=90, rx_dropped=2,
+                             tx_dropped=4, rx_errors=1, tx_errors=3)
+    view = switch_view(c)
+    assert (view.rx_packets, view.tx_packets, view.rx_dropped, view.tx_errors) == (90, 100, 4, 1)
+
+
+def test_counters_without_stats():
+    assert counters_from_link({"ifname": "x"}) == PortCounters("x")
+
+
+def test_compile_argv():
+    argv = compile_argv(BPF_DIR / "tc_redirect.bpf.c", FsPath("/tmp/x.o"), {"OUT_IFINDEX": 7})
+    assert argv[0] == "clang"
+    assert ["-target", "bpf"] == argv[argv.index("-target"):argv.index("-target") + 2]
+    assert "-I/usr/include/x86_64-linux-gnu" in argv
+    assert "-DOUT_IFINDEX=7" in argv
+    assert argv[-2:] == ["-o", "/tmp/x.o"]
+
+
+def test_bpf_sources_exist():
+    for name in ("tc_redirect.bpf.c", "xdp_redirect.bpf.c"):
+        text = (BPF_DIR / name).read_text()
+        assert "bpf_redirect(OUT_IFINDEX" in text
+
+
+def test_link_pairs_share_reverse_paths():
+    paths = [Path("a", "b"), Path("b", "a"), Path("c", "d")]
+    assert link_pairs(paths) == [("a", "b"), ("c", "d")]
+
+
+def test_link_pairs_rejects_a_port_with_two_peers():
+    with pytest.raises(UsageError, match="talks to both"):
+        link_pairs([Path("a", "b"), Path("a", "c")])
+    with pytest.raises(UsageError, match="itself"):
+        link_pairs([Path("a", "a")])
+
+
+@pytest.mark.parametrize("host,gw", [("198.18.3.2/24", ("198.18.3.1", "198.18.3.1/24")),
+                                     ("198.18.3.1/24", ("198.18.3.2", "198.18.3.2/24")),
+                                     ("198.19.255.10/24", ("198.19.255.1", "198.19.255.1/24"))])
+def test_gateway_for(host, gw):
+    assert gateway_for(host) == gw
+
+
+@pytest.mark.parametrize("host", ["10.0.0.2/24", "198.18.0.1/31"])
+def test_gateway_for_rejects(host):
+    with pytest.raises(UsageError):
+        gateway_for(host)
+
+
+def test_napi_thread_pids(tmp_path):
+    for pid, comm in [(10, "napi/vsb1234sw1-8193"), (11, "napi/vsb1234sw10-8194"),
+                      (12, "napi/vsb1234sw1-x"), (13, "ksoftirqd/1"), (14, "napi/vsb1234sw1-8195")]:
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "comm").write_text(comm + "\n")
+    (tmp_path / "self").mkdir()
+    assert napi_thread_pids("vsb1234sw1", proc=tmp_path) == [10, 14]
+    assert napi_thread_pids("vsb1234sw2", proc=tmp_path) == []
+
+
+def test_placed_mode():
+    p = Placed()
+    assert p.mode() == "sender-softirq"
+    p.modes += ["napi-threaded cpu1", "napi-threaded cpu1"]
+    assert p.mode() == "napi-threaded cpu1"
+    p.modes.append("rps cpu1")
+    assert p.mode() == "mixed: napi-threaded cpu1, rps cpu1"
+
+
+def test_kernel_mode_option():
+    assert kernel_mode(ctx()) == "napi"
+    assert kernel_mode(ctx(kernel_mode="softirq")) == "softirq"
+    with pytest.raises(UsageError, match="kernel_mode"):
+        kernel_mode(ctx(kernel_mode="busy"))
+
+
+def test_out_of_rejects_two_destinations():
+    sw = BridgeSwitch(ctx())
+    for i, key in enumerate(("a", "b", "c")):
+        port = HostPort(key, RID.name(key), RID.ifname(key), f"198.18.{i}.2/24")
+        sw.attachments[key] = Attachment(port, RID.ifname(f"sw{i}"))
+    out = sw.out_of([Path("a", "b"), Path("b", "a"), Path("a", "b")])
+    assert {k: v.host.key for k, v in out.items()} == {"a": "b", "b": "a"}
+    with pytest.raises(UsageError, match="cannot go both"):
+        sw.out_of([Path("a", "b"), Path("a", "c")])
+    with pytest.raises(UsageError, match="not attached"):
+        sw.out_of([Path("a", "z")])
