@@ -7,26 +7,7 @@
 
 #include "ctl_parse.h"
 #include "jout.h"
-
-static int failures;
-#define CHECK(c)                                                                        \
-	do {                                                                            \
-		if (!(c)) {                                                             \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-			if (++failures > 20)                                            \
-				exit(1);                                                \
-		}                                                                       \
-	} while (0)
-#define CHECK_EQ(a, b)                                                                     \
-	do {                                                                               \
-		long long a_ = (long long)(a), b_ = (long long)(b);                        \
-		if (a_ != b_) {                                                            \
-			fprintf(stderr, "%s:%d: CHECK_EQ failed: %s = %lld, %s = %lld\n", __FILE__, \
-				__LINE__, #a, a_, #b, b_);                                 \
-			if (++failures > 20)                                               \
-				exit(1);                                                   \
-		}                                                                          \
-	} while (0)
+#include "check.h"
 
 static struct ctl_msg m;
 static char msg[256];
@@ -48,7 +29,7 @@ static void expect_bad(const char *s, const char *why)
 	int r = parse(s);
 	if (r != -1)
 		fprintf(stderr, "accepted bad line: %s\n", s);
-	CHECK_EQ(r, -1);
+	CHECK_EQ_SIGNED(r, -1);
 	CHECK(msg[0] != 0);
 	if (why && !strstr(msg, why))
 		fprintf(stderr, "line %s: message '%s' lacks '%s'\n", s, msg, why);
@@ -67,8 +48,8 @@ static const char *valid[] = {
 
 static void test_valid(void)
 {
-	CHECK_EQ(parse(valid[0]), 0);
-	CHECK_EQ(m.n, 8);
+	CHECK_EQ_SIGNED(parse(valid[0]), 0);
+	CHECK_EQ_SIGNED(m.n, 8);
 	const struct ctl_kv *kv = ctl_get(&m, "cmd");
 	CHECK(kv && kv->is_str == 1 && strcmp(kv->str, "trial") == 0);
 	kv = ctl_get(&m, "rate");
@@ -79,11 +60,11 @@ static void test_valid(void)
 	CHECK(kv && kv->is_str == 1 && strcmp(kv->str, "64") == 0);
 	CHECK(ctl_get(&m, "nope") == NULL);
 
-	CHECK_EQ(parse(valid[1]), 0);
-	CHECK_EQ(m.n, 1);
+	CHECK_EQ_SIGNED(parse(valid[1]), 0);
+	CHECK_EQ_SIGNED(m.n, 1);
 
-	CHECK_EQ(parse(valid[2]), 0);
-	CHECK_EQ(m.n, 5);
+	CHECK_EQ_SIGNED(parse(valid[2]), 0);
+	CHECK_EQ_SIGNED(m.n, 5);
 	kv = ctl_get(&m, "a");
 	CHECK(kv && kv->is_str == 0 && kv->num == -1500);
 	kv = ctl_get(&m, "b");
@@ -95,24 +76,24 @@ static void test_valid(void)
 	kv = ctl_get(&m, "e");
 	CHECK(kv && kv->is_str == 1 && strcmp(kv->str, "x\"y\\z/\b\f\n\r\tA") == 0);
 
-	CHECK_EQ(parse(valid[3]), 0);
-	CHECK_EQ(m.n, 0);
-	CHECK_EQ(parse(valid[5]), 0);
+	CHECK_EQ_SIGNED(parse(valid[3]), 0);
+	CHECK_EQ_SIGNED(m.n, 0);
+	CHECK_EQ_SIGNED(parse(valid[5]), 0);
 	CHECK(ctl_get(&m, "n")->num == 0 && ctl_get(&m, "m")->num == 0.25);
 	CHECK(ctl_get(&m, "k")->num == 100 && ctl_get(&m, "j")->num == 0.7);
 
 	/* limits: key of 31 bytes ok, 32 not; string of 255 ok, 256 not; 32 keys ok, 33 not */
 	char line[4096];
 	snprintf(line, sizeof(line), "{\"%s\":1}", "0123456789012345678901234567890");
-	CHECK_EQ(parse(line), 0);
+	CHECK_EQ_SIGNED(parse(line), 0);
 	snprintf(line, sizeof(line), "{\"%s\":1}", "01234567890123456789012345678901");
 	expect_bad(line, "key too long");
 	char s255[300];
 	memset(s255, 'x', 255);
 	s255[255] = 0;
 	snprintf(line, sizeof(line), "{\"s\":\"%s\"}", s255);
-	CHECK_EQ(parse(line), 0);
-	CHECK_EQ(strlen(ctl_get(&m, "s")->str), 255);
+	CHECK_EQ_SIGNED(parse(line), 0);
+	CHECK_EQ_SIGNED(strlen(ctl_get(&m, "s")->str), 255);
 	snprintf(line, sizeof(line), "{\"s\":\"%sy\"}", s255);
 	expect_bad(line, "too long");
 	size_t n = 0;
@@ -120,21 +101,21 @@ static void test_valid(void)
 	for (int i = 0; i < 32; i++)
 		n += (size_t)sprintf(line + n, "%s\"k%d\":%d", i ? "," : "", i, i);
 	sprintf(line + n, "}");
-	CHECK_EQ(parse(line), 0);
-	CHECK_EQ(m.n, 32);
+	CHECK_EQ_SIGNED(parse(line), 0);
+	CHECK_EQ_SIGNED(m.n, 32);
 	CHECK(ctl_get(&m, "k31")->num == 31);
 	sprintf(line + n, ",\"k32\":1}");
 	expect_bad(line, "too many keys");
 
 	/* not NUL-terminated: only len bytes count */
 	const char *withtail = "{\"a\":1}garbage";
-	CHECK_EQ(parse_n(withtail, 7), 0);
-	CHECK_EQ(parse_n("{\"a\":1}}", 6), -1);
-	CHECK_EQ(parse_n("{\"a\":\"xy\"}", 7), -1);
-	CHECK_EQ(parse_n("{\"a\":tru", 7), -1);
-	CHECK_EQ(parse_n("{\"a\":123456", 7), -1);
-	CHECK_EQ(ctl_parse(NULL, 0, &m, msg, sizeof(msg)), -1);
-	CHECK_EQ(ctl_parse("{}", 2, &m, NULL, 0), 0);
+	CHECK_EQ_SIGNED(parse_n(withtail, 7), 0);
+	CHECK_EQ_SIGNED(parse_n("{\"a\":1}}", 6), -1);
+	CHECK_EQ_SIGNED(parse_n("{\"a\":\"xy\"}", 7), -1);
+	CHECK_EQ_SIGNED(parse_n("{\"a\":tru", 7), -1);
+	CHECK_EQ_SIGNED(parse_n("{\"a\":123456", 7), -1);
+	CHECK_EQ_SIGNED(ctl_parse(NULL, 0, &m, msg, sizeof(msg)), -1);
+	CHECK_EQ_SIGNED(ctl_parse("{}", 2, &m, NULL, 0), 0);
 }
 
 static void test_invalid(void)
@@ -182,8 +163,8 @@ static void test_invalid(void)
 	expect_bad("{\"a\":Infinity}", "value");
 	expect_bad("{\"a\":0x10}", "','");
 	/* a NUL byte inside the line */
-	CHECK_EQ(parse_n("{\"a\":\"x\0y\"}", 11), -1);
-	CHECK_EQ(parse_n("{\"a\":1}\0", 8), -1);
+	CHECK_EQ_SIGNED(parse_n("{\"a\":\"x\0y\"}", 11), -1);
+	CHECK_EQ_SIGNED(parse_n("{\"a\":1}\0", 8), -1);
 	char longnum[100];
 	memset(longnum, '1', sizeof(longnum));
 	memcpy(longnum, "{\"a\":", 5);
@@ -201,12 +182,12 @@ static void test_truncation(void)
 		size_t end = (size_t)(strrchr(s, '}') - s) + 1;
 		for (size_t n = 0; n <= len; n++) {
 			int r = parse_n(s, n);
-			CHECK_EQ(r, n >= end ? 0 : -1);
-			CHECK_EQ(parse_n(s, n), r);
+			CHECK_EQ_SIGNED(r, n >= end ? 0 : -1);
+			CHECK_EQ_SIGNED(parse_n(s, n), r);
 			if (r == 0) {
 				unsigned keys = m.n;
-				CHECK_EQ(parse_n(s, len), 0);
-				CHECK_EQ(m.n, keys);
+				CHECK_EQ_SIGNED(parse_n(s, len), 0);
+				CHECK_EQ_SIGNED(m.n, keys);
 			}
 		}
 		/* every single-byte corruption: no crash, deterministic */
@@ -217,7 +198,7 @@ static void test_truncation(void)
 				memcpy(c, s, len);
 				c[i] = repl[j];
 				int r = parse_n(c, len);
-				CHECK_EQ(parse_n(c, len), r);
+				CHECK_EQ_SIGNED(parse_n(c, len), r);
 			}
 		}
 		free(c);
@@ -287,7 +268,7 @@ static void test_jout(void)
 	CHECK(nl != NULL);
 	if (!nl)
 		return;
-	CHECK_EQ(parse_n(buf, (size_t)(nl - buf)), 0);
+	CHECK_EQ_SIGNED(parse_n(buf, (size_t)(nl - buf)), 0);
 	if (failures)
 		fprintf(stderr, "line: %.*s\nmsg: %s\n", (int)(nl - buf), buf, msg);
 	CHECK(strcmp(ctl_get(&m, "esc")->str, "q\"b\\n\n\t\x01\x7f") == 0);
@@ -322,10 +303,5 @@ int main(void)
 	test_invalid();
 	test_truncation();
 	test_jout();
-	if (failures) {
-		fprintf(stderr, "test_ctl: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_ctl: ok\n");
-	return 0;
+	return check_exit("test_ctl");
 }

@@ -5,28 +5,7 @@
 #include <time.h>
 
 #include "frame.h"
-
-static int failures;
-#define CHECK(c)                                                                        \
-	do {                                                                            \
-		if (!(c)) {                                                             \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                     \
-			if (failures > 20)                                              \
-				exit(1);                                                \
-		}                                                                       \
-	} while (0)
-#define CHECK_EQ(a, b)                                                                     \
-	do {                                                                               \
-		unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);     \
-		if (a_ != b_) {                                                            \
-			fprintf(stderr, "%s:%d: CHECK_EQ failed: %s = %llu (0x%llx), %s = %llu (0x%llx)\n", \
-				__FILE__, __LINE__, #a, a_, a_, #b, b_, b_);               \
-			failures++;                                                        \
-			if (failures > 20)                                                 \
-				exit(1);                                                   \
-		}                                                                          \
-	} while (0)
+#include "check.h"
 
 static unsigned be16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
 static uint32_t be32(const uint8_t *p)
@@ -507,10 +486,5 @@ int main(void)
 	test_swap();
 	test_sizes();
 	test_speed();
-	if (failures) {
-		fprintf(stderr, "test_frame: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_frame: ok\n");
-	return 0;
+	return check_exit("test_frame");
 }

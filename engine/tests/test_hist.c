@@ -5,36 +5,7 @@
 #include <string.h>
 
 #include "hist.h"
-
-static int failures;
-#define CHECK(c)                                                                        \
-	do {                                                                            \
-		if (!(c)) {                                                             \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-			if (++failures > 20)                                            \
-				exit(1);                                                \
-		}                                                                       \
-	} while (0)
-#define CHECK_EQ(a, b)                                                                     \
-	do {                                                                               \
-		unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);     \
-		if (a_ != b_) {                                                            \
-			fprintf(stderr, "%s:%d: CHECK_EQ failed: %s = %llu, %s = %llu\n", __FILE__, \
-				__LINE__, #a, a_, #b, b_);                                 \
-			if (++failures > 20)                                               \
-				exit(1);                                                   \
-		}                                                                          \
-	} while (0)
-#define CHECK_NEAR(a, b, rel)                                                              \
-	do {                                                                               \
-		double a_ = (double)(a), b_ = (double)(b);                                 \
-		if (!(fabs(a_ - b_) <= (rel) * fabs(b_))) {                                \
-			fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.9g, %s = %.9g (rel %g)\n", \
-				__FILE__, __LINE__, #a, a_, #b, b_, (double)(rel));        \
-			if (++failures > 20)                                               \
-				exit(1);                                                   \
-		}                                                                          \
-	} while (0)
+#include "check.h"
 
 static struct hist h, h2, h3;
 
@@ -106,10 +77,10 @@ static void test_uniform(void)
 	CHECK_EQ(hist_quantile(&h, 1), N * 10);
 	const double qs[] = { 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 0.9999 };
 	for (unsigned k = 0; k < sizeof(qs) / sizeof(qs[0]); k++)
-		CHECK_NEAR(hist_quantile(&h, qs[k]), qs[k] * N * 10, 0.01);
-	CHECK_NEAR(h.mean, (N + 1) * 5.0, 1e-9);
+		CHECK_NEAR_REL(hist_quantile(&h, qs[k]), qs[k] * N * 10, 0.01);
+	CHECK_NEAR_REL(h.mean, (N + 1) * 5.0, 1e-9);
 	/* population stddev of 10*{1..N} = 10 * sqrt((N^2 - 1) / 12) */
-	CHECK_NEAR(hist_stddev(&h), 10 * sqrt(((double)N * N - 1) / 12), 1e-9);
+	CHECK_NEAR_REL(hist_stddev(&h), 10 * sqrt(((double)N * N - 1) / 12), 1e-9);
 	CHECK_EQ(h.overflow, 0);
 }
 
@@ -125,17 +96,17 @@ static void test_exact(void)
 	CHECK_EQ(h.min, 100);
 	CHECK_EQ(h.max, 400);
 	CHECK(h.mean == 250);
-	CHECK_NEAR(hist_stddev(&h), sqrt(12500.0), 1e-12);
+	CHECK_NEAR_REL(hist_stddev(&h), sqrt(12500.0), 1e-12);
 	CHECK_EQ(hist_quantile(&h, 0.25), 100);
 	CHECK_EQ(hist_quantile(&h, 0.5), 200);
-	CHECK_NEAR(hist_quantile(&h, 0.75), 300, 1.0 / 256); /* bucket [300, 301] */
+	CHECK_NEAR_REL(hist_quantile(&h, 0.75), 300, 1.0 / 256); /* bucket [300, 301] */
 	CHECK_EQ(hist_quantile(&h, 1), 400);
 	/* large offset: Welford stays exact */
 	hist_reset(&h);
 	for (uint64_t i = 0; i < 1000; i++)
 		hist_record(&h, 1000000000000ull + i);
-	CHECK_NEAR(h.mean, 1000000000000.0 + 499.5, 1e-15);
-	CHECK_NEAR(hist_stddev(&h), sqrt((1000.0 * 1000 - 1) / 12), 1e-6);
+	CHECK_NEAR_REL(h.mean, 1000000000000.0 + 499.5, 1e-15);
+	CHECK_NEAR_REL(hist_stddev(&h), sqrt((1000.0 * 1000 - 1) / 12), 1e-6);
 	/* overflow beyond the top bucket */
 	hist_reset(&h);
 	hist_record(&h, 1ull << 50);
@@ -169,8 +140,8 @@ static void test_merge(void)
 	CHECK_EQ(h.min, h3.min);
 	CHECK_EQ(h.max, h3.max);
 	CHECK(memcmp(h.b, h3.b, sizeof(h.b)) == 0);
-	CHECK_NEAR(h.mean, h3.mean, 1e-12);
-	CHECK_NEAR(hist_stddev(&h), hist_stddev(&h3), 1e-9);
+	CHECK_NEAR_REL(h.mean, h3.mean, 1e-12);
+	CHECK_NEAR_REL(hist_stddev(&h), hist_stddev(&h3), 1e-9);
 	/* merging into / from empty */
 	hist_reset(&h2);
 	hist_merge(&h2, &h3);
@@ -187,11 +158,7 @@ int main(void)
 	test_uniform();
 	test_exact();
 	test_merge();
-	if (failures) {
-		fprintf(stderr, "test_hist: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_hist: ok (HIST_BUCKETS %u, top bucket ends at %llu ns)\n", (unsigned)HIST_BUCKETS,
+	printf("  HIST_BUCKETS %u, top bucket ends at %llu ns\n", (unsigned)HIST_BUCKETS,
 	       (unsigned long long)hist_bucket_high(HIST_BUCKETS - 1));
-	return 0;
+	return check_exit("test_hist");
 }

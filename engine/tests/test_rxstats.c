@@ -9,36 +9,7 @@
 #include "frame.h"
 #include "rxstats.h"
 #include "tsc.h"
-
-static int failures;
-#define CHECK(c)                                                                        \
-	do {                                                                            \
-		if (!(c)) {                                                             \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-			if (++failures > 20)                                            \
-				exit(1);                                                \
-		}                                                                       \
-	} while (0)
-#define CHECK_EQ(a, b)                                                                     \
-	do {                                                                               \
-		unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);     \
-		if (a_ != b_) {                                                            \
-			fprintf(stderr, "%s:%d: CHECK_EQ failed: %s = %llu, %s = %llu\n", __FILE__, \
-				__LINE__, #a, a_, #b, b_);                                 \
-			if (++failures > 20)                                               \
-				exit(1);                                                   \
-		}                                                                          \
-	} while (0)
-#define CHECK_NEAR(a, b, tol)                                                              \
-	do {                                                                               \
-		double a_ = (double)(a), b_ = (double)(b);                                 \
-		if (!(fabs(a_ - b_) <= (tol))) {                                           \
-			fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.9g, %s = %.9g (tol %g)\n", \
-				__FILE__, __LINE__, #a, a_, #b, b_, (double)(tol));        \
-			if (++failures > 20)                                               \
-				exit(1);                                                   \
-		}                                                                          \
-	} while (0)
+#include "check.h"
 
 static struct rxstats r;
 static double hz;
@@ -327,10 +298,5 @@ int main(void)
 	test_latency_jitter_ipdv();
 	test_speed();
 	rxstats_free(&r);
-	if (failures) {
-		fprintf(stderr, "test_rxstats: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_rxstats: ok\n");
-	return 0;
+	return check_exit("test_rxstats");
 }

@@ -14,15 +14,16 @@ from get none, and frames arriving there go up the switch namespace's stack and 
 """
 from __future__ import annotations
 
+from pathlib import Path as FsPath
+
 from vswbench.engine import EngineNotFound, find_engine
 from vswbench.errors import VswbenchError
 from vswbench.netns import ip, namespace_exists
 from vswbench.probe import probe
 from vswbench.switches import register
-from vswbench.switches.base import Availability, Path
-from vswbench.switches.napi import (KernelSwitch, basic_availability, ifindex, kernel_versions,
-                                    section)
-from vswbench.switches.tcbpf import BpfBuilder, bpf_missing
+from vswbench.switches.base import Availability
+from vswbench.switches.bpfobj import BpfRedirectSwitch, bpf_missing
+from vswbench.switches.napi import basic_availability, section
 
 
 def native_xdp_veth() -> tuple[str, str] | None:
@@ -41,13 +42,14 @@ def native_xdp_veth() -> tuple[str, str] | None:
 
 
 @register
-class XdpSwitch(KernelSwitch):
+class XdpSwitch(BpfRedirectSwitch):
     name = "xdp"
     description = "native XDP bpf_redirect port to port on veth"
     host_tx_csum = False
     host_gro = True
 
     SOURCE = "xdp_redirect.bpf.c"
+    PREFIX = "xdp"
 
     @classmethod
     def availability(cls) -> Availability:
@@ -56,26 +58,15 @@ class XdpSwitch(KernelSwitch):
                    or bpf_missing(cls.SOURCE) or native_xdp_veth())
         return Availability(False, *missing) if missing else Availability(True)
 
-    @classmethod
-    def versions(cls) -> dict[str, str]:
-        return kernel_versions(clang=True)
-
-    def setup(self) -> None:
-        self.builder = BpfBuilder(self, self.SOURCE, "xdp")
-
-    def forward(self, paths: list[Path]) -> None:
+    def attach_program(self, ifname: str, obj: FsPath) -> None:
         ns = self.ctx.netns
-        for src_key, dst in self.out_of(paths).items():
-            src_if, dst_if = self.attachments[src_key].switch_ifname, dst.switch_ifname
-            assert src_if and dst_if
-            obj = self.builder.object_for(ifindex(ns, dst_if))
-            ip("link", "set", "dev", src_if, "xdpdrv", "obj", str(obj), "sec", "xdp", netns=ns)
+        ip("link", "set", "dev", ifname, "xdpdrv", "obj", str(obj), "sec", "xdp", netns=ns)
 
-            def detach(dev: str = src_if) -> None:
-                if namespace_exists(ns):
-                    ip("link", "set", "dev", dev, "xdpdrv", "off", netns=ns, check=False)
+        def detach(dev: str = ifname) -> None:
+            if namespace_exists(ns):
+                ip("link", "set", "dev", dev, "xdpdrv", "off", netns=ns, check=False)
 
-            self.register(f"xdp {ns}/{src_if}", detach)
+        self.register(f"xdp {ns}/{ifname}", detach)
 
     def config_dump(self) -> str:
         ns = self.ctx.netns
