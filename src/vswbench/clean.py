@@ -24,6 +24,8 @@ from vswbench.runstate import RecordedProcess, RunState, is_same_process, load_a
 
 TEMP_ROOT = Path("/tmp")
 TEMP_GLOB = "vsb-*"
+BPF_FS = Path("/sys/fs/bpf")  # pinned BPF objects named vsb<run id>... (programs on interfaces
+                              # of a run's namespaces disappear with the namespaces themselves)
 
 
 @dataclass
@@ -35,18 +37,20 @@ class CleanPlan:
     temp_dirs: list[Path] = field(default_factory=list)
     state_files: list[Path] = field(default_factory=list)
     live_runs: list[str] = field(default_factory=list)
+    bpf_pins: list[Path] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
         return not (self.processes or self.namespaces or self.links or self.temp_dirs
-                    or self.state_files)
+                    or self.state_files or self.bpf_pins)
 
 
 def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
                      temp_dirs: Iterable[Path], states: Iterable[RunState],
                      pids_in_namespace: Callable[[str], list[int]],
                      process_alive: Callable[[RecordedProcess], bool],
-                     force: bool = False, prefix: str = PREFIX) -> CleanPlan:
+                     force: bool = False, prefix: str = PREFIX,
+                     bpf_pins: Iterable[Path] = ()) -> CleanPlan:
     """Decide what to remove (pure: every fact about the host comes in as an argument).
 
     `prefix` narrows the search (e.g. one run id); it must itself start with `vsb`.
@@ -80,6 +84,7 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
         else:
             plan.namespaces.append(ns)
     plan.links = [name for name in links if ours(name)]
+    plan.bpf_pins = [path for path in bpf_pins if ours(path.name)]
     for path in temp_dirs:
         run_part = path.name[len("vsb-"):]
         if str(path) in protected_dirs or (live and run_part.startswith(live)):
@@ -93,7 +98,11 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
 def plan_clean(force: bool = False, prefix: str = PREFIX) -> CleanPlan:
     root_links = [str(link["ifname"]) for link in ip_json("link", "show")]
     temp_dirs = sorted(p for p in TEMP_ROOT.glob(TEMP_GLOB) if p.is_dir() and not p.is_symlink())
-    return select_leftovers(
+    try:
+        pins = sorted(BPF_FS.glob(f"{PREFIX}*")) if BPF_FS.is_dir() else []
+    except OSError:
+        pins = []
+    return select_leftovers(bpf_pins=pins,
         namespaces=list_namespaces(), links=root_links, temp_dirs=temp_dirs, states=load_all(),
         pids_in_namespace=namespace_pids,
         process_alive=lambda p: is_same_process(p.pid, p.start_time), force=force, prefix=prefix)
@@ -140,6 +149,12 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
     for path in plan.temp_dirs:
         shutil.rmtree(path, ignore_errors=True)
         say(f"removed directory {path}")
+    for path in plan.bpf_pins:  # unlinking a pin drops the object once nothing else holds it
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        say(f"removed pinned BPF object {path}")
     for path in plan.state_files:
         path.unlink(missing_ok=True)
         say(f"removed state file {path}")
@@ -158,5 +173,6 @@ def dry_run_lines(plan: CleanPlan) -> list[str]:
     lines += [f"would remove namespace {ns}" for ns in plan.namespaces]
     lines += [f"would remove link {name}" for name in plan.links]
     lines += [f"would remove directory {path}" for path in plan.temp_dirs]
+    lines += [f"would remove pinned BPF object {path}" for path in plan.bpf_pins]
     lines += [f"would remove state file {path}" for path in plan.state_files]
     return lines

@@ -152,6 +152,126 @@ def demo(duration: float, size: int, backends: tuple[str, ...], rtt_rate: str,
     return 0 if report.ok and report.results else EXIT_FAILURE
 
 
+# -- switches / trial / doctor -----------------------------------------------------------------
+def _versions(versions: dict[str, str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in versions.items()) or "–"
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def switches(as_json: bool) -> int:
+    """Switch backends: available here or not, why, how to fix it, versions."""
+    from dataclasses import asdict
+
+    from vswbench.cmd_trial import switch_rows
+
+    rows = switch_rows()
+    if as_json:
+        click.echo(json.dumps([asdict(r) for r in rows], indent=1))
+        return 0
+    table = Table(title="virtual switches")
+    for column in ("name", "available", "reason / fix", "version"):
+        table.add_column(column)
+    for r in rows:
+        why = "" if r.available else r.reason + (f"\nfix: {r.fix}" if r.fix else "")
+        table.add_row(r.name, "[green]yes[/]" if r.available else "[red]no[/]", why,
+                      _versions(r.versions))
+    out.print(table)
+    return 0
+
+
+@cli.command()
+@click.option("--switch", "switch", required=True, help="Backend (see `vswbench switches`).")
+@click.option("--scenario", default="p2p", show_default=True,
+              help="p2p, p2p-pair, pvp, chain:N, pairs:N or rr.")
+@click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True,
+              help="Frame size in bytes, FCS included.")
+@click.option("--rate", default="10k", show_default=True, help="Offered pps, e.g. 100k, 1.5M.")
+@click.option("--duration", type=click.FloatRange(min=0.1), default=5.0, show_default=True)
+@click.option("--warmup", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Seconds of warm-up traffic before the measurement.")
+@click.option("--io", type=click.Choice(["afpacket", "udp", "afxdp"]), default="afpacket",
+              show_default=True, help="Engine I/O backend.")
+@click.option("--flows", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--burst", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--tester-cpu", type=int, default=None, help="CPU of the tester [default: 0].")
+@click.option("--switch-cpu", type=int, default=None,
+              help="CPU of the switch's threads [default: the next CPU].")
+@click.option("--nf-cpus", default=None, help="CPUs of the network functions, e.g. 1,2.")
+@click.option("--option", "options", multiple=True, help="Backend option key=value (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the trial's JSON.")
+def trial(switch: str, scenario: str, size: int, rate: str, duration: float, warmup: float,
+          io: str, flows: int, burst: int, tester_cpu: int | None, switch_cpu: int | None,
+          nf_cpus: str | None, options: tuple[str, ...], as_json: bool) -> int:
+    """One trial: fixed offered load through a switch in a scenario."""
+    from vswbench.cmd_trial import TrialOptions, execute_trial, plan_trial
+
+    plan = plan_trial(TrialOptions(switch, scenario, size, rate, duration, warmup, io, flows,
+                                   burst, tester_cpu, switch_cpu, nf_cpus, options))
+    result = execute_trial(plan, progress=lambda m: err.print(m, style="dim", highlight=False))
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=1))
+    else:
+        table = Table(title=f"{result.switch} / {result.scenario} / {result.frame_size} B "
+                            f"({result.forwarding_mode})")
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        lat = result.latency_us
+        rows = [("offered pps", _num(result.offered_pps, 0)), ("tx pps", _num(result.tx_pps, 0)),
+                ("achieved pps", _num(result.achieved_pps, 0)),
+                ("tx / rx frames", f"{result.tx_frames:,} / {result.rx_frames:,}"),
+                ("loss", f"{result.lost:,} ({result.loss_ratio * 100:.3f} %)"),
+                (f"latency µs ({result.latency_kind or '–'}) min/p50/p99/max",
+                 " / ".join(_num(lat.get(k), 1) for k in ("min", "p50", "p99", "max"))),
+                ("cycles per packet (all cores)", _num(result.cycles_per_packet, 0)),
+                ("CPU busy per core", ", ".join(f"cpu{c} {u['busy'] * 100:.0f} %"
+                                                for c, u in result.cpu.items())),
+                ("drops", ", ".join(f"{k} {v}" for k, v in result.drops.items() if v) or "none"),
+                ("kernel counters agree", "yes" if result.counters_agree else "[red]no[/]")]
+        for key, value in rows:
+            table.add_row(key, value)
+        out.print(table)
+        for w in result.warnings:
+            err.print(f"[yellow]warning: {w}[/]", highlight=False)
+    return 0
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def doctor(as_json: bool) -> int:
+    """Tools, kernel features and host tuning (what to change and why)."""
+    from vswbench.doctor import run_doctor
+
+    report = run_doctor()
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=1))
+        return 0
+    tools = Table(title="tools")
+    for column in ("tool", "present", "needed for"):
+        tools.add_column(column)
+    for t in report.tools:
+        tools.add_row(t.name, "[green]yes[/]" if t.present else "[red]no[/]", t.needed_for)
+    kernel = Table(title="kernel features (vswbench-engine probe)")
+    kernel.add_column("feature")
+    kernel.add_column("value")
+    for key, value in report.kernel.items():
+        kernel.add_row(key, "–" if value is None else str(value))
+    for b in report.io_backends:
+        kernel.add_row(f"engine io {b['name']}", "usable" if b["usable"] else
+                       f"no: {b['reason'] or ''}")
+    tuning = Table(title="tuning (Fang et al., 002_..., section 3.1)")
+    for column in ("setting", "current", "recommended", "ok", "why"):
+        tuning.add_column(column)
+    for c in report.tuning:
+        ok = "?" if c.ok is None else ("[green]yes[/]" if c.ok else "[red]no[/]")
+        tuning.add_row(c.name, c.current, c.recommended, ok, c.why)
+    for table in (tools, kernel, tuning):
+        out.print(table)
+    for note in report.notes:
+        err.print(f"[yellow]{note}[/]", highlight=False)
+    return 0
+
+
 # -- entry point -------------------------------------------------------------------------------
 def _error(message: str) -> None:
     err.print(f"vswbench: error: {message}", style="red", highlight=False, markup=False)
@@ -179,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except VswbenchError as exc:
         _error(str(exc))
-        return EXIT_FAILURE
+        return int(getattr(exc, "exit_code", EXIT_FAILURE))
     except BrokenPipeError:
         return EXIT_FAILURE
     return rv if isinstance(rv, int) else 0

@@ -1,0 +1,159 @@
+"""Every available switch x every scenario: a 10 kpps, 64-byte trial with zero loss, kernel
+counters equal to the engine's counts, sane latency; and a trial killed with SIGKILL mid-run is
+removed completely by `vswbench clean --prefix <its run id>`.
+
+Skips name what this machine lacks (the backend's availability() reason). Never an unrestricted
+`vswbench clean`: other runs' namespaces may exist on this host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vswbench.netns import ip_json, list_namespaces
+from vswbench.cmd_trial import default_nf_cpus
+from vswbench.run import run_scope
+from vswbench.runstate import state_dir
+from vswbench.scenario import parse
+from vswbench.switches import all_switches
+from vswbench.switches.base import Placement
+from vswbench.testbed import Testbed
+from vswbench.trial import TrialSpec, run_trial
+
+SWITCHES = sorted(all_switches())
+SCENARIOS = ("p2p", "p2p-pair", "pvp", "rr", "chain:3", "pairs:2")
+SPEC = TrialSpec(frame_size=64, rate_pps=10_000, duration=2.0, warmup=0.5)
+VSWBENCH = Path(sys.executable).parent / "vswbench"
+MAX_LATENCY_US = 1_000_000  # a VM can preempt for milliseconds; a second means something broke
+
+
+def _placement() -> Placement:
+    """The CLI's default placement (network functions spread over the free or all cores)."""
+    cpus = os.cpu_count() or 1
+    return Placement(0, 1 % cpus, default_nf_cpus(0, 1 % cpus, cpus))
+
+
+def _available(name: str):
+    cls = all_switches()[name]
+    avail = cls.availability()
+    if not avail.ok:
+        pytest.skip(f"{name}: {avail.reason}" + (f" (fix: {avail.fix})" if avail.fix else ""))
+    return cls
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("switch", SWITCHES)
+def test_trial(root, engine, switch, scenario):
+    cls = _available(switch)
+    with run_scope() as run:
+        prefix = str(run.id)
+        with Testbed(parse(scenario), cls, run, _placement()) as tb:
+            result = run_trial(tb, SPEC)
+    assert not [ns for ns in list_namespaces() if ns.startswith(prefix)], "namespaces left"
+    assert not list(Path("/tmp").glob(f"vsb-{prefix}*")), "temp dirs left"
+    summary = (f"{switch}/{scenario}: tx {result.tx_frames} rx {result.rx_frames} "
+               f"drops {result.drops} warnings {result.warnings}")
+    assert result.tx_frames >= 0.9 * SPEC.rate_pps * SPEC.duration, summary
+    assert result.loss_ratio == 0 and result.lost == 0, summary
+    bad = [c for c in result.counter_checks if not c.ok]
+    assert not bad, f"{summary}: kernel vs engine counters differ: {bad}"
+    lat = result.latency_us
+    assert result.latency_kind == ("round-trip" if scenario == "rr" else "one-way")
+    assert None not in (lat["min"], lat["p50"], lat["p99"], lat["max"]), lat
+    assert 0 < lat["min"] <= lat["p50"] <= lat["p99"] <= lat["max"] < MAX_LATENCY_US, lat
+    assert result.cycles_per_packet and result.cycles_per_packet > 0
+    assert set(result.cpu) and all(0 <= c["busy"] <= 1 for c in result.cpu.values())
+    assert result.forwarding_mode
+    data = result.to_json()
+    for key in ("switch", "scenario", "frame_size", "offered_pps", "achieved_pps", "tx_frames",
+                "rx_frames", "loss_ratio", "latency_us", "cpu", "cycles_per_packet",
+                "forwarding_mode", "placement", "switch_versions", "config_dump"):
+        assert key in data, key
+    json.dumps(data)
+
+
+# -- SIGKILL in the middle of a trial ----------------------------------------------------------
+def _run_id_from(proc: subprocess.Popen, deadline: float) -> str:
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        if line.startswith("run vsb"):
+            return line.split()[1].rstrip(":")
+    raise AssertionError("the trial never printed its run id")
+
+
+def _engine_running(run_id: str) -> bool:
+    path = state_dir() / f"{run_id}.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return any(len(p["argv"]) > 1 and p["argv"][1] in ("loop", "gen") for p in data["processes"])
+
+
+def _processes_mentioning(run_id: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if run_id in cmdline and "pytest" not in cmdline:
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+@pytest.mark.parametrize("switch,scenario", [("bridge", "pvp"), ("ovs", "p2p"),
+                                             ("xdp", "pairs:2")])
+def test_sigkill_then_clean(root, engine, switch, scenario):
+    if switch not in SWITCHES:
+        pytest.skip(f"no {switch} backend registered")
+    _available(switch)
+    proc = subprocess.Popen([str(VSWBENCH), "trial", "--switch", switch, "--scenario", scenario,
+                             "--duration", "30", "--warmup", "0"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    run_id = ""
+    try:
+        run_id = _run_id_from(proc, time.monotonic() + 60)
+        deadline = time.monotonic() + 60
+        while not _engine_running(run_id):
+            assert proc.poll() is None, "the trial ended before it was killed"
+            assert time.monotonic() < deadline, "the trial never started its tester"
+            time.sleep(0.1)
+        time.sleep(1.0)  # mid-trial: traffic is flowing
+        assert any(ns.startswith(run_id) for ns in list_namespaces())
+    finally:
+        proc.kill()  # SIGKILL, by our own child's PID
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    clean = subprocess.run([str(VSWBENCH), "clean", "--prefix", run_id], capture_output=True,
+                           text=True, timeout=120)
+    assert clean.returncode == 0, clean.stderr
+    assert "Traceback" not in clean.stdout + clean.stderr
+    left = {
+        "namespaces": [ns for ns in list_namespaces() if ns.startswith(run_id)],
+        "links": [link["ifname"] for link in ip_json("link", "show")
+                  if str(link["ifname"]).startswith(run_id)],
+        "processes": _processes_mentioning(run_id),
+        "temp dirs": [str(p) for p in Path("/tmp").glob(f"vsb-{run_id}*")],
+        "state file": [str(p) for p in state_dir().glob(f"{run_id}*")],
+        "bpf pins": [str(p) for p in Path("/sys/fs/bpf").glob(f"{run_id}*")]
+        if Path("/sys/fs/bpf").is_dir() else [],
+        "unix sockets": [line for line in subprocess.run(
+            ["ss", "-xa"], capture_output=True, text=True).stdout.splitlines()
+            if run_id in line] if shutil.which("ss") else [],
+    }
+    assert not any(left.values()), f"left behind by run {run_id}: {left}\n{clean.stdout}"

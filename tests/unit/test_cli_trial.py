@@ -1,0 +1,126 @@
+"""`vswbench trial / switches / doctor` without root: usage errors exit 2 (nothing created),
+an unavailable switch exits 3 with its reason and fix."""
+import json
+
+import pytest
+
+from vswbench import cli
+from vswbench.switches.base import Availability, Switch
+
+
+class FakeUnavailable(Switch):
+    name = "fake-off"
+    description = "a switch this machine lacks"
+
+    @classmethod
+    def availability(cls):
+        return Availability(False, "no fake kernel module", "modprobe fake")
+
+    def setup(self): ...
+    def attach(self, port): ...
+    def forward(self, paths): ...
+    def teardown(self): ...
+    def config_dump(self): return ""
+    def port_counters(self): return []
+
+
+class FakeOk(FakeUnavailable):
+    name = "fake-on"
+
+    @classmethod
+    def availability(cls):
+        return Availability(True)
+
+    @classmethod
+    def versions(cls):
+        return {"fake": "1.0"}
+
+
+@pytest.fixture(autouse=True)
+def fake_switches(monkeypatch):
+    import vswbench.switches as sw
+    import vswbench.run
+
+    monkeypatch.setattr(sw, "all_switches", lambda: {"fake-off": FakeUnavailable, "fake-on": FakeOk})
+
+    def no_run(*a, **k):
+        raise AssertionError("nothing may be created for bad input")
+
+    monkeypatch.setattr(vswbench.run, "run_scope", no_run)
+
+
+def run_cli(capsys, *argv):
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["trial", "--switch", "nope"], "unknown switch 'nope'"),
+    (["trial", "--switch", "fake-on", "--scenario", "star"], "unknown scenario"),
+    (["trial", "--switch", "fake-on", "--scenario", "chain:0"], "chain:0"),
+    (["trial", "--switch", "fake-on", "--rate", "fast"], "rate 'fast'"),
+    (["trial", "--switch", "fake-on", "--rate", "0"], "positive"),
+    (["trial", "--switch", "fake-on", "--size", "20"], "20"),
+    (["trial", "--switch", "fake-on", "--tester-cpu", "999"], "--tester-cpu 999"),
+    (["trial", "--switch", "fake-on", "--nf-cpus", "1,x"], "--nf-cpus"),
+    (["trial", "--switch", "fake-on", "--option", "novalue"], "key=value"),
+    (["trial", "--switch", "fake-on", "--io", "dpdk-magic"], "dpdk-magic"),
+    (["trial"], "--switch"),
+])
+def test_trial_usage_errors(capsys, argv, fragment):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2, err
+    assert fragment in err
+    assert "Traceback" not in out + err
+
+
+def test_unavailable_switch_exit_3(capsys):
+    code, out, err = run_cli(capsys, "trial", "--switch", "fake-off", "--scenario", "p2p")
+    assert code == 3
+    assert "no fake kernel module" in err and "modprobe fake" in err
+    assert "Traceback" not in out + err
+
+
+def test_switches_table_and_json(capsys):
+    code, out, _ = run_cli(capsys, "switches")
+    assert code == 0 and "fake-off" in out and "no fake kernel module" in out
+    code, out, _ = run_cli(capsys, "switches", "--json")
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert rows["fake-on"]["available"] and rows["fake-on"]["versions"] == {"fake": "1.0"}
+    assert rows["fake-off"]["fix"] == "modprobe fake"
+
+
+def test_doctor_json(capsys, monkeypatch):
+    import vswbench.doctor as doctor
+    import vswbench.probe
+
+    monkeypatch.setattr(vswbench.probe, "probe", lambda *a, **k: vswbench.probe.parse_probe(
+        '{"backends":[{"name":"afpacket","usable":true}],"kernel":{"af_xdp":true},'
+        '"tsc":{"hz":2e9,"invariant":true}}'))
+    code, out, _ = run_cli(capsys, "doctor", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["kernel"]["af_xdp"] is True
+    assert {t["name"] for t in data["tuning"]} == {"cpu governor", "turbo", "SMT",
+                                                    "transparent hugepages", "irqbalance"}
+    assert any(t["name"] == "ip" for t in data["tools"])
+    assert doctor  # imported for monkeypatch side
+
+
+def test_doctor_reads_fake_sys(tmp_path):
+    from vswbench.doctor import tuning_checks
+
+    (tmp_path / "sys/devices/system/cpu/smt").mkdir(parents=True)
+    (tmp_path / "sys/devices/system/cpu/smt/active").write_text("1\n")
+    (tmp_path / "sys/kernel/mm/transparent_hugepage").mkdir(parents=True)
+    (tmp_path / "sys/kernel/mm/transparent_hugepage/enabled").write_text(
+        "always madvise [never]\n")
+    proc = tmp_path / "proc"
+    (proc / "42").mkdir(parents=True)
+    (proc / "42/comm").write_text("irqbalance\n")
+    checks = {c.name: c for c in tuning_checks(tmp_path / "sys", proc)}
+    assert checks["cpu governor"].ok is None and "VM" in checks["cpu governor"].current
+    assert checks["SMT"].ok is False and checks["SMT"].current.startswith("on")
+    assert checks["transparent hugepages"].ok and checks["transparent hugepages"].current == "never"
+    assert checks["irqbalance"].ok is False and "42" in checks["irqbalance"].current
+    assert all(c.why for c in checks.values())

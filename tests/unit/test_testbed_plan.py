@@ -1,0 +1,112 @@
+"""Testbed planning without root: names, addresses, paths, engine command lines."""
+import ipaddress
+
+import pytest
+
+from vswbench.runid import RunId
+from vswbench.scenario import Role, parse
+from vswbench.switches.base import Placement
+from vswbench.testbed import (PortInfo, Testbed, Traffic, host_abbr, host_cpu, plan_paths,
+                              plan_ports)
+
+RID = RunId("vsb1a2b")
+SCENARIOS = ["p2p", "p2p-pair", "pvp", "chain:3", "chain:8", "pairs:2", "pairs:8", "rr"]
+
+
+@pytest.mark.parametrize("spec", SCENARIOS)
+@pytest.mark.parametrize("l3", [False, True])
+def test_ports_unique_short_and_in_range(spec, l3):
+    sc = parse(spec)
+    ports = plan_ports(sc, RID, l3=l3)
+    assert [p.key for p in ports] == sc.port_keys()
+    assert len({p.ifname for p in ports}) == len(ports)
+    assert all(len(p.ifname) <= 15 and p.ifname.startswith("vsb1a2b") for p in ports)
+    assert all(p.netns.startswith("vsb1a2b") for p in ports)
+    ips = [ipaddress.ip_interface(p.ip_cidr) for p in ports]
+    assert len({i.ip for i in ips}) == len(ips)
+    assert all(i.ip in ipaddress.ip_network("198.18.0.0/15") for i in ips)
+    if l3:
+        assert all(i.network.prefixlen == 24 and str(i.ip).endswith(".2") for i in ips)
+        assert len({i.network for i in ips}) == len(ips)
+    else:
+        assert {i.network for i in ips} == {ipaddress.ip_network("198.18.0.0/16")}
+
+
+def test_names():
+    assert host_abbr("tester") == "t" and host_abbr("nf3") == "n3" and host_abbr("s2") == "s2"
+    ports = plan_ports(parse("pvp"), RID, l3=False)
+    assert [p.ifname for p in ports] == ["vsb1a2btp0", "vsb1a2btp1", "vsb1a2bn1p0", "vsb1a2bn1p1"]
+    assert ports[2].netns == "vsb1a2bnf1"
+
+
+def test_paths_follow_hops_and_dedupe():
+    assert [(p.src, p.dst) for p in plan_paths(parse("pvp"))] == [
+        ("tester.p0", "nf1.in"), ("nf1.out", "tester.p1")]
+    assert len(plan_paths(parse("rr"))) == 2
+
+
+def test_cpu_placement():
+    pl = Placement(0, 1, (1, 2))
+    assert host_cpu(pl, Role.TESTER, 0) == 0
+    assert host_cpu(pl, Role.NF, 1) == 1 and host_cpu(pl, Role.NF, 2) == 2
+    assert host_cpu(pl, Role.NF, 3) == 1
+    assert host_cpu(pl, Role.SERVER, 0) == 1
+
+
+class _L2:
+    name, l3, direct = "fake", False, False
+
+
+def _wired(spec: str) -> Testbed:
+    """A Testbed whose wiring is filled in by hand (no kernel)."""
+    tb = Testbed.__new__(Testbed)
+    tb.scenario, tb.switch_cls = parse(spec), _L2
+    tb.placement = Placement(0, 1, (1,))
+
+    class R:
+        id = RID
+    tb.run = R()
+    tb.host_ports = plan_ports(tb.scenario, RID, l3=False)
+    tb.paths = plan_paths(tb.scenario)
+    tb.ports = {hp.key: PortInfo(hp.key, hp.netns, hp.ifname, hp.ip_cidr,
+                                 f"02:00:00:00:00:{i:02x}")
+                for i, hp in enumerate(tb.host_ports)}
+    tb.next_hop_mac = {(p.src, p.dst): tb.ports[p.dst].mac for p in tb.paths}
+    tb.attachments = {}
+    return tb
+
+
+def _arg(args, flag):
+    return [args[i + 1] for i, a in enumerate(args) if a == flag]
+
+
+def test_pvp_commands():
+    tb = _wired("pvp")
+    cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
+    loop, fwd = cmds["tester"].args, cmds["nf1"].args
+    assert loop[0] == "loop" and _arg(loop, "--port") == ["vsb1a2btp0", "vsb1a2btp1"]
+    assert _arg(loop, "--dst-mac") == [tb.ports["nf1.in"].mac]
+    assert _arg(loop, "--dst-ip") == ["198.18.1.2"]          # the tester's p1, the final target
+    assert _arg(loop, "--cpu") == ["0"] and _arg(loop, "--netns") == ["vsb1a2btester"]
+    assert fwd[0] == "fwd" and "--rewrite-mac" in fwd
+    # engine: one --dst-mac per port in --port order: in -> back to the tester's p0, out -> p1
+    assert _arg(fwd, "--dst-mac") == [tb.ports["tester.p0"].mac, tb.ports["tester.p1"].mac]
+    assert _arg(fwd, "--cpu") == ["1"] and cmds["nf1"].long_running
+    assert not cmds["tester"].long_running
+
+
+def test_pairs_split_rate_and_streams():
+    tb = _wired("pairs:2")
+    cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
+    assert [cmds[s].args[0] for s in ("s1", "r1", "s2", "r2")] == ["gen", "sink", "gen", "sink"]
+    assert _arg(cmds["s1"].args, "--rate") == ["5000"]
+    assert _arg(cmds["s1"].args, "--stream-id") == ["1"]
+    assert _arg(cmds["s2"].args, "--stream-id") == ["2"]
+    assert _arg(cmds["s2"].args, "--dst-ip") == [tb.ports["r2.p0"].ip]
+
+
+def test_rr_commands():
+    tb = _wired("rr")
+    cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 1000, 2))}
+    assert cmds["client"].args[0] == "loop" and _arg(cmds["client"].args, "--port") == ["vsb1a2bcp0"]
+    assert cmds["server"].args[0] == "reflect" and "--no-busy-poll" in cmds["server"].args

@@ -1,0 +1,76 @@
+"""Trial arithmetic without root: /proc/stat, cycles per packet, rates, latency merging."""
+import pytest
+
+from vswbench.cpustat import (busy_cycles, core_usage, cycles_per_packet, parse_pid_stat,
+                              parse_proc_stat)
+from vswbench.errors import UsageError
+from vswbench.records import parse_final
+from vswbench.trial import TrialSpec, merge_latency, parse_rate
+
+STAT0 = """cpu  10 0 10 100 0 0 0 0 0 0
+cpu0 100 0 50 1000 0 5 10 0 0 0
+cpu1 10 0 10 2000 0 0 0 0 0 0
+intr 1 2 3
+"""
+STAT1 = """cpu  10 0 10 100 0 0 0 0 0 0
+cpu0 150 0 100 1050 0 5 60 0 0 0
+cpu1 10 0 10 2180 0 0 10 10 0 0
+"""
+
+
+def test_parse_and_usage():
+    a, b = parse_proc_stat(STAT0), parse_proc_stat(STAT1)
+    assert set(a) == {0, 1} and a[0].softirq == 10 and a[0].busy == 165
+    u = core_usage(a, b, clk_tck=100)
+    # cpu0: user 50 system 50 softirq 50 idle 50 -> 200 ticks, busy 150
+    assert u[0].busy == 0.75 and u[0].user == 0.25 and u[0].softirq == 0.25 and u[0].idle == 0.25
+    assert u[0].busy_s == 1.5
+    # cpu1: idle 180 softirq 10 steal 10: steal neither busy nor idle
+    assert u[1].busy == 0.05 and u[1].steal == 0.05 and u[1].idle == 0.9
+    cycles = busy_cycles(u, 2e9)
+    assert cycles == pytest.approx((1.5 + 0.1) * 2e9)
+    assert cycles_per_packet(cycles, 16_000) == pytest.approx(200_000)
+    assert cycles_per_packet(cycles, 0) is None
+
+
+def test_pid_stat():
+    line = "1234 (my (odd) name) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0 1 0 999 0 0\n"
+    assert parse_pid_stat(line, clk_tck=100) == 3.0
+
+
+@pytest.mark.parametrize("text,value", [("100k", 1e5), ("1.5M", 1.5e6), ("2500", 2500.0),
+                                        ("10K", 1e4)])
+def test_rates(text, value):
+    assert parse_rate(text) == value
+
+
+@pytest.mark.parametrize("text", ["fast", "", "-5k", "0", "k", "1e999"])
+def test_bad_rates(text):
+    with pytest.raises(UsageError):
+        parse_rate(text)
+
+
+def test_spec_validation():
+    with pytest.raises(UsageError):
+        TrialSpec(frame_size=32).validate()
+    with pytest.raises(UsageError):
+        TrialSpec(io="dpdk-magic").validate()
+    TrialSpec().validate()
+
+
+def _final(lat, hist, rx=100):
+    return parse_final({"type": "final", "tx_frames": rx, "rx_frames": rx, "lost": 0,
+                        "duplicated": 0, "reordered": 0, "latency_us": lat, "hist": hist})
+
+
+def test_merge_latency():
+    one = _final({"min": 1, "p50": 2, "p90": 3, "p99": 4, "p999": 5, "max": 6, "mean": 2.5,
+                  "count": 100}, [[0, 1000, 50], [1000, 3000, 50]])
+    assert merge_latency([one])["p50"] == 2
+    two = _final({"min": 0.5, "p50": 9, "p90": 9, "p99": 9, "p999": 9, "max": 10, "mean": 9,
+                  "count": 100}, [[8000, 10000, 100]])
+    merged = merge_latency([one, two])
+    assert merged["min"] == 0.5 and merged["max"] == 10
+    assert merged["p50"] == 3.0 and merged["p90"] == 10.0
+    assert merged["mean"] == pytest.approx(5.75)
+    assert merge_latency([])["p50"] is None
