@@ -23,6 +23,6 @@ def _load() -> None:
 
 
 def all_switches() -> dict[str, type[Switch]]:
-    if not REGISTRY:
-        _load()
+    # Always load every module: importing one backend directly registers only that one.
+    _load()
     return dict(REGISTRY)
