@@ -215,6 +215,11 @@ static int try_open(struct io_port *p, uint16_t bind_flags, uint32_t xdp_flags, 
 		goto fail;
 	}
 	p->fd = xsk_socket__fd(p->xsk);
+	{ /* copy mode charges each frame in flight to the send buffer until the peer frees it */
+		int sndbuf = 64 << 20;
+		if (setsockopt(p->fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
+			setsockopt(p->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	}
 	if (prog == PROG_BUILTIN && (err = builtin_attach(p)))
 		goto fail;
 	return 0;

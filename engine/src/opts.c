@@ -23,7 +23,7 @@ void usage(FILE *f)
 		"  --interval S  --idle S  --warmup S  --drain S  --stream-id N  --batch N\n"
 		"  --src-mac M --dst-mac M (per port) --src-ip A --dst-ip A --src-port P --dst-port P\n"
 		"  --busy-poll|--no-busy-poll  --xdp-mode auto|native|generic  --rx-ring v2|v3\n"
-		"  --rewrite-mac  --no-hist\n");
+		"  --rewrite-mac  --no-hist  --ring N (frames per ring)\n");
 }
 
 int parse_rate(const char *s, double *out)
@@ -72,7 +72,7 @@ static int parse_secs(const char *s, double *out)
 enum {
 	O_NETNS = 256, O_CPU, O_PORT, O_IO, O_SIZE, O_RATE, O_BURST, O_FLOWS, O_FIELD, O_DURATION,
 	O_COUNT, O_INTERVAL, O_IDLE, O_WARMUP, O_DRAIN, O_STREAM, O_BATCH, O_SMAC, O_DMAC, O_SIP, O_DIP,
-	O_SPORT, O_DPORT, O_BUSY, O_NOBUSY, O_XDPMODE, O_RXRING, O_REWRITE, O_NOHIST, O_HELP,
+	O_SPORT, O_DPORT, O_BUSY, O_NOBUSY, O_XDPMODE, O_RXRING, O_REWRITE, O_NOHIST, O_HELP, O_RING,
 };
 
 static const struct option longopts[] = {
@@ -85,7 +85,7 @@ static const struct option longopts[] = {
 	{"src-ip", 1, 0, O_SIP}, {"dst-ip", 1, 0, O_DIP}, {"src-port", 1, 0, O_SPORT},
 	{"dst-port", 1, 0, O_DPORT}, {"busy-poll", 0, 0, O_BUSY}, {"no-busy-poll", 0, 0, O_NOBUSY},
 	{"xdp-mode", 1, 0, O_XDPMODE}, {"rx-ring", 1, 0, O_RXRING}, {"rewrite-mac", 0, 0, O_REWRITE},
-	{"no-hist", 0, 0, O_NOHIST}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0},
+	{"no-hist", 0, 0, O_NOHIST}, {"ring", 1, 0, O_RING}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0},
 };
 
 #define BAD(...) return vsb_fail(e, VSB_ERR_USAGE, __VA_ARGS__)
@@ -213,6 +213,11 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 			break;
 		case O_REWRITE: o->rewrite_mac = 1; break;
 		case O_NOHIST: o->hist = 0; break;
+		case O_RING:
+			if (parse_u64(a, 64, 65536, &u) || (u & (u - 1)))
+				BAD("--ring %s: expected a power of two, 64..65536 frames", a);
+			o->ring = u;
+			break;
 		case O_HELP: usage(stdout); exit(0);
 		default:
 			if (optopt && optopt < 256)

@@ -28,6 +28,7 @@ struct opts {
 	double interval, idle, warmup, drain;
 	uint16_t stream_id;
 	unsigned batch;
+	unsigned ring;               /* frames per ring, 0 = backend default */
 	int busy_poll;               /* -1 = mode default */
 	int xdp_mode;
 	int rx_ring;                 /* 0 = mode default, 2 = V2, 3 = V3 */

@@ -81,6 +81,8 @@ static void port_config(const struct engine *en, int i, struct io_config *c)
 	c->rx_ring_v3 = o->rx_ring ? o->rx_ring == 3 : m == MODE_SINK;
 	if (m == MODE_SINK)
 		c->ring_size = 8192; /* a sleeping sink rides out wake-up delays of tens of ms */
+	if (o->ring)
+		c->ring_size = o->ring;
 }
 
 /* Only a mode that originates frames asks the kernel to resolve its destination: a sink, a
