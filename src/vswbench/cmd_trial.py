@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.scenario import Scenario, parse
+from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
 from vswbench.trial import TrialResult, TrialSpec, parse_rate
 
@@ -66,12 +66,18 @@ def _cpu(value: int, flag: str, cpus: int) -> int:
     return value
 
 
-def default_nf_cpus(tester: int, switch: int, cpus: int) -> tuple[int, ...]:
-    """Network functions on cores of their own where there are any; on a small machine spread
-    over every core, so they never all crowd the switch's core (seen on 2 vCPUs: three NFs
-    beside ovs-vswitchd on one core lose ~10 % at 10 kpps, spread over both they lose nothing)."""
+def default_nf_cpus(tester: int, switch: int, cpus: int, nfs: int = 1) -> tuple[int, ...]:
+    """Network functions on cores of their own where there are any. On a small machine a single
+    NF goes beside the switch, not the tester: the tester busy-polls, so an NF sharing its core
+    waits for the scheduler's time slice (seen on 2 vCPUs: pvp p50 7.9 ms beside the tester, 10 us
+    beside a bridge's NAPI thread). Several NFs alternate over both cores, starting beside the
+    tester (NFs are assigned round robin), so they never crowd the switch's core (seen: ovs
+    chain:3 drops 0.2-0.7 % at 10 kpps with two NFs beside ovs-vswitchd, none this way, at the
+    price of milliseconds of latency). NFs that share a core sleep when idle (--no-busy-poll)."""
     free = tuple(c for c in range(cpus) if c not in (tester, switch))
-    return free or tuple(range(cpus))
+    if free:
+        return free
+    return (switch,) if nfs <= 1 else tuple(dict.fromkeys((tester, switch)))
 
 
 def make_placement(opts: TrialOptions, cpus: int | None = None) -> Placement:
@@ -81,7 +87,8 @@ def make_placement(opts: TrialOptions, cpus: int | None = None) -> Placement:
     switch = _cpu(default_switch if opts.switch_cpu is None else opts.switch_cpu,
                   "--switch-cpu", cpus)
     if opts.nf_cpus is None:
-        nf: tuple[int, ...] = default_nf_cpus(tester, switch, cpus)
+        nfs = sum(1 for h in parse(opts.scenario).hosts if h.role is Role.NF)
+        nf: tuple[int, ...] = default_nf_cpus(tester, switch, cpus, nfs)
     else:
         try:
             nf = tuple(int(x) for x in opts.nf_cpus.split(",") if x.strip())

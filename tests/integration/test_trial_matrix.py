@@ -9,7 +9,6 @@ Skips name what this machine lacks (the backend's availability() reason). Never 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -20,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from vswbench.netns import ip_json, list_namespaces
-from vswbench.cmd_trial import default_nf_cpus
+from vswbench.cmd_trial import TrialOptions, make_placement
 from vswbench.run import run_scope
 from vswbench.runstate import state_dir
 from vswbench.scenario import parse
@@ -36,10 +35,9 @@ VSWBENCH = Path(sys.executable).parent / "vswbench"
 MAX_LATENCY_US = 1_000_000  # a VM can preempt for milliseconds; a second means something broke
 
 
-def _placement() -> Placement:
-    """The CLI's default placement (network functions spread over the free or all cores)."""
-    cpus = os.cpu_count() or 1
-    return Placement(0, 1 % cpus, default_nf_cpus(0, 1 % cpus, cpus))
+def _placement(switch: str, scenario: str) -> Placement:
+    """The CLI's default placement for this scenario."""
+    return make_placement(TrialOptions(switch=switch, scenario=scenario))
 
 
 def _available(name: str):
@@ -56,7 +54,7 @@ def test_trial(root, engine, switch, scenario):
     cls = _available(switch)
     with run_scope() as run:
         prefix = str(run.id)
-        with Testbed(parse(scenario), cls, run, _placement()) as tb:
+        with Testbed(parse(scenario), cls, run, _placement(switch, scenario)) as tb:
             result = run_trial(tb, SPEC)
     assert not [ns for ns in list_namespaces() if ns.startswith(prefix)], "namespaces left"
     assert not list(Path("/tmp").glob(f"vsb-{prefix}*")), "temp dirs left"
