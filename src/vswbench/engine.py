@@ -8,6 +8,7 @@ engine's stderr and exit status (3 = "not supported here").
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -156,7 +157,8 @@ class EngineProcess:
 
     def __init__(self, args: Sequence[str], *, engine: Path | str | None = None,
                  registry: CleanupRegistry | None = None, state: RunState | None = None,
-                 label: str = "", stop_timeout: float = 5.0) -> None:
+                 label: str = "", stop_timeout: float = 5.0, interactive: bool = False) -> None:
+        self.interactive = interactive  # stdin is a pipe: control mode (send_command)
         self.argv = [str(engine or find_engine()), *map(str, args)]
         self.registry = registry
         self.state = state
@@ -176,7 +178,8 @@ class EngineProcess:
     def start(self) -> EngineProcess:
         try:
             # Own process group: a terminal's Ctrl-C reaches only us; we stop the engine ourselves.
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+            stdin = subprocess.PIPE if self.interactive else subprocess.DEVNULL
+            self.proc = subprocess.Popen(self.argv, stdin=stdin,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                          text=True, bufsize=1, process_group=0)
         except OSError as exc:
@@ -247,6 +250,49 @@ class EngineProcess:
         raise EngineError(f"the engine ended without a {rtype!r} record", argv=self.argv,
                           returncode=self.proc.returncode if self.proc else None,
                           stderr="".join(self._stderr))
+
+    # -- control mode ------------------------------------------------------------------------
+    def send_command(self, command: Mapping[str, object]) -> None:
+        """One JSON line to a control-mode engine (interactive=True)."""
+        assert self.proc is not None and self.proc.stdin is not None, "not an interactive engine"
+        try:
+            self.proc.stdin.write(json.dumps(command) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError) as exc:
+            raise EngineError(f"the control engine is gone ({exc})", argv=self.argv,
+                              returncode=self.proc.poll(), stderr="".join(self._stderr)) from None
+
+    def record_count(self) -> int:
+        with self._cond:
+            return len(self._records)
+
+    def wait_for_answer(self, after: int, timeout: float) -> EngineRecord:
+        """The first "final" or "error" record printed after the first `after` records."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for record in self._records[after:]:
+                    if record.type in ("final", "error"):
+                        return record
+                remaining = deadline - time.monotonic()
+                if self._stdout_done or remaining <= 0:
+                    what = "ended" if self._stdout_done else f"gave no answer within {timeout:g} s"
+                    raise EngineError(f"the control engine {what}", argv=self.argv,
+                                      returncode=self.proc.poll() if self.proc else None,
+                                      stderr="".join(self._stderr))
+                self._cond.wait(remaining)
+
+    def quit(self, timeout: float = 5.0) -> EngineResult:
+        """Ask a control-mode engine to end ({"cmd":"quit"}), stop it if it does not."""
+        assert self.proc is not None
+        if self.proc.poll() is None and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.write('{"cmd":"quit"}\n')
+                self.proc.stdin.close()
+                self.proc.wait(timeout)
+            except (BrokenPipeError, ValueError, subprocess.TimeoutExpired):
+                pass
+        return self.stop()
 
     def wait(self, timeout: float | None = None) -> EngineResult:
         """Wait for the engine to end by itself; after `timeout` seconds stop it (SIGTERM, which

@@ -298,6 +298,13 @@ def run_trial(testbed: Testbed, spec: TrialSpec) -> TrialResult:
         _phase(testbed, warm, measure=False)
         _settle(testbed)
     outcome = _phase(testbed, base, measure=True)
+    return build_result(testbed, spec, outcome)
+
+
+def build_result(testbed: Testbed, spec: TrialSpec, outcome: PhaseOutcome) -> TrialResult:
+    """The TrialResult of one measured phase (fresh processes or one control-mode trial)."""
+    switch = testbed.switch
+    assert switch is not None
     drivers = [lab for lab, c in outcome.commands.items() if not c.long_running]
     receivers = [lab for lab, c in outcome.commands.items()
                  if c.role in (Role.TESTER, Role.CLIENT, Role.RECEIVER)]

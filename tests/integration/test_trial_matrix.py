@@ -28,7 +28,7 @@ from vswbench.switches.base import Placement
 from vswbench.testbed import Testbed
 from vswbench.trial import TrialSpec, run_trial
 
-SWITCHES = sorted(all_switches())
+SWITCHES = sorted(n for n, c in all_switches().items() if not c.calibration)
 SCENARIOS = ("p2p", "p2p-pair", "pvp", "rr", "chain:3", "pairs:2")
 SPEC = TrialSpec(frame_size=64, rate_pps=10_000, duration=2.0, warmup=0.5)
 VSWBENCH = Path(sys.executable).parent / "vswbench"

@@ -11,7 +11,7 @@ def register(cls: type[Switch]) -> type[Switch]:
     return cls
 
 
-BACKEND_MODULES = ("veth", "bridge", "router", "macvlan", "ovs", "tcbpf", "xdp")
+BACKEND_MODULES = ("veth", "bridge", "router", "macvlan", "ovs", "tcbpf", "xdp", "shaped")
 
 
 def _load() -> None:

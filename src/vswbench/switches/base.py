@@ -97,6 +97,7 @@ class Switch(ABC):
     description: ClassVar[str]
     l3: ClassVar[bool] = False          # True: hosts route via Attachment.gateway_ip (router)
     direct: ClassVar[bool] = False      # True: no switch in the path (veth baseline)
+    calibration: ClassVar[bool] = False  # True: a known-answer device (shaped), not a switch to rank
 
     def __init__(self, ctx: SwitchContext) -> None:
         self.ctx = ctx
