@@ -305,5 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     return rv if isinstance(rv, int) else 0
 
 
+# The methodology commands register themselves on `cli` (kept in their own modules).
+from vswbench import cli_methods  # noqa: E402,F401
+
 if __name__ == "__main__":
     sys.exit(main())

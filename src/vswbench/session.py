@@ -26,7 +26,7 @@ from vswbench.cpustat import core_usage, process_cpu_s, read_proc_stat
 from vswbench.engine import EngineProcess, EngineResult
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.records import RecordError, parse_final
-from vswbench.scenario import Role
+from vswbench.scenario import Role, Scenario
 from vswbench.testbed import EngineCommand, Testbed, Traffic
 from vswbench.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, TrialSpec, _daemon_pids,
                             build_result, run_trial)
@@ -121,9 +121,9 @@ class TrialSession(ABC):
             self._run(rate_pps, seconds, None)
 
     def measure(self, rate_pps: float, duration: float, *, count: int | None = None) -> SessionTrial:
-        if rate_pps < 0 or duration < 0 or (count is None and (rate_pps <= 0 or duration <= 0)):
-            raise UsageError(f"trial at {rate_pps} pps for {duration} s: rate and duration must "
-                             "be positive (or give an exact frame count)")
+        if rate_pps < 0 or duration < 0 or (count is None and duration <= 0):
+            raise UsageError(f"trial at {rate_pps} pps for {duration} s: give a positive "
+                             "duration or an exact frame count (rate 0 = as fast as possible)")
         trial = self._run(rate_pps, duration, count)
         self.trials.append(trial)
         return trial
@@ -141,16 +141,16 @@ class TrialSession(ABC):
                 "max_s": round(overheads[-1], 4)}
 
 
-def control_capable(testbed: Testbed) -> bool:
+def control_capable(scenario: Scenario) -> bool:
     """One driver that also receives (p2p, pvp, chain:N, rr): it can run in control mode."""
-    drivers = [h for h in testbed.scenario.hosts if h.role in (Role.TESTER, Role.SENDER, Role.CLIENT)]
-    receivers = [h for h in testbed.scenario.hosts if h.role == Role.RECEIVER]
+    drivers = [h for h in scenario.hosts if h.role in (Role.TESTER, Role.SENDER, Role.CLIENT)]
+    receivers = [h for h in scenario.hosts if h.role == Role.RECEIVER]
     return len(drivers) == 1 and drivers[0].role != Role.SENDER and not receivers
 
 
 def open_session(testbed: Testbed, workload: Workload, *, drain: float = DEFAULT_DRAIN,
                  restart: bool = False) -> TrialSession:
-    if not restart and control_capable(testbed):
+    if not restart and control_capable(testbed.scenario):
         return ControlSession(testbed, workload, drain=drain)
     return RestartSession(testbed, workload, drain=drain)
 
@@ -161,9 +161,9 @@ class RestartSession(TrialSession):
     kind = "restart"
 
     def _run(self, rate_pps: float, duration: float, count: int | None) -> SessionTrial:
-        if count is not None:
+        if count is not None or rate_pps <= 0:
             raise UsageError(f"scenario {self.testbed.scenario.name}: exact frame counts "
-                             "(back-to-back) need a scenario whose tester also receives "
+                             "and maximum-rate trials (back-to-back, calibration) need a scenario whose tester also receives "
                              "(p2p, pvp, chain:N)")
         t0 = time.monotonic()
         result = run_trial(self.testbed, self.workload.spec(rate_pps, duration))
@@ -178,7 +178,7 @@ class ControlSession(TrialSession):
 
     def __init__(self, testbed: Testbed, workload: Workload, *, drain: float = DEFAULT_DRAIN) -> None:
         super().__init__(testbed, workload, drain=drain)
-        if not control_capable(testbed):
+        if not control_capable(testbed.scenario):
             raise UsageError(f"scenario {testbed.scenario.name}: control mode needs one tester "
                              "that sends and receives")
         self._stack = ExitStack()
@@ -221,20 +221,22 @@ class ControlSession(TrialSession):
             self.driver.quit()
         self._stack.close()
 
-    def _command(self, rate_pps: float, duration: float, count: int | None) -> tuple[dict, int, float]:
+    def _command(self, rate_pps: float, duration: float,
+                 count: int | None) -> tuple[dict[str, Any], int, float]:
         w = self.workload
         cmd: dict[str, Any] = {"cmd": "trial", "mode": "loop", "rate": rate_pps,
                                "size": str(w.frame_size), "burst": w.burst, "flows": w.flows,
                                "warmup": 0, "drain": self.drain}
-        if count is None:
+        if count is None and rate_pps > 0:
             count = max(1, round(rate_pps * duration))
             cap = duration * (1 + RATE_SLACK) + RATE_SLACK_S
         else:
             cap = duration if duration > 0 else 0.0
-        cmd["count"] = count
+        if count is not None:
+            cmd["count"] = count
         if cap > 0:
             cmd["duration"] = round(cap, 6)
-        return cmd, count, cap
+        return cmd, count or 0, cap
 
     def _run(self, rate_pps: float, duration: float, count: int | None) -> SessionTrial:
         assert self.driver is not None and self.driver_cmd is not None

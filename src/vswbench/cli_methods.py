@@ -1,0 +1,245 @@
+"""`vswbench search | sweep | latency | b2b | calibrate`: the methodology commands (cli.py holds
+the group; the bodies live in cmd_methods.py, search.py, loadcurve.py, b2b.py, calibration.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from vswbench.cli import cli
+from vswbench.cmd_trial import TrialOptions
+from vswbench.errors import UsageError
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _say(message: str) -> None:
+    err.print(message, style="dim", highlight=False)
+
+
+def _num(value: float | None, digits: int = 0) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def _rate(text: str | None) -> float | None:
+    from vswbench.trial import parse_rate
+
+    return None if text is None else parse_rate(text)
+
+
+def testbed_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options shared by every method: what to build and how to drive it."""
+    decorators = [
+        click.option("--switch", "switch", required=True, help="Backend (see `vswbench switches`)."),
+        click.option("--scenario", default="p2p", show_default=True,
+                     help="p2p, p2p-pair, pvp, chain:N, pairs:N or rr."),
+        click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True,
+                     help="Frame size in bytes, FCS included."),
+        click.option("--io", type=click.Choice(["afpacket", "udp", "afxdp"]), default="afpacket",
+                     show_default=True, help="Engine I/O backend."),
+        click.option("--flows", type=click.IntRange(min=1), default=1, show_default=True),
+        click.option("--burst", type=click.IntRange(min=1), default=1, show_default=True),
+        click.option("--warmup", type=click.FloatRange(min=0), default=1.0, show_default=True,
+                     help="Seconds of warm-up traffic before the first trial."),
+        click.option("--tester-cpu", type=int, default=None, help="CPU of the tester [0]."),
+        click.option("--switch-cpu", type=int, default=None, help="CPU of the switch [next]."),
+        click.option("--nf-cpus", default=None, help="CPUs of the network functions, e.g. 1."),
+        click.option("--option", "options", multiple=True, help="Backend option key=value."),
+        click.option("--shape-pps", default=None,
+                     help="shaped switch: the shaper's rate in packets/s for --size frames."),
+        click.option("--no-calibration", "no_calibration", is_flag=True,
+                     help="Do not measure the tester's ceiling on veth first."),
+        click.option("--recalibrate", is_flag=True, help="Measure the ceiling even if cached."),
+        click.option("--restart-engines", is_flag=True,
+                     help="Fresh engine processes per trial instead of control mode."),
+        click.option("--json", "as_json", is_flag=True, help="Print the result as JSON."),
+        click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+                     default=None, help="Also write the JSON result to this file."),
+    ]
+    for deco in reversed(decorators):
+        func = deco(func)
+    return func
+
+
+def _plan(kw: dict[str, Any]):  # type: ignore[no-untyped-def]
+    from vswbench.cmd_methods import MethodOptions, plan_method
+
+    trial = TrialOptions(kw["switch"], kw["scenario"], kw["size"], "10k", 1.0, kw["warmup"],
+                         kw["io"], kw["flows"], kw["burst"], kw["tester_cpu"], kw["switch_cpu"],
+                         kw["nf_cpus"], tuple(kw["options"]))
+    return plan_method(MethodOptions(trial, kw["shape_pps"], not kw["no_calibration"],
+                                     kw["recalibrate"], kw["restart_engines"]))
+
+
+def _emit(data: dict[str, Any], kw: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=1, default=str)
+    if kw.get("out_file"):
+        try:
+            kw["out_file"].write_text(text + "\n")
+        except OSError as exc:
+            raise UsageError(f"--out {kw['out_file']}: {exc.strerror}") from None
+    if kw["as_json"]:
+        click.echo(text)
+
+
+def _trial_line(t: Any) -> None:
+    r = t.result
+    _say(f"  {t.intended_load:>12,.0f} pps {t.intended_duration:>5.1f} s  lost {r.lost:>8,}"
+         f"  unsent {t.unsent_count:>7,}  p50 {_num(r.latency_us.get('p50'), 1)} us")
+
+
+# -- search ------------------------------------------------------------------------------------
+@cli.command()
+@testbed_options
+@click.option("--preset", "preset_name", type=click.Choice(["fast", "rfc2544", "tst009", "binary"]),
+              default="fast", show_default=True, help="Search goals (see the README).")
+@click.option("--min-load", default="1k", show_default=True, help="Lowest load searched (pps).")
+@click.option("--max-load", default=None, help="Highest load [the tester's calibrated ceiling].")
+@click.option("--trial-duration", type=click.FloatRange(min=0.1), default=None,
+              help="Override the preset's final trial duration (s).")
+@click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Repeat the whole search N times (statistics over the repetitions).")
+@click.option("--latency-at", default=None,
+              help="Then measure latency at these percentages of the NDR, e.g. 10,50,90,100.")
+@click.option("--latency-duration", type=click.FloatRange(min=0.1), default=5.0, show_default=True)
+def search(**kw: Any) -> int:
+    """NDR and PDR by MLRsearch (or RFC 2544 binary search), with bounds and trial counts."""
+    from vswbench.cmd_methods import method_context
+    from vswbench.loadcurve import latency_at, parse_fractions
+    from vswbench.search import preset, search as run_search
+
+    plan = _plan(kw)
+    p = preset(kw["preset_name"], trial_duration=kw["trial_duration"])
+    min_load, max_given = _rate(kw["min_load"]), _rate(kw["max_load"])
+    fractions = parse_fractions(kw["latency_at"]) if kw["latency_at"] else ()
+    with method_context(plan, drain=p.drain_s, progress=_say) as ctx:
+        max_load = ctx.max_load(max_given)
+        results = []
+        for i in range(kw["repeat"]):
+            _say(f"search {i + 1}/{kw['repeat']} ({p.name}: {p.description})")
+            ctx.session.trials.clear()
+            results.append(run_search(ctx.session, p, min_load=min_load or 1000.0,
+                                      max_load=max_load, generator_ceiling=ctx.ceiling,
+                                      progress=_trial_line))
+        data = _search_json(results, ctx.environment(), ctx.notes)
+        ndr = data.get("ndr_pps")
+        if fractions and ndr:
+            points = latency_at(ctx.session, ndr, fractions, kw["latency_duration"],
+                                progress=lambda pt: _trial_line(pt.trial))
+            data["latency_at_ndr"] = [pt.to_json() for pt in points]
+    _emit(data, kw)
+    if not kw["as_json"]:
+        _print_search(results, data)
+    return 0
+
+
+def _search_json(results: list[Any], env: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    ordered = sorted(results, key=lambda r: r.ndr_pps or 0.0)
+    chosen = ordered[len(ordered) // 2]
+    data = {**env, **chosen.to_json()}
+    data["notes"] = [*notes, *data["notes"]]
+    data["ndr"] = chosen.describe_ndr()
+    data["repetitions"] = len(results)
+    if len(results) > 1:
+        from vswbench.stats import noise_warning, summarize
+
+        stats = {}
+        warnings = []
+        for metric in ("ndr_pps", "pdr_pps"):
+            values = [getattr(r, metric) for r in results if getattr(r, metric) is not None]
+            if values:
+                s = summarize(values)
+                stats[metric] = s.to_json()
+                w = noise_warning(metric, s)
+                if w:
+                    warnings.append(w)
+        data["statistics"] = stats
+        data["warnings"] = warnings
+        data["searches"] = [{k: v for k, v in r.to_json().items() if k != "trials"}
+                            for r in results]
+        data["total_trial_seconds"] = round(sum(r.trial_seconds for r in results), 3)
+    return data
+
+
+def _print_search(results: list[Any], data: dict[str, Any]) -> None:
+    table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
+                        f"{data['preset']} ({data['forwarding_mode']})")
+    for col in ("#", "NDR pps", "PDR pps", "NDR bounds", "trials", "trial s", "wall s",
+                "overhead/trial"):
+        table.add_column(col, justify="right")
+    for i, r in enumerate(results, 1):
+        ndr = r.outcome("NDR")
+        bounds = f"{_num(ndr.lower_bound_pps)}..{_num(ndr.upper_bound_pps)}" if ndr else "–"
+        table.add_row(str(i), _num(r.ndr_pps), _num(r.pdr_pps), bounds, str(len(r.trials)),
+                      f"{r.trial_seconds:g}", f"{r.wall_seconds:.1f}",
+                      f"{r.session.get('mean_s', 0) * 1000:.0f} ms")
+    out.print(table)
+    out.print(f"NDR: {data['ndr']}", highlight=False)
+    if data.get("headroom"):
+        out.print(f"generator ceiling {data['generator_ceiling_pps']:,.0f} pps "
+                  f"(NDR is {data['headroom'] * 100:.0f} % of it)", highlight=False)
+    if "statistics" in data and "ndr_pps" in data["statistics"]:
+        s = data["statistics"]["ndr_pps"]
+        out.print(f"NDR over {s['n']} searches: median {s['median']:,.0f}, min {s['min']:,.0f}, "
+                  f"max {s['max']:,.0f}, CI [{s['ci_low']:,.0f}, {s['ci_high']:,.0f}], "
+                  f"CV {(s['cv'] or 0) * 100:.2f} %", highlight=False)
+    for point in data.get("latency_at_ndr", []):
+        lat = point["latency_us"]
+        out.print(f"latency at {point['fraction_of_ndr'] * 100:.0f} % of NDR "
+                  f"({point['offered_pps']:,.0f} pps): p50 {_num(lat.get('p50'), 1)} "
+                  f"p99 {_num(lat.get('p99'), 1)} max {_num(lat.get('max'), 1)} us, "
+                  f"lost {point['lost']}", highlight=False)
+    for note in [*data.get("notes", []), *data.get("warnings", [])]:
+        err.print(f"[yellow]{note}[/]", highlight=False)
+
+
+# -- sweep -------------------------------------------------------------------------------------
+@cli.command()
+@testbed_options
+@click.option("--points", type=click.IntRange(2, 200), default=20, show_default=True)
+@click.option("--min-load", default=None, help="Lowest offered load [max / points].")
+@click.option("--max-load", default=None, help="Highest offered load [the tester's ceiling].")
+@click.option("--duration", type=click.FloatRange(min=0.1), default=2.0, show_default=True)
+def sweep(**kw: Any) -> int:
+    """Offered load from low to beyond saturation: achieved throughput, loss, latency."""
+    from vswbench.cmd_methods import method_context
+    from vswbench.loadcurve import run_sweep, saturation, sweep_loads
+
+    plan = _plan(kw)
+    max_given, min_given = _rate(kw["max_load"]), _rate(kw["min_load"])
+    if max_given is not None:
+        sweep_loads(max_given, kw["points"], min_given)   # check before building anything
+    with method_context(plan, drain=0.05, progress=_say) as ctx:
+        loads = sweep_loads(ctx.max_load(max_given), kw["points"], min_given)
+        points = run_sweep(ctx.session, loads, kw["duration"],
+                           progress=lambda pt: _trial_line(pt.trial))
+        data = {**ctx.environment(), "method": "sweep", "notes": ctx.notes,
+                "points": [pt.to_json() for pt in points], "saturation": saturation(points),
+                "overhead_per_trial": ctx.session.overhead_summary()}
+    _emit(data, kw)
+    if not kw["as_json"]:
+        table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
+                            "load sweep")
+        for col in ("offered pps", "sent pps", "achieved pps", "loss %", "p50 us", "p99 us",
+                    "cycles/pkt"):
+            table.add_column(col, justify="right")
+        for pt in data["points"]:
+            lat = pt["latency_us"]
+            table.add_row(_num(pt["offered_pps"]), _num(pt["tx_pps"]), _num(pt["achieved_pps"]),
+                          f"{pt['loss_ratio'] * 100:.3f}", _num(lat.get("p50"), 1),
+                          _num(lat.get("p99"), 1), _num(pt["cycles_per_packet"]))
+        out.print(table)
+        sat = data["saturation"]
+        out.print(f"highest lossless offered load {_num(sat.get('highest_lossless_offered_pps'))} "
+                  f"pps; peak {_num(sat.get('peak_achieved_pps'))} pps at "
+                  f"{_num(sat.get('peak_at_offered_pps'))} offered"
+                  f"{'; throughput falls beyond the peak' if sat.get('falls_beyond_peak') else ''}",
+                  highlight=False)
+    return 0
