@@ -1,0 +1,142 @@
+"""search.py: presets, the RFC 2544 binary search and MLRsearch over a simulated DUT.
+
+The sessions here are test doubles of a DUT with a known zero-loss rate, never measurements:
+a trial at rate r loses (r - limit) x duration frames when r > limit, and a tester that cannot
+offer more than `ceiling` pps leaves the rest unsent.
+"""
+from dataclasses import dataclass
+
+import pytest
+
+from vswbench.errors import UsageError
+from vswbench.search import PRESETS, measurement_of, preset, search
+from vswbench.session import SessionTrial
+
+
+@dataclass
+class FakeResult:
+    """The fields of trial.TrialResult the search reads."""
+    tx_frames: int
+    lost: int
+    duration_s: float
+    latency_us: dict
+    cycles_per_packet: float | None = None
+    counters_agree: bool = True
+
+    @property
+    def rx_frames(self) -> int:
+        return self.tx_frames - self.lost
+
+    @property
+    def loss_ratio(self) -> float:
+        return self.lost / self.tx_frames if self.tx_frames else 0.0
+
+    @property
+    def tx_pps(self) -> float:
+        return self.tx_frames / self.duration_s
+
+    @property
+    def achieved_pps(self) -> float:
+        return self.rx_frames / self.duration_s
+
+
+class SimulatedDut:
+    kind = "simulated"
+
+    def __init__(self, limit: float, ceiling: float = 1e9) -> None:
+        self.limit, self.ceiling = limit, ceiling
+        self.trials: list[SessionTrial] = []
+
+    def measure(self, rate_pps: float, duration: float, *, count=None) -> SessionTrial:
+        intended = round(rate_pps * duration)
+        sent = min(intended, round(self.ceiling * duration))
+        lost = max(0, round((min(rate_pps, self.ceiling) - self.limit) * duration))
+        t = SessionTrial(FakeResult(sent, lost, duration, {}), rate_pps, duration,  # type: ignore
+                         intended, duration + 0.01)
+        self.trials.append(t)
+        return t
+
+    def overhead_summary(self):
+        return {"session": self.kind, "trials": len(self.trials)}
+
+
+def test_presets_are_the_issue_s_goal_configurations():
+    fast = PRESETS["fast"]
+    assert fast.algorithm == "mlrsearch"
+    ndr, pdr = fast.goals
+    assert (ndr.loss_ratio, ndr.exceed_ratio, ndr.relative_width) == (0.0, 0.5, 0.005)
+    assert (ndr.final_trial_duration, ndr.duration_sum) == (1.0, 21.0)
+    assert pdr.loss_ratio == 0.005
+    rfc = PRESETS["rfc2544"].goals[0]
+    assert (rfc.final_trial_duration, rfc.exceed_ratio, rfc.loss_ratio) == (60.0, 0.0, 0.0)
+    tst = PRESETS["tst009"].goals[0]
+    assert tst.exceed_ratio == 0.5 and tst.duration_sum == 2 * tst.final_trial_duration
+    assert PRESETS["binary"].algorithm == "binary"
+
+
+def test_trial_duration_override_and_unknown_preset():
+    p = preset("binary", trial_duration=2.0)
+    assert p.goals[0].final_trial_duration == 2.0 and p.goals[0].initial_trial_duration <= 2.0
+    assert preset("fast", trial_duration=2.0).goals[0].duration_sum == 42.0
+    with pytest.raises(UsageError):
+        preset("quick")
+    with pytest.raises(UsageError):
+        preset("fast", trial_duration=0)
+
+
+@pytest.mark.parametrize("name", ["fast", "binary"])
+def test_search_finds_a_known_limit(name):
+    dut = SimulatedDut(limit=123_456)
+    p = preset(name, trial_duration=1.0)
+    r = search(dut, p, min_load=1_000, max_load=400_000)   # type: ignore[arg-type]
+    ndr = r.outcome("NDR")
+    assert ndr is not None and ndr.lower_bound_pps <= 123_456 <= ndr.upper_bound_pps
+    assert r.ndr_pps == pytest.approx(123_456, rel=0.006)
+    assert not r.generator_bound
+    data = r.to_json()
+    for key in ("ndr_pps", "pdr_pps", "lower_bound_pps", "upper_bound_pps", "trials",
+                "trial_seconds", "generator_bound"):
+        assert key in data
+    assert data["trial_seconds"] == sum(t["intended_s"] for t in data["trials"])
+    if name == "fast":
+        assert r.pdr_pps >= r.ndr_pps
+    else:
+        assert r.pdr_pps is None
+
+
+def test_binary_search_trial_count_is_logarithmic():
+    dut = SimulatedDut(limit=50_000)
+    r = search(dut, preset("binary", trial_duration=1.0), min_load=1_000,  # type: ignore[arg-type]
+               max_load=400_000)
+    # two end points, then halvings until the interval is 0.5 % of ~50k: log2(399k / 250) ~ 10.6
+    assert len(r.trials) == 2 + 11
+
+
+def test_a_tester_slower_than_the_switch_is_reported_generator_bound():
+    dut = SimulatedDut(limit=10e6, ceiling=300_000)
+    r = search(dut, preset("fast"), min_load=1_000, max_load=400_000,  # type: ignore[arg-type]
+               generator_ceiling=300_000)
+    assert r.generator_bound
+    assert r.describe_ndr().startswith("at least")
+    assert any("could not send" in n for n in r.notes)
+
+
+def test_a_switch_limit_well_below_the_ceiling_is_not_generator_bound():
+    dut = SimulatedDut(limit=100_000, ceiling=300_000)
+    r = search(dut, preset("fast"), min_load=1_000, max_load=300_000,  # type: ignore[arg-type]
+               generator_ceiling=300_000)
+    assert not r.generator_bound and r.describe_ndr() == f"{r.ndr_pps:,.0f} pps"
+
+
+def test_unsent_frames_count_as_loss():
+    t = SessionTrial(FakeResult(90_000, 0, 1.0, {}), 100_000, 1.0, 100_000, 1.05)  # type: ignore
+    m = measurement_of(t)
+    assert t.unsent_count == 10_000 and m.loss_ratio == pytest.approx(0.1)
+    # a couple of frames short of a paced trial is pacing granularity, not a failure
+    t2 = SessionTrial(FakeResult(99_990, 0, 1.0, {}), 100_000, 1.0, 100_000, 1.05)  # type: ignore
+    assert t2.unsent_count == 0 and measurement_of(t2).loss_ratio == 0.0
+
+
+def test_bad_range():
+    with pytest.raises(UsageError):
+        search(SimulatedDut(1e5), preset("fast"), min_load=5e5, max_load=4e5)  # type: ignore
