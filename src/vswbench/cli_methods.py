@@ -15,6 +15,7 @@ from rich.table import Table
 from vswbench.cli import cli
 from vswbench.cmd_trial import TrialOptions
 from vswbench.errors import UsageError
+from vswbench.stats import steal_fraction
 
 out = Console()
 err = Console(stderr=True)
@@ -122,13 +123,15 @@ def search(**kw: Any) -> int:
     with method_context(plan, drain=p.drain_s, progress=_say) as ctx:
         max_load = ctx.max_load(max_given)
         results = []
+        stat0 = Path("/proc/stat").read_text()
         for i in range(kw["repeat"]):
             _say(f"search {i + 1}/{kw['repeat']} ({p.name}: {p.description})")
             ctx.session.trials.clear()
             results.append(run_search(ctx.session, p, min_load=min_load or 1000.0,
                                       max_load=max_load, generator_ceiling=ctx.ceiling,
                                       progress=_trial_line))
-        data = _search_json(results, ctx.environment(), ctx.notes)
+        steal = steal_fraction(stat0, Path("/proc/stat").read_text())
+        data = _search_json(results, ctx.environment(), ctx.notes, steal)
         ndr = data.get("ndr_pps")
         if fractions and ndr:
             points = latency_at(ctx.session, ndr, fractions, kw["latency_duration"],
@@ -140,13 +143,15 @@ def search(**kw: Any) -> int:
     return 0
 
 
-def _search_json(results: list[Any], env: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+def _search_json(results: list[Any], env: dict[str, Any], notes: list[str],
+                 steal: float | None = None) -> dict[str, Any]:
     ordered = sorted(results, key=lambda r: r.ndr_pps or 0.0)
     chosen = ordered[len(ordered) // 2]
     data = {**env, **chosen.to_json()}
     data["notes"] = [*notes, *data["notes"]]
     data["ndr"] = chosen.describe_ndr()
     data["repetitions"] = len(results)
+    data["steal_fraction"] = steal
     if len(results) > 1:
         from vswbench.stats import noise_warning, summarize
 
@@ -156,8 +161,9 @@ def _search_json(results: list[Any], env: dict[str, Any], notes: list[str]) -> d
             values = [getattr(r, metric) for r in results if getattr(r, metric) is not None]
             if values:
                 s = summarize(values)
-                stats[metric] = s.to_json()
-                w = noise_warning(metric, s)
+                stats[metric] = {**s.to_json(), "worst_of_n": s.worst(higher_is_better=True),
+                                 "best_of_n": s.best(higher_is_better=True)}
+                w = noise_warning(metric, s, steal_fraction=steal)
                 if w:
                     warnings.append(w)
         data["statistics"] = stats

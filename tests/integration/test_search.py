@@ -1,0 +1,107 @@
+"""Search, sweep, latency at NDR fractions and back-to-back against `shaped`, the calibration DUT
+whose answer is known (a tbf shaper at --shape-pps). Real namespaces, the real engine."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vswbench.b2b import B2BConfig, back_to_back
+from vswbench.loadcurve import latency_at, run_sweep, saturation
+from vswbench.netns import list_namespaces
+from vswbench.run import run_scope
+from vswbench.scenario import parse
+from vswbench.session import ControlSession, Workload
+from vswbench.switches import all_switches
+from vswbench.switches.base import Placement
+from vswbench.testbed import Testbed
+
+VSWBENCH = Path(sys.executable).parent / "vswbench"
+PLACEMENT = Placement(0, 1, (1,))
+
+
+def vswbench(*argv: str, tmp_path: Path) -> dict:
+    env = {**os.environ, "VSWBENCH_CACHE": str(tmp_path)}
+    proc = subprocess.run([str(VSWBENCH), *argv, "--json"], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def assert_nothing_left(run_id: str) -> None:
+    assert not [ns for ns in list_namespaces() if ns.startswith(run_id)], "namespaces left"
+    assert not list(Path("/tmp").glob(f"vsb-{run_id}*")), "temp dirs left"
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("rate,size", [(60_000, 64), (30_000, 1518)])
+def test_fast_search_finds_the_shaped_rate(root, engine, tmp_path, rate, size):
+    data = vswbench("search", "--switch", "shaped", "--shape-pps", str(rate), "--size", str(size),
+                    "--preset", "fast", "--min-load", "5k", "--max-load", "200k",
+                    "--no-calibration", "--warmup", "0.3", tmp_path=tmp_path)
+    for key in ("ndr_pps", "pdr_pps", "lower_bound_pps", "upper_bound_pps", "trials",
+                "trial_seconds", "generator_bound"):
+        assert key in data, key
+    assert abs(data["ndr_pps"] / rate - 1) <= 0.02, data["ndr"]
+    assert data["lower_bound_pps"] <= data["upper_bound_pps"]
+    assert data["pdr_pps"] >= data["ndr_pps"] * 0.999
+    assert data["generator_bound"] is False
+    assert data["trial_seconds"] == pytest.approx(sum(t["intended_s"] for t in data["trials"]))
+    overhead = data["overhead_per_trial"]
+    assert overhead["session"] == "control" and overhead["mean_s"] < 0.1, overhead
+    assert data["switch"] == "shaped" and data["frame_size"] == size
+    assert_nothing_left(data["run_id"])
+
+
+@pytest.mark.timeout(300)
+def test_restart_session_serves_sender_receiver_pairs(root, engine, tmp_path):
+    data = vswbench("search", "--switch", "shaped", "--shape-pps", "40k", "--scenario", "p2p-pair",
+                    "--preset", "binary", "--trial-duration", "0.5", "--min-load", "5k",
+                    "--max-load", "120k", "--no-calibration", "--warmup", "0", tmp_path=tmp_path)
+    assert data["overhead_per_trial"]["session"] == "restart"
+    assert abs(data["ndr_pps"] / 40_000 - 1) <= 0.02, data["ndr"]
+    assert data["pdr_pps"] is None     # binary searches one loss ratio
+    assert_nothing_left(data["run_id"])
+
+
+@pytest.mark.timeout(300)
+def test_sweep_latency_and_back_to_back_on_one_testbed(root, engine):
+    shaped = all_switches()["shaped"]
+    with run_scope() as run:
+        prefix = str(run.id)
+        with Testbed(parse("p2p"), shaped, run, PLACEMENT,
+                     {"shape_pps": "50000", "shape_frame_size": "64"}) as tb:
+            with ControlSession(tb, Workload(64)) as session:
+                session.warm_up(10_000, 0.3)
+                points = run_sweep(session, [25_000, 45_000, 75_000, 100_000], 0.5)
+                lat = latency_at(session, 50_000, (0.1, 0.5, 0.9), 0.5)
+                b2b = back_to_back(session, B2BConfig(trials=2, max_frames=50_000),
+                                   throughput_pps=50_000)
+    assert_nothing_left(prefix)
+    below, above = points[:2], points[2:]
+    assert all(p.trial.result.lost == 0 and not p.trial.unsent_count for p in below)
+    assert all(p.trial.result.lost or p.trial.unsent_count for p in above)
+    # beyond the shaper's rate, what gets through is the shaper's rate
+    for p in above:
+        assert p.trial.result.achieved_pps == pytest.approx(50_000, rel=0.05)
+    sat = saturation(points)
+    assert sat["highest_lossless_offered_pps"] == 45_000
+    for p in lat:
+        r = p.trial.result
+        assert r.lost == 0 and r.latency_us["p50"] and r.histogram, r.latency_us
+    assert not b2b.unbounded and b2b.summary.n == 2
+    assert 0 < b2b.summary.min < 50_000
+    assert b2b.implied_buffer_s and b2b.implied_buffer_s > 0
+
+
+@pytest.mark.timeout(120)
+def test_calibration_is_measured_once_then_cached(root, engine, tmp_path):
+    first = vswbench("calibrate", "--size", "64", tmp_path=tmp_path)
+    second = vswbench("calibrate", "--size", "64", tmp_path=tmp_path)
+    assert first["cached"] is False and second["cached"] is True
+    assert second["ceiling_pps"] == first["ceiling_pps"] > 10_000
+    assert (tmp_path / "generator-ceiling.json").is_file()
