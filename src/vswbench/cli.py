@@ -199,16 +199,40 @@ def switches(as_json: bool) -> int:
               help="CPU of the switch's threads [default: the next CPU].")
 @click.option("--nf-cpus", default=None, help="CPUs of the network functions, e.g. 1,2.")
 @click.option("--option", "options", multiple=True, help="Backend option key=value (repeatable).")
+@click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Repeat the trial N times (median, CI, CV, worst/best of N).")
 @click.option("--json", "as_json", is_flag=True, help="Print the trial's JSON.")
 def trial(switch: str, scenario: str, size: int, rate: str, duration: float, warmup: float,
           io: str, flows: int, burst: int, tester_cpu: int | None, switch_cpu: int | None,
-          nf_cpus: str | None, options: tuple[str, ...], as_json: bool) -> int:
+          nf_cpus: str | None, options: tuple[str, ...], repeat: int, as_json: bool) -> int:
     """One trial: fixed offered load through a switch in a scenario."""
-    from vswbench.cmd_trial import TrialOptions, execute_trial, plan_trial
+    from vswbench.cmd_trial import (TrialOptions, execute_trials, plan_trial,
+                                    repeat_statistics)
 
     plan = plan_trial(TrialOptions(switch, scenario, size, rate, duration, warmup, io, flows,
                                    burst, tester_cpu, switch_cpu, nf_cpus, options))
-    result = execute_trial(plan, progress=lambda m: err.print(m, style="dim", highlight=False))
+    results = execute_trials(plan, repeat,
+                             progress=lambda m: err.print(m, style="dim", highlight=False))
+    if repeat > 1:
+        stats, warnings = repeat_statistics(results)
+        if as_json:
+            click.echo(json.dumps({"trials": [r.to_json() for r in results],
+                                   "statistics": stats, "warnings": warnings}, indent=1))
+            return 0
+        table = Table(title=f"{results[0].switch} / {results[0].scenario} / "
+                            f"{results[0].frame_size} B: {repeat} trials")
+        for column in ("metric", "median", "min", "max", "95 % CI", "CV %"):
+            table.add_column(column, justify="right")
+        for metric, s in stats.items():
+            digits = 6 if metric == "loss_ratio" else 1
+            table.add_row(metric, *(_num(s[k], digits) for k in ("median", "min", "max")),
+                          f"{_num(s['ci_low'], digits)}..{_num(s['ci_high'], digits)}",
+                          "–" if s["cv"] is None else f"{s['cv'] * 100:.2f}")
+        out.print(table)
+        for w in warnings:
+            err.print(f"[yellow]warning: {w}[/]", highlight=False)
+        return 0
+    result = results[0]
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.scenario import Role, Scenario, parse
@@ -138,6 +139,12 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
 
 
 def execute_trial(plan: TrialPlan, progress: Callable[[str], None] = print) -> TrialResult:
+    return execute_trials(plan, 1, progress)[0]
+
+
+def execute_trials(plan: TrialPlan, repeat: int,
+                   progress: Callable[[str], None] = print) -> list[TrialResult]:
+    """`repeat` trials, one after the other, through one testbed."""
     from vswbench.run import run_scope
     from vswbench.testbed import Testbed
     from vswbench.trial import run_trial
@@ -155,4 +162,40 @@ def execute_trial(plan: TrialPlan, progress: Callable[[str], None] = print) -> T
                  f"{plan.spec.duration:g} s (warm-up {plan.spec.warmup:g} s)")
         with Testbed(plan.scenario, plan.switch_cls, run, plan.placement, plan.options) as tb:
             progress(f"run {run.id}: testbed ready ({tb.switch.forwarding_mode() if tb.switch else ''})")
-            return run_trial(tb, plan.spec)
+            results = []
+            for i in range(repeat):
+                if repeat > 1:
+                    progress(f"run {run.id}: trial {i + 1}/{repeat}")
+                results.append(run_trial(tb, plan.spec))
+            return results
+
+
+REPEATED_METRICS = ("achieved_pps", "loss_ratio", "p50_us", "p99_us", "cycles_per_packet")
+
+
+def repeat_statistics(results: list[TrialResult]) -> tuple[dict[str, Any], list[str]]:
+    """Summary of each metric over repeated trials, and noise warnings (stats.py)."""
+    from vswbench.stats import noise_warning, summarize
+
+    values: dict[str, list[float]] = {m: [] for m in REPEATED_METRICS}
+    for r in results:
+        for metric, value in (("achieved_pps", r.achieved_pps), ("loss_ratio", r.loss_ratio),
+                              ("p50_us", r.latency_us.get("p50")),
+                              ("p99_us", r.latency_us.get("p99")),
+                              ("cycles_per_packet", r.cycles_per_packet)):
+            if value is not None:
+                values[metric].append(float(value))
+    stats: dict[str, Any] = {}
+    warnings = []
+    for metric, vals in values.items():
+        if not vals:
+            continue
+        s = summarize(vals)
+        higher_better = metric == "achieved_pps"
+        stats[metric] = {**s.to_json(), "worst_of_n": s.worst(higher_is_better=higher_better),
+                         "best_of_n": s.best(higher_is_better=higher_better)}
+        if metric != "loss_ratio":
+            w = noise_warning(metric, s)
+            if w:
+                warnings.append(w)
+    return stats, warnings

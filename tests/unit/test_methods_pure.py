@@ -52,3 +52,46 @@ def test_control_trial_command_sends_an_exact_count():
     assert cmd["count"] == 5000 and "duration" not in cmd and cmd["rate"] == 0
     cmd, count, cap = s._command(0, 1.0, None)     # calibration: max rate for a second
     assert "count" not in cmd and cmd["duration"] == 1.0
+
+
+def test_repeat_statistics_and_noise_warning():
+    from types import SimpleNamespace
+
+    from vswbench.cmd_trial import repeat_statistics
+
+    def result(pps, p99):
+        return SimpleNamespace(achieved_pps=pps, loss_ratio=0.0, cycles_per_packet=5000.0,
+                               latency_us={"p50": 10.0, "p99": p99})
+    steady = [result(100_000 + i, 20.0) for i in range(5)]
+    stats, warnings = repeat_statistics(steady)
+    assert stats["achieved_pps"]["median"] == 100_002 and stats["achieved_pps"]["n"] == 5
+    assert stats["achieved_pps"]["worst_of_n"] == 100_000
+    assert stats["achieved_pps"]["best_of_n"] == 100_004
+    assert stats["p99_us"]["worst_of_n"] == 20.0
+    assert not warnings
+    noisy = [result(pps, 20.0) for pps in (50_000, 100_000, 150_000, 80_000, 120_000)]
+    _, warnings = repeat_statistics(noisy)
+    assert len(warnings) == 1 and "achieved_pps" in warnings[0]
+
+
+def test_calibration_cache_round_trip(tmp_path):
+    import time
+
+    from vswbench import calibration as cal
+    from vswbench.scenario import parse
+    from vswbench.session import Workload
+    from vswbench.switches.base import Placement
+
+    path = tmp_path / "c.json"
+    scen, w, pl = parse("p2p"), Workload(64), Placement(0, 1, (1,))
+    assert cal.cached(scen, w, pl, path) is None
+    key = cal.cache_key(scen, w, pl)
+    assert key != cal.cache_key(scen, Workload(1518), pl)
+    assert key != cal.cache_key(scen, w, Placement(1, 0, (0,)))
+    entry = cal.Calibration(key, 300_000.0, 310_000.0, 3, 1.0, time.time(), "p2p", 64,
+                            "afpacket", 1)
+    cal._store(path, entry)
+    hit = cal.cached(scen, w, pl, path)
+    assert hit is not None and hit.cached and hit.ceiling_pps == 300_000.0
+    path.write_text("not json")
+    assert cal.cached(scen, w, pl, path) is None
