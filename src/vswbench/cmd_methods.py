@@ -6,7 +6,6 @@ with one trial session over it for all the method's trials.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,7 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from vswbench.calibration import Calibration, calibrate
-from vswbench.cmd_trial import SwitchUnavailable, TrialOptions, TrialPlan, plan_trial
+from vswbench.cmd_trial import TrialOptions, TrialPlan, ensure_runnable, plan_trial
 from vswbench.errors import UsageError
 from vswbench.session import TrialSession, Workload, control_capable, open_session
 from vswbench.testbed import Testbed
@@ -95,13 +94,7 @@ class MethodContext:
 def method_context(plan: MethodPlan, *, drain: float,
                    progress: Callable[[str], None] = print) -> Iterator[MethodContext]:
     tp = plan.trial
-    avail = tp.switch_cls.availability()
-    if not avail.ok:
-        fix = f"; fix: {avail.fix}" if avail.fix else ""
-        raise SwitchUnavailable(f"switch {tp.switch_cls.name} is not available here: "
-                                f"{avail.reason}{fix}")
-    if os.geteuid() != 0:
-        raise UsageError("this builds network namespaces: run it as root")
+    ensure_runnable(tp.switch_cls)
     from vswbench.run import run_scope
 
     notes: list[str] = []

@@ -138,6 +138,17 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
     return TrialPlan(switches[opts.switch], scenario, spec, placement, options)
 
 
+def ensure_runnable(switch_cls: type[Switch]) -> None:
+    """SwitchUnavailable (exit 3) with the reason and the fix, or UsageError without root."""
+    avail = switch_cls.availability()
+    if not avail.ok:
+        fix = f"; fix: {avail.fix}" if avail.fix else ""
+        raise SwitchUnavailable(f"switch {switch_cls.name} is not available here: "
+                                f"{avail.reason}{fix}")
+    if os.geteuid() != 0:
+        raise UsageError("this builds network namespaces: run it as root")
+
+
 def execute_trial(plan: TrialPlan, progress: Callable[[str], None] = print) -> TrialResult:
     return execute_trials(plan, 1, progress)[0]
 
@@ -149,13 +160,7 @@ def execute_trials(plan: TrialPlan, repeat: int,
     from vswbench.testbed import Testbed
     from vswbench.trial import run_trial
 
-    avail = plan.switch_cls.availability()
-    if not avail.ok:
-        fix = f"; fix: {avail.fix}" if avail.fix else ""
-        raise SwitchUnavailable(f"switch {plan.switch_cls.name} is not available here: "
-                                f"{avail.reason}{fix}")
-    if os.geteuid() != 0:
-        raise UsageError("a trial creates network namespaces: run it as root")
+    ensure_runnable(plan.switch_cls)
     with run_scope() as run:
         progress(f"run {run.id}: {plan.switch_cls.name}, {plan.scenario.name}, "
                  f"{plan.spec.frame_size} B at {plan.spec.rate_pps:,.0f} pps for "
