@@ -109,10 +109,10 @@ class TrialSession(ABC):
     def __enter__(self) -> TrialSession:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(graceful=exc_type is None)
 
-    def close(self) -> None:
+    def close(self, *, graceful: bool = True) -> None:
         pass
 
     def warm_up(self, rate_pps: float, seconds: float) -> None:
@@ -216,8 +216,10 @@ class ControlSession(TrialSession):
         self.driver = self._stack.enter_context(driver)
         self.driver.wait_for_record("ready", READY_TIMEOUT)
 
-    def close(self) -> None:
-        if self.driver is not None and self.driver.running:
+    def close(self, *, graceful: bool = True) -> None:
+        """Normal end: ask the tester to quit. On an error or Ctrl-C it may be in the middle of a
+        trial and would not read its stdin until the trial ends: stop it right away (SIGTERM)."""
+        if graceful and self.driver is not None and self.driver.running:
             self.driver.quit()
         self._stack.close()
 
