@@ -95,3 +95,15 @@ def test_calibration_cache_round_trip(tmp_path):
     assert hit is not None and hit.cached and hit.ceiling_pps == 300_000.0
     path.write_text("not json")
     assert cal.cached(scen, w, pl, path) is None
+
+
+def test_placements_on_two_cores():
+    from vswbench.runner import placement_cpus
+
+    assert placement_cpus("default", 3) == (None, None, None)
+    assert placement_cpus("s_core", 3) == (0, 0, "0")
+    assert placement_cpus("bi", 4) == (0, 1, "0,1")
+    assert placement_cpus("pbp", 3) == (0, 1, "0,0,1")
+    assert placement_cpus("pbp", 4) == (0, 1, "0,0,1,1")
+    with pytest.raises(UsageError):
+        placement_cpus("diagonal", 1)

@@ -1,0 +1,129 @@
+"""`vswbench run | report | export`: campaigns into a results store, the report, the exports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from vswbench.cli import cli
+from vswbench.cli_methods import _num, err, out
+from vswbench.errors import UsageError
+
+
+def _load(spec_path: Path | None, suite: str | None) -> Any:
+    from vswbench.campaign import builtin, load_spec
+
+    if spec_path is not None and suite is not None:
+        raise UsageError("give a spec file or --suite, not both")
+    if spec_path is not None:
+        return load_spec(spec_path)
+    return builtin(suite or "quick")
+
+
+def _eta(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"~{m}:{s:02d} left"
+
+
+@cli.command()
+@click.argument("spec", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--suite", type=click.Choice(["quick", "standard"]), default=None,
+              help="A built-in suite instead of a spec file [quick].")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results directory [results/<campaign name>]; rerun to resume.")
+@click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
+def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: bool) -> int:
+    """Run a campaign (TOML spec or built-in suite); resumable: finished points are skipped."""
+    from vswbench.campaign import expand
+    from vswbench.runner import CampaignRunner
+
+    campaign = _load(spec, suite)
+    expand(campaign)                      # every point checked before anything is created
+    out_dir = out_dir or Path(campaign.out or f"results/{campaign.name}")
+    with Progress(TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total} points"),
+                  TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=err,
+                  transient=False) as bar:
+        task = bar.add_task(f"campaign {campaign.name}", total=None, eta="")
+
+        def on_progress(prog: Any, message: str) -> None:
+            bar.update(task, total=prog.total, completed=prog.skipped_before + prog.done,
+                       eta=_eta(prog.remaining_s))
+            bar.console.print(message, style="dim", highlight=False, markup=False)
+
+        summary = CampaignRunner(campaign, out_dir, on_progress).run()
+    out.print(f"campaign {campaign.name}: {summary.done} points measured, {summary.failed} failed, "
+              f"{summary.skipped} skipped, {summary.already_done} already done "
+              f"({summary.seconds:.0f} s)", highlight=False)
+    print_ranking(summary.store)
+    if not no_report:
+        _write_report(out_dir)
+    out.print(f"results store: {summary.store}", highlight=False)
+    return 0 if summary.failed == 0 else 1
+
+
+def print_ranking(store_path: Path) -> None:
+    from vswbench.store import ResultStore, headline
+
+    with ResultStore(store_path, create=False) as store:
+        rows = [headline(p) for p in store.points()]
+    searches = [r for r in rows if r["kind"] == "search" and r["status"] == "done"]
+    latency = {(r["switch"], r["scenario"], str(r["size"])): r for r in rows
+               if r["kind"] == "latency" and r["status"] == "done"}
+    if not searches:
+        return
+    table = Table(title="ranking (NDR, fast MLRsearch)")
+    for col in ("switch", "scenario", "size", "NDR Mpps", "Gbit/s", "PDR Mpps",
+                "p50 us @90%", "p99 us @90%", "cycles/pkt"):
+        table.add_column(col, justify="right")
+    for r in sorted(searches, key=lambda r: (str(r["size"]), -(r["ndr_pps"] or 0))):
+        lat = latency.get((r["switch"], r["scenario"], str(r["size"])), {})
+        mark = "≥" if r["generator_bound"] else ""
+        table.add_row(r["switch"], r["scenario"], str(r["size"]),
+                      f"{mark}{_num(r['ndr_pps'] and r['ndr_pps'] / 1e6, 3)}",
+                      _num(r["ndr_gbps"], 3), _num(r["pdr_pps"] and r["pdr_pps"] / 1e6, 3),
+                      _num(lat.get("latency_p50_us"), 1), _num(lat.get("latency_p99_us"), 1),
+                      _num(r["cycles_per_packet"], 0))
+    out.print(table)
+    if any(r["generator_bound"] for r in searches):
+        out.print("≥: generator-bound (the tester's ceiling, not the switch's limit)",
+                  style="yellow")
+
+
+def _write_report(out_dir: Path) -> None:
+    try:
+        from vswbench.report import build_report
+    except ImportError:
+        err.print("(the HTML report is not available in this version)", style="yellow")
+        return
+    files = build_report(out_dir, out_dir)
+    out.print(f"report: {files.html}", highlight=False)
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
+def report(directory: Path) -> int:
+    """Write the HTML report (and PNG/SVG plots) of a results directory."""
+    _write_report(directory)
+    return 0
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["json", "csv", "parquet"]), default="csv",
+              show_default=True)
+@click.option("--to", "target", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def export(directory: Path, fmt: str, target: Path | None) -> int:
+    """Export a results store to JSON, CSV or Parquet."""
+    from vswbench.runner import STORE_NAME
+    from vswbench.store import ResultStore
+
+    target = target or directory / f"results.{fmt}"
+    with ResultStore(directory / STORE_NAME, create=False) as store:
+        getattr(store, f"export_{fmt}")(target)
+    out.print(f"wrote {target}", highlight=False)
+    return 0
