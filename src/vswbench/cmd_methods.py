@@ -15,6 +15,7 @@ from typing import Any
 from vswbench.calibration import Calibration, calibrate
 from vswbench.cmd_trial import TrialOptions, TrialPlan, ensure_runnable, plan_trial
 from vswbench.errors import UsageError
+from vswbench.runid import RunId
 from vswbench.session import TrialSession, Workload, control_capable, open_session
 from vswbench.testbed import Testbed
 
@@ -91,14 +92,14 @@ class MethodContext:
 
 
 @contextmanager
-def method_context(plan: MethodPlan, *, drain: float,
-                   progress: Callable[[str], None] = print) -> Iterator[MethodContext]:
+def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], None] = print,
+                   run_id: RunId | None = None) -> Iterator[MethodContext]:
     tp = plan.trial
     ensure_runnable(tp.switch_cls)
     from vswbench.run import run_scope
 
     notes: list[str] = []
-    with run_scope() as run:
+    with run_scope(run_id=run_id) as run:
         cal = None
         if plan.calibrate and control_capable(tp.scenario):
             progress(f"run {run.id}: generator ceiling on veth ({tp.scenario.name}, "

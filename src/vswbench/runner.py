@@ -121,7 +121,8 @@ class CampaignRunner:
         with ResultStore(store_path) as store:
             finished = store.finished_keys(self.spec.name)
             todo = [p for p in self.points if p.key not in finished]
-            run_id = str(new_run_id())
+            self.run_id = new_run_id()
+            run_id = str(self.run_id)
             store.begin_run(run_id, self.spec, fingerprint().to_json())
             prog = Progress(len(self.points), skipped_before=len(self.points) - len(todo),
                             remaining_s=sum(estimate(p) for p in todo))
@@ -175,7 +176,8 @@ class CampaignRunner:
     def _run_group(self, store: ResultStore,
                    group: list[Point]) -> Iterator[tuple[Point, tuple[str, Any, str | None]]]:
         plan = plan_for(group[0])
-        with method_context(plan, drain=0.05, progress=lambda m: None) as ctx:
+        with method_context(plan, drain=0.05, progress=lambda m: None,
+                            run_id=self.run_id) as ctx:
             for p in group:
                 try:
                     result = execute_point(ctx, p, store, self.spec.name)
