@@ -45,6 +45,7 @@ from vswbench import scenario as scenarios
 from vswbench.errors import UsageError
 from vswbench.search import PRESETS
 from vswbench.trial import IO_CHOICES, parse_rate
+from vswbench.suites import BUILTIN
 
 KINDS = ("search", "sweep", "trial", "latency", "b2b")
 PLACEMENTS = ("default", "s_core", "bi", "pbp")
@@ -504,51 +505,6 @@ def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> li
                          duration, points, fractions, io, options, shape, trials, max_frames,
                          rep, st.index))
     return out
-
-
-# -- built-in suites ---------------------------------------------------------------------------
-# switch = ["*"] is every switch but the calibration device; the runner skips those unavailable
-# on the machine. quick is the README's main command: the fast search's NDR then latency at 90 %
-# of it (a runner can take the NDR from the search point: search_twin).
-QUICK = """\
-[campaign]
-name = "quick"
-description = "Every switch, p2p, 64 and 1518 bytes: NDR/PDR (fast), latency at 90 % of NDR"
-
-[[study]]
-kind = ["search", "latency"]
-switch = ["*"]
-scenario = "p2p"
-size = [64, 1518]
-preset = "fast"
-fractions = [90]
-duration = 2
-"""
-
-STANDARD = """\
-[campaign]
-name = "standard"
-description = "quick plus pvp, 512 bytes and IMIX, latency at 50 and 90 % of NDR, a load sweep"
-
-[[study]]
-kind = ["search", "latency"]
-switch = ["*"]
-scenario = ["p2p", "pvp"]
-size = [64, 512, 1518, "imix"]
-preset = "fast"
-fractions = [50, 90]
-duration = 2
-
-[[study]]
-kind = "sweep"
-switch = ["*"]
-scenario = "p2p"
-size = 64
-points = 10
-duration = 1
-"""
-
-BUILTIN: dict[str, str] = {"quick": QUICK, "standard": STANDARD}
 
 
 def builtin(name: str) -> CampaignSpec:
