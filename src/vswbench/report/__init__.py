@@ -1,0 +1,102 @@
+"""`vswbench report`: one self-contained HTML page and its plots (PNG and SVG) from a results store.
+
+    files = build_report("results/quick", "results/quick")
+    files.html        # results/quick/report.html (plots embedded, CSS inline, no network)
+    files.plots_dir   # results/quick/plots/ (every plot as NAME.png and NAME.svg)
+
+Modules: data.py (typed rows from the store), spread.py (parameter error bars), notes.py
+(warnings, fingerprints), model.py (all of it together), plots.py (matplotlib figures, Agg),
+html.py (the page). The output is deterministic: the same store gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from vswbench.errors import UsageError
+from vswbench.report.data import DEFAULT_LINK_BPS, load
+from vswbench.report.html import SECTION_IDS, render_page
+from vswbench.report.model import ReportModel, build_model
+from vswbench.report.plots import Plot, make_plots
+
+REPORT_NAME = "report.html"
+PLOTS_DIR = "plots"
+
+__all__ = ["ReportFiles", "ReportModel", "SECTION_IDS", "build_report", "DEFAULT_LINK_BPS"]
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    html: Path                           # OUT/report.html
+    plots_dir: Path                      # OUT/plots
+    plots: tuple[Path, ...]              # every file written in plots_dir (NAME.png, NAME.svg)
+    sections: tuple[str, ...]            # section ids in page order
+    empty_sections: tuple[str, ...]      # sections that say they have no data
+
+    @property
+    def png(self) -> tuple[Path, ...]:
+        return tuple(p for p in self.plots if p.suffix == ".png")
+
+    @property
+    def svg(self) -> tuple[Path, ...]:
+        return tuple(p for p in self.plots if p.suffix == ".svg")
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write beside, then rename: a reader never sees half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def build_report(store_path_or_dir: str | Path, out_dir: str | Path, *,
+                 campaign: str | None = None,
+                 link_bps: float = DEFAULT_LINK_BPS) -> ReportFiles:
+    """Read the store (a run's directory or its results.sqlite), write OUT/report.html and
+    OUT/plots/*.png|svg. `campaign` limits the report to one campaign of the store; `link_bps`
+    is the reference link of the line-rate curve (10 GbE by default). Plot files a previous
+    report left in OUT/plots that this one does not write are removed."""
+    data = load(store_path_or_dir, campaign)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"report output {out} is a file: give a directory")
+    model = build_model(data, link_bps)
+    plots = make_plots(model)
+    plots_dir = out / PLOTS_DIR
+    try:
+        plots_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create {plots_dir}: {e.strerror}") from None
+    written = _write_plots(plots_dir, plots)
+    html_path = out / REPORT_NAME
+    _write(html_path, render_page(model, plots).encode("utf-8"))
+    with_plots = {p.section for p in plots}
+    empty = tuple(s for s in SECTION_IDS if s not in with_plots and _empty_in(model, s))
+    return ReportFiles(html_path, plots_dir, written, SECTION_IDS, empty)
+
+
+def _write_plots(plots_dir: Path, plots: list[Plot]) -> tuple[Path, ...]:
+    written = []
+    for plot in plots:
+        for suffix, data in ((".png", plot.png), (".svg", plot.svg)):
+            path = plots_dir / f"{plot.name}{suffix}"
+            _write(path, data)
+            written.append(path)
+    keep = set(written)
+    for stale in sorted(plots_dir.iterdir()):
+        if stale.suffix in (".png", ".svg") and stale not in keep and stale.is_file():
+            stale.unlink()
+    return tuple(written)
+
+
+def _empty_in(model: ReportModel, section: str) -> bool:
+    """Sections without plots: which of them had nothing to show."""
+    if section == "ranking":
+        return not model.ranking
+    if section == "system":
+        return not model.runs
+    if section == "warnings":
+        return not model.warnings
+    return True

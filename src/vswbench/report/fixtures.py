@@ -1,0 +1,285 @@
+"""FIXTURES, NOT MEASUREMENTS: synthetic results stores for the report's tests.
+
+Every number here is invented (in the ranges seen on the project's 2-core VM, so the plots look
+like real ones) and shaped exactly like the JSON the methodology commands store (runner.
+execute_point: search, sweep, latency, trial, b2b). The campaign is named "fixture" and its spec
+text starts with a comment saying so, which the report prints in its spec section: a page built
+from these stores can never pass for a measurement.
+
+    write_fixture_store(tmp_path / "results.sqlite")              # every kind, every section
+    write_fixture_store(path, variant="trials-only")              # most sections empty
+    write_fixture_store(path, variant="empty")                    # a run with no points
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+from vswbench.campaign import CampaignSpec, Point, parse_spec
+from vswbench.errors import UsageError
+from vswbench.store import ResultStore
+
+FIXTURE_NOTE = "# FIXTURE: synthetic numbers for the report's tests, not measurements."
+FULL_SPEC = FIXTURE_NOTE + """
+[campaign]
+name = "fixture"
+
+[[study]]
+kind = ["search", "latency"]
+switch = ["bridge", "ovs", "xdp"]
+size = [64, 1518]
+fractions = [50, 90]
+
+[[study]]
+kind = "sweep"
+switch = ["bridge", "ovs"]
+size = 64
+points = 6
+
+[[study]]
+kind = "search"
+switch = "bridge"
+scenario = "pairs"
+pairs = [1, 2, 4]
+size = 64
+
+[[study]]
+kind = "trial"
+switch = "bridge"
+size = [64, 512]
+flows = [1, 16]
+rate = "300k"
+repetitions = 2
+
+[[study]]
+kind = "b2b"
+switch = "bridge"
+size = 64
+"""
+TRIALS_SPEC = FIXTURE_NOTE + """
+[campaign]
+name = "fixture-trials"
+
+[[study]]
+kind = "trial"
+switch = "bridge"
+size = 64
+rate = "100k"
+"""
+EMPTY_SPEC = FIXTURE_NOTE + """
+[campaign]
+name = "fixture-empty"
+
+[[study]]
+kind = "search"
+switch = "bridge"
+size = 64
+"""
+RUN_ID = "vsbf1x0"
+TSC_HZ = 2.596e9
+CEILING = {64: 520_000.0, 1518: 450_000.0}
+# Invented NDRs (pps) per switch and size; xdp at 64 bytes is generator-bound, xdp 1518 fails.
+NDR = {("bridge", 64): 218_000.0, ("bridge", 1518): 190_000.0, ("ovs", 64): 98_000.0,
+       ("ovs", 1518): 91_000.0, ("xdp", 64): 520_000.0}
+PAIRS_NDR = {1: 210_000.0, 2: 300_000.0, 4: 340_000.0}
+TRIAL_ACHIEVED = {(64, 1): 231_000.0, (64, 16): 252_000.0, (512, 1): 214_000.0,
+                  (512, 16): 226_000.0}
+LATENCY_MEDIAN_US = {"bridge": 22.0, "ovs": 41.0, "xdp": 15.0}
+
+
+def fixture_fingerprint() -> dict[str, Any]:
+    """A sysinfo.Fingerprint's JSON as the VM would give it (no isolated cores: one warning)."""
+    return {"kernel_release": "6.18.0-fixture", "kernel_version": "#1 SMP PREEMPT_DYNAMIC",
+            "cmdline": "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro", "cpu_model": "AMD EPYC (fixture)",
+            "logical_cpus": 2, "smt_active": "n/a", "governors": {"cpu0": "n/a", "cpu1": "n/a"},
+            "turbo": "n/a", "thp_enabled": "madvise", "thp_defrag": "madvise",
+            "hugepages_total": 0, "hugepages_free": 0, "hugepage_size_kb": 2048,
+            "isolated_cpus": "", "nohz_full": "", "irqbalance_running": False, "tsc_hz": TSC_HZ,
+            "vswbench_version": "0.1.0", "python_version": "3.11.2", "machine": "x86_64",
+            "offloads": {"vsbf1x0a0": {"netns": "vsbf1x0a", "error": None, "features": {
+                "rx-checksumming": "on", "tx-checksumming": "off", "scatter-gather": "on",
+                "tcp-segmentation-offload": "off", "generic-segmentation-offload": "on",
+                "generic-receive-offload": "on"}}},
+            "switch_versions": {"ovs": {"ovs-vswitchd": "3.1.0"}, "bridge": {"kernel": "6.18"}}}
+
+
+# -- latency samples and the engine's histogram -------------------------------------------------
+def hist_bucket(v_ns: int) -> tuple[int, int]:
+    """[low, high] of the engine's log-linear bucket holding v (engine/src/hist.c: exact below
+    256 ns, then 128 buckets per power of two)."""
+    if v_ns < 256:
+        return v_ns, v_ns
+    e = v_ns.bit_length() - 1 - 7
+    low = (v_ns >> e) << e
+    return low, low + (1 << e) - 1
+
+
+def latency_samples(median_us: float, sigma: float = 0.35, n: int = 2000) -> list[int]:
+    """Deterministic log-normal quantiles in ns plus a 0.2 % preemption tail near 1-3 ms."""
+    unit = NormalDist()
+    body = [median_us * 1000 * math.exp(sigma * unit.inv_cdf((i + 0.5) / n)) for i in range(n)]
+    tail = [1_000_000 + 500_000 * i for i in range(max(1, n // 500))]
+    return sorted(int(v) for v in body + tail)
+
+
+def summarize(samples_ns: list[int]) -> tuple[dict[str, float], list[list[float]]]:
+    """(latency_us summary, histogram [[low_ns, high_ns, count], ...]) of samples."""
+    def q(p: float) -> float:
+        return samples_ns[min(len(samples_ns) - 1, int(math.ceil(p * len(samples_ns))) - 1)] / 1e3
+    summary = {"min": samples_ns[0] / 1e3, "p50": q(0.5), "p90": q(0.9), "p99": q(0.99),
+               "p999": q(0.999), "max": samples_ns[-1] / 1e3,
+               "mean": round(sum(samples_ns) / len(samples_ns) / 1e3, 3)}
+    counts: dict[tuple[int, int], int] = {}
+    for v in samples_ns:
+        b = hist_bucket(v)
+        counts[b] = counts.get(b, 0) + 1
+    return summary, [[float(lo), float(hi), c] for (lo, hi), c in sorted(counts.items())]
+
+
+# -- result shapes -----------------------------------------------------------------------------
+def _env(switch: str, scenario: str, size: int, point: Point) -> dict[str, Any]:
+    return {"switch": switch, "scenario": scenario, "frame_size": size, "io": "afpacket",
+            "flows": point.flows, "burst": point.burst, "forwarding_mode": "napi-threaded",
+            "session": "control", "run_id": RUN_ID, "point": point.params(),
+            "label": point.label}
+
+
+def _trial_json(load: float, achieved: float, cpp: float, lat_us: float) -> dict[str, Any]:
+    tx = int(load)
+    rx = int(min(load, achieved))
+    lat, _ = summarize(latency_samples(lat_us, n=400))
+    return {"intended_pps": load, "intended_s": 1.0, "intended_count": tx, "tx_frames": tx,
+            "rx_frames": rx, "lost": tx - rx, "unsent": 0, "loss_ratio": (tx - rx) / tx,
+            "tx_pps": load, "achieved_pps": float(rx), "latency_us": lat,
+            "cycles_per_packet": cpp, "counters_agree": True, "overhead_s": 0.05, "wall_s": 1.05}
+
+
+def search_json(point: Point, ndr: float, *, generator_bound: bool = False,
+                cv: float | None = None) -> dict[str, Any]:
+    size = int(point.size)
+    ceiling = CEILING.get(size, 500_000.0)
+    loads = [ndr * f for f in (0.5, 0.8, 0.95, 1.0, 1.02, 1.1)]
+    trials = [_trial_json(x, min(x, ndr), round(TSC_HZ / ndr * (1.2 - 0.2 * x / ndr)), 20.0)
+              for x in loads if not (generator_bound and x > ndr)]
+    data = {**_env(point.switch, point.scenario, size, point), "preset": "fast",
+            "algorithm": "MLRsearch", "ndr_pps": ndr, "pdr_pps": round(ndr * 1.04, 1),
+            "lower_bound_pps": ndr, "upper_bound_pps": round(ndr * 1.005, 1),
+            "generator_bound": generator_bound, "generator_ceiling_pps": ceiling,
+            "headroom": round(ndr / ceiling, 4), "goals": [], "min_load_pps": 1000.0,
+            "max_load_pps": ceiling, "trials": trials, "trial_count": len(trials),
+            "trial_seconds": 21.0, "wall_seconds": 23.4, "overhead_per_trial": {"mean_s": 0.05},
+            "notes": [], "ndr": f"{ndr:,.0f} pps"}
+    if cv is not None:
+        data["statistics"] = {"ndr_pps": {"n": 5, "median": ndr, "cv": cv},
+                              "pdr_pps": {"n": 5, "median": ndr * 1.04, "cv": cv / 2}}
+        data["repetitions"] = 5
+    return data
+
+
+def latency_json(point: Point, ndr: float, median_us: float) -> dict[str, Any]:
+    pts = []
+    for f in point.fractions or (0.9,):
+        lat, hist = summarize(latency_samples(median_us * (1 + 2 * f * f)))
+        pts.append({"offered_pps": round(ndr * f, 1), "fraction_of_ndr": f,
+                    **_trial_json(ndr * f, ndr * f, 8000.0, 20.0), "latency_us": lat,
+                    "latency_kind": "one-way", "drops": {}, "cpu": {}, "histogram": hist})
+    return {**_env(point.switch, point.scenario, int(point.size), point), "ndr_pps": ndr,
+            "search": None, "points": pts}
+
+
+def sweep_json(point: Point, peak: float, median_us: float) -> dict[str, Any]:
+    ceiling = CEILING[64]
+    pts = []
+    for i in range(1, (point.points or 6) + 1):
+        offered = round(ceiling * i / (point.points or 6), 1)
+        achieved = min(offered, peak) * (0.97 if offered > 1.3 * peak else 1.0)
+        lat, hist = summarize(latency_samples(median_us * (1 + 8 * max(0.0, offered / peak - 0.8)),
+                                              n=600))
+        pts.append({"offered_pps": offered, "fraction_of_ndr": None,
+                    **_trial_json(offered, achieved, 9000.0 - 2000 * min(1.0, offered / peak),
+                                  median_us),
+                    "latency_us": lat, "latency_kind": "one-way", "drops": {}, "cpu": {},
+                    "histogram": hist})
+    clean = [p["offered_pps"] for p in pts if p["lost"] == 0]
+    best = max(pts, key=lambda p: p["achieved_pps"])
+    return {**_env(point.switch, point.scenario, 64, point), "points": pts,
+            "saturation": {"highest_lossless_offered_pps": max(clean, default=None),
+                           "peak_achieved_pps": best["achieved_pps"],
+                           "peak_at_offered_pps": best["offered_pps"],
+                           "falls_beyond_peak": pts[-1]["achieved_pps"] < 0.95 * best[
+                               "achieved_pps"]},
+            "overhead_per_trial": {"mean_s": 0.05}}
+
+
+def trial_json(point: Point, achieved: float) -> dict[str, Any]:
+    rate = float(point.rate or 100_000.0)
+    tx = int(rate * 5)
+    rx = int(min(rate, achieved) * 5)
+    lat, hist = summarize(latency_samples(25.0, n=500))
+    return {**_env(point.switch, point.scenario, int(point.size), point),
+            "offered_pps": rate, "tx_pps": rate, "achieved_pps": rx / 5, "tx_frames": tx,
+            "rx_frames": rx, "lost": tx - rx, "loss_ratio": (tx - rx) / tx, "duration_s": 5.0,
+            "latency_kind": "one-way", "latency_us": lat, "histogram": hist,
+            "cycles_per_packet": 8800.0, "tsc_hz": TSC_HZ, "counters_agree": True,
+            "warnings": []}
+
+
+def b2b_json(point: Point) -> dict[str, Any]:
+    return {**_env(point.switch, point.scenario, 64, point), "method": "back-to-back",
+            "trials": 50, "max_frames": 100_000, "min_frames": 2, "resolution": 0.01,
+            "frame_size": 64, "searches_run": 50, "burst_lengths": [3100, 3200, 3150],
+            "benchmark_frames": 3150.0, "statistics": {"n": 50, "mean": 3150.0, "cv": 0.09},
+            "offered_pps": 480_000.0, "max_theoretical_pps": 14_880_952.0,
+            "max_rate_source": "tester", "throughput_pps": 218_000.0, "meaningful": True,
+            "implied_buffer_s": 0.000212, "corrected_buffer_s": 0.000209, "unbounded": False,
+            "burst_trials": 600, "notes": [], "warnings": [], "searches": []}
+
+
+# -- the stores --------------------------------------------------------------------------------
+def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
+    for p in spec.points():
+        size = p.size if isinstance(p.size, int) else 64
+        if p.kind == "search" and p.scenario.startswith("pairs:"):
+            result: dict[str, Any] | None = search_json(p, PAIRS_NDR[int(p.scenario[6:])])
+        elif p.kind == "search" and (p.switch, size) in NDR:
+            result = search_json(p, NDR[(p.switch, size)],
+                                 generator_bound=(p.switch, size) == ("xdp", 64),
+                                 cv=0.08 if (p.switch, size) == ("bridge", 64) else None)
+        elif p.kind == "latency" and (p.switch, size) in NDR:
+            result = latency_json(p, NDR[(p.switch, size)], LATENCY_MEDIAN_US[p.switch])
+        elif p.kind == "sweep":
+            result = sweep_json(p, NDR[(p.switch, 64)] * 1.06, LATENCY_MEDIAN_US[p.switch])
+        elif p.kind == "trial":
+            result = trial_json(p, TRIAL_ACHIEVED[(size, p.flows)] * (1 + 0.02 * p.repetition))
+        elif p.kind == "b2b":
+            result = b2b_json(p)
+        else:
+            result = None
+        if result is None:
+            store.record_point(RUN_ID, p, None, "failed",
+                               "testbed: xdp_redirect did not attach (fixture failure)")
+        else:
+            store.record_point(RUN_ID, p, result, "done")
+
+
+def write_fixture_store(path: str | Path, variant: str = "full") -> Path:
+    """Write a store of invented results (see the module's docstring) and return its path.
+    Variants: "full" (every kind; every report section has data), "trials-only" (one trial
+    point: every plot section is empty), "empty" (a run without points)."""
+    specs = {"full": FULL_SPEC, "trials-only": TRIALS_SPEC, "empty": EMPTY_SPEC}
+    if variant not in specs:
+        raise UsageError(f"fixture variant {variant!r}: one of {', '.join(specs)}")
+    spec = parse_spec(specs[variant], source="<fixture>")
+    path = Path(path)
+    with ResultStore(path) as store:
+        store.begin_run(RUN_ID, spec, fixture_fingerprint())
+        if variant == "full":
+            _record_full(store, spec)
+        elif variant == "trials-only":
+            (point,) = spec.points()
+            store.record_point(RUN_ID, point, trial_json(point, 99_000.0), "done")
+        store.end_run(RUN_ID, "done")
+    return path

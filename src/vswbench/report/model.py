@@ -1,0 +1,38 @@
+"""Everything the page and the plots show, extracted once from a store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vswbench.errors import UsageError
+from vswbench.report.data import (DEFAULT_LINK_BPS, LoadSeries, PairsPoint, RankingRow,
+                                  ReportInput, load_series, pairs_points, ranking)
+from vswbench.report.notes import ReportWarning, RunInfo, run_infos, warnings
+from vswbench.report.spread import ErrorBar, error_bars
+
+
+@dataclass(frozen=True)
+class ReportModel:
+    data: ReportInput
+    link_bps: float
+    ranking: tuple[RankingRow, ...]
+    sweeps: tuple[LoadSeries, ...]
+    latencies: tuple[LoadSeries, ...]
+    error_bars: tuple[ErrorBar, ...]
+    pairs: tuple[PairsPoint, ...]
+    runs: tuple[RunInfo, ...]
+    warnings: tuple[ReportWarning, ...]
+
+    @property
+    def switches(self) -> tuple[str, ...]:
+        """Every switch named by a point, sorted: the order of the plots' colours."""
+        names = {str(p.params.get("switch")) for p in self.data.points if p.params.get("switch")}
+        return tuple(sorted(names))
+
+
+def build_model(data: ReportInput, link_bps: float = DEFAULT_LINK_BPS) -> ReportModel:
+    if not link_bps > 0:
+        raise UsageError(f"reference link speed {link_bps} bit/s: must be positive")
+    return ReportModel(data, link_bps, tuple(ranking(data)), tuple(load_series(data, "sweep")),
+                       tuple(load_series(data, "latency")), tuple(error_bars(data)),
+                       tuple(pairs_points(data)), tuple(run_infos(data)), tuple(warnings(data)))

@@ -1,0 +1,120 @@
+"""The report's warnings and the runs' system fingerprints.
+
+Warnings a reader must see before trusting a number: results the tester, not the switch, limited
+(generator-bound), repetitions that disagree (coefficient of variation above 5 %), host settings
+that make numbers vary (sysinfo.missing_tuning on each run's fingerprint), and points that failed
+or were skipped, with their error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import MISSING, dataclass, fields
+from typing import Any
+
+from vswbench.report.data import ReportInput, number, ranking, setup_of
+from vswbench.sysinfo import NA, Fingerprint, missing_tuning
+
+HIGH_CV = 0.05
+
+
+@dataclass(frozen=True)
+class ReportWarning:
+    category: str                # "generator-bound", "high CV", "missing tuning", "failed", "skipped"
+    subject: str                 # the point's label or the runs concerned
+    message: str
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Runs that share one fingerprint and one spec text (a resumed campaign has several)."""
+    run_ids: tuple[str, ...]
+    campaign: str
+    started: str
+    finished: str | None
+    statuses: tuple[str, ...]
+    version: str
+    spec_text: str
+    fingerprint: dict[str, Any] | None
+
+
+def fingerprint_from_json(data: dict[str, Any]) -> Fingerprint:
+    """A sysinfo.Fingerprint from its stored JSON; fields an older version did not record read
+    as unknown ("n/a" for text, None for numbers, empty for tables)."""
+    kwargs: dict[str, Any] = {}
+    for f in fields(Fingerprint):
+        if f.name in data:
+            kwargs[f.name] = data[f.name]
+        elif f.default is not MISSING:
+            kwargs[f.name] = f.default
+        elif f.default_factory is not MISSING:
+            kwargs[f.name] = f.default_factory()
+        elif str(f.type).startswith("dict"):
+            kwargs[f.name] = {}
+        else:
+            kwargs[f.name] = NA if str(f.type) == "str" else None
+    if not isinstance(kwargs["governors"], dict):
+        kwargs["governors"] = {}
+    return Fingerprint(**kwargs)
+
+
+def run_infos(data: ReportInput) -> list[RunInfo]:
+    groups: dict[str, list[Any]] = {}
+    for run in data.runs:
+        key = json.dumps([run.spec_name, run.spec_text, run.fingerprint], sort_keys=True,
+                         default=str)
+        groups.setdefault(key, []).append(run)
+    out = []
+    for runs in groups.values():
+        first, last = runs[0], runs[-1]
+        out.append(RunInfo(tuple(r.run_id for r in runs), first.spec_name, first.started,
+                           last.finished, tuple(r.status for r in runs), last.version,
+                           first.spec_text, first.fingerprint))
+    return out
+
+
+def warnings(data: ReportInput) -> list[ReportWarning]:
+    out: list[ReportWarning] = []
+    for p in data.done():
+        r = p.result or {}
+        label = setup_of(p).label + f" ({p.kind})"
+        if p.kind == "search" and r.get("generator_bound"):
+            ceiling = number(r.get("generator_ceiling_pps"))
+            out.append(ReportWarning(
+                "generator-bound", label,
+                "the NDR reached the tester's calibrated ceiling"
+                + (f" ({ceiling:,.0f} pps)" if ceiling else "")
+                + ": it is the tester's limit, the switch forwards at least this much"))
+        stats = r.get("statistics")
+        if isinstance(stats, dict):
+            cvs = {"": stats.get("cv")} if "cv" in stats else {
+                k: v.get("cv") for k, v in stats.items() if isinstance(v, dict)}
+            for metric, cv in cvs.items():
+                cv = number(cv)
+                if cv is not None and cv > HIGH_CV:
+                    what = f"{metric} " if metric else ""
+                    out.append(ReportWarning(
+                        "high CV", label,
+                        f"{what}varies by {cv * 100:.1f} % (coefficient of variation) over its "
+                        f"repetitions, above {HIGH_CV * 100:.0f} %: interference, frequency "
+                        "scaling or VM steal time; quiet the host or run more repetitions"))
+    out += _repetition_cv(data)
+    for info in run_infos(data):
+        if info.fingerprint is None:
+            continue
+        runs = ", ".join(info.run_ids)
+        for message in missing_tuning(fingerprint_from_json(info.fingerprint)):
+            out.append(ReportWarning("missing tuning", f"run {runs}", message))
+    for p in data.points:
+        if p.status in ("failed", "skipped"):
+            out.append(ReportWarning(p.status, p.label, p.error or "(no error recorded)"))
+    return out
+
+
+def _repetition_cv(data: ReportInput) -> list[ReportWarning]:
+    """High CV of the NDR over repetitions stored as separate points (campaign repetitions)."""
+    return [ReportWarning("high CV", row.setup.label + " (search)",
+                          f"NDR varies by {row.ndr_cv * 100:.1f} % (coefficient of variation) "
+                          f"over {row.repetitions} repetitions, above {HIGH_CV * 100:.0f} %")
+            for row in ranking(data) if row.repetitions > 1 and row.ndr_cv is not None
+            and row.ndr_cv > HIGH_CV]

@@ -1,0 +1,344 @@
+"""The report's figures (matplotlib, Agg canvas, no pyplot state), rendered to PNG and SVG bytes.
+
+Each function takes typed rows from data.py and returns a Figure, or None when it has nothing
+to draw (the page then says so instead of showing an empty plot). Output is deterministic: the
+same store gives byte-identical files (fixed SVG hash salt, no dates in the metadata).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
+
+from vswbench.report.data import (LoadSeries, PairsPoint, RankingRow, ecdf, line_rate_pps,
+                                  rebin_log, size_order)
+from vswbench.report.model import ReportModel
+from vswbench.report.spread import ErrorBar
+
+FIGSIZE = (7.5, 4.2)                     # inches; at DPI 100 a 750 x 420 pixel PNG
+FIGSIZE_WIDE = (10.0, 4.2)
+DPI = 100
+RC = {"svg.hashsalt": "vswbench-report", "svg.fonttype": "path", "font.size": 9,
+      "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 7, "legend.framealpha": 0.8}
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf")
+LINESTYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+PERCENTILES = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
+PPS = EngFormatter(sep="")               # 200k, 1.5M
+
+
+@dataclass(frozen=True)
+class Plot:
+    name: str                            # file stem in plots/, unique within a report
+    section: str                         # id of the page section it belongs to
+    title: str
+    png: bytes
+    svg: bytes
+
+
+@contextmanager
+def _style() -> Iterator[None]:
+    with matplotlib.rc_context(RC):
+        yield
+
+
+def _figure(wide: bool = False, ncols: int = 1) -> tuple[Figure, list[Axes]]:
+    fig = Figure(figsize=FIGSIZE_WIDE if wide else FIGSIZE, dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    return fig, list(axes)
+
+
+def render(fig: Figure) -> tuple[bytes, bytes]:
+    """(PNG, SVG) bytes of a figure, without timestamps."""
+    png, svg = io.BytesIO(), io.BytesIO()
+    fig.savefig(png, format="png", dpi=DPI, metadata={"Software": None})
+    fig.set_layout_engine("none")        # the layout is done: the SVG reuses it (half the time)
+    fig.savefig(svg, format="svg", metadata={"Date": None})
+    return png.getvalue(), svg.getvalue()
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "plot"
+
+
+class Colours:
+    """One colour per switch, the same in every plot of a report."""
+
+    def __init__(self, switches: Sequence[str]) -> None:
+        self.map = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(sorted(switches))}
+
+    def __call__(self, switch: str) -> str:
+        return self.map.get(switch, "#333333")
+
+
+def _legend(ax: Axes, count: int) -> None:
+    """Beside the axes, never over the data (constrained layout makes room for it)."""
+    if count:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+                  ncols=2 if count > 14 else 1)
+
+
+# -- 2. throughput vs frame size ---------------------------------------------------------------
+def throughput_vs_size(rows: Sequence[RankingRow], colours: Colours,
+                       link_bps: float) -> Figure | None:
+    series: dict[tuple[str, str, str], list[RankingRow]] = defaultdict(list)
+    for r in rows:
+        if r.ndr_pps and r.setup.size_bytes:
+            series[(r.setup.switch, r.setup.scenario, r.setup.variant)].append(r)
+    if not series:
+        return None
+    fig, (ax,) = _figure()
+    scenarios = {k[1:] for k in series}
+    bound_shown = False
+    markers = {s: MARKERS[i % len(MARKERS)] for i, s in enumerate(sorted(scenarios))}
+    for (switch, scenario, variant), pts in sorted(series.items()):
+        pts.sort(key=lambda r: r.setup.size_bytes or 0)
+        xs = [r.setup.size_bytes for r in pts]
+        ys = [r.ndr_pps for r in pts]
+        label = switch if len(scenarios) == 1 else " ".join(x for x in (switch, scenario, variant)
+                                                             if x)
+        ax.plot(xs, ys, marker=markers[(scenario, variant)], color=colours(switch), label=label)
+        for r in pts:
+            if r.generator_bound:
+                ax.plot([r.setup.size_bytes], [r.ndr_pps], marker="o", markersize=11,
+                        markerfacecolor="none", markeredgecolor="black", linestyle="none",
+                        label=None if bound_shown else "≥ generator-bound")
+                bound_shown = True
+            if r.setup.size == "imix":
+                ax.annotate("IMIX", (r.setup.size_bytes, r.ndr_pps), textcoords="offset points",
+                            xytext=(4, 4), fontsize=7)
+    sizes = list(range(64, 1519, 2))
+    ax.plot(sizes, [line_rate_pps(s, link_bps) for s in sizes], color="black", linestyle="--",
+            linewidth=1, label=f"line rate {link_bps / 1e9:g} Gbit/s link")
+    ax.set_yscale("log")
+    ax.set_xlabel("frame size (bytes, FCS included)")
+    ax.set_ylabel("NDR (packets/s, log scale)")
+    ax.set_title("Throughput (NDR) vs frame size")
+    _legend(ax, len(series) + 1 + bound_shown)
+    return fig
+
+
+# -- 3. offered vs achieved load ---------------------------------------------------------------
+def offered_vs_achieved(sweeps: Sequence[LoadSeries], colours: Colours) -> Figure | None:
+    drawn = [s for s in sweeps if any(lp.achieved_pps is not None for lp in s.loads)]
+    if not drawn:
+        return None
+    fig, (ax,) = _figure()
+    top = 0.0
+    for i, s in enumerate(drawn):
+        pts = [(lp.offered_pps, lp.achieved_pps) for lp in s.loads if lp.achieved_pps is not None]
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker=".", color=colours(s.setup.switch),
+                linestyle=LINESTYLES[i % len(LINESTYLES)], label=s.label)
+        top = max(top, *(x for x, _ in pts), *(y for _, y in pts))
+    ax.plot([0, top], [0, top], color="grey", linestyle=":", linewidth=1,
+            label="achieved = offered")
+    ax.xaxis.set_major_formatter(PPS)
+    ax.yaxis.set_major_formatter(PPS)
+    ax.set_xlabel("offered load (packets/s)")
+    ax.set_ylabel("achieved throughput (packets/s)")
+    ax.set_title("Offered vs achieved load (load sweeps)")
+    _legend(ax, len(drawn) + 1)
+    return fig
+
+
+# -- 4. latency percentiles vs load ------------------------------------------------------------
+def latency_vs_load(series: LoadSeries) -> Figure | None:
+    fig, (ax,) = _figure()
+    drawn = 0
+    for (key, name), style in zip(PERCENTILES, LINESTYLES):
+        pts = [(lp.offered_pps, lp.latency_us.get(key)) for lp in series.loads]
+        pts = [(x, y) for x, y in pts if y is not None and y > 0]
+        if pts:
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker=".", linestyle=style,
+                    label=name)
+            drawn += 1
+    if not drawn:
+        return None
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(PPS)
+    ax.set_xlabel("offered load (packets/s)")
+    ax.set_ylabel("latency (µs, log scale)")
+    ax.set_title(f"Latency percentiles vs offered load: {series.label}")
+    _legend(ax, drawn)
+    return fig
+
+
+# -- 5. latency histograms and ECDFs -----------------------------------------------------------
+def _load_name(series: LoadSeries, fraction: float | None, offered: float) -> str:
+    at = f"{fraction * 100:g} % NDR" if fraction is not None else f"{PPS(offered)}pps"
+    rep = f" #{series.repetition + 1}" if series.repetition else ""
+    return f"{series.setup.switch}{rep} at {at}"
+
+
+def latency_distribution(group: Sequence[LoadSeries], colours: Colours,
+                         title: str) -> Figure | None:
+    """Histogram (log-spaced bins, fraction of packets per bin) and ECDF (step curve) of every
+    measured load of the given latency series, on log latency axes."""
+    fig, (hist_ax, cdf_ax) = _figure(wide=True, ncols=2)
+    drawn = 0
+    for s in group:
+        for j, lp in enumerate(s.loads):
+            if not lp.histogram:
+                continue
+            style = LINESTYLES[j % len(LINESTYLES)]
+            name = _load_name(s, lp.fraction_of_ndr, lp.offered_pps)
+            edges, fractions = rebin_log(lp.histogram)
+            hist_ax.stairs(fractions, edges, color=colours(s.setup.switch), linestyle=style,
+                           label=name)
+            steps = [(x, y) for x, y in zip(*ecdf(lp.histogram)) if x > 0]   # log axis
+            cdf_ax.step([x for x, _ in steps], [y for _, y in steps], where="post",
+                        color=colours(s.setup.switch), linestyle=style, label=name)
+            drawn += 1
+    if not drawn:
+        return None
+    for ax in (hist_ax, cdf_ax):
+        ax.set_xscale("log")
+        ax.set_xlabel("latency (µs, log scale)")
+    hist_ax.set_ylabel("fraction of packets per bin")
+    hist_ax.set_title("Histogram")
+    cdf_ax.set_ylabel("cumulative fraction of packets")
+    cdf_ax.set_ylim(0, 1.02)
+    cdf_ax.set_title("ECDF")
+    fig.suptitle(title)
+    _legend(cdf_ax, drawn)
+    return fig
+
+
+# -- 6. parameter error bars -------------------------------------------------------------------
+def error_bar_plot(bars: Sequence[ErrorBar], colours: Colours) -> Figure | None:
+    if not bars:
+        return None
+    metrics = sorted({b.metric for b in bars})
+    order = ("size", "flows", "burst", "rate", "repetition")
+    categories = sorted({(b.parameter, b.metric) for b in bars},
+                        key=lambda c: (order.index(c[0]) if c[0] in order else 99, c[1]))
+    switches = sorted({b.switch for b in bars})
+    fig, (ax,) = _figure()
+    width = 0.8 / max(1, len(switches))
+    for k, sw in enumerate(switches):
+        xs, lows, highs = [], [], []
+        for i, cat in enumerate(categories):
+            for b in bars:
+                if b.switch == sw and (b.parameter, b.metric) == cat:
+                    xs.append(i - 0.4 + width * (k + 0.5))
+                    lows.append(1 - b.low)
+                    highs.append(b.high - 1)
+        if xs:
+            ax.errorbar(xs, [1.0] * len(xs), yerr=[lows, highs], fmt="o", capsize=4,
+                        color=colours(sw), label=sw)
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xticks(range(len(categories)))
+    ax.set_xticklabels([p if len(metrics) == 1 else f"{p}\n({m})" for p, m in categories])
+    ax.set_xlim(-0.6, len(categories) - 0.4)
+    ax.set_xlabel("varied parameter (others fixed)")
+    ax.set_ylabel("throughput / median (ratio)")
+    metric = metrics[0] if len(metrics) == 1 else "throughput"
+    ax.set_title(f"Parameter error bars: {metric} min and max over the workload space")
+    _legend(ax, len(switches))
+    return fig
+
+
+# -- 7. cycles per packet ----------------------------------------------------------------------
+def cycles_plot(rows: Sequence[RankingRow], colours: Colours) -> Figure | None:
+    have = [r for r in rows if r.cycles_per_packet is not None]
+    if not have:
+        return None
+    groups = sorted({(r.setup.scenario, r.setup.size, r.setup.variant) for r in have},
+                    key=lambda g: (g[0], size_order(g[1]), g[2]))
+    switches = sorted({r.setup.switch for r in have})
+    fig, (ax,) = _figure()
+    width = 0.8 / len(switches)
+    for k, sw in enumerate(switches):
+        xs, ys = [], []
+        for i, g in enumerate(groups):
+            for r in have:
+                if r.setup.switch == sw and (r.setup.scenario, r.setup.size, r.setup.variant) == g:
+                    xs.append(i - 0.4 + width * (k + 0.5))
+                    ys.append(r.cycles_per_packet)
+        ax.bar(xs, ys, width=width, color=colours(sw), label=sw)
+    one_scenario = len({g[0] for g in groups}) == 1
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([(f"{s} B" if isinstance(s, int) else str(s))
+                        + ("" if one_scenario else f"\n{sc}") + (f"\n{v}" if v else "")
+                        for sc, s, v in groups])
+    ax.set_xlabel("frame size (bytes)" + ("" if one_scenario else " and scenario"))
+    ax.set_ylabel("CPU cycles per packet")
+    ax.set_title("CPU cost near the NDR (cycles per packet)")
+    _legend(ax, len(switches))
+    return fig
+
+
+# -- 8. scalability with pairs -----------------------------------------------------------------
+def pairs_plot(points: Sequence[PairsPoint], colours: Colours) -> Figure | None:
+    if not points:
+        return None
+    series: dict[tuple[str, str, str, str], list[PairsPoint]] = defaultdict(list)
+    for q in points:
+        series[(q.metric, q.switch, str(q.size), q.variant)].append(q)
+    fig, (ax,) = _figure()
+    for i, ((metric, sw, size, variant), pts) in enumerate(sorted(series.items())):
+        pts.sort(key=lambda q: q.pairs)
+        label = " ".join(x for x in (sw, f"{size} B" if size.isdigit() else size, variant,
+                                     metric) if x)
+        ax.plot([q.pairs for q in pts], [q.throughput_pps for q in pts], marker="o",
+                color=colours(sw), linestyle=LINESTYLES[i % len(LINESTYLES)], label=label)
+    ax.set_xticks(sorted({q.pairs for q in points}))
+    ax.yaxis.set_major_formatter(PPS)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("container pairs N (scenario pairs:N)")
+    ax.set_ylabel("aggregate throughput (packets/s)")
+    ax.set_title("Scalability with the number of pairs")
+    _legend(ax, len(series))
+    return fig
+
+
+# -- all of them -------------------------------------------------------------------------------
+def make_plots(model: ReportModel) -> list[Plot]:
+    """Every figure of the report, in page order, each rendered as soon as it is drawn."""
+    colours = Colours(model.switches)
+    plots: list[Plot] = []
+    used: set[str] = set()
+
+    def add(name: str, section: str, title: str, fig: Figure | None) -> None:
+        if fig is None:
+            return
+        unique, n = name, 2
+        while unique in used:
+            unique, n = f"{name}-{n}", n + 1
+        used.add(unique)
+        png, svg = render(fig)
+        plots.append(Plot(unique, section, title, png, svg))
+
+    with _style():
+        add("throughput-size", "throughput-size", "Throughput vs frame size",
+            throughput_vs_size(model.ranking, colours, model.link_bps))
+        add("offered-achieved", "offered-achieved", "Offered vs achieved load",
+            offered_vs_achieved(model.sweeps, colours))
+        for s in model.sweeps:
+            add(f"latency-load-{slug(s.label)}", "latency-load",
+                f"Latency percentiles vs load: {s.label}", latency_vs_load(s))
+        groups: dict[tuple[str, tuple[float, str], str], list[LoadSeries]] = defaultdict(list)
+        for s in model.latencies:
+            groups[(s.setup.scenario, size_order(s.setup.size), s.setup.variant)].append(s)
+        for (scenario, _, variant), group in sorted(groups.items()):
+            what = " ".join(x for x in (scenario, group[0].setup.size_label, variant) if x)
+            add(f"latency-dist-{slug(what)}", "latency-distribution",
+                f"Latency distribution: {what}",
+                latency_distribution(group, colours, f"Latency distribution: {what}"))
+        add("error-bars", "error-bars", "Parameter error bars",
+            error_bar_plot(model.error_bars, colours))
+        add("cycles", "cycles", "Cycles per packet", cycles_plot(model.ranking, colours))
+        add("pairs", "pairs", "Scalability with pairs", pairs_plot(model.pairs, colours))
+    return plots

@@ -1,0 +1,86 @@
+"""Parameter error bars over the workload space (Fang et al., 002_..., Fig. 7).
+
+For each switch and each workload parameter that the campaign varied (frame size, flows, burst,
+rate), how much does the throughput move when only that parameter changes? Points are grouped
+by everything else they were measured with (the "context"); within a context the throughput at
+each value of the parameter is taken (the median over repetitions), and its minimum and maximum
+are divided by its median. A bar reports, over all contexts, the median throughput, the lowest
+min/median and the highest max/median: a bar from 0.4 to 1.3 means that changing this parameter
+alone cost up to 60 % or gained up to 30 % against the typical value.
+
+Repetitions get their own bar when present: the same point measured again, spread around its
+median (the run-to-run noise against which the parameters' effects should be read).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from vswbench.report.data import ReportInput, throughput_of
+
+PARAMETERS = ("size", "flows", "burst", "rate")
+REPETITION = "repetition"
+
+
+@dataclass(frozen=True)
+class ErrorBar:
+    switch: str
+    metric: str                  # "NDR" (searches), "achieved" (trials), "peak achieved" (sweeps)
+    parameter: str               # one of PARAMETERS, or "repetition"
+    median_pps: float            # median over contexts of the median throughput
+    low: float                   # lowest min / median over contexts (<= 1)
+    high: float                  # highest max / median over contexts (>= 1)
+    values: int                  # distinct values of the parameter seen
+    contexts: int                # contexts in which it was varied
+
+
+def _context(params: dict[str, Any], without: tuple[str, ...]) -> str:
+    rest = {k: v for k, v in params.items() if k not in without}
+    return json.dumps(rest, sort_keys=True, default=str)
+
+
+def _bar(switch: str, metric: str, parameter: str, groups: list[list[float]],
+         distinct: set[str]) -> ErrorBar | None:
+    groups = [g for g in groups if len(g) >= 2 and statistics.median(g) > 0]
+    if not groups:
+        return None
+    medians = [statistics.median(g) for g in groups]
+    return ErrorBar(switch, metric, parameter, statistics.median(medians),
+                    min(min(g) / m for g, m in zip(groups, medians)),
+                    max(max(g) / m for g, m in zip(groups, medians)), len(distinct), len(groups))
+
+
+def error_bars(data: ReportInput) -> list[ErrorBar]:
+    """Bars for every (switch, metric, parameter) varied in at least one context."""
+    samples: dict[tuple[str, str], list[tuple[dict[str, Any], float]]] = defaultdict(list)
+    for p in data.done():
+        tp = throughput_of(p)
+        if tp is not None:
+            samples[(str(p.params.get("switch", "?")), tp[0])].append((p.params, tp[1]))
+    bars = []
+    for (switch, metric), pts in sorted(samples.items()):
+        # the median over repetitions of each point, keyed by its parameters without repetition
+        by_point: dict[str, tuple[dict[str, Any], list[float]]] = {}
+        for params, value in pts:
+            key = _context(params, (REPETITION,))
+            by_point.setdefault(key, (params, []))[1].append(value)
+        for parameter in PARAMETERS:
+            contexts: dict[str, list[float]] = defaultdict(list)
+            distinct: set[str] = set()
+            for params, values in by_point.values():
+                if parameter in params:
+                    contexts[_context(params, (parameter, REPETITION))].append(
+                        statistics.median(values))
+                    distinct.add(json.dumps(params[parameter], default=str))
+            bar = _bar(switch, metric, parameter, list(contexts.values()), distinct)
+            if bar is not None:
+                bars.append(bar)
+        reps = _bar(switch, metric, REPETITION, [v for _, v in by_point.values()],
+                    {str(params.get(REPETITION, 0)) for params, _ in pts})
+        if reps is not None:
+            bars.append(reps)
+    return bars

@@ -1,0 +1,92 @@
+"""The report in a real browser: headless Chromium renders report.html (built from a fixture store:
+invented numbers) to a screenshot that is not blank, and the page's own load script reports that
+every section's images decoded (naturalWidth > 0). Needs the Debian package `chromium` (setup.sh
+installs it); skipped with that fix when it is absent. No root needed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib import image as mpimg
+
+from vswbench.report import SECTION_IDS, build_report
+from vswbench.report.fixtures import write_fixture_store
+
+WINDOW = (1400, 6000)
+TIMEOUT_S = 120
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("headless Chromium is not installed: apt-get install chromium "
+                "(./setup.sh installs it)")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    base = tmp_path_factory.mktemp("browser")
+    write_fixture_store(base / "results.sqlite")
+    return build_report(base, base / "report")
+
+
+def _chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            "--no-first-run", "--disable-extensions", f"--user-data-dir={profile}", *args]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert proc.returncode == 0, f"{' '.join(argv)} failed: {proc.stderr[-2000:]}"
+    return proc
+
+
+def _body_attrs(dom: str) -> dict[str, str]:
+    m = re.search(r"<body([^>]*)>", dom)
+    assert m, "no <body> in the dumped DOM"
+    return dict(re.findall(r'([\w-]+)="([^"]*)"', m.group(1)))
+
+
+def test_screenshot_is_not_blank(chromium, report, tmp_path) -> None:
+    shot = tmp_path / "report.png"
+    _chromium(chromium, tmp_path / "profile", f"--screenshot={shot}",
+              f"--window-size={WINDOW[0]},{WINDOW[1]}", report.html.resolve().as_uri())
+    assert shot.is_file() and shot.stat().st_size > 10_000
+    pixels = mpimg.imread(shot)
+    assert pixels.shape[:2] == (WINDOW[1], WINDOW[0])
+    rgb = pixels[..., :3].reshape(-1, 3)
+    packed = (rgb * 255).astype(np.uint32) @ np.array([65536, 256, 1], dtype=np.uint32)
+    colours = np.unique(packed)
+    assert len(colours) > 50, f"screenshot has {len(colours)} colours: blank or nearly"
+    not_white = float((rgb.min(axis=1) < 0.9).mean())
+    assert not_white > 0.02, f"only {not_white:.1%} of the screenshot is drawn"
+
+
+def test_every_section_and_plot_rendered(chromium, report, tmp_path) -> None:
+    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=10000",
+                    report.html.resolve().as_uri()).stdout
+    attrs = _body_attrs(dom)
+    assert "data-rendered" in attrs, "the page's load script did not run"
+    assert set(attrs["data-rendered"].split()) == set(SECTION_IDS)
+    assert int(attrs["data-images-loaded"]) == len(report.png) > 0
+    for sid in SECTION_IDS:
+        assert f'id="{sid}"' in dom
+
+
+def test_a_broken_image_is_caught(chromium, report, tmp_path) -> None:
+    """The check can fail: a corrupt image makes its section drop out of data-rendered."""
+    text = report.html.read_text(encoding="utf-8")
+    marker = 'src="data:image/png;base64,'
+    start = text.index(marker, text.index('<section id="cycles">')) + len(marker)
+    broken = text[:start] + "AAAA" * 16 + text[start + 64:]      # a corrupt PNG header
+    page = report.html.with_name("broken.html")
+    page.write_text(broken, encoding="utf-8")
+    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=10000",
+                    page.resolve().as_uri()).stdout
+    rendered = set(_body_attrs(dom)["data-rendered"].split())
+    assert rendered == set(SECTION_IDS) - {"cycles"}

@@ -1,0 +1,180 @@
+"""report/html.py, plots.py, build_report: the page's sections, embedded plots, no external
+URL, plot files, empty sections, determinism (fixture stores: invented numbers)."""
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from vswbench.errors import UsageError
+from vswbench.report import SECTION_IDS, build_report
+from vswbench.report.fixtures import write_fixture_store
+
+PLOT_SECTIONS = ("throughput-size", "offered-achieved", "latency-load", "latency-distribution",
+                 "error-bars", "cycles", "pairs")
+
+
+class Page(HTMLParser):
+    """Sections in order, their headings, images and empty notes; every src and href."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.sections: list[str] = []
+        self.headings: dict[str, str] = {}
+        self.images: dict[str, int] = {}
+        self.empty: dict[str, str] = {}
+        self.urls: list[str] = []
+        self._section: str | None = None
+        self._capture: str | None = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.urls += [v for k, v in attrs if k in ("src", "href") and v is not None]
+        if tag == "section":
+            self._section = a["id"]
+            self.sections.append(a["id"])
+            self.images[a["id"]] = 0
+        elif tag == "img" and self._section:
+            self.images[self._section] += 1
+        elif tag == "h2" and self._section:
+            self._capture = "h2"
+        elif tag == "p" and self._section and a.get("class") == "empty":
+            self._capture = "empty"
+
+    def handle_endtag(self, tag):
+        if tag == "section":
+            self._section = None
+        if tag in ("h2", "p"):
+            self._capture = None
+
+    def handle_data(self, data):
+        if self._capture == "h2":
+            self.headings[self._section] = self.headings.get(self._section, "") + data
+        elif self._capture == "empty":
+            self.empty[self._section] = self.empty.get(self._section, "") + data
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    base = tmp_path_factory.mktemp("full")
+    write_fixture_store(base / "results.sqlite")
+    files = build_report(base, base / "report")
+    return files, files.html.read_text(encoding="utf-8")
+
+
+def test_every_section_in_order_with_a_heading(full) -> None:
+    files, text = full
+    page = Page(text)
+    assert tuple(page.sections) == SECTION_IDS == files.sections
+    assert SECTION_IDS == ("ranking", "throughput-size", "offered-achieved", "latency-load",
+                           "latency-distribution", "error-bars", "cycles", "pairs", "system",
+                           "warnings")
+    assert all(page.headings.get(s, "").strip() for s in SECTION_IDS)
+    assert page.empty == {} and files.empty_sections == ()
+    assert text.startswith("<!DOCTYPE html>") and "<style>" in text
+
+
+def test_every_plot_embedded_and_written_as_png_and_svg(full) -> None:
+    files, text = full
+    page = Page(text)
+    pngs, svgs = files.png, files.svg
+    assert len(pngs) == len(svgs) == 9 and len(files.plots) == 18
+    assert {p.stem for p in pngs} == {p.stem for p in svgs}
+    assert sum(page.images.values()) == text.count("<img ") == len(pngs)
+    assert all(page.images[s] >= 1 for s in PLOT_SECTIONS)
+    assert page.images["latency-load"] == 2 and page.images["latency-distribution"] == 2
+    assert page.images["ranking"] == page.images["system"] == page.images["warnings"] == 0
+    for p in pngs:
+        assert p.parent == files.plots_dir and p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for p in svgs:
+        head = p.read_text(encoding="utf-8")[:300]
+        assert head.startswith("<?xml") and "<svg" in head
+    # each embedded image is one of the PNG files, byte for byte
+    import base64
+    embedded = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
+    assert {base64.b64decode(e) for e in embedded} == {p.read_bytes() for p in pngs}
+
+
+def test_no_external_url(full) -> None:
+    _, text = full
+    page = Page(text)
+    assert page.urls
+    for url in page.urls:
+        assert not re.match(r"(?i)\s*(https?:|//|ftp:)", url), url
+        assert url.startswith(("data:image/png;base64,", "#", "plots/")), url
+    assert not re.search(r"(?i)(src|href)\s*=\s*[\"']?\s*(https?:)?//", text)
+    assert "@import" not in text and "url(" not in text
+    assert "http://" not in text and "https://" not in text
+
+
+def test_ranking_content(full) -> None:
+    _, text = full
+    ranking = text.split('id="ranking"', 1)[1].split("</section>", 1)[0]
+    assert "≥ 0.520" in ranking and 'id="fn-generator-bound"' in ranking
+    assert "0.218" in ranking and "0.146" in ranking            # bridge 64 B: Mpps, Gbit/s
+    assert "p2p, 1518 B" in ranking and "pairs:4, 64 B" in ranking
+    assert "8.0 %" in ranking                                   # the CV of bridge 64 B
+    system = text.split('id="system"', 1)[1].split("</section>", 1)[0]
+    assert "6.18.0-fixture" in system and "FIXTURE: synthetic numbers" in system
+    assert "generic-receive-offload" in system
+    warn = text.split('id="warnings"', 1)[1].split("</section>", 1)[0]
+    for category in ("generator-bound", "high CV", "missing tuning", "failed"):
+        assert category in warn
+    assert "xdp_redirect did not attach" in warn
+
+
+def test_empty_sections_say_so(tmp_path) -> None:
+    write_fixture_store(tmp_path / "results.sqlite", variant="trials-only")
+    files = build_report(tmp_path / "results.sqlite", tmp_path / "out")
+    page = Page(files.html.read_text(encoding="utf-8"))
+    assert tuple(page.sections) == SECTION_IDS
+    assert sum(page.images.values()) == 0 and files.plots == ()
+    assert page.empty == {
+        "ranking": "no search in this campaign",
+        "throughput-size": "no search in this campaign",
+        "offered-achieved": "no sweep in this campaign",
+        "latency-load": "no sweep in this campaign",
+        "latency-distribution": "no latency point in this campaign",
+        "error-bars": "no parameter was varied in this campaign",
+        "cycles": "no cycles per packet in this campaign",
+        "pairs": "no pairs:N scenario in this campaign"}
+    assert set(files.empty_sections) == set(page.empty)
+    # a run without any point: only the fingerprint and the tuning warnings remain
+    write_fixture_store(tmp_path / "empty.sqlite", variant="empty")
+    files = build_report(tmp_path / "empty.sqlite", tmp_path / "out2")
+    page = Page(files.html.read_text(encoding="utf-8"))
+    assert set(page.empty) == set(SECTION_IDS) - {"system", "warnings"}
+    assert "no isolated cores" in files.html.read_text(encoding="utf-8")
+
+
+def test_deterministic_and_stale_plots_removed(tmp_path, full) -> None:
+    files, text = full
+    store = files.html.parent.parent / "results.sqlite"
+    again = build_report(store, tmp_path / "again")
+    assert again.html.read_text(encoding="utf-8") == text
+    assert [p.name for p in again.plots] == [p.name for p in files.plots]
+    for a, b in zip(files.plots, again.plots):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    stale = again.plots_dir / "old-plot.svg"
+    stale.write_text("<svg/>")
+    keep = again.plots_dir / "notes.txt"
+    keep.write_text("mine")
+    build_report(store, tmp_path / "again")
+    assert not stale.exists() and keep.exists()
+
+
+def test_bad_input(tmp_path) -> None:
+    with pytest.raises(UsageError, match="no results store"):
+        build_report(tmp_path / "missing", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    write_fixture_store(tmp_path / "results.sqlite", variant="empty")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UsageError, match="is a file"):
+        build_report(tmp_path, tmp_path / "file")
+    with pytest.raises(UsageError, match="link speed"):
+        build_report(tmp_path, tmp_path / "out", link_bps=0)
+    with pytest.raises(UsageError, match="fixture variant"):
+        write_fixture_store(tmp_path / "x.sqlite", variant="nope")
+    assert not Path(tmp_path / "x.sqlite").exists()
