@@ -127,3 +127,42 @@ def export(directory: Path, fmt: str, target: Path | None) -> int:
         getattr(store, f"export_{fmt}")(target)
     out.print(f"wrote {target}", highlight=False)
     return 0
+
+
+@cli.command()
+@click.argument("runs", nargs=-1, required=True,
+                type=click.Path(exists=True, path_type=Path))
+@click.option("--fail-if", "fail_if", multiple=True,
+              help="Exit 1 on a significant change beyond this, e.g. ndr:-5% or p99:+10%.")
+@click.option("--noise", type=float, default=0.05, show_default=True,
+              help="Noise band for single measurements (fraction).")
+@click.option("--json", "as_json", is_flag=True)
+def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float, as_json: bool) -> int:
+    """Compare results directories point by point: ratios and whether they are significant."""
+    import json
+
+    from vswbench.compare import compare as run_compare, parse_threshold
+
+    thresholds = [parse_threshold(t) for t in fail_if]
+    result = run_compare(list(runs), noise=noise, thresholds=thresholds)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=1))
+    else:
+        table = Table(title=f"{runs[0]} -> {runs[-1]}" + (f" ({len(runs)} runs)" if len(runs) > 2
+                                                          else ""))
+        for col in ("point", "metric", "A", "B", "B/A", "significant", "how"):
+            table.add_column(col, justify="right" if col in ("A", "B", "B/A") else "left")
+        for c in result.changes:
+            sig = "[red]yes[/]" if c.significant else "no"
+            if c.series_groups is not None:
+                sig += f" ({c.series_groups} group{'s' if c.series_groups > 1 else ''})"
+            table.add_row(c.label, c.metric, _num(c.a, 1), _num(c.b, 1), f"{c.ratio:.3f}", sig,
+                          c.how)
+        out.print(table)
+        n_sig = sum(c.significant for c in result.changes)
+        out.print(f"{len(result.changes)} comparisons, {n_sig} significant"
+                  + (f"; {len(result.unmatched)} points in only one run" if result.unmatched
+                     else ""), highlight=False)
+        for f in result.failures:
+            err.print(f"[red]fail: {f}[/]", highlight=False)
+    return 1 if result.failures else 0

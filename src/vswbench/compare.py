@@ -1,0 +1,192 @@
+"""`vswbench compare A B [C ...]`: the same campaign points across runs, and whether they changed.
+
+Points are matched by their key (campaign.Point.key: the same parameters give the same key on
+every run and machine). For two runs, per point and metric: the ratio B/A and a verdict:
+
+- with repetitions on both sides (`statistics` in the search result): a bootstrap confidence
+  interval of the ratio of medians (stats.significant_difference); significant when 1 is outside;
+- with single searches: the NDR is known only up to its search bounds, so a change is significant
+  when the two [lower, upper] intervals do not overlap AND the ratio leaves the noise band
+  (default 5 %: what repeated searches of the same switch vary by on these machines).
+
+Over three or more runs, the series of each metric is split into groups by CSIT's `jumpavg`
+(minimum description length); a new group at the end is a regression or progression.
+
+`--fail-if ndr:-5%` (NDR fell by more than 5 %, significantly) or `p99:+10%` (p99 latency rose by
+more than 10 %) make the command exit 1, so CI can gate on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vswbench.errors import UsageError
+from vswbench.stats import significant_difference
+
+METRICS = {  # name -> (headline column, higher is better)
+    "ndr": ("ndr_pps", True), "pdr": ("pdr_pps", True),
+    "p50": ("latency_p50_us", False), "p99": ("latency_p99_us", False),
+    "cycles": ("cycles_per_packet", False),
+}
+DEFAULT_NOISE = 0.05
+
+
+@dataclass(frozen=True)
+class Threshold:
+    metric: str
+    change: float          # signed relative change that fails, e.g. -0.05 or +0.10
+
+    def violated_by(self, ratio: float) -> bool:
+        return ratio - 1 < self.change if self.change < 0 else ratio - 1 > self.change
+
+
+def parse_threshold(text: str) -> Threshold:
+    m = re.fullmatch(r"\s*([a-z0-9]+)\s*:\s*([+-])\s*(\d+(?:\.\d+)?)\s*%\s*", text)
+    if not m or m.group(1) not in METRICS:
+        raise UsageError(f"--fail-if {text!r}: expected METRIC:+N% or METRIC:-N% with METRIC one "
+                         f"of {', '.join(METRICS)}, e.g. ndr:-5% or p99:+10%")
+    sign = -1.0 if m.group(2) == "-" else 1.0
+    return Threshold(m.group(1), sign * float(m.group(3)) / 100)
+
+
+@dataclass
+class Change:
+    key: str
+    label: str
+    metric: str
+    a: float
+    b: float
+    significant: bool
+    how: str                              # "bootstrap CI", "bounds + noise band", ...
+    ci: tuple[float, float] | None = None
+    series_groups: int | None = None      # jumpavg groups over all runs (3+ runs)
+
+    @property
+    def ratio(self) -> float:
+        return self.b / self.a if self.a else float("inf")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "label": self.label, "metric": self.metric, "a": self.a,
+                "b": self.b, "ratio": round(self.ratio, 5), "significant": self.significant,
+                "how": self.how, "ci": self.ci, "series_groups": self.series_groups}
+
+
+@dataclass
+class Comparison:
+    runs: list[str]
+    changes: list[Change]
+    unmatched: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "changes": [c.to_json() for c in self.changes],
+                "unmatched": self.unmatched, "failures": self.failures}
+
+
+@dataclass
+class PointValues:
+    label: str
+    row: dict[str, Any]
+    result: dict[str, Any]
+
+
+SETUP_COLUMNS = ("switch", "scenario", "size", "flows", "burst", "placement", "io", "shape_pps",
+                 "repetition")
+
+
+def load_points(path: Path) -> dict[str, PointValues]:
+    """Key -> headline row of every done search, with the p50/p99 of the latency point on the
+    same setup folded in (the ranking's latency at 90 % of the NDR)."""
+    from vswbench.runner import STORE_NAME
+    from vswbench.store import ResultStore, headline
+
+    db = path / STORE_NAME if path.is_dir() else path
+    if not db.exists():
+        raise UsageError(f"{path}: no results store here (run `vswbench run ... --out {path}`)")
+    with ResultStore(db, create=False) as store:
+        stored = [p for p in store.points() if p.status == "done"]
+    out: dict[str, PointValues] = {}
+    latency: dict[tuple[Any, ...], dict[str, Any]] = {}
+    setups: dict[tuple[Any, ...], str] = {}
+    for p in stored:
+        row = headline(p)
+        setup = tuple(str(row.get(c)) for c in SETUP_COLUMNS) + (str(p.params.get("options")),)
+        if p.kind == "search":
+            out[p.key] = PointValues(p.label, row, p.result or {})
+            setups[setup] = p.key
+        elif p.kind == "latency":
+            latency[setup] = row
+    for setup, lat in latency.items():
+        key = setups.get(setup)
+        if key is not None:
+            for col in ("latency_p50_us", "latency_p99_us"):
+                out[key].row[col] = lat.get(col)
+    return out
+
+
+def _values(result: dict[str, Any], column: str) -> list[float]:
+    stats = (result.get("statistics") or {}).get(column)
+    return [float(v) for v in stats.get("values", [])] if isinstance(stats, dict) else []
+
+
+def judge(metric: str, a: PointValues, b: PointValues, noise: float) -> Change | None:
+    column, _ = METRICS[metric]
+    va, vb = a.row.get(column), b.row.get(column)
+    if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or not va:
+        return None
+    reps_a, reps_b = _values(a.result, column), _values(b.result, column)
+    if len(reps_a) >= 2 and len(reps_b) >= 2:
+        lo, hi, sig = significant_difference(reps_a, reps_b)
+        return Change("", a.label, metric, float(va), float(vb), sig and abs(vb / va - 1) > 0,
+                      "bootstrap CI of the ratio of medians", (round(lo, 5), round(hi, 5)))
+    outside_noise = abs(vb / va - 1) > noise
+    if metric in ("ndr", "pdr"):
+        bounds = [a.row.get("lower_bound_pps"), a.row.get("upper_bound_pps"),
+                  b.row.get("lower_bound_pps"), b.row.get("upper_bound_pps")]
+        if metric == "ndr" and all(isinstance(x, (int, float)) for x in bounds):
+            la, ua, lb, ub = bounds  # type: ignore[misc]
+            overlap = la <= ub and lb <= ua
+            return Change("", a.label, metric, float(va), float(vb), outside_noise and not overlap,
+                          f"search bounds + {noise * 100:g} % noise band")
+    return Change("", a.label, metric, float(va), float(vb), outside_noise,
+                  f"{noise * 100:g} % noise band (single measurement)")
+
+
+def series_groups(values: Sequence[float]) -> int:
+    """How many groups jumpavg sees in a series (1: no change)."""
+    from jumpavg import classify
+
+    return len(classify(list(values)))
+
+
+def compare(paths: Sequence[Path], *, noise: float = DEFAULT_NOISE,
+            thresholds: Sequence[Threshold] = ()) -> Comparison:
+    if len(paths) < 2:
+        raise UsageError("compare needs at least two results directories")
+    if not 0 <= noise < 1:
+        raise UsageError("--noise must be a fraction in [0, 1), e.g. 0.05")
+    runs = [load_points(p) for p in paths]
+    first, last = runs[0], runs[-1]
+    comparison = Comparison([str(p) for p in paths], [])
+    comparison.unmatched = sorted(set(first) ^ set(last))
+    for key in sorted(set(first) & set(last)):
+        for metric in METRICS:
+            change = judge(metric, first[key], last[key], noise)
+            if change is None:
+                continue
+            change.key = key
+            column = METRICS[metric][0]
+            series = [r[key].row.get(column) for r in runs if key in r]
+            if len(runs) >= 3 and all(isinstance(v, (int, float)) for v in series):
+                change.series_groups = series_groups(series)  # type: ignore[arg-type]
+            comparison.changes.append(change)
+            for t in thresholds:
+                if t.metric == metric and change.significant and t.violated_by(change.ratio):
+                    comparison.failures.append(
+                        f"{change.label}: {metric} {change.a:,.1f} -> {change.b:,.1f} "
+                        f"({(change.ratio - 1) * 100:+.1f} %), beyond {t.change * 100:+g} %")
+    return comparison
