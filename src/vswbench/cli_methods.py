@@ -99,7 +99,7 @@ def _trial_line(t: Any) -> None:
 # -- search ------------------------------------------------------------------------------------
 @cli.command()
 @testbed_options
-@click.option("--preset", "preset_name", type=click.Choice(["fast", "rfc2544", "tst009", "binary"]),
+@click.option("--preset", "preset_name", type=click.Choice(["fast", "quick", "rfc2544", "tst009", "binary"]),
               default="fast", show_default=True, help="Search goals (see the README).")
 @click.option("--min-load", default="1k", show_default=True, help="Lowest load searched (pps).")
 @click.option("--max-load", default=None, help="Highest load [the tester's calibrated ceiling].")

@@ -9,7 +9,7 @@ from vswbench.cli import main
     (["search", "--switch", "shaped"], "--shape-pps"),
     (["search", "--switch", "bridge", "--shape-pps", "10k"], "shaped"),
     (["search", "--switch", "nope"], "unknown switch"),
-    (["search", "--switch", "bridge", "--preset", "quick"], "quick"),
+    (["search", "--switch", "bridge", "--preset", "slow"], "slow"),
     (["search", "--switch", "bridge", "--latency-at", "ten"], "--latency-at"),
     (["search", "--switch", "bridge", "--min-load", "fast"], "rate"),
     (["search", "--switch", "bridge", "--scenario", "chain:99"], "chain"),

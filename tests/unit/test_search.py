@@ -79,7 +79,7 @@ def test_trial_duration_override_and_unknown_preset():
     assert p.goals[0].final_trial_duration == 2.0 and p.goals[0].initial_trial_duration <= 2.0
     assert preset("fast", trial_duration=2.0).goals[0].duration_sum == 42.0
     with pytest.raises(UsageError):
-        preset("quick")
+        preset("slow")
     with pytest.raises(UsageError):
         preset("fast", trial_duration=0)
 
