@@ -36,20 +36,26 @@ def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | N
 @click.option("--at", "at", default="10,50,90,100", show_default=True,
               help="Percentages of the NDR to measure at.")
 @click.option("--duration", type=click.FloatRange(min=0.1), default=5.0, show_default=True)
+@click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Measure every fraction N times (statistics per point).")
 def latency(**kw: Any) -> int:
     """Latency distributions at fixed fractions of the NDR (full histograms in --json)."""
     from vswbench.cmd_methods import method_context
-    from vswbench.loadcurve import latency_at, parse_fractions
+    from vswbench.loadcurve import latency_at, parse_fractions, repeated_points_json
 
     plan = _plan(kw)
     fractions = parse_fractions(kw["at"])
     ndr_given = _rate(kw["ndr"])
     with method_context(plan, drain=0.05, progress=_say) as ctx:
         ndr, search_summary = _ndr_first(ctx, ndr_given)
-        points = latency_at(ctx.session, ndr, fractions, kw["duration"],
-                            progress=lambda pt: _trial_line(pt.trial))
+        runs = [latency_at(ctx.session, ndr, fractions, kw["duration"],
+                           progress=lambda pt: _trial_line(pt.trial))
+                for _ in range(kw["repeat"])]
+        points = runs[0]
+        points_json, warnings = repeated_points_json(runs)
         data = {**ctx.environment(), "method": "latency", "ndr_pps": ndr, "search": search_summary,
-                "points": [pt.to_json() for pt in points], "notes": ctx.notes}
+                "points": points_json, "repetitions": kw["repeat"], "warnings": warnings,
+                "notes": ctx.notes}
     _emit(data, kw)
     if not kw["as_json"]:
         table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "

@@ -213,10 +213,12 @@ def _print_search(results: list[Any], data: dict[str, Any]) -> None:
 @click.option("--min-load", default=None, help="Lowest offered load [max / points].")
 @click.option("--max-load", default=None, help="Highest offered load [the tester's ceiling].")
 @click.option("--duration", type=click.FloatRange(min=0.1), default=2.0, show_default=True)
+@click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Run the whole sweep N times (statistics per point).")
 def sweep(**kw: Any) -> int:
     """Offered load from low to beyond saturation: achieved throughput, loss, latency."""
     from vswbench.cmd_methods import method_context
-    from vswbench.loadcurve import run_sweep, saturation, sweep_loads
+    from vswbench.loadcurve import repeated_points_json, run_sweep, saturation, sweep_loads
 
     plan = _plan(kw)
     max_given, min_given = _rate(kw["max_load"]), _rate(kw["min_load"])
@@ -224,10 +226,13 @@ def sweep(**kw: Any) -> int:
         sweep_loads(max_given, kw["points"], min_given)   # check before building anything
     with method_context(plan, drain=0.05, progress=_say) as ctx:
         loads = sweep_loads(ctx.max_load(max_given), kw["points"], min_given)
-        points = run_sweep(ctx.session, loads, kw["duration"],
-                           progress=lambda pt: _trial_line(pt.trial))
+        runs = [run_sweep(ctx.session, loads, kw["duration"],
+                          progress=lambda pt: _trial_line(pt.trial))
+                for _ in range(kw["repeat"])]
+        points_json, warnings = repeated_points_json(runs)
         data = {**ctx.environment(), "method": "sweep", "notes": ctx.notes,
-                "points": [pt.to_json() for pt in points], "saturation": saturation(points),
+                "points": points_json, "saturation": saturation(runs[0]),
+                "repetitions": kw["repeat"], "warnings": warnings,
                 "overhead_per_trial": ctx.session.overhead_summary()}
     _emit(data, kw)
     if not kw["as_json"]:

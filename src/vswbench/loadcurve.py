@@ -97,3 +97,36 @@ def saturation(points: Sequence[LoadPoint]) -> dict[str, Any]:
             "peak_achieved_pps": peak.trial.result.achieved_pps,
             "peak_at_offered_pps": peak.offered_pps,
             "falls_beyond_peak": falls}
+
+
+def repeated_points_json(runs: Sequence[Sequence[LoadPoint]]) -> tuple[list[dict[str, Any]],
+                                                                         list[str]]:
+    """Points measured in several repetitions of the same load list (runs[r][i] is point i of
+    repetition r): per point, the repetition with the median achieved rate stands for it, with
+    statistics of achieved rate, loss and latency over all repetitions; noise warnings."""
+    from vswbench.stats import noise_warning, summarize
+
+    if len(runs) == 1:
+        return [p.to_json() for p in runs[0]], []
+    out, warnings = [], []
+    for i in range(len(runs[0])):
+        reps = [run[i] for run in runs]
+        ordered = sorted(reps, key=lambda p: p.trial.result.achieved_pps)
+        data = ordered[len(ordered) // 2].to_json()
+        stats = {}
+        for metric, values in (
+                ("achieved_pps", [p.trial.result.achieved_pps for p in reps]),
+                ("loss_ratio", [p.trial.result.loss_ratio for p in reps]),
+                ("p50_us", [p.trial.result.latency_us.get("p50") for p in reps]),
+                ("p99_us", [p.trial.result.latency_us.get("p99") for p in reps])):
+            clean = [float(v) for v in values if v is not None]
+            if clean:
+                s = summarize(clean)
+                stats[metric] = s.to_json()
+                w = noise_warning(f"{metric} at {data['offered_pps']:,.0f} pps", s)
+                if w and metric != "loss_ratio":
+                    warnings.append(w)
+        data["statistics"] = stats
+        data["repetitions"] = len(reps)
+        out.append(data)
+    return out, warnings

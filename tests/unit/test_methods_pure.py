@@ -107,3 +107,27 @@ def test_placements_on_two_cores():
     assert placement_cpus("pbp", 4) == (0, 1, "0,0,1,1")
     with pytest.raises(UsageError):
         placement_cpus("diagonal", 1)
+
+
+def test_repeated_points_take_the_median_repetition():
+    from types import SimpleNamespace
+
+    from vswbench.loadcurve import LoadPoint, repeated_points_json
+    from vswbench.session import SessionTrial
+
+    def point(achieved, p99):
+        r = SimpleNamespace(tx_frames=1000, rx_frames=1000, lost=0, loss_ratio=0.0,
+                            tx_pps=achieved, achieved_pps=achieved, cycles_per_packet=None,
+                            counters_agree=True, latency_us={"p50": 5.0, "p99": p99},
+                            latency_kind="one-way", drops={}, cpu={}, histogram=[])
+        return LoadPoint(1000.0, None, SessionTrial(r, 1000.0, 1.0, 1000, 1.05))  # type: ignore
+
+    runs = [[point(990, 10.0)], [point(1000, 30.0)], [point(995, 20.0)]]
+    data, warnings = repeated_points_json(runs)
+    (only,) = data
+    assert only["achieved_pps"] == 995 and only["repetitions"] == 3
+    assert only["statistics"]["achieved_pps"]["median"] == 995
+    assert only["statistics"]["p99_us"]["max"] == 30.0
+    assert any("p99_us" in w for w in warnings) and not any("achieved" in w for w in warnings)
+    single, none = repeated_points_json(runs[:1])
+    assert "statistics" not in single[0] and none == []
