@@ -132,9 +132,15 @@ def test_unsent_frames_count_as_loss():
     t = SessionTrial(FakeResult(90_000, 0, 1.0, {}), 100_000, 1.0, 100_000, 1.05)  # type: ignore
     m = measurement_of(t)
     assert t.unsent_count == 10_000 and m.loss_ratio == pytest.approx(0.1)
-    # a couple of frames short of a paced trial is pacing granularity, not a failure
-    t2 = SessionTrial(FakeResult(99_990, 0, 1.0, {}), 100_000, 1.0, 100_000, 1.05)  # type: ignore
+    # an exact-count trial 2 frames short is pacing granularity; 10 short is a failure
+    t2 = SessionTrial(FakeResult(99_998, 0, 1.0, {}), 100_000, 1.0, 100_000, 1.05)  # type: ignore
     assert t2.unsent_count == 0 and measurement_of(t2).loss_ratio == 0.0
+    t3 = SessionTrial(FakeResult(99_990, 0, 1.0, {}), 100_000, 1.0, 100_000, 1.05)  # type: ignore
+    assert t3.unsent_count == 10
+    # a duration-bound trial (fresh processes) tolerates the frames of its slack
+    t4 = SessionTrial(FakeResult(99_600, 0, 1.0, {}), 100_000, 1.0, 100_000, 1.05,  # type: ignore
+                      unsent_tolerance=500)
+    assert t4.unsent_count == 0
 
 
 def test_bad_range():
