@@ -37,12 +37,19 @@ static inline uint32_t ld32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 static inline uint64_t ld64(const uint8_t *p) { return (uint64_t)ld32(p) << 32 | ld32(p + 4); }
-static inline void st16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static inline void st32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
-static inline void st64(uint8_t *p, uint64_t v) { st32(p, (uint32_t)(v >> 32)); st32(p + 4, (uint32_t)v); }
+/* big-endian stores: one (unaligned) store each, not byte by byte (per-frame path) */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define BE16(v) __builtin_bswap16(v)
+#define BE32(v) __builtin_bswap32(v)
+#define BE64(v) __builtin_bswap64(v)
+#else
+#define BE16(v) (v)
+#define BE32(v) (v)
+#define BE64(v) (v)
+#endif
+static inline void st16(uint8_t *p, uint16_t v) { v = BE16(v); memcpy(p, &v, 2); }
+static inline void st32(uint8_t *p, uint32_t v) { v = BE32(v); memcpy(p, &v, 4); }
+static inline void st64(uint8_t *p, uint64_t v) { v = BE64(v); memcpy(p, &v, 8); }
 
 /* ---- checksums ---- */
 
@@ -102,6 +109,30 @@ uint32_t csum_partial(const void *data, size_t len, uint32_t sum)
 	s = fold64(acc);
 #endif
 	return fold64((uint64_t)s + sum);
+}
+
+/* One's complement sum of n bytes (n even, a small constant: inlined and unrolled in the per-frame
+ * path) as big-endian 16-bit words, folded to 16 bits: 32-bit native loads, folded, then byte-swapped
+ * (the sum is byte-order independent, RFC 1071 section 2(B)). */
+static inline uint32_t sum_be(const uint8_t *p, unsigned n)
+{
+	uint64_t acc = 0;
+	unsigned i = 0;
+	for (; i + 4 <= n; i += 4) {
+		uint32_t w;
+		memcpy(&w, p + i, 4);
+		acc += w;
+	}
+	if (i < n) {
+		uint16_t w;
+		memcpy(&w, p + i, 2);
+		acc += w;
+	}
+	uint32_t s = fold64(acc);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	s = ((s & 0xff) << 8) | (s >> 8);
+#endif
+	return s;
 }
 
 /* big-endian 16-bit word sum of n words (small, inlined in the per-packet path) */
@@ -167,22 +198,31 @@ unsigned frame_write_l2(const struct frame_tmpl *t, uint8_t *dst, unsigned size,
 {
 	size = clamp_size(size);
 	unsigned wire = size - FCS_LEN;
-	memcpy(dst, t->buf, wire); /* headers + magic + zero payload */
+	/* headers + magic + zero payload: the first 60 bytes (a 64-byte frame) as a fixed-size copy, the
+	 * compiler's few vector moves, the rest (if any) after it */
+	memcpy(dst, t->buf, FRAME_MIN - FCS_LEN);
+	if (wire > FRAME_MIN - FCS_LEN)
+		memcpy(dst + FRAME_MIN - FCS_LEN, t->buf + FRAME_MIN - FCS_LEN, wire - (FRAME_MIN - FCS_LEN));
 
 	uint16_t ip_len = (uint16_t)(wire - ETH_HDR_LEN);
 	uint16_t udp_len = (uint16_t)(wire - OFF_UDP);
 	st16(dst + OFF_IP_TOTLEN, ip_len);
 	st16(dst + OFF_UDP_LEN, udp_len);
 
+	uint32_t sip = t->a.sip;
+	uint16_t sport = t->a.sport, dport = t->a.dport;
 	switch (t->field) {
 	case FLOW_SPORT:
-		st16(dst + OFF_UDP, (uint16_t)(t->a.sport + flow));
+		sport = (uint16_t)(sport + flow);
+		st16(dst + OFF_UDP, sport);
 		break;
 	case FLOW_DPORT:
-		st16(dst + OFF_UDP + 2, (uint16_t)(t->a.dport + flow));
+		dport = (uint16_t)(dport + flow);
+		st16(dst + OFF_UDP + 2, dport);
 		break;
 	case FLOW_SIP:
-		st32(dst + OFF_IP_SIP, t->a.sip + flow);
+		sip += flow;
+		st32(dst + OFF_IP_SIP, sip);
 		break;
 	case FLOW_SMAC: {
 		uint32_t m = ((uint32_t)t->a.smac[3] << 16 | (uint32_t)t->a.smac[4] << 8 | t->a.smac[5]) + flow;
@@ -194,15 +234,23 @@ unsigned frame_write_l2(const struct frame_tmpl *t, uint8_t *dst, unsigned size,
 	}
 	write_sig(dst + PAYLOAD_OFF, t, seq, tsc);
 
-	/* IPv4 header checksum: 10 words, checksum field is 0 in the template */
-	st16(dst + OFF_IP_CSUM, csum_fold(sum_words(dst + OFF_IP, 10)));
+	/* Checksums from the values and the (read-only) template, never by reading back the frame just
+	 * written (a load spanning fresh stores of other sizes stalls store forwarding). */
+	uint32_t dip = t->a.dip;
+	uint32_t addr = (sip >> 16) + (sip & 0xffff) + (dip >> 16) + (dip & 0xffff);
+
+	/* IPv4 header: the template's first 12 bytes (total length and checksum 0 there) + total length
+	 * + addresses */
+	st16(dst + OFF_IP_CSUM, csum_fold(sum_be(t->buf + OFF_IP, 12) + ip_len + addr));
 
 	/* UDP checksum: pseudo header (sip, dip, proto, udp length) + UDP header (sport, dport, length,
-	 * checksum 0) + signature; the zero payload beyond the signature adds nothing. sip, dip, sport,
-	 * dport are 6 consecutive words starting at the IP source address; the UDP length counts twice
-	 * (pseudo header and UDP header). */
-	uint32_t s = sum_words(dst + OFF_IP_SIP, 6) + IPPROTO_UDP_ + 2u * udp_len +
-		     sum_words(dst + PAYLOAD_OFF, SIG_LEN / 2);
+	 * checksum 0) + signature ("VS", "B"+epoch, stream, seq, tsc as 16-bit words); the zero payload
+	 * beyond the signature adds nothing. The UDP length counts twice (pseudo header and UDP
+	 * header). */
+	uint32_t sig = ('V' << 8 | 'S') + ('B' << 8 | t->epoch) + t->stream + (seq >> 16) + (seq & 0xffff) +
+		       (uint32_t)(tsc >> 48) + (uint32_t)((tsc >> 32) & 0xffff) +
+		       (uint32_t)((tsc >> 16) & 0xffff) + (uint32_t)(tsc & 0xffff);
+	uint32_t s = addr + sport + dport + IPPROTO_UDP_ + 2u * udp_len + sig;
 	uint16_t c = csum_fold(s);
 	st16(dst + OFF_UDP_CSUM, c ? c : 0xffff);
 	return wire;

@@ -1,4 +1,4 @@
-/* The table of compiled-in I/O backends. A new backend (dpdk) adds one line here. */
+/* The table of compiled-in I/O backends. A new backend adds one line here. */
 #include <string.h>
 #include "io.h"
 
@@ -7,6 +7,9 @@ const struct io_ops *const io_backends[] = {
 	&io_udp_ops,
 #ifdef VSB_HAVE_AFXDP
 	&io_afxdp_ops,
+#endif
+#ifdef VSB_HAVE_DPDK
+	&io_dpdk_ops,
 #endif
 	NULL,
 };

@@ -1,11 +1,15 @@
-/* I/O backend function table. One C file per backend (io_afpacket.c, io_udp.c, io_afxdp.c; io_dpdk.c
- * later). A backend moves either whole L2 frames (afpacket, afxdp) or UDP payloads (udp). */
+/* I/O backend function table. One C file per backend (io_afpacket.c, io_udp.c, io_afxdp.c,
+ * io_dpdk.c). A backend moves either whole L2 frames (afpacket, afxdp, dpdk) or UDP payloads (udp). */
 #ifndef VSB_IO_H
 #define VSB_IO_H
 #include <stdint.h>
 #include <stddef.h>
 #include "common.h"
 #include "frame.h"
+#include "netutil.h"
+
+struct opts;
+struct jout;
 
 enum io_layer { IO_L2 = 0, IO_L4 = 1 };
 
@@ -64,12 +68,20 @@ struct io_ops {
 	void (*stats)(struct io_port *p, struct io_port_stats *s);
 	/* Wait until transmitted frames have left (ring drained); may be NULL. */
 	void (*tx_flush)(struct io_port *p);
+	/* Ports that are not kernel interfaces (dpdk vdevs): describe port i of o (MAC, up) instead of
+	 * iface_get(); called for i = 0, 1, ... before any open(). NULL = kernel interfaces. */
+	int (*port_info)(const struct opts *o, int i, struct iface_info *info, struct vsb_error *e);
+	/* Extra fields for this backend's entry in `probe`; may be NULL. */
+	void (*probe_extra)(struct jout *j);
 };
 
 extern const struct io_ops io_afpacket_ops;
 extern const struct io_ops io_udp_ops;
 #ifdef VSB_HAVE_AFXDP
 extern const struct io_ops io_afxdp_ops;
+#endif
+#ifdef VSB_HAVE_DPDK
+extern const struct io_ops io_dpdk_ops;
 #endif
 
 /* All compiled-in backends, NULL terminated. */

@@ -39,6 +39,7 @@ struct opts {
 	uint8_t smac[6], dmac[MAX_PORTS][6];
 	uint32_t sip, dip;
 	uint16_t sport, dport;
+	const char *eal_args;        /* --io dpdk: extra EAL arguments, split on spaces */
 };
 
 /* Parse argv (after the subcommand). 0 ok; VSB_ERR_USAGE with message in e. */

@@ -24,6 +24,9 @@ static void backend_entry(struct jout *j, const char *name)
 		if (!strcmp(name, "afxdp"))
 			jout_str(j, "reason", "built without libxdp: install libxdp-dev and libbpf-dev, then "
 			         "rebuild (make -C engine)");
+		else if (!strcmp(name, "dpdk"))
+			jout_str(j, "reason", "built without DPDK (pkg-config libdpdk not found): install "
+				 "dpdk-dev, then rebuild (make -C engine)");
 		else
 			jout_str(j, "reason", "not built into this engine yet");
 	} else {
@@ -34,6 +37,8 @@ static void backend_entry(struct jout *j, const char *name)
 		else
 			jout_null(j, "reason");
 		jout_str(j, "layer", ops->layer == IO_L2 ? "l2" : "l4");
+		if (ops->probe_extra)
+			ops->probe_extra(j);
 	}
 	jout_end_obj(j);
 }

@@ -125,7 +125,8 @@ int engine_setup(struct engine *en, struct vsb_error *e)
 			return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io afxdp: this engine was built without libxdp "
 					"(install libxdp-dev and libbpf-dev, then rebuild with make -C engine)");
 		if (!strcmp(o->io, "dpdk"))
-			return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io dpdk: not built into this engine yet");
+			return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io dpdk: this engine was built without DPDK "
+					"(install dpdk-dev, then rebuild with make -C engine)");
 		char list[128] = "";
 		for (int i = 0; io_backends[i]; i++) {
 			strcat(list, i ? ", " : "");
@@ -143,6 +144,11 @@ int engine_setup(struct engine *en, struct vsb_error *e)
 	en->nports = o->nports;
 	for (int i = 0; i < en->nports; i++) {
 		en->ports[i].name = o->ports[i];
+		if (en->ops->port_info) { /* not a kernel interface (dpdk vdev) */
+			if (en->ops->port_info(o, i, &en->ports[i].info, e))
+				return e->code;
+			continue;
+		}
 		if (iface_get(o->ports[i], &en->ports[i].info, e))
 			return e->code;
 		if (!en->ports[i].info.up)
