@@ -26,6 +26,7 @@ TEMP_ROOT = Path("/tmp")
 TEMP_GLOB = "vsb-*"
 BPF_FS = Path("/sys/fs/bpf")  # pinned BPF objects named vsb<run id>... (programs on interfaces
                               # of a run's namespaces disappear with the namespaces themselves)
+DPDK_RUN = Path("/var/run/dpdk")  # DPDK runtime dirs, one per --file-prefix (vsb...)
 
 
 @dataclass
@@ -38,11 +39,12 @@ class CleanPlan:
     state_files: list[Path] = field(default_factory=list)
     live_runs: list[str] = field(default_factory=list)
     bpf_pins: list[Path] = field(default_factory=list)
+    dpdk_files: list[Path] = field(default_factory=list)   # runtime dirs, hugepage files
 
     @property
     def empty(self) -> bool:
         return not (self.processes or self.namespaces or self.links or self.temp_dirs
-                    or self.state_files or self.bpf_pins)
+                    or self.state_files or self.bpf_pins or self.dpdk_files)
 
 
 def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
@@ -50,7 +52,8 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
                      pids_in_namespace: Callable[[str], list[int]],
                      process_alive: Callable[[RecordedProcess], bool],
                      force: bool = False, prefix: str = PREFIX,
-                     bpf_pins: Iterable[Path] = ()) -> CleanPlan:
+                     bpf_pins: Iterable[Path] = (), dpdk_files: Iterable[Path] = (),
+                     path_in_use: Callable[[Path], bool] = lambda p: False) -> CleanPlan:
     """Decide what to remove (pure: every fact about the host comes in as an argument).
 
     `prefix` narrows the search (e.g. one run id); it must itself start with `vsb`.
@@ -85,6 +88,9 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
             plan.namespaces.append(ns)
     plan.links = [name for name in links if ours(name)]
     plan.bpf_pins = [path for path in bpf_pins if ours(path.name)]
+    # DPDK leaves its runtime dir (and, with hugepages, hugepage files) after a SIGKILL; a live
+    # DPDK process keeps them open, so only files nobody holds are removed
+    plan.dpdk_files = [path for path in dpdk_files if ours(path.name) and not path_in_use(path)]
     for path in temp_dirs:
         run_part = path.name[len("vsb-"):]
         if str(path) in protected_dirs or (live and run_part.startswith(live)):
@@ -102,10 +108,57 @@ def plan_clean(force: bool = False, prefix: str = PREFIX) -> CleanPlan:
         pins = sorted(BPF_FS.glob(f"{PREFIX}*")) if BPF_FS.is_dir() else []
     except OSError:
         pins = []
-    return select_leftovers(bpf_pins=pins,
+    return select_leftovers(bpf_pins=pins, dpdk_files=dpdk_leftovers(),
+        path_in_use=paths_in_use(),
         namespaces=list_namespaces(), links=root_links, temp_dirs=temp_dirs, states=load_all(),
         pids_in_namespace=namespace_pids,
         process_alive=lambda p: is_same_process(p.pid, p.start_time), force=force, prefix=prefix)
+
+
+def hugetlbfs_mounts(mounts: str | None = None) -> list[Path]:
+    """Mount points of hugetlbfs (from /proc/mounts)."""
+    try:
+        text = mounts if mounts is not None else Path("/proc/mounts").read_text()
+    except OSError:
+        return []
+    return [Path(f[1]) for f in (line.split() for line in text.splitlines())
+            if len(f) > 2 and f[2] == "hugetlbfs"]
+
+
+def dpdk_leftovers() -> list[Path]:
+    """vsb* DPDK runtime dirs and vsb* files on hugetlbfs mounts."""
+    found: list[Path] = []
+    for root in (DPDK_RUN, *hugetlbfs_mounts()):
+        try:
+            found += sorted(root.glob(f"{PREFIX}*"))
+        except OSError:
+            continue
+    return found
+
+
+def paths_in_use(proc: Path = Path("/proc")) -> Callable[[Path], bool]:
+    """A predicate: does any live process hold this path (or a file under it) open or mapped?"""
+    held: set[str] = set()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            for fd in (entry / "fd").iterdir():
+                try:
+                    held.add(os.readlink(fd))
+                except OSError:
+                    pass
+            for line in (entry / "maps").read_text().splitlines():
+                parts = line.split(maxsplit=5)
+                if len(parts) == 6 and parts[5].startswith("/"):
+                    held.add(parts[5].replace(" (deleted)", ""))
+        except OSError:
+            continue
+
+    def in_use(path: Path) -> bool:
+        base = str(path)
+        return any(h == base or h.startswith(base + "/") for h in held)
+    return in_use
 
 
 def _stop_recorded(proc: RecordedProcess, grace: float = 3.0) -> str:
@@ -155,6 +208,12 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
         else:
             path.unlink(missing_ok=True)
         say(f"removed pinned BPF object {path}")
+    for path in plan.dpdk_files:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        say(f"removed DPDK leftover {path}")
     for path in plan.state_files:
         path.unlink(missing_ok=True)
         say(f"removed state file {path}")
@@ -174,5 +233,6 @@ def dry_run_lines(plan: CleanPlan) -> list[str]:
     lines += [f"would remove link {name}" for name in plan.links]
     lines += [f"would remove directory {path}" for path in plan.temp_dirs]
     lines += [f"would remove pinned BPF object {path}" for path in plan.bpf_pins]
+    lines += [f"would remove DPDK leftover {path}" for path in plan.dpdk_files]
     lines += [f"would remove state file {path}" for path in plan.state_files]
     return lines

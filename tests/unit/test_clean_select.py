@@ -81,3 +81,24 @@ def test_prefix_must_be_ours():
 
     with pytest.raises(ValueError):
         select(namespaces=["red"], prefix="red")
+
+
+def test_dpdk_leftovers_only_ours_and_unheld(tmp_path):
+    from vswbench.clean import hugetlbfs_mounts, paths_in_use
+
+    files = [Path("/var/run/dpdk/vsbdpdk123"), Path("/var/run/dpdk/rte"),
+             Path("/dev/hugepages/vsb1a2bswmap_0"), Path("/var/run/dpdk/vsb1a2bsw")]
+    held = {Path("/var/run/dpdk/vsb1a2bsw")}
+    plan = select_leftovers(namespaces=(), links=(), temp_dirs=(), states=(),
+                            pids_in_namespace=lambda ns: [], process_alive=lambda p: True,
+                            dpdk_files=files, path_in_use=lambda p: p in held)
+    assert plan.dpdk_files == [files[0], files[2]] and not plan.empty
+    narrowed = select_leftovers(namespaces=(), links=(), temp_dirs=(), states=(),
+                                pids_in_namespace=lambda ns: [], process_alive=lambda p: True,
+                                dpdk_files=files, prefix="vsb1a2b")
+    assert narrowed.dpdk_files == [files[2], files[3]]
+    mounts = "none /dev/hugepages hugetlbfs rw 0 0\nproc /proc proc rw 0 0\n"
+    assert hugetlbfs_mounts(mounts) == [Path("/dev/hugepages")]
+    # this very test file is open by nobody, but our own cwd's files are mapped: a smoke test
+    in_use = paths_in_use()
+    assert not in_use(tmp_path / "nothing-here")
