@@ -75,10 +75,16 @@ class B2BConfig:
                  failing burst is within this fraction of the failing one ((hi - lo) / hi), or
                  is one frame: the result is then within `resolution` of the true limit
     frame_size   bytes per frame (reported; the session's workload sends it)
+    tester_pps   the tester's own maximum rate (its calibrated ceiling). A burst of N frames must
+                 have left within N / tester_pps + BURST_SLACK_S; frames still unsent then count
+                 against it: over veth an overloaded path slows the sender down instead of
+                 dropping frames, and a burst that was slowed down was not back to back. None:
+                 no time limit (a path that pushes back then never fails a burst)
     """
     trials: int = 50
     max_frames: int = 100_000
     min_frames: int = 1
+    tester_pps: float | None = None
     resolution: float = 0.01
     frame_size: int = 64
 
@@ -97,7 +103,7 @@ class B2BConfig:
     def to_json(self) -> dict[str, Any]:
         return {"trials": self.trials, "max_frames": self.max_frames,
                 "min_frames": self.min_frames, "resolution": self.resolution,
-                "frame_size": self.frame_size}
+                "frame_size": self.frame_size, "tester_pps": self.tester_pps}
 
 
 @dataclass(frozen=True)
@@ -157,10 +163,14 @@ def _converged(lo: int, hi: int, resolution: float) -> bool:
     return hi - lo <= 1 or (hi - lo) / hi <= resolution
 
 
-def _burst(session: _Session, length: int) -> BurstTrial:
+BURST_SLACK_S = 0.005
+
+
+def _burst(session: _Session, length: int, tester_pps: float | None = None) -> BurstTrial:
     """Send one burst. Unsent frames are counted strictly (the session tolerates a couple of
     frames short of a paced trial; a burst of N frames that was N - 2 did not test N)."""
-    trial = session.measure(0, 0, count=length)
+    limit = length / tester_pps + BURST_SLACK_S if tester_pps else 0
+    trial = session.measure(0, limit, count=length)
     offered = int(trial.offered_count)
     unsent = max(int(trial.unsent_count), length - offered, 0)
     return BurstTrial(length, offered, int(trial.result.lost), unsent,
@@ -179,7 +189,7 @@ def longest_burst(session: _Session, cfg: B2BConfig,
     trials: list[BurstTrial] = []
 
     def run(length: int) -> bool:
-        t = _burst(session, length)
+        t = _burst(session, length, cfg.tester_pps)
         trials.append(t)
         progress(t)
         return t.passed

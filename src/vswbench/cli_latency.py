@@ -94,6 +94,9 @@ def b2b(**kw: Any) -> int:
     throughput_given = _rate(kw["throughput"])
     with method_context(plan, drain=0.05, progress=_say) as ctx:
         throughput, search_summary = _ndr_first(ctx, throughput_given)
+        from dataclasses import replace
+
+        cfg = replace(cfg, tester_pps=ctx.ceiling)
         result = back_to_back(ctx.session, cfg, throughput_pps=throughput, progress=_say)
         data = {**ctx.environment(), "method": "back-to-back", "throughput_pps": throughput,
                 "search": search_summary, **result.to_json(), "notes_testbed": ctx.notes}

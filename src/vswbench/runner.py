@@ -251,7 +251,8 @@ def execute_point(ctx: Any, p: Point, store: ResultStore, campaign: str) -> dict
 
         ndr, searched = ndr_for()
         cfg = B2BConfig(trials=p.trials or 50, max_frames=p.max_frames or 100_000,
-                        frame_size=p.size if isinstance(p.size, int) else 64)
+                        frame_size=p.size if isinstance(p.size, int) else 64,
+                        tester_pps=ctx.ceiling)
         r = back_to_back(session, cfg, throughput_pps=ndr)
         return {**env, **r.to_json(), "throughput_pps": ndr, "search": searched}
     raise UsageError(f"unknown kind {p.kind!r}")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from vswbench.b2b import B2BConfig, back_to_back
+from vswbench.calibration import calibrate
 from vswbench.loadcurve import latency_at, run_sweep, saturation
 from vswbench.netns import list_namespaces
 from vswbench.run import run_scope
@@ -73,13 +74,15 @@ def test_sweep_latency_and_back_to_back_on_one_testbed(root, engine):
     shaped = all_switches()["shaped"]
     with run_scope() as run:
         prefix = str(run.id)
+        ceiling = calibrate(run, parse("p2p"), Workload(64), PLACEMENT).ceiling_pps
         with Testbed(parse("p2p"), shaped, run, PLACEMENT,
                      {"shape_pps": "50000", "shape_frame_size": "64"}) as tb:
             with ControlSession(tb, Workload(64)) as session:
                 session.warm_up(10_000, 0.3)
                 points = run_sweep(session, [25_000, 45_000, 75_000, 100_000], 0.5)
                 lat = latency_at(session, 50_000, (0.1, 0.5, 0.9), 0.5)
-                b2b = back_to_back(session, B2BConfig(trials=2, max_frames=50_000),
+                b2b = back_to_back(session, B2BConfig(trials=2, max_frames=50_000,
+                                                      tester_pps=ceiling),
                                    throughput_pps=50_000)
     assert_nothing_left(prefix)
     below, above = points[:2], points[2:]
