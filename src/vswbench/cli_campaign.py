@@ -76,7 +76,7 @@ def print_ranking(store_path: Path) -> None:
                if r["kind"] == "latency" and r["status"] == "done"}
     if not searches:
         return
-    table = Table(title="ranking (NDR, fast MLRsearch)")
+    table = Table(title="ranking (NDR and PDR by MLRsearch; latency at 90 % of the NDR)")
     for col in ("switch", "scenario", "size", "NDR Mpps", "Gbit/s", "PDR Mpps",
                 "p50 us @90%", "p99 us @90%", "cycles/pkt"):
         table.add_column(col, justify="right")
