@@ -12,22 +12,17 @@ from rich.table import Table
 from vswbench.cli import cli
 from vswbench.cli_methods import _emit, _num, _plan, _rate, _say, _trial_line, out, testbed_options
 from vswbench.errors import UsageError
+from vswbench.session import control_capable
 
 
 def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | None]:
     """The NDR given on the command line, or found now by a `fast` search in the same session."""
     if given is not None:
         return given, None
-    from vswbench.search import preset, search
+    from vswbench.cmd_methods import find_ndr
 
     _say("no --ndr given: finding it first with a `fast` search")
-    result = search(ctx.session, preset("fast"), min_load=1000.0, max_load=ctx.max_load(None),
-                    generator_ceiling=ctx.ceiling, progress=_trial_line)
-    ctx.session.trials.clear()
-    if result.ndr_pps is None:
-        raise UsageError("the search found no load without loss: nothing to measure at")
-    summary = {k: v for k, v in result.to_json().items() if k != "trials"}
-    return result.ndr_pps, summary
+    return find_ndr(ctx, "fast", progress=_trial_line)
 
 
 @cli.command()
@@ -86,7 +81,7 @@ def b2b(**kw: Any) -> int:
     from vswbench.cmd_methods import method_context
 
     plan = _plan(kw)
-    if not plan.restart_engines and not _control(plan):
+    if not plan.restart_engines and not control_capable(plan.trial.scenario):
         raise UsageError(f"scenario {plan.trial.scenario.name}: back-to-back needs a tester that "
                          "sends and receives (p2p, pvp, chain:N, rr)")
     cfg = B2BConfig(trials=kw["trials"], max_frames=kw["max_frames"],
@@ -117,12 +112,6 @@ def b2b(**kw: Any) -> int:
     return 0
 
 
-def _control(plan: Any) -> bool:
-    from vswbench.session import control_capable
-
-    return control_capable(plan.trial.scenario)
-
-
 @cli.command()
 @click.option("--scenario", default="p2p", show_default=True)
 @click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True)
@@ -145,7 +134,7 @@ def calibrate(scenario: str, size: int, io: str, flows: int, tester_cpu: int | N
 
     plan = plan_trial(TrialOptions("veth", scenario, size, "10k", 1.0, 0.0, io, flows, 1,
                                    tester_cpu, switch_cpu))
-    if not _control(type("P", (), {"trial": plan})()):
+    if not control_capable(plan.scenario):
         raise UsageError(f"scenario {scenario}: calibration needs a tester that sends and "
                          "receives (p2p, pvp, chain:N, rr)")
     if os.geteuid() != 0:

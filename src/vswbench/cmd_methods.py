@@ -14,7 +14,7 @@ from typing import Any
 
 from vswbench.calibration import Calibration, calibrate
 from vswbench.cmd_trial import TrialOptions, TrialPlan, ensure_runnable, plan_trial
-from vswbench.errors import UsageError
+from vswbench.errors import UsageError, VswbenchError
 from vswbench.runid import RunId
 from vswbench.session import TrialSession, Workload, control_capable, open_session
 from vswbench.testbed import Testbed
@@ -118,3 +118,19 @@ def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], 
                 if tp.spec.warmup > 0:
                     session.warm_up(WARMUP_RATE, tp.spec.warmup)
                 yield MethodContext(session, tb, cal, notes)
+
+
+def find_ndr(ctx: MethodContext, preset_name: str = "fast",
+             progress: Callable[[Any], None] = lambda t: None) -> tuple[float, dict[str, Any]]:
+    """Search the NDR in the context's session (for latency and back-to-back points that were
+    given none): the NDR and the search's summary (without its trials); the session's trial list
+    is left empty for the measurement that follows."""
+    from vswbench.search import preset, search
+
+    found = search(ctx.session, preset(preset_name), min_load=1000.0,
+                   max_load=ctx.max_load(None), generator_ceiling=ctx.ceiling, progress=progress)
+    ctx.session.trials.clear()
+    if found.ndr_pps is None:
+        raise VswbenchError("the search found no load without loss: nothing to measure at")
+    return found.ndr_pps, {k: v for k, v in found.to_json().items() if k != "trials"}
+

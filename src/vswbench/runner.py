@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.campaign import CampaignSpec, Point, expand, search_twin
-from vswbench.cmd_methods import MethodOptions, MethodPlan, method_context, plan_method
+from vswbench.cmd_methods import (MethodOptions, MethodPlan, find_ndr, method_context,
+                                  plan_method)
 from vswbench.cmd_trial import TrialOptions
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.store import ResultStore
@@ -222,12 +223,7 @@ def execute_point(ctx: Any, p: Point, store: ResultStore, campaign: str) -> dict
         ndr = _twin_ndr(store, campaign, p)
         if ndr:
             return ndr, None
-        found = search(session, preset(p.preset or "fast"), min_load=1000.0,
-                       max_load=ctx.max_load(None), generator_ceiling=ctx.ceiling)
-        session.trials.clear()
-        if found.ndr_pps is None:
-            raise VswbenchError("no load without loss: nothing to measure at")
-        return found.ndr_pps, {k: v for k, v in found.to_json().items() if k != "trials"}
+        return find_ndr(ctx, p.preset or "fast")
 
     if p.kind == "search":
         r = search(session, preset(p.preset or "fast"), min_load=1000.0,

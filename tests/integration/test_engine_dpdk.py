@@ -105,6 +105,15 @@ def wait_path(path: str, timeout: float = 10.0) -> None:
 
 
 @pytest.mark.timeout(60)
+
+def assert_all_delivered(what: str, gen, sink) -> None:
+    """Every frame the generator sent arrived once, clean."""
+    summary = (f"{what}: gen tx={gen.tx_frames} sink rx={sink.rx_frames} lost={sink.lost} "
+               f"dup={sink.duplicated}")
+    assert gen.tx_frames == COUNT, summary
+    assert sink.rx_frames == COUNT, summary
+    assert (sink.lost, sink.duplicated, sink.malformed, sink.foreign) == (0, 0, 0, 0), summary
+
 def test_memif_gen_to_sink(dpdk, registry, pfx):
     """(a) The gen is the memif server (socket file, not abstract, to check it is removed), the
     sink its client; the server must exist before the client starts."""
@@ -119,11 +128,8 @@ def test_memif_gen_to_sink(dpdk, registry, pfx):
         sink = run_engine(sink_args, engine=dpdk, registry=registry, timeout=30)
         sent = gen.wait(timeout=30).check()
     s, g = sink.final, sent.final
-    summary = f"memif: gen tx={g.tx_frames} sink rx={s.rx_frames} lost={s.lost} dup={s.duplicated}"
-    assert g.tx_frames == COUNT, summary
-    assert s.rx_frames == COUNT, summary
-    assert (s.lost, s.duplicated, s.malformed, s.foreign) == (0, 0, 0, 0), summary
-    assert s.latency_kind == "one-way" and s.latency_us and not s.latency_us.empty, summary
+    assert_all_delivered("memif", g, s)
+    assert s.latency_kind == "one-way" and s.latency_us and not s.latency_us.empty, s.latency_us
     assert not os.path.exists(sock)
 
 
@@ -141,10 +147,7 @@ def test_vhost_user_gen_to_sink(dpdk, registry, pfx):
         sent = run_engine(gen_args, engine=dpdk, registry=registry, timeout=30)
         got = sink.wait(timeout=30).check()
     s, g = got.final, sent.final
-    summary = f"vhost-user: gen tx={g.tx_frames} sink rx={s.rx_frames} lost={s.lost} dup={s.duplicated}"
-    assert g.tx_frames == COUNT, summary
-    assert s.rx_frames == COUNT, summary
-    assert (s.lost, s.duplicated, s.malformed, s.foreign) == (0, 0, 0, 0), summary
+    assert_all_delivered("vhost-user", g, s)
     assert not os.path.exists(sock)
 
 
