@@ -105,14 +105,21 @@ def cached(scenario: Scenario, workload: Workload, placement: Placement,
         return None
 
 
+def baseline_switch(io: str) -> str:
+    """Where the tester's ceiling is measured: no switch at all, over the same kind of port
+    (veth for the kernel I/O paths, memif for DPDK)."""
+    return "memif" if io == "dpdk" else "veth"
+
+
 def measure(run: Run, scenario: Scenario, workload: Workload, placement: Placement) -> Calibration:
-    """Build the scenario on veth and measure the tester at its maximum rate."""
+    """Build the scenario on the baseline (veth or memif) and measure the tester at its maximum
+    rate."""
     from vswbench.switches import all_switches
 
     if not control_capable(scenario):
         raise_unsupported(scenario)
-    veth = all_switches()["veth"]
-    with Testbed(scenario, veth, run, placement) as tb:
+    base = all_switches()[baseline_switch(workload.io)]
+    with Testbed(scenario, base, run, placement) as tb:
         with ControlSession(tb, workload) as session:
             session.warm_up(10_000, 0.3)
             rx, tx = [], []

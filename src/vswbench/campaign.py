@@ -292,7 +292,8 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "pairs": lambda v: _int(v, 1, scenarios.MAX_PAIRS),
     "placement": _choice(PLACEMENTS), "repetitions": lambda v: _int(v, 1, 1000),
     "preset": _choice(tuple(PRESETS)), "duration": _number,
-    "points": lambda v: _int(v, 2, 200), "fractions": _fraction, "io": _choice(IO_CHOICES),
+    "points": lambda v: _int(v, 2, 200), "fractions": _fraction,
+    "io": _choice(tuple(io for io in IO_CHOICES if io != "dpdk")),  # DPDK switches imply it
     "options": _options, "shape_pps": _shape_pps, "trials": lambda v: _int(v, 1, 1000),
     "max_frames": lambda v: _int(v, 2, 10_000_000)}
 SCALAR_ONLY = ("repetitions",)

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from vswbench.calibration import Calibration, calibrate
+from vswbench.calibration import Calibration, baseline_switch, calibrate
 from vswbench.cmd_trial import TrialOptions, TrialPlan, ensure_runnable, plan_trial
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.runid import RunId
@@ -102,7 +102,7 @@ def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], 
     with run_scope(run_id=run_id) as run:
         cal = None
         if plan.calibrate and control_capable(tp.scenario):
-            progress(f"run {run.id}: generator ceiling on veth ({tp.scenario.name}, "
+            progress(f"run {run.id}: generator ceiling on {baseline_switch(plan.workload.io)} ({tp.scenario.name}, "
                      f"{plan.workload.frame_size} B)")
             cal = calibrate(run, tp.scenario, plan.workload, tp.placement, force=plan.recalibrate)
             progress(f"run {run.id}: generator ceiling {cal.ceiling_pps:,.0f} pps"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
@@ -135,7 +135,20 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
     if opts.switch not in switches:
         raise UsageError(f"unknown switch {opts.switch!r}: choose from "
                          f"{', '.join(sorted(switches))} (see `vswbench switches`)")
-    return TrialPlan(switches[opts.switch], scenario, spec, placement, options)
+    switch_cls = switches[opts.switch]
+    return TrialPlan(switch_cls, scenario, replace(spec, io=engine_io(switch_cls, spec.io)),
+                     placement, options)
+
+
+def engine_io(switch_cls: type[Switch], io: str) -> str:
+    """The engine I/O a switch's ports take: DPDK switches have DPDK ports only (`dpdk`), kernel
+    switches kernel interfaces (never `dpdk`)."""
+    if switch_cls.port_kind == "dpdk":
+        return "dpdk"
+    if io == "dpdk":
+        raise UsageError(f"--io dpdk: switch {switch_cls.name} has kernel ports; DPDK ports come "
+                         "with the DPDK switches (memif, testpmd, ovs-dpdk)")
+    return io
 
 
 def ensure_runnable(switch_cls: type[Switch]) -> None:

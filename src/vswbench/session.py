@@ -252,7 +252,7 @@ class ControlSession(TrialSession):
         assert switch is not None
         t0 = time.monotonic()
         cmd, intended_count, cap = self._command(rate_pps, duration, count)
-        k0, s0 = tb.kernel_counters(), switch.port_counters()
+        k0, s0, b0 = tb.kernel_counters(), switch.port_counters(), switch.busy_cycles()
         daemons = _daemon_pids(switch)
         pids = {**{lab: p.pid for lab, p in self.servers.items()}, **daemons}
         p0 = {lab: process_cpu_s(pid) for lab, pid in pids.items()}
@@ -270,7 +270,7 @@ class ControlSession(TrialSession):
         c1 = read_proc_stat()
         driver_cpu1 = process_cpu_s(self.driver.pid)
         p1 = {lab: process_cpu_s(pid) for lab, pid in pids.items()}
-        k1, s1 = tb.kernel_counters(), switch.port_counters()
+        k1, s1, b1 = tb.kernel_counters(), switch.port_counters(), switch.busy_cycles()
         process_cpu = {lab: (None if p0[lab] is None or p1[lab] is None
                              else round(p1[lab] - p0[lab], 4)) for lab in p0}  # type: ignore
         label = self.driver_cmd.label
@@ -280,6 +280,6 @@ class ControlSession(TrialSession):
         records = [r for r in (start, answer) if r is not None]
         result = EngineResult(list(self.driver.argv), None, records, "")
         outcome = PhaseOutcome({label: result}, {label: self.driver_cmd}, k0, k1, s0, s1,
-                               core_usage(c0, c1), process_cpu)
+                               core_usage(c0, c1), process_cpu, b0, b1)
         trial = build_result(tb, self.workload.spec(rate_pps, duration or cap), outcome)
         return SessionTrial(trial, rate_pps, duration, intended_count, time.monotonic() - t0)

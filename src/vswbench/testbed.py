@@ -199,6 +199,9 @@ class Testbed:
             self._address(hp)
         switch.forward(self.paths)
         self._record_daemons()
+        if self.dpdk:
+            self._dpdk_ports()
+            return
         for hp in self.host_ports:
             wait_link_up(hp.netns, hp.ifname, timeout=LINK_TIMEOUT)
             self._address(hp)  # direct backends may create the link only in forward()
@@ -207,6 +210,20 @@ class Testbed:
         for path in self.paths:
             self.next_hop_mac[(path.src, path.dst)] = self._next_hop(path)
         self._neighbours()
+
+    @property
+    def dpdk(self) -> bool:
+        """Host ports are DPDK virtual devices (no kernel links, no addresses, no neighbours)."""
+        return self.switch_cls.port_kind == "dpdk"
+
+    def _dpdk_ports(self) -> None:
+        for hp in self.host_ports:
+            att = self.attachments[hp.key]
+            if not att.dpdk_port or not att.host_mac:
+                raise VswbenchError(f"{self.switch_cls.name}: port {hp.key} got no DPDK device")
+            self.ports[hp.key] = PortInfo(hp.key, hp.netns, att.dpdk_port, hp.ip_cidr, att.host_mac)
+        for path in self.paths:
+            self.next_hop_mac[(path.src, path.dst)] = self._next_hop(path)
 
     def _address(self, hp: HostPort) -> None:
         try:
@@ -275,7 +292,10 @@ class Testbed:
         raise VswbenchError(f"scenario {self.scenario.name}: hops from {key} form a loop")
 
     def kernel_counters(self) -> dict[str, LinkCounters]:
-        """Kernel interface counters of every host port (one `ip` call per namespace)."""
+        """Kernel interface counters of every host port (one `ip` call per namespace); none for
+        DPDK ports."""
+        if self.dpdk:
+            return {}
         by_ns: dict[str, dict[str, Any]] = {}
         result = {}
         for info in self.ports.values():
@@ -287,6 +307,14 @@ class Testbed:
             result[info.key] = LinkCounters(rx["packets"], tx["packets"], rx["bytes"], tx["bytes"],
                                             rx["dropped"], tx["dropped"])
         return result
+
+    def activity(self) -> object:
+        """Something that changes while frames move: the host ports' kernel counters, or for DPDK
+        ports the switch's port counters."""
+        if self.dpdk:
+            assert self.switch is not None
+            return self.switch.port_counters()
+        return self.kernel_counters()
 
     def describe(self) -> dict[str, Any]:
         return {"scenario": self.scenario.name, "switch": self.switch_cls.name,
@@ -308,8 +336,11 @@ class Testbed:
                 nf_index += 1
             cpu = host_cpu(self.placement, host.role, nf_index)
             keys = [f"{host.name}.{p}" for p in host.ports]
-            common = ["--netns", ns, "--io", traffic.io, *(["--cpu", str(cpu)] if cpu is not None
-                                                         else [])]
+            io = "dpdk" if self.dpdk else traffic.io
+            common = ["--netns", ns, "--io", io, *(["--cpu", str(cpu)] if cpu is not None
+                                                   else [])]
+            if self.dpdk:  # a DPDK file prefix of its own, carrying the run id
+                common += ["--eal-args", f"--file-prefix {self.run.id.name('e' + host_abbr(host.name))}"]
             for key in keys:
                 common += ["--port", self.ports[key].ifname]
             send = ["--size", str(traffic.frame_size), "--rate", _fmt(per_sender),

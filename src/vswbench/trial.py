@@ -23,12 +23,12 @@ from vswbench.errors import UsageError, VswbenchError
 from vswbench.netns import LinkCounters, TimeoutWaiting, wait_until
 from vswbench.records import HistogramBucket, LatencySummary
 from vswbench.scenario import Role
-from vswbench.switches.base import PortCounters
+from vswbench.switches.base import BusyCycles, PortCounters
 from vswbench.testbed import EngineCommand, Testbed, Traffic
 
 READY_TIMEOUT = 15.0
 WARMUP_STREAM_BASE = 100
-IO_CHOICES = ("afpacket", "udp", "afxdp")
+IO_CHOICES = ("afpacket", "udp", "afxdp", "dpdk")
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,8 @@ class TrialResult:
     spec: dict[str, Any]
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # polling switches: cycles per packet on bursts that carried frames (the rest is idle polling)
+    switch_useful_cycles_per_packet: float | None = None
 
     @property
     def counters_agree(self) -> bool:
@@ -168,15 +170,17 @@ class PhaseOutcome:
     switch_after: list[PortCounters]
     cpu_usage: dict[int, Any]
     process_cpu: dict[str, float | None]
+    busy_before: BusyCycles | None = None
+    busy_after: BusyCycles | None = None
 
 
 def _settle(testbed: Testbed, timeout: float = 3.0) -> None:
     """Wait until no host port counter changes for 100 ms (nothing left in flight)."""
-    last = [testbed.kernel_counters()]
+    last = [testbed.activity()]
     stable_since = [time.monotonic()]
 
     def quiet() -> bool:
-        now = testbed.kernel_counters()
+        now = testbed.activity()
         if now != last[0]:
             last[0], stable_since[0] = now, time.monotonic()
         return time.monotonic() - stable_since[0] >= 0.1
@@ -203,6 +207,7 @@ def _phase(testbed: Testbed, traffic: Traffic, *, measure: bool) -> PhaseOutcome
             proc.wait_for_record("start", READY_TIMEOUT)
         k0 = testbed.kernel_counters() if measure else {}
         s0 = switch.port_counters() if measure else []
+        b0 = switch.busy_cycles() if measure else None
         daemons = _daemon_pids(switch)
         p0 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
               **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
@@ -225,7 +230,7 @@ def _phase(testbed: Testbed, traffic: Traffic, *, measure: bool) -> PhaseOutcome
             process_cpu[label] = res.final.cpu_s
     return PhaseOutcome(results, cmds, k0, testbed.kernel_counters() if measure else {},
                         s0, switch.port_counters() if measure else [], core_usage(c0, c1),
-                        process_cpu)
+                        process_cpu, b0, switch.busy_cycles() if measure else None)
 
 
 def _daemon_pids(switch: Any) -> dict[str, int]:
@@ -244,6 +249,8 @@ def counter_checks(outcome: PhaseOutcome) -> list[CounterCheck]:
     received (frames the engine received but did not count as its own: stale/foreign/malformed)."""
     checks = []
     delta = {k: outcome.kernel_after[k] - outcome.kernel_before[k] for k in outcome.kernel_after}
+    if not delta:
+        return checks  # DPDK ports: no kernel counters to check against
     for label, cmd in outcome.commands.items():
         final = outcome.results[label].final
         raw = final.raw
@@ -351,4 +358,6 @@ def build_result(testbed: Testbed, spec: TrialSpec, outcome: PhaseOutcome) -> Tr
         switch_versions=testbed.switch_cls.versions(), config_dump=dump, spec=asdict(spec),
         engines={lab: {"args": list(outcome.commands[lab].args), "final": f.raw}
                  for lab, f in finals.items()},
-        warnings=warnings)
+        warnings=warnings,
+        switch_useful_cycles_per_packet=(outcome.busy_after.per_packet_since(outcome.busy_before)
+                                         if outcome.busy_after else None))

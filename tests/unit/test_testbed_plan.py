@@ -54,7 +54,7 @@ def test_cpu_placement():
 
 
 class _L2:
-    name, l3, direct = "fake", False, False
+    name, l3, direct, port_kind = "fake", False, False, "kernel"
 
 
 def _wired(spec: str) -> Testbed:

@@ -11,7 +11,8 @@ def register(cls: type[Switch]) -> type[Switch]:
     return cls
 
 
-BACKEND_MODULES = ("veth", "bridge", "router", "macvlan", "ovs", "tcbpf", "xdp", "shaped")
+BACKEND_MODULES = ("veth", "bridge", "router", "macvlan", "ovs", "tcbpf", "xdp", "shaped", "memif",
+                   "testpmd", "ovs_dpdk")
 
 
 def _load() -> None:

@@ -9,7 +9,8 @@ Life cycle, driven by testbed.Testbed:
     sw.setup()                              # switch namespace contents: bridge device, daemons, programs
     for each HostPort: sw.attach(hp)        # create the host's link (veth pair, or macvlan child);
                                             #   the host end appears in hp.netns named hp.ifname, UP,
-                                            #   returns an Attachment
+                                            #   returns an Attachment (DPDK switches: no link; the
+                                            #   Attachment names the engine's vdev and its MAC)
     sw.forward(paths)                       # install forwarding for every Path (in -> out attachment):
                                             #   port-to-port rules (ovs, tc-bpf, xdp), policy routes
                                             #   (router); learning switches may ignore it
@@ -72,6 +73,7 @@ class Attachment:
     host_mac: str = ""             # filled by the backend once the host end exists
     switch_mac: str = ""           # MAC of the switch-side interface, if any
     gateway_ip: str | None = None  # l3 switches: the address hosts on this port route through
+    dpdk_port: str = ""            # DPDK switches: the engine's vdev string for this port
 
 
 @dataclass(frozen=True)
@@ -92,12 +94,30 @@ class PortCounters:
     tx_errors: int = 0
 
 
+@dataclass(frozen=True)
+class BusyCycles:
+    """Cycles a polling switch spent on work that carried frames (not idle polls), and the frames,
+    both counted since the switch started (a trial takes the difference)."""
+    cycles: int
+    packets: int
+
+    def per_packet_since(self, before: BusyCycles | None) -> float | None:
+        if before is None:
+            return None
+        packets = self.packets - before.packets
+        return round((self.cycles - before.cycles) / packets, 1) if packets > 0 else None
+
+
 class Switch(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     l3: ClassVar[bool] = False          # True: hosts route via Attachment.gateway_ip (router)
     direct: ClassVar[bool] = False      # True: no switch in the path (veth baseline)
     calibration: ClassVar[bool] = False  # True: a known-answer device (shaped), not a switch to rank
+    # "kernel": host ports are kernel interfaces (veth, macvlan) the engine opens with afpacket,
+    # udp or afxdp. "dpdk": host ports are DPDK virtual devices (vhost-user, memif); the engine
+    # runs `--io dpdk` with Attachment.dpdk_port as its --port, and there is no kernel link.
+    port_kind: ClassVar[str] = "kernel"
 
     def __init__(self, ctx: SwitchContext) -> None:
         self.ctx = ctx
@@ -131,6 +151,11 @@ class Switch(ABC):
     @abstractmethod
     def port_counters(self) -> list[PortCounters]:
         """Per switch port counters, including drops."""
+
+    def busy_cycles(self) -> BusyCycles | None:
+        """Useful cycles, where the switch counts them (OVS PMD processing cycles, testpmd's
+        --record-core-cycles); None elsewhere."""
+        return None
 
     def forwarding_mode(self) -> str:
         """How the switch's work is placed, recorded with every result (e.g. 'napi-threaded cpu1',

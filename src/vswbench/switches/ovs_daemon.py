@@ -207,6 +207,8 @@ class OvsInstance:
     netns: str
     temp_dir: str = ""
     other_config: dict[str, str] = field(default_factory=dict)
+    vswitchd_binary: str = "ovs-vswitchd"   # ovs-dpdk: /usr/lib/openvswitch-switch-dpdk/...
+    ready_timeout: float = 20.0
     paths: OvsPaths | None = None
     db_server: OvsDaemon | None = None
     vswitchd: OvsDaemon | None = None
@@ -231,10 +233,10 @@ class OvsInstance:
         self.vsctl("--no-wait", "init", *(["--", "set", "Open_vSwitch", ".", *settings]
                                           if settings else []))
         self.vswitchd = OvsDaemon("ovs-vswitchd", paths, [
-            "ovs-vswitchd", paths.db_remote, f"--unixctl={paths.ctl('ovs-vswitchd')}",
+            self.vswitchd_binary, paths.db_remote, f"--unixctl={paths.ctl('ovs-vswitchd')}",
             f"--pidfile={paths.pidfile('ovs-vswitchd')}",
             f"--log-file={paths.log('ovs-vswitchd')}", *common], self.registry, state,
-            netns=self.netns).start()
+            netns=self.netns).start(self.ready_timeout)
 
     def _paths(self) -> OvsPaths:
         if self.paths is None:

@@ -1,0 +1,86 @@
+"""`memif`: no switch at all, the DPDK baseline (what `veth` is for the kernel switches).
+
+Each hop's two host ports are the two ends of one shared-memory packet interface (DPDK net_memif):
+the sending side is the memif server, the receiving side its client, on a socket in the run's
+temporary directory. In p2p both ends belong to the tester's one process. The tester's ceiling
+on the DPDK switches is calibrated here, as the kernel switches' is on veth.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from vswbench.errors import VswbenchError
+from vswbench.switches import register
+from vswbench.switches.base import (Attachment, Availability, HostPort, Path as FlowPath,
+                                    PortCounters, Switch, SwitchContext)
+from vswbench.switches.dpdk_ports import DPDK_FIX, engine_dpdk, port_mac
+
+
+@register
+class Memif(Switch):
+    name = "memif"
+    description = "no switch: DPDK memif between the containers' engines (the DPDK baseline)"
+    direct = True
+    port_kind = "dpdk"
+
+    def __init__(self, ctx: SwitchContext) -> None:
+        super().__init__(ctx)
+        self.socket_dir = Path(ctx.temp_dir or "/tmp") / "memif"
+        self.links: list[tuple[str, str, str]] = []   # (server key, client key, socket)
+
+    @classmethod
+    def availability(cls) -> Availability:
+        ok, reason = engine_dpdk()
+        return Availability(True) if ok else Availability(False, reason, DPDK_FIX)
+
+    @classmethod
+    def versions(cls) -> dict[str, str]:
+        return {"dpdk": "engine's"}
+
+    def setup(self) -> None:
+        self.socket_dir.mkdir(parents=True, exist_ok=True)
+
+    def attach(self, port: HostPort) -> Attachment:
+        index = len(self.attachments)
+        att = Attachment(port, None, host_mac=port_mac(index, self.ctx.run_id))
+        self.attachments[port.key] = att
+        return att
+
+    def forward(self, paths: list[FlowPath]) -> None:
+        """One memif per hop, whichever direction comes first; a port joins one memif only."""
+        joined: dict[str, str] = {}
+        for path in paths:
+            if path.src in joined or path.dst in joined:
+                if joined.get(path.src) == path.dst:
+                    continue  # the way back of a link made already (rr)
+                raise VswbenchError(f"memif: port {path.src} or {path.dst} is already joined to "
+                                    "another port: a direct link joins exactly two ports")
+            index = len(self.links)
+            sock = str(self.socket_dir / f"m{index}.sock")
+            self.links.append((path.src, path.dst, sock))
+            joined[path.src], joined[path.dst] = path.dst, path.src
+            for key, role in ((path.src, "server"), (path.dst, "client")):
+                att = self.attachments[key]
+                n = list(self.attachments).index(key)
+                att.dpdk_port = (f"net_memif{n},role={role},id=0,socket={sock},"
+                                 f"socket-abstract=no,mac={att.host_mac}")
+
+    def teardown(self) -> None:
+        for _src, _dst, sock in self.links:
+            try:
+                os.unlink(sock)
+            except OSError:
+                pass
+        self.links.clear()
+
+    def config_dump(self) -> str:
+        return "\n".join(f"memif {s} (server) <-> {d} (client) via {sock}"
+                         for s, d, sock in self.links)
+
+    def port_counters(self) -> list[PortCounters]:
+        return []  # no switch: the engines count every frame themselves
+
+    def forwarding_mode(self) -> str:
+        return "direct (memif, shared memory)"

@@ -1,0 +1,140 @@
+"""`ovs-dpdk`: Open vSwitch with DPDK (Debian's ovs-vswitchd-dpdk), userspace datapath, one PMD
+thread pinned to the switch CPU, vhost-user ports towards the containers (Emmerich et al.'s
+fastest OvS, Ara et al.'s OVS-DPDK).
+
+Ports: `dpdkvhostuser` (OVS is the vhost-user server; its socket lies in the private OVS run
+directory, the engine connects with virtio_user), or with `--option dpdk_port=memif` a `dpdk` port
+on a memif server vdev. Forwarding: the port-to-port OpenFlow rules of the `ovs` backend.
+
+DPDK in OVS gets --no-pci, --no-huge with --legacy-mem (OVS-DPDK without hugepages needs it) and a
+file prefix vsb<run id>ovs; per-port memory pools keep the first vhost connection from stalling
+the daemon for seconds while it touches a shared pool sized for many ports.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from vswbench.errors import CommandError, VswbenchError
+from vswbench.netns import run, wait_until
+from vswbench.switches import register
+from vswbench.switches.base import Attachment, Availability, BusyCycles, HostPort
+from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_common,
+                                          parse_transport, port_mac, remove_runtime_dir)
+from vswbench.switches.ovs import BRIDGE, Ovs, OvsPort
+from vswbench.switches.ovs_daemon import OvsInstance, find_schema, missing_binaries, INSTALL_FIX
+
+VSWITCHD_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+FIX = "apt-get install openvswitch-switch-dpdk (or run ./setup.sh)"
+MEMORY_MB = 1024
+
+_PMD_RE = re.compile(r"pmd thread[^\n]*:\n(.*?)(?=\n\S|\Z)", re.S)
+
+
+def parse_pmd_stats(text: str) -> BusyCycles | None:
+    """`dpif-netdev/pmd-stats-show` -> processing cycles and packets received, summed over the PMD
+    threads (the main thread's non-PMD ports are not polled work)."""
+    cycles = packets = 0
+    found = False
+    for block in _PMD_RE.findall(text):
+        c = re.search(r"processing cycles:\s*(\d+)", block)
+        p = re.search(r"packets received:\s*(\d+)", block)
+        if c and p:
+            cycles, packets, found = cycles + int(c.group(1)), packets + int(p.group(1)), True
+    return BusyCycles(cycles, packets) if found else None
+
+
+@register
+class OvsDpdk(Ovs):
+    name = "ovs-dpdk"
+    description = "Open vSwitch with DPDK, PMD thread pinned, vhost-user (or memif) ports"
+    port_kind = "dpdk"
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self.transport = parse_transport(ctx.options, "vhost")
+        self.prefix = ctx.run_id.name("ovs")
+        self.links: dict[str, DpdkLink] = {}
+
+    @classmethod
+    def availability(cls) -> Availability:
+        missing = missing_binaries()
+        if missing:
+            return Availability(False, f"missing {', '.join(missing)}", INSTALL_FIX)
+        if find_schema() is None:
+            return Availability(False, "no vswitch.ovsschema", INSTALL_FIX)
+        return dpdk_availability(VSWITCHD_DPDK, FIX)
+
+    @classmethod
+    def versions(cls) -> dict[str, str]:
+        try:
+            lines = run([VSWITCHD_DPDK, "--version"]).splitlines()
+        except (OSError, CommandError):
+            return {}
+        out = {"ovs-vswitchd-dpdk": lines[0].split()[-1]} if lines else {}
+        out.update({"dpdk": line.split()[-1] for line in lines if line.startswith("DPDK")})
+        return out
+
+    def other_config(self) -> dict[str, str]:
+        cpu = self._switch_cpu()
+        mask = hex(1 << (cpu if cpu is not None else 0))
+        extra = " ".join(eal_common(self.prefix, MEMORY_MB) + ["--legacy-mem"])
+        return {"dpdk-init": "true", "dpdk-extra": extra, "per-port-memory": "true",
+                "pmd-cpu-mask": mask, "dpdk-lcore-mask": mask}
+
+    def setup(self) -> None:
+        ctx = self.ctx
+        ctx.registry.register(f"DPDK runtime dir of {self.prefix}",
+                              lambda: remove_runtime_dir(self.prefix))
+        self.ovs = OvsInstance(ctx.run_id, ctx.registry, ctx.netns, ctx.temp_dir,
+                               self.other_config(), vswitchd_binary=VSWITCHD_DPDK,
+                               ready_timeout=60.0)
+        self.ovs.start()
+        cpu = self._switch_cpu()
+        if cpu is not None:
+            self.ovs.pin(cpu)
+        ovs = self.ovs
+
+        def initialised() -> bool:
+            if ovs.vswitchd is not None and not ovs.vswitchd.running():
+                raise VswbenchError("ovs-dpdk: ovs-vswitchd-dpdk exited while DPDK initialised:\n"
+                                    + ovs.vswitchd.log_tail())
+            return ovs.vsctl("get", "Open_vSwitch", ".", "dpdk_initialized").strip() == "true"
+
+        wait_until(initialised, timeout=60, what="DPDK to initialise in ovs-vswitchd-dpdk",
+                   interval=0.1)
+        self.ovs.vsctl("add-br", BRIDGE, "--", "set", "Bridge", BRIDGE, "datapath_type=netdev",
+                       "fail_mode=secure")
+
+    def attach(self, port: HostPort) -> Attachment:
+        ovs = self._instance()
+        index = len(self.attachments)
+        ifname = self.ctx.run_id.name(f"vhu{index}")
+        root = self._paths_root()
+        link = DpdkLink(port.key, index, str(Path(root) / ifname), port_mac(index, self.ctx.run_id),
+                        self.transport)
+        if self.transport == "vhost":
+            settings = ["type=dpdkvhostuser"]
+        else:
+            settings = ["type=dpdk", f"options:dpdk-devargs={link.switch_vdev()}"]
+        ovs.vsctl("add-port", BRIDGE, ifname, "--", "set", "Interface", ifname,
+                  f"ofport_request={index + 1}", *settings)
+        ofport = self._wait_ofport(ifname)
+        self.links[port.key] = link
+        self.ports[port.key] = OvsPort(port.key, ifname, ofport)
+        att = Attachment(port, None, host_mac=link.mac, dpdk_port=link.engine_vdev)
+        self.attachments[port.key] = att
+        return att
+
+    def teardown(self) -> None:
+        super().teardown()
+        remove_runtime_dir(self.prefix)
+
+    def busy_cycles(self) -> BusyCycles | None:
+        return parse_pmd_stats(self._instance().appctl("dpif-netdev/pmd-stats-show", check=False))
+
+    def forwarding_mode(self) -> str:
+        cpu = self._switch_cpu()
+        where = f"cpu{cpu}" if cpu is not None else "unpinned"
+        return f"pmd {where} ({self.transport} ports)"
