@@ -13,7 +13,7 @@
  * TX hands out mbuf data pointers (rte_pktmbuf_alloc_bulk), tx_put sets the lengths and calls
  * rte_eth_tx_burst, frees what the device did not take and counts it in tx_errors. RX returns mbuf
  * data, rx_put frees the mbufs. Ports are started in open(); once the last port of the run is open
- * the backend waits (VSB_DPDK_LINK_WAIT seconds, default 10) for every link to come up: a memif
+ * the backend waits (VSB_DPDK_LINK_WAIT seconds, default 10; 0: not at all) for every link to come up: a memif
  * needs its peer on the socket, a vhost-user port its virtio-user driver.
  *
  * At process end (atexit, also after SIGINT/SIGTERM: main returns normally) open ports are stopped
@@ -435,6 +435,8 @@ static int wait_links(struct vsb_error *e)
 		if (end != env && !*end && v >= 0)
 			limit = v;
 	}
+	if (limit == 0) /* do not wait: a process that must report ready before its peers start */
+		return 0;
 	double t0 = monotonic_s();
 	for (;;) {
 		int down = -1;

@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # The methodology commands register themselves on `cli` (kept in their own modules).
-from vswbench import cli_campaign, cli_latency, cli_methods  # noqa: E402,F401
+from vswbench import cli_campaign, cli_latency, cli_methods, cli_model  # noqa: E402,F401
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -157,8 +157,10 @@ class EngineProcess:
 
     def __init__(self, args: Sequence[str], *, engine: Path | str | None = None,
                  registry: CleanupRegistry | None = None, state: RunState | None = None,
-                 label: str = "", stop_timeout: float = 5.0, interactive: bool = False) -> None:
+                 label: str = "", stop_timeout: float = 5.0, interactive: bool = False,
+                 env: dict[str, str] | None = None) -> None:
         self.interactive = interactive  # stdin is a pipe: control mode (send_command)
+        self.env = {**os.environ, **env} if env else None
         self.argv = [str(engine or find_engine()), *map(str, args)]
         self.registry = registry
         self.state = state
@@ -181,7 +183,7 @@ class EngineProcess:
             stdin = subprocess.PIPE if self.interactive else subprocess.DEVNULL
             self.proc = subprocess.Popen(self.argv, stdin=stdin,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         text=True, bufsize=1, process_group=0)
+                                         text=True, bufsize=1, process_group=0, env=self.env)
         except OSError as exc:
             raise EngineError(f"cannot start {self.argv[0]}: {exc}", argv=self.argv) from exc
         self._threads = [threading.Thread(target=self._read_stdout, daemon=True),

@@ -209,7 +209,7 @@ class ControlSession(TrialSession):
             self.commands[c.label] = c
             if c.long_running:
                 proc = EngineProcess(c.args, registry=run.registry, state=run.state,
-                                     label=f"{c.role.value} {c.label}")
+                                     label=f"{c.role.value} {c.label}", env=dict(c.env))
                 self.servers[c.label] = self._stack.enter_context(proc)
             else:
                 self.driver_cmd = c

@@ -122,6 +122,7 @@ class EngineCommand:
     args: tuple[str, ...]        # engine arguments (without the binary)
     cpu: int | None
     ports: tuple[str, ...]       # HostPort keys it opens
+    env: tuple[tuple[str, str], ...] = ()   # extra environment of the engine process
 
     @property
     def long_running(self) -> bool:
@@ -188,7 +189,9 @@ class Testbed:
             self._stack.enter_context(Namespace(ns, reg))
             sysctl(ns, **HOST_SYSCTLS)
         ctx = SwitchContext(self.run.id, reg, self.switch_ns, self.placement, self.options,
-                            temp_dir=str(self.run.temp_dir()))
+                            temp_dir=str(self.run.temp_dir()),
+                            long_running_hosts=frozenset(h.name for h in self.scenario.hosts
+                                                         if h.role in LONG_RUNNING))
         switch = self.switch_cls(ctx)
         self.switch = switch
         teardown = reg.register(f"switch {self.switch_cls.name}", switch.teardown)
@@ -316,6 +319,26 @@ class Testbed:
             return self.switch.port_counters()
         return self.kernel_counters()
 
+    def placement_warnings(self) -> list[str]:
+        """Polling processes that share a core: each gets slices of it from the scheduler (a few
+        ms), so throughput collapses and latency reaches milliseconds. On a 2-core machine pvp
+        with a DPDK switch has three pollers (tester, switch, NF) for two cores."""
+        if not self.dpdk or self.switch_cls.direct:
+            return []
+        sw = self.placement.switch_cpu
+        nf_index, shared = 0, []
+        for host in self.scenario.hosts:
+            if host.role == Role.NF:
+                nf_index += 1
+                cpu = host_cpu(self.placement, host.role, nf_index)
+                if cpu is not None and cpu == sw:
+                    shared.append(host.name)
+        if not shared:
+            return []
+        return [f"{', '.join(shared)} and the {self.switch_cls.name} polling thread share CPU "
+                f"{sw}: both poll, each gets scheduler slices of the core (expect low throughput "
+                "and millisecond latency; give each poller a core of its own where there are any)"]
+
     def describe(self) -> dict[str, Any]:
         return {"scenario": self.scenario.name, "switch": self.switch_cls.name,
                 "switch_netns": self.switch_ns, "placement": asdict(self.placement),
@@ -371,8 +394,11 @@ class Testbed:
                 if cpu is not None and cpu in (self.placement.switch_cpu,
                                                self.placement.tester_cpu):
                     args.append("--no-busy-poll")  # sharing a core: do not starve its partner
+            # A long-running DPDK engine reports ready before its memif peers exist (the drivers
+            # start after it): it must not wait for its links to come up.
+            env = (("VSB_DPDK_LINK_WAIT", "0"),) if self.dpdk and host.role in LONG_RUNNING else ()
             cmds.append(EngineCommand(host.name, host.role, host.name, tuple(args), cpu,
-                                      tuple(keys)))
+                                      tuple(keys), env))
         return cmds
 
     @staticmethod

@@ -201,7 +201,7 @@ def _phase(testbed: Testbed, traffic: Traffic, *, measure: bool) -> PhaseOutcome
         for c in cmds.values():
             if c.long_running:
                 proc = EngineProcess(c.args, registry=run.registry, state=run.state,
-                                     label=f"{c.role.value} {c.label}")
+                                     label=f"{c.role.value} {c.label}", env=dict(c.env))
                 servers[c.label] = stack.enter_context(proc)
         for proc in servers.values():
             proc.wait_for_record("start", READY_TIMEOUT)
@@ -331,7 +331,7 @@ def build_result(testbed: Testbed, spec: TrialSpec, outcome: PhaseOutcome) -> Tr
     rx_finals = [finals[lab] for lab in receivers]
     buckets = sorted((b for f in rx_finals for b in f.hist), key=lambda b: b.low_ns)
     delta = {k: outcome.kernel_after[k] - outcome.kernel_before[k] for k in outcome.kernel_after}
-    warnings = [w for f in finals.values() for w in f.warnings]
+    warnings = [w for f in finals.values() for w in f.warnings] + testbed.placement_warnings()
     try:
         dump = switch.config_dump()
     except VswbenchError as exc:

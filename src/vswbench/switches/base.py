@@ -55,6 +55,8 @@ class SwitchContext:
     placement: Placement = field(default_factory=Placement)
     options: dict[str, str] = field(default_factory=dict)   # backend options, e.g. {"ovs_mode": "normal"}
     temp_dir: str = ""             # private temp dir of the run (for daemon run dirs, BPF objects)
+    # hosts whose engines start before the drivers and run all along (NFs, receivers, servers)
+    long_running_hosts: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

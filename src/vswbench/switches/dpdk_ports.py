@@ -76,7 +76,8 @@ def parse_transport(options: dict[str, str], default: str) -> str:
 
 @lru_cache(maxsize=1)
 def engine_dpdk() -> tuple[bool, str]:
-    """Was the engine built with its DPDK backend? (from `vswbench-engine probe`)"""
+    """Was the engine built with its DPDK backend? (from `vswbench-engine probe`): (True, the
+    DPDK version) or (False, why not)."""
     from vswbench.engine import find_engine
     from vswbench.errors import VswbenchError
 
@@ -93,17 +94,15 @@ def engine_dpdk() -> tuple[bool, str]:
         return False, "the engine was built without its DPDK backend (no libdpdk at build time)"
     if not dpdk.get("usable"):
         return False, f"the engine's DPDK backend cannot run here: {dpdk.get('reason')}"
-    return True, ""
+    return True, str(dpdk.get("dpdk_version") or "")
 
 
 def dpdk_availability(binary: str, binary_fix: str) -> Availability:
     """A DPDK switch runs when its own binary exists and the engine speaks DPDK."""
     if shutil.which(binary) is None and not Path(binary).is_file():
         return Availability(False, f"{binary} not found", binary_fix)
-    ok, reason = engine_dpdk()
-    if not ok:
-        return Availability(False, reason, DPDK_FIX)
-    return Availability(True)
+    ok, why = engine_dpdk()
+    return Availability(True) if ok else Availability(False, why, DPDK_FIX)
 
 
 def eal_common(prefix: str, memory_mb: int) -> list[str]:

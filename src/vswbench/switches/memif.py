@@ -1,7 +1,8 @@
 """`memif`: no switch at all, the DPDK baseline (what `veth` is for the kernel switches).
 
 Each hop's two host ports are the two ends of one shared-memory packet interface (DPDK net_memif):
-the sending side is the memif server, the receiving side its client, on a socket in the run's
+the side whose engine starts first (a network function, a receiver; else the sender) is the memif
+server, the other its client, on a socket in the run's
 temporary directory. In p2p both ends belong to the tester's one process. The tester's ceiling
 on the DPDK switches is calibrated here, as the kernel switches' is on veth.
 """
@@ -37,7 +38,8 @@ class Memif(Switch):
 
     @classmethod
     def versions(cls) -> dict[str, str]:
-        return {"dpdk": "engine's"}
+        ok, version = engine_dpdk()
+        return {"engine dpdk": version} if ok and version else {}
 
     def setup(self) -> None:
         self.socket_dir.mkdir(parents=True, exist_ok=True)
@@ -61,7 +63,12 @@ class Memif(Switch):
             sock = str(self.socket_dir / f"m{index}.sock")
             self.links.append((path.src, path.dst, sock))
             joined[path.src], joined[path.dst] = path.dst, path.src
-            for key, role in ((path.src, "server"), (path.dst, "client")):
+            # The end that starts first listens: a memif client fails when no server is there.
+            # Long-running engines (NFs, receivers) start before the drivers.
+            first = self.ctx.long_running_hosts
+            server, client = ((path.dst, path.src) if path.dst.split(".")[0] in first
+                              and path.src.split(".")[0] not in first else (path.src, path.dst))
+            for key, role in ((server, "server"), (client, "client")):
                 att = self.attachments[key]
                 n = list(self.attachments).index(key)
                 att.dpdk_port = (f"net_memif{n},role={role},id=0,socket={sock},"

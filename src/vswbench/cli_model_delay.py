@@ -1,0 +1,65 @@
+"""`vswbench model delay RESULTS_DIR --out DIR`: the empirical delay model (Sattar and Matrawy) of
+every measured condition, exported for simulators (models/delay.py, models/delay_data.py).
+
+Registered on the `model` group of cli_model.py, which imports this module by name.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from vswbench.cli_methods import _num, out
+from vswbench.cli_model import model
+
+
+@model.command("delay")
+@click.argument("results", type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="Directory for the per-condition JSON ECDFs, quantile CSVs, index.json and "
+                   "ks_matrix.csv (created if needed).")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(["latency", "sweep", "trial"]),
+              help="Point kinds to read (repeatable) [latency, sweep].")
+@click.option("--per-repetition", is_flag=True,
+              help="One model per repetition instead of pooling repetitions of a condition.")
+@click.option("--campaign", default=None, help="Only this campaign of the store.")
+@click.option("--json", "as_json", is_flag=True, help="Print index.json instead of tables.")
+def delay(results: Path, out_dir: Path, kinds: tuple[str, ...], per_repetition: bool,
+          campaign: str | None, as_json: bool) -> int:
+    """Empirical delay model per condition (switch, size, load): ECDF JSON, quantile CSV, KS
+    distances between conditions. RESULTS is a `vswbench run` directory or its results.sqlite."""
+    from vswbench.models.delay_data import (DEFAULT_KINDS, INDEX_NAME, index_json, load_models,
+                                            write_models)
+
+    models = load_models(results, kinds or DEFAULT_KINDS, pool=not per_repetition,
+                         campaign=campaign)
+    written, matrix = write_models(models, out_dir)
+    if as_json:
+        click.echo(json.dumps(index_json(written, matrix), indent=1))
+        return 0
+    table = Table(title=f"empirical delay model: {len(written)} conditions "
+                        "(latency in us, from the engine's histograms)")
+    for col in ("#", "condition", "samples", "p50", "p99", "p99.9", "file"):
+        table.add_column(col, justify="left" if col in ("condition", "file") else "right")
+    for i, w in enumerate(written, 1):
+        s = w.summary()
+        table.add_row(f"C{i}", s["label"], f"{s['samples']:,}", _num(s["p50_us"], 2),
+                      _num(s["p99_us"], 2), _num(s["p999_us"], 2), w.json_path.stem)
+    out.print(table)
+    ks = Table(title=f"KS distance between conditions (* above the two-sample critical value at "
+                     f"alpha {matrix.alpha:g}; a guide: samples within a trial are not "
+                     "independent)")
+    ks.add_column("")
+    for i in range(len(written)):
+        ks.add_column(f"C{i + 1}", justify="right")
+    for i, row in enumerate(matrix.distances):
+        ks.add_row(f"C{i + 1}", *(("–" if i == j else f"{d:.3f}" + ("*" if matrix.exceeds(i, j)
+                                                                      else ""))
+                                  for j, d in enumerate(row)))
+    out.print(ks)
+    out.print(f"wrote {len(written)} x (JSON ECDF, quantile CSV), {INDEX_NAME} and "
+              f"ks_matrix.csv in {out_dir}", highlight=False)
+    return 0
