@@ -78,7 +78,7 @@ def print_ranking(store_path: Path) -> None:
         return
     table = Table(title="ranking (NDR and PDR by MLRsearch; latency at 90 % of the NDR)")
     for col in ("switch", "scenario", "size", "NDR Mpps", "Gbit/s", "PDR Mpps",
-                "p50 us @90%", "p99 us @90%", "cycles/pkt"):
+                "p50 us @90%", "p99 us @90%", "cycles/pkt", "useful"):
         table.add_column(col, justify="right")
     for r in sorted(searches, key=lambda r: (str(r["size"]), -(r["ndr_pps"] or 0))):
         lat = latency.get((r["switch"], r["scenario"], str(r["size"])), {})
@@ -87,7 +87,7 @@ def print_ranking(store_path: Path) -> None:
                       f"{mark}{_num(r['ndr_pps'] and r['ndr_pps'] / 1e6, 3)}",
                       _num(r["ndr_gbps"], 3), _num(r["pdr_pps"] and r["pdr_pps"] / 1e6, 3),
                       _num(lat.get("latency_p50_us"), 1), _num(lat.get("latency_p99_us"), 1),
-                      _num(r["cycles_per_packet"], 0))
+                      _num(r["cycles_per_packet"], 0), _num(r["useful_cycles_per_packet"], 0))
     out.print(table)
     if any(r["generator_bound"] for r in searches):
         out.print("≥: generator-bound (the tester's ceiling, not the switch's limit)",

@@ -94,6 +94,7 @@ class SessionTrial:
                 "rx_frames": r.rx_frames, "lost": r.lost, "unsent": self.unsent_count,
                 "loss_ratio": r.loss_ratio, "tx_pps": r.tx_pps, "achieved_pps": r.achieved_pps,
                 "latency_us": r.latency_us, "cycles_per_packet": r.cycles_per_packet,
+                "useful_cycles_per_packet": r.switch_useful_cycles_per_packet,
                 "counters_agree": r.counters_agree, "overhead_s": round(self.overhead_s, 4),
                 "wall_s": round(self.wall_s, 4)}
 

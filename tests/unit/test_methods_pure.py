@@ -117,7 +117,7 @@ def test_repeated_points_take_the_median_repetition():
 
     def point(achieved, p99):
         r = SimpleNamespace(tx_frames=1000, rx_frames=1000, lost=0, loss_ratio=0.0,
-                            tx_pps=achieved, achieved_pps=achieved, cycles_per_packet=None,
+                            tx_pps=achieved, achieved_pps=achieved, cycles_per_packet=None, switch_useful_cycles_per_packet=None,
                             counters_agree=True, latency_us={"p50": 5.0, "p99": p99},
                             latency_kind="one-way", drops={}, cpu={}, histogram=[])
         return LoadPoint(1000.0, None, SessionTrial(r, 1000.0, 1.0, 1000, 1.05))  # type: ignore

@@ -21,6 +21,7 @@ class FakeResult:
     duration_s: float
     latency_us: dict
     cycles_per_packet: float | None = None
+    switch_useful_cycles_per_packet: float | None = None
     counters_agree: bool = True
 
     @property

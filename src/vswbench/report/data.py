@@ -186,6 +186,7 @@ class RankingRow:
     generator_ceiling_pps: float | None
     repetitions: int                     # stored search points behind the row
     ndr_cv: float | None                 # over those repetitions, or the search's own --repeat
+    useful_cycles_per_packet: float | None = None   # polling switches: cycles on work with frames
 
     @property
     def ndr_mpps(self) -> float | None:
@@ -196,12 +197,13 @@ class RankingRow:
         return None if self.pdr_pps is None else self.pdr_pps / 1e6
 
 
-def cycles_below_ndr(result: dict[str, Any]) -> float | None:
-    """Cycles per packet of the search's trial nearest below (or at) the NDR."""
+def cycles_below_ndr(result: dict[str, Any], field: str = "cycles_per_packet") -> float | None:
+    """Cycles per packet (or another per-trial field) of the search's trial nearest below (or
+    at) the NDR."""
     ndr, trials = number(result.get("ndr_pps")), result.get("trials")
     if ndr is None or not isinstance(trials, list):
         return None
-    below = [(number(t.get("intended_pps")), number(t.get("cycles_per_packet")))
+    below = [(number(t.get("intended_pps")), number(t.get(field)))
              for t in trials if isinstance(t, dict)]
     below = [(load, cpp) for load, cpp in below
              if load is not None and cpp is not None and load <= ndr * (1 + 1e-9)]
@@ -284,7 +286,8 @@ def ranking(data: ReportInput, fraction: float = LATENCY_FRACTION) -> list[Ranki
                                gbps_on_wire(pdr, setup.size), p50, p99, cycles_below_ndr(chosen),
                                bool(chosen.get("generator_bound")),
                                number(chosen.get("generator_ceiling_pps")), len(results),
-                               _cv(ndrs) if len(ndrs) > 1 else own_cv))
+                               _cv(ndrs) if len(ndrs) > 1 else own_cv,
+                               cycles_below_ndr(chosen, "useful_cycles_per_packet")))
     rows.sort(key=lambda r: (r.setup.scenario, size_order(r.setup.size), r.setup.variant,
                              -(r.ndr_pps or -1.0), r.setup.switch))
     ranked, previous, rank = [], None, 0

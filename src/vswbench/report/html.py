@@ -15,6 +15,7 @@ from html import escape
 from typing import Any
 
 from vswbench.report.data import PAIRS_RE, LoadSeries, RankingRow
+from vswbench.report.delay import delay_empty, delay_tables
 from vswbench.report.model import ReportModel
 from vswbench.report.notes import ReportWarning, RunInfo
 from vswbench.report.plots import DPI, Plot
@@ -25,6 +26,7 @@ SECTIONS = (
     ("offered-achieved", "Offered vs achieved load"),
     ("latency-load", "Latency percentiles vs offered load"),
     ("latency-distribution", "Latency histograms and ECDFs"),
+    ("delay-model", "Empirical delay model: ECDF per condition, KS distances"),
     ("error-bars", "Parameter error bars over the workload space"),
     ("cycles", "Cycles per packet"),
     ("pairs", "Scalability with pairs"),
@@ -101,7 +103,7 @@ def ranking_section(rows: Sequence[RankingRow]) -> str:
     if not rows:
         return _empty("no search in this campaign")
     head = ["#", "switch", "NDR Mpps", "NDR Gbit/s", "PDR Mpps", "PDR Gbit/s", "p50 µs @90 %",
-            "p99 µs @90 %", "cycles/packet", "searches", "NDR CV"]
+            "p99 µs @90 %", "cycles/packet", "useful cycles/packet", "searches", "NDR CV"]
     th = "".join(f"<th>{escape(h)}</th>" for h in head)
     groups: list[str] = []
     current: tuple[Any, ...] | None = None
@@ -120,14 +122,17 @@ def ranking_section(rows: Sequence[RankingRow]) -> str:
         cells = [str(r.rank), escape(r.setup.switch), f"{mark}{_num(r.ndr_mpps, 3)}{foot}",
                  f"{mark}{_num(r.ndr_gbps, 3)}", _num(r.pdr_mpps, 3), _num(r.pdr_gbps, 3),
                  _num(r.latency_p50_us), _num(r.latency_p99_us), _num(r.cycles_per_packet, 0),
-                 str(r.repetitions), "–" if r.ndr_cv is None else f"{r.ndr_cv * 100:.1f} %"]
+                 _num(r.useful_cycles_per_packet, 0), str(r.repetitions), "–" if r.ndr_cv is None else f"{r.ndr_cv * 100:.1f} %"]
         groups.append("<tr>" + "".join(f'<td class="num">{c}</td>' if i != 1 else f"<td>{c}</td>"
                                        for i, c in enumerate(cells)) + "</tr>")
     note = ('<p class="footnote">NDR and PDR in millions of frames per second; Gbit/s on the wire '
             "(each frame plus 20 bytes of preamble and inter-frame gap); frame sizes count the FCS. "
             "Latency in microseconds at 90 % of the NDR, from the latency point of the same "
             "switch, scenario and size (– when none was measured). Cycles per packet from the "
-            "search's trial nearest below the NDR.</p>")
+            "search's trial nearest below the NDR: busy CPU time of all cores (a polling core "
+            "counts 100 % whatever the load) over the frames received; useful cycles, where the "
+            "switch counts them (OVS PMD processing cycles, testpmd --record-core-cycles), only "
+            "the switch's cycles spent on bursts that carried frames.</p>")
     if bound:
         note += ('<p class="footnote" id="fn-generator-bound">* ≥: generator-bound: the NDR '
                  "reached the tester's calibrated ceiling, so the number is the tester's limit; "
@@ -246,6 +251,11 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
                                        "Histograms regroup the engine's log-linear buckets into "
                                        "20 bins per decade; ECDFs step at each bucket's upper "
                                        "edge."),
+        "delay-model": _plots(plots, "delay-model", delay_empty(model),
+                              "The empirical delay model of Sattar and Matrawy: per condition "
+                              "(switch, scenario, frame size, load), the relative frequency of "
+                              "each latency and their cumulative sum (ECDF).")
+                       + delay_tables(model),
         "error-bars": _plots(plots, "error-bars", "no parameter was varied in this campaign",
                              "Per switch and varied parameter, with everything else fixed: the "
                              "minimum and maximum throughput divided by the median."),
