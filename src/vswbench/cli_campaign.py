@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,8 @@ def _eta(seconds: float) -> str:
 @click.option("--suite", type=click.Choice(["quick", "standard"]), default=None,
               help="A built-in suite instead of a spec file [quick].")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Results directory [results/<campaign name>]; rerun to resume.")
+              help="Results directory [a spec: results/<campaign name>; a suite: "
+                   "results/<suite>-<date-time>]; rerun with the same --out to resume.")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: bool) -> int:
     """Run a campaign (TOML spec or built-in suite); resumable: finished points are skipped."""
@@ -43,7 +45,13 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
 
     campaign = _load(spec, suite)
     expand(campaign)                      # every point checked before anything is created
-    out_dir = out_dir or Path(campaign.out or f"results/{campaign.name}")
+    if out_dir is None:
+        # a built-in suite measures afresh each time (a spec file's directory resumes)
+        default = (f"results/{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+                   if spec is None else f"results/{campaign.name}")
+        out_dir = Path(campaign.out or default)
+    err.print(f"results: {out_dir} (to resume after an interruption: the same command with "
+              f"--out {out_dir})", highlight=False)
     with Progress(TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total} points"),
                   TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=err,

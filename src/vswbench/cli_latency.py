@@ -115,8 +115,8 @@ def b2b(**kw: Any) -> int:
 @cli.command()
 @click.option("--scenario", default="p2p", show_default=True)
 @click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True)
-@click.option("--io", type=click.Choice(["afpacket", "udp", "afxdp"]), default="afpacket",
-              show_default=True)
+@click.option("--io", type=click.Choice(["afpacket", "udp", "afxdp", "dpdk"]), default="afpacket",
+              show_default=True, help="dpdk: the DPDK switches' tester, calibrated on memif.")
 @click.option("--flows", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--tester-cpu", type=int, default=None)
 @click.option("--switch-cpu", type=int, default=None)
@@ -124,7 +124,8 @@ def b2b(**kw: Any) -> int:
 @click.option("--json", "as_json", is_flag=True)
 def calibrate(scenario: str, size: int, io: str, flows: int, tester_cpu: int | None,
               switch_cpu: int | None, force: bool, as_json: bool) -> int:
-    """The tester's own ceiling on a scenario and frame size, through veth (cached per machine)."""
+    """The tester's own ceiling on a scenario and frame size, through veth (memif for --io dpdk),
+    cached per machine."""
     import json
 
     from vswbench.calibration import calibrate as run_calibration
@@ -132,7 +133,9 @@ def calibrate(scenario: str, size: int, io: str, flows: int, tester_cpu: int | N
     from vswbench.run import run_scope
     from vswbench.session import Workload
 
-    plan = plan_trial(TrialOptions("veth", scenario, size, "10k", 1.0, 0.0, io, flows, 1,
+    from vswbench.calibration import baseline_switch
+
+    plan = plan_trial(TrialOptions(baseline_switch(io), scenario, size, "10k", 1.0, 0.0, io, flows, 1,
                                    tester_cpu, switch_cpu))
     if not control_capable(plan.scenario):
         raise UsageError(f"scenario {scenario}: calibration needs a tester that sends and "
