@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
-from vswbench.cli_methods import _num, out
-from vswbench.cli_model import model
+from vswbench.cli_model import model          # first: it imports vswbench.cli, which the
+from vswbench.cli_methods import _num, out     # command modules need loaded before them
+
+if TYPE_CHECKING:
+    from vswbench.models.delay_data import KsMatrix
 
 
 @model.command("delay")
-@click.argument("results", type=click.Path(path_type=Path))
+@click.argument("results", metavar="RESULTS_DIR", type=click.Path(path_type=Path))
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
               help="Directory for the per-condition JSON ECDFs, quantile CSVs, index.json and "
                    "ks_matrix.csv (created if needed).")
@@ -40,26 +44,35 @@ def delay(results: Path, out_dir: Path, kinds: tuple[str, ...], per_repetition: 
     if as_json:
         click.echo(json.dumps(index_json(written, matrix), indent=1))
         return 0
-    table = Table(title=f"empirical delay model: {len(written)} conditions "
-                        "(latency in us, from the engine's histograms)")
-    for col in ("#", "condition", "samples", "p50", "p99", "p99.9", "file"):
-        table.add_column(col, justify="left" if col in ("condition", "file") else "right")
+    table = Table(title=f"empirical delay model: {len(written)} conditions (latency in us, "
+                        "from the engine's histograms)")
+    for col in ("#", "condition", "samples", "p50", "p99", "p99.9"):
+        table.add_column(col, justify="left" if col == "condition" else "right")
     for i, w in enumerate(written, 1):
         s = w.summary()
         table.add_row(f"C{i}", s["label"], f"{s['samples']:,}", _num(s["p50_us"], 2),
-                      _num(s["p99_us"], 2), _num(s["p999_us"], 2), w.json_path.stem)
+                      _num(s["p99_us"], 2), _num(s["p999_us"], 2))
     out.print(table)
-    ks = Table(title=f"KS distance between conditions (* above the two-sample critical value at "
-                     f"alpha {matrix.alpha:g}; a guide: samples within a trial are not "
-                     "independent)")
-    ks.add_column("")
-    for i in range(len(written)):
-        ks.add_column(f"C{i + 1}", justify="right")
-    for i, row in enumerate(matrix.distances):
-        ks.add_row(f"C{i + 1}", *(("–" if i == j else f"{d:.3f}" + ("*" if matrix.exceeds(i, j)
-                                                                      else ""))
-                                  for j, d in enumerate(row)))
-    out.print(ks)
+    _print_ks(matrix)
     out.print(f"wrote {len(written)} x (JSON ECDF, quantile CSV), {INDEX_NAME} and "
               f"ks_matrix.csv in {out_dir}", highlight=False)
     return 0
+
+
+def _print_ks(matrix: KsMatrix) -> None:
+    """The matrix in blocks of columns that fit the terminal (C1..Cn as in the table above)."""
+    n = len(matrix.labels)
+    per = max(1, (out.width - 6) // 9)
+    for start in range(0, n, per):
+        cols = range(start, min(n, start + per))
+        title = ("KS distance between conditions (* above the two-sample critical value at "
+                 f"alpha {matrix.alpha:g}; a guide, samples within a trial are not independent)"
+                 if start == 0 else None)
+        ks = Table(title=title)
+        ks.add_column("")
+        for j in cols:
+            ks.add_column(f"C{j + 1}", justify="right")
+        for i, row in enumerate(matrix.distances):
+            ks.add_row(f"C{i + 1}", *("–" if i == j else f"{row[j]:.3f}"
+                                      + ("*" if matrix.exceeds(i, j) else "") for j in cols))
+        out.print(ks)

@@ -12,7 +12,8 @@ from vswbench.report import SECTION_IDS, build_report
 from vswbench.report.fixtures import write_fixture_store
 
 PLOT_SECTIONS = ("throughput-size", "offered-achieved", "latency-load", "latency-distribution",
-                 "error-bars", "cycles", "pairs")
+                 "delay-model",
+                 "error-bars", "cycles", "chain-model", "pairs")
 
 
 class Page(HTMLParser):
@@ -69,7 +70,9 @@ def test_every_section_in_order_with_a_heading(full) -> None:
     page = Page(text)
     assert tuple(page.sections) == SECTION_IDS == files.sections
     assert SECTION_IDS == ("ranking", "throughput-size", "offered-achieved", "latency-load",
-                           "latency-distribution", "error-bars", "cycles", "pairs", "system",
+                           "latency-distribution", "delay-model", "error-bars", "cycles",
+                           "chain-model", "pairs",
+                           "system",
                            "warnings")
     assert all(page.headings.get(s, "").strip() for s in SECTION_IDS)
     assert page.empty == {} and files.empty_sections == ()
@@ -80,7 +83,7 @@ def test_every_plot_embedded_and_written_as_png_and_svg(full) -> None:
     files, text = full
     page = Page(text)
     pngs, svgs = files.png, files.svg
-    assert len(pngs) == len(svgs) == 9 and len(files.plots) == 18
+    assert len(pngs) == len(svgs) == 11 and len(files.plots) == 22
     assert {p.stem for p in pngs} == {p.stem for p in svgs}
     assert sum(page.images.values()) == text.count("<img ") == len(pngs)
     assert all(page.images[s] >= 1 for s in PLOT_SECTIONS)
@@ -137,8 +140,10 @@ def test_empty_sections_say_so(tmp_path) -> None:
         "offered-achieved": "no sweep in this campaign",
         "latency-load": "no sweep in this campaign",
         "latency-distribution": "no latency point in this campaign",
+        "delay-model": "no latency point or sweep in this campaign",
         "error-bars": "no parameter was varied in this campaign",
         "cycles": "no cycles per packet in this campaign",
+        "chain-model": "no chain measurement (scenario pvp or chain:N) in this campaign",
         "pairs": "no pairs:N scenario in this campaign"}
     assert set(files.empty_sections) == set(page.empty)
     # a run without any point: only the fingerprint and the tuning warnings remain

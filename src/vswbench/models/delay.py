@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
@@ -372,6 +373,15 @@ def _parse(data: Any, where: str) -> DelayModel:
             if not _is_num(g) or abs(g - e) > 1e-9:
                 raise UsageError(f"{where}: bins.{key}[{i}] is {g!r} but the counts give {e:.12g}")
     return model
+
+
+def dumps(data: Any) -> str:
+    """JSON with two-space structure but every list of plain values on one line: a model file
+    stays a few screens long and diffs by field."""
+    text = json.dumps(data, indent=1)
+    return re.sub(r"\[[^\[\]{}\"]*\]",
+                  lambda m: "[" + ", ".join(x.strip() for x in m.group(0)[1:-1].split(",")
+                                            if x.strip()) + "]", text) + "\n"
 
 
 def load_json(path: str | Path) -> DelayModel:

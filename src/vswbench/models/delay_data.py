@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import re
 import statistics
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.models.delay import ALPHA, DelayCondition, DelayModel, ks_critical
+from vswbench.models.delay import ALPHA, DelayCondition, DelayModel, dumps, ks_critical
 from vswbench.report.data import (LoadSeries, ReportInput, Setup, load, load_series, number,
                                   parse_histogram, repetition_of, setup_of, size_order)
 
@@ -195,11 +194,11 @@ def write_models(models: Sequence[DelayModel], out_dir: str | Path
             stem, n = f"{file_stem(m.condition.label)}-{n}", n + 1
         used.add(stem)
         w = WrittenModel(m, out / f"{stem}.json", out / f"{stem}.quantiles.csv")
-        _write(w.json_path, json.dumps(m.to_json(), indent=1) + "\n")
+        _write(w.json_path, dumps(m.to_json()))
         _write(w.csv_path, m.to_csv())
         written.append(w)
     matrix = ks_matrix(models)
-    _write(out / INDEX_NAME, json.dumps(index_json(written, matrix), indent=1) + "\n")
+    _write(out / INDEX_NAME, dumps(index_json(written, matrix)))
     table = io.StringIO()
     writer = csv.writer(table, lineterminator="\n")
     writer.writerow(["condition", *matrix.labels])

@@ -58,6 +58,14 @@ repetitions = 2
 kind = "b2b"
 switch = "bridge"
 size = 64
+
+[[study]]
+kind = "search"
+switch = "veth"
+scenario = "chain"
+chain = [1, 2, 3, 4, 6, 8]
+placement = ["s_core", "pbp"]
+size = 64
 """
 TRIALS_SPEC = FIXTURE_NOTE + """
 [campaign]
@@ -238,12 +246,36 @@ def b2b_json(point: Point) -> dict[str, Any]:
             "burst_trials": 600, "notes": [], "warnings": [], "searches": []}
 
 
+CHAIN_COSTS = (6000.0, 4000.0, 1500.0, 2500.0)   # C_base, C_nf, C_x, C_sw (models/chain_cost.py)
+CHAIN_WIGGLE = (0.03, -0.02, 0.01, -0.03, 0.02, -0.01)
+
+
+def chain_search_json(point: Point) -> dict[str, Any]:
+    """A chain:N search placed as runner.placement_cpus places it (s_core: all on cpu0; pbp: the
+    first half of the NFs on cpu0, the rest and the NAPI threads on cpu1), its NDR invented from
+    the chain cost model with invented costs and a few per cent of wiggle."""
+    from vswbench.models.chain_cost import PARAMS, CostModel, Layout, Parameter
+
+    n = 1 if point.scenario == "pvp" else int(point.scenario.split(":")[1])
+    half = (n + 1) // 2
+    tester, switch, nfs = (0, 0, [0] * n) if point.placement == "s_core" else \
+        (0, 1, [0] * half + [1] * (n - half))
+    costs = tuple(Parameter(name, c, None, None) for name, c in zip(PARAMS, CHAIN_COSTS))
+    model = CostModel("veth", 64, True, TSC_HZ, "tsc", costs, "ndr", (), 0, None)
+    ndr = model.predict_layout(Layout(tester, tuple(nfs), switch)).throughput_pps or 0.0
+    ndr = round(ndr * (1 + CHAIN_WIGGLE[n % len(CHAIN_WIGGLE)]), 1)
+    return {**search_json(point, ndr), "placement": {"tester_cpu": tester, "switch_cpu": switch,
+                                                     "nf_cpus": nfs or [0]}}
+
+
 # -- the stores --------------------------------------------------------------------------------
 def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
     for p in spec.points():
         size = p.size if isinstance(p.size, int) else 64
-        if p.kind == "search" and p.scenario.startswith("pairs:"):
-            result: dict[str, Any] | None = search_json(p, PAIRS_NDR[int(p.scenario[6:])])
+        if p.kind == "search" and p.switch == "veth":
+            result: dict[str, Any] | None = chain_search_json(p)
+        elif p.kind == "search" and p.scenario.startswith("pairs:"):
+            result = search_json(p, PAIRS_NDR[int(p.scenario[6:])])
         elif p.kind == "search" and (p.switch, size) in NDR:
             result = search_json(p, NDR[(p.switch, size)],
                                  generator_bound=(p.switch, size) == ("xdp", 64),

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from vswbench.report.chain import INTRO as CHAIN_INTRO, chain_analyses, chain_empty, chain_tables
 from vswbench.report.data import PAIRS_RE, LoadSeries, RankingRow
 from vswbench.report.delay import delay_empty, delay_tables
 from vswbench.report.model import ReportModel
@@ -29,6 +30,7 @@ SECTIONS = (
     ("delay-model", "Empirical delay model: ECDF per condition, KS distances"),
     ("error-bars", "Parameter error bars over the workload space"),
     ("cycles", "Cycles per packet"),
+    ("chain-model", "Chain cost model: throughput over chain length and placement"),
     ("pairs", "Scalability with pairs"),
     ("system", "System fingerprint and campaign spec"),
     ("warnings", "Warnings"),
@@ -260,6 +262,8 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
                              "Per switch and varied parameter, with everything else fixed: the "
                              "minimum and maximum throughput divided by the median."),
         "cycles": _plots(plots, "cycles", "no cycles per packet in this campaign"),
+        "chain-model": (lambda c: _plots(plots, "chain-model", chain_empty(c), CHAIN_INTRO)
+                        + chain_tables(c))(chain_analyses(model)),
         "pairs": _plots(plots, "pairs", "no pairs:N scenario in this campaign"
                         if not pairs_seen else "no throughput measured for the pairs:N points"),
         "system": system_section(model.runs),

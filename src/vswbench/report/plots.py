@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import matplotlib
 from matplotlib.axes import Axes
@@ -24,6 +25,9 @@ from vswbench.report.data import (LoadSeries, PairsPoint, RankingRow, ecdf, line
                                   rebin_log, size_order)
 from vswbench.report.model import ReportModel
 from vswbench.report.spread import ErrorBar
+
+if TYPE_CHECKING:
+    from vswbench.models.delay import DelayModel
 
 FIGSIZE = (7.5, 4.2)                     # inches; at DPI 100 a 750 x 420 pixel PNG
 FIGSIZE_WIDE = (10.0, 4.2)
@@ -216,6 +220,27 @@ def latency_distribution(group: Sequence[LoadSeries], colours: Colours,
     return fig
 
 
+# -- 5b. empirical delay model ----------------------------------------------------------------
+def delay_ecdf_plot(models: Sequence[DelayModel], colours: Colours) -> Figure | None:
+    """The piecewise-linear CDF of every condition's delay model (report/delay.py), on a log
+    latency axis; C1..Cn as in the section's tables."""
+    if not models:
+        return None
+    fig, (ax,) = _figure(wide=True)
+    for i, m in enumerate(models):
+        xs = sorted({*m.low_us, *m.high_us})
+        ax.plot(xs, m.cdf(xs), color=colours(m.condition.switch),
+                linestyle=LINESTYLES[i % len(LINESTYLES)], linewidth=1.2,
+                label=f"C{i + 1} {m.condition.label}")
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("latency (µs, log scale)")
+    ax.set_ylabel("cumulative fraction of packets")
+    ax.set_title("Empirical delay model: ECDF per condition")
+    _legend(ax, len(models))
+    return fig
+
+
 # -- 6. parameter error bars -------------------------------------------------------------------
 def error_bar_plot(bars: Sequence[ErrorBar], colours: Colours) -> Figure | None:
     if not bars:
@@ -337,8 +362,14 @@ def make_plots(model: ReportModel) -> list[Plot]:
             add(f"latency-dist-{slug(what)}", "latency-distribution",
                 f"Latency distribution: {what}",
                 latency_distribution(group, colours, f"Latency distribution: {what}"))
+        from vswbench.report.delay import delay_models
+        add("delay-model", "delay-model", "Empirical delay model: ECDF per condition",
+            delay_ecdf_plot(delay_models(model), colours))
         add("error-bars", "error-bars", "Parameter error bars",
             error_bar_plot(model.error_bars, colours))
         add("cycles", "cycles", "Cycles per packet", cycles_plot(model.ranking, colours))
+        from vswbench.report.chain import chain_analyses, chain_figures
+        for name, title, fig in chain_figures(chain_analyses(model)):
+            add(name, "chain-model", title, fig)
         add("pairs", "pairs", "Scalability with pairs", pairs_plot(model.pairs, colours))
     return plots

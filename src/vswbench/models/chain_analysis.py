@@ -1,0 +1,143 @@
+"""The chain cost model applied to a results store: one fitted model per switch and frame size
+with its validation, break-even chain lengths and recommended placements. Shared by
+`vswbench model fit|predict` (cli_model_cost.py) and the report's "chain model" section, so both
+show the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from vswbench.errors import UsageError
+from vswbench.models.chain_cost import (RECOMMENDABLE, ChainObservation, CostModel, PointCheck,
+                                        check, fit, groups, holdout, leave_one_n_out,
+                                        measured_break_even, usable)
+from vswbench.models.chain_data import ChainData, extras
+
+MODEL_NAME = "chain-model.json"
+FORMAT = "vswbench chain cost model"
+SHOW_N = 10                       # the report and the CLI show n = 1..10 at least
+TARGET_ERROR = 0.15               # done when held-out chain lengths are predicted within 15 %
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    placement: str
+    model: int | None             # bottleneck-core prediction crosses s_core (None: not by n=64)
+    eq3: int | None               # equation (3) with an even split: k f / C_total,n
+    measured: int | None          # from the measurements alone (None: not reached / not measured)
+
+
+@dataclass(frozen=True)
+class GroupAnalysis:
+    model: CostModel
+    checks: tuple[PointCheck, ...]           # every observation; in_fit False = held out
+    loo_error: dict[str, float | None]       # observation key -> error with its n left out
+    holdout_n: tuple[int, ...]
+    break_even: tuple[BreakEven, ...]
+    curve_n: tuple[int, ...]                 # n = 1..max(SHOW_N, measured)
+    curves: dict[str, tuple[float | None, ...]]   # placement -> predicted pps over curve_n
+    recommended: tuple[str, ...]             # placement per curve_n
+
+    @property
+    def held_out_errors(self) -> list[float]:
+        return [abs(c.error) for c in self.checks if not c.in_fit and c.error is not None
+                and not c.lower_bound]
+
+    def loo_worst(self) -> dict[str, float | None]:
+        """Largest |error| with the length left out: inside the measured range (interpolation)
+        and at its two ends (extrapolation, the harder test)."""
+        n_of = {c.key: c.n for c in self.checks}
+        ends = (min(self.model.fitted_n), max(self.model.fitted_n))
+        out: dict[str, float | None] = {"interior": None, "ends": None}
+        for key, err in self.loo_error.items():
+            if err is not None:
+                where = "ends" if n_of.get(key) in ends else "interior"
+                out[where] = max(abs(err), out[where] or 0.0)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model.to_json(), "holdout_n": list(self.holdout_n),
+                "leave_n_out_worst": self.loo_worst(),
+                "points": [{"n": c.n, "placement": c.placement, "measured_pps": c.measured_pps,
+                            "predicted_pps": c.predicted_pps, "error": c.error,
+                            "in_fit": c.in_fit, "lower_bound": c.lower_bound,
+                            "leave_n_out_error": self.loo_error.get(c.key), "key": c.key}
+                           for c in self.checks],
+                "break_even": [vars(b) for b in self.break_even],
+                "curve_n": list(self.curve_n), "curves": self.curves,
+                "recommended": list(self.recommended)}
+
+
+def analyze_group(data: ChainData, obs: Sequence[ChainObservation], *,
+                  f_cpu: float | None = None, held: Sequence[int] = ()) -> GroupAnalysis:
+    group = obs[0].group
+    extra = extras(data, group)
+    if held:
+        model, rows = holdout(obs, held, f_cpu=f_cpu)
+        model = replace(model, extras=extra)
+    else:
+        model = fit(obs, f_cpu=f_cpu, extras=extra)
+        rows = check(model, obs)
+    present = {o.pattern for o in obs}
+    names = [p for p in (*RECOMMENDABLE, "default") if p in RECOMMENDABLE or p in present]
+    top = max(SHOW_N, max(o.n for o in obs))
+    ns = tuple(range(1, top + 1))
+    curves = {p: tuple(model.predict(n, p).throughput_pps for n in ns) for p in names}
+    even = tuple(BreakEven(p, model.break_even(p), model.break_even(p, eq3=True),
+                           measured_break_even(obs, p)) for p in ("bi", "pbp"))
+    return GroupAnalysis(model, tuple(rows), {} if held else leave_one_n_out(obs, f_cpu=f_cpu),
+                         tuple(sorted(held)), even, ns, curves,
+                         tuple(model.recommend(n) for n in ns))
+
+
+def analyze(data: ChainData, *, f_cpu: float | None = None,
+            holdout_n: Sequence[int] = ()) -> tuple[list[GroupAnalysis], list[str]]:
+    """Every group that can be fitted, and one line per group that cannot (with the reason)."""
+    done: list[GroupAnalysis] = []
+    failed: list[str] = []
+    by_group = groups(data.observations)
+    if holdout_n:
+        measured = {o.n for obs in by_group.values() for o in usable(obs)}
+        if not set(holdout_n) & measured:
+            raise UsageError(f"--holdout {','.join(map(str, holdout_n))}: no chain was measured "
+                             f"at those lengths (measured: {','.join(map(str, sorted(measured)))})")
+    for (switch, size, _), obs in by_group.items():
+        held = sorted(set(holdout_n) & {o.n for o in usable(obs)})
+        try:
+            done.append(analyze_group(data, obs, f_cpu=f_cpu, held=held))
+        except UsageError as exc:
+            failed.append(f"{switch} {size}: {exc}")
+    return done, failed
+
+
+# -- the model file ----------------------------------------------------------------------------
+def save(path: Path, analyses: Sequence[GroupAnalysis]) -> None:
+    data = {"format": FORMAT, "version": 1, "models": [a.model.to_json() for a in analyses],
+            "analysis": [a.to_json() for a in analyses]}
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write the model to {path}: {exc.strerror}; give --out a "
+                         "writable file") from None
+
+
+def read_models(path: Path) -> list[CostModel]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read model {path}: {exc.strerror}; write one with `vswbench "
+                         "model fit RESULTS_DIR`") from None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not data.get("models"):
+        raise UsageError(f"{path} is not a chain cost model: write one with `vswbench model fit "
+                         "RESULTS_DIR --out MODEL.json`")
+    return [CostModel.from_json(m) for m in data["models"]]

@@ -1,0 +1,241 @@
+"""Chain measurements out of a results store, for the cost model (chain_cost.py).
+
+What the model reads (runner.execute_point's result JSON; scenario "pvp" is chain:1):
+- search points of scenario chain:N: `ndr_pps`, `generator_bound` (a lower bound, left out of
+  the fit), `placement` {tester_cpu, switch_cpu, nf_cpus} and `forwarding_mode` (where the links'
+  receive work runs: "sender-softirq", or a core such as "napi-threaded cpu1"), `tsc_hz` when the
+  result has it, else the run fingerprint's;
+- sweep points: the saturation's `peak_achieved_pps` (the throughput when no search measured the
+  group), and beyond the peak, `tx_pps`, `achieved_pps` and `cycles_per_packet` per load point:
+  the cycles wasted per frame dropped in software, C_SWdrops (001_... section IV);
+- trial points: `cycles_per_packet`, `cycles_per_packet_by_process` {tester, nf1..nfN} and `cpu`
+  per core: the measured breakdown C_RX + C_TX (tester), C_VNF (each NF engine), and the CPU
+  outside the engines (softirq, NAPI threads, interrupts) regressed on the n + 1 links:
+  slope C_link, intercept C_other. Busy-polling engines count their spin: read these near
+  saturation.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vswbench.errors import UsageError
+from vswbench.models.chain_cost import (LEVEL, ChainObservation, Layout, Parameter, t_quantile)
+from vswbench.store import ResultStore, StoredPoint, StoredRun, headline
+
+STORE_NAME = "results.sqlite"
+CHAIN_RE = re.compile(r"chain:(\d+)$")
+MIN_DROP_SHARE = 0.01        # beyond the peak, a load point with fewer drops says nothing
+Group = tuple[str, int | str, bool]
+
+
+@dataclass(frozen=True)
+class CostBreakdown:
+    """Per-packet costs of one trial, from CPU time per process and per core (cycles)."""
+    group: Group
+    n: int
+    placement: str
+    achieved_pps: float
+    total: float                  # all cores
+    tester: float | None          # C_RX + C_TX (the tester engine)
+    vnf: tuple[float, ...]        # each NF engine: C_VNF
+    outside: float | None         # total minus the engines: links, softirq, NAPI, other
+    per_core: dict[str, float]
+
+
+@dataclass(frozen=True)
+class DropCost:
+    """Cycles spent per frame dropped in software, at one overloaded sweep point."""
+    group: Group
+    n: int
+    offered_pps: float
+    cycles_per_dropped: float
+
+
+@dataclass(frozen=True)
+class ChainData:
+    observations: tuple[ChainObservation, ...]
+    breakdowns: tuple[CostBreakdown, ...]
+    drop_costs: tuple[DropCost, ...]
+    skipped: tuple[str, ...]      # chain points the model could not use, with the reason
+
+
+def chain_length(scenario: Any) -> int | None:
+    if scenario == "pvp":
+        return 1
+    m = CHAIN_RE.fullmatch(str(scenario))
+    return int(m.group(1)) if m else None
+
+
+def layout_of(result: dict[str, Any], n: int) -> Layout | str:
+    """The cores a chain ran on, or why they are unknown (testbed.host_cpu's rule)."""
+    place = result.get("placement")
+    if not isinstance(place, dict) or place.get("tester_cpu") is None:
+        return "no pinned placement recorded (the model needs the tester's and NFs' cores)"
+    nf_cpus = [int(c) for c in place.get("nf_cpus") or []] or [place.get("switch_cpu")]
+    if None in nf_cpus:
+        return "network functions were not pinned"
+    mode = str(result.get("forwarding_mode") or "")
+    switch: int | None = None
+    if mode and mode not in ("n/a", "sender-softirq"):
+        m = re.search(r"cpu(\d+)", mode)
+        switch = int(m.group(1)) if m else place.get("switch_cpu")
+        if switch is None:
+            return f"forwarding mode {mode!r} runs the links on an unpinned core"
+    return Layout(int(place["tester_cpu"]), tuple(nf_cpus[i % len(nf_cpus)] for i in range(n)),
+                  switch)
+
+
+def _size(p: StoredPoint) -> int | str:
+    size = p.params.get("size", (p.result or {}).get("frame_size", 64))
+    return size if isinstance(size, (int, str)) else 64
+
+
+def from_points(points: Iterable[StoredPoint], runs: Sequence[StoredRun] = ()) -> ChainData:
+    tsc_of_run = {r.run_id: (r.fingerprint or {}).get("tsc_hz") for r in runs}
+    obs: list[ChainObservation] = []
+    parts: list[CostBreakdown] = []
+    drops: list[DropCost] = []
+    skipped: list[str] = []
+    for p in points:
+        n = chain_length(p.params.get("scenario"))
+        r = p.result
+        if n is None or p.status != "done" or not isinstance(r, dict):
+            continue
+        layout = layout_of(r, n)
+        if isinstance(layout, str):
+            skipped.append(f"{p.label}: {layout}")
+            continue
+        switch, size, place = str(p.params.get("switch")), _size(p), str(p.params.get("placement",
+                                                                                    "default"))
+        group: Group = (switch, size, layout.switch_cpu is not None)
+        tsc = r.get("tsc_hz") or tsc_of_run.get(p.run_id)
+        common = dict(switch=switch, frame_size=size, n=n, placement=place, layout=layout,
+                      tsc_hz=float(tsc) if tsc else None,
+                      forwarding_mode=str(r.get("forwarding_mode") or ""), key=p.key)
+        if p.kind == "search" and r.get("ndr_pps"):
+            row = headline(p)
+            obs.append(ChainObservation(**common, throughput_pps=float(r["ndr_pps"]),
+                                        metric="ndr", lower_bound=bool(r.get("generator_bound")),
+                                        cycles_per_packet=row["cycles_per_packet"]))
+        elif p.kind == "sweep" and isinstance(r.get("points"), list) and r["points"]:
+            pts = r["points"]
+            peak = max(pts, key=lambda q: q.get("achieved_pps") or 0)
+            if peak.get("achieved_pps"):
+                obs.append(ChainObservation(**common, throughput_pps=float(peak["achieved_pps"]),
+                                            metric="peak",
+                                            cycles_per_packet=peak.get("cycles_per_packet")))
+            drops += _drop_costs(group, n, pts, peak)
+        elif p.kind == "trial":
+            b = _breakdown(group, n, place, r)
+            if b is not None:
+                parts.append(b)
+    return ChainData(tuple(obs), tuple(parts), tuple(drops), tuple(skipped))
+
+
+def _drop_costs(group: Group, n: int, pts: list[dict[str, Any]],
+                peak: dict[str, Any]) -> list[DropCost]:
+    """Beyond the peak: B = d C_peak + s C_drop (busy cycles per second, d delivered and s
+    dropped per second), so C_drop = d (C - C_peak) / s with C the cycles per delivered frame."""
+    base = peak.get("cycles_per_packet")
+    out = []
+    for q in pts:
+        if base is None or (q.get("offered_pps") or 0) <= (peak.get("offered_pps") or 0):
+            continue
+        d, tx, c = q.get("achieved_pps") or 0.0, q.get("tx_pps") or 0.0, q.get("cycles_per_packet")
+        s = tx - d
+        if c is None or d <= 0 or s <= MIN_DROP_SHARE * tx:
+            continue
+        out.append(DropCost(group, n, float(q["offered_pps"]), d * (c - base) / s))
+    return out
+
+
+def _breakdown(group: Group, n: int, place: str, r: dict[str, Any]) -> CostBreakdown | None:
+    total = r.get("cycles_per_packet")
+    cpu = r.get("cpu") if isinstance(r.get("cpu"), dict) else {}
+    if not total:
+        return None
+    busy = {str(k): float(v.get("busy_s") or 0) for k, v in cpu.items() if isinstance(v, dict)}
+    all_busy = sum(busy.values())
+    per_core = {k: total * b / all_busy for k, b in busy.items()} if all_busy else {}
+    by = r.get("cycles_per_packet_by_process") or {}
+    tester = by.get("tester")
+    vnf = tuple(float(by[f"nf{i}"]) for i in range(1, n + 1) if by.get(f"nf{i}") is not None)
+    engines = [v for v in by.values() if isinstance(v, (int, float))]
+    outside = total - sum(engines) if engines else None
+    return CostBreakdown(group, n, place, float(r.get("achieved_pps") or 0), float(total),
+                         None if tester is None else float(tester), vnf, outside, per_core)
+
+
+def load(results_dir: str | Path) -> ChainData:
+    """Read DIR/results.sqlite (or the store file itself) without changing it."""
+    path = Path(results_dir)
+    store = path / STORE_NAME if path.is_dir() else path
+    if not store.is_file():
+        raise UsageError(f"no results store at {store}: give the --out directory of a "
+                         "`vswbench run` that measured scenario chain:N")
+    with ResultStore(store, create=False) as s:
+        data = from_points(s.points(), s.runs())
+    if not data.observations:
+        why = f" ({len(data.skipped)} skipped: {data.skipped[0]})" if data.skipped else ""
+        raise UsageError(f"no chain throughput in {store}{why}: run a campaign with search or "
+                         "sweep points of scenario chain:N (e.g. chain = [1, 2, 4, 8], "
+                         "placement = [\"s_core\", \"bi\", \"pbp\"]), then fit")
+    return data
+
+
+# -- the measured breakdown, summarized per group ----------------------------------------------
+def _mean(name: str, values: Sequence[float], meaning: str) -> Parameter | None:
+    if not values:
+        return None
+    m = sum(values) / len(values)
+    if len(values) < 2:
+        return Parameter(name, m, None, None, True, meaning)
+    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+    half = t_quantile(0.5 + LEVEL / 2, len(values) - 1) * sd / math.sqrt(len(values))
+    return Parameter(name, m, m - half, m + half, True, meaning)
+
+
+def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[Parameter, Parameter] | None:
+    """y = a + b x by least squares with t intervals: C_other (a) and C_link (b)."""
+    if len(set(xs)) < 2:
+        return None
+    x = np.column_stack([np.ones(len(xs)), np.array(xs, dtype=float)])
+    coef, *_ = np.linalg.lstsq(x, np.array(ys, dtype=float), rcond=None)
+    dof = len(xs) - 2
+    half = [None, None]
+    if dof > 0:
+        resid = np.array(ys) - x @ coef
+        cov = float(resid @ resid) / dof * np.linalg.inv(x.T @ x)
+        t = t_quantile(0.5 + LEVEL / 2, dof)
+        half = [t * math.sqrt(cov[i, i]) for i in range(2)]
+    a, b = (Parameter(name, float(coef[i]), None if half[i] is None else coef[i] - half[i],
+                      None if half[i] is None else coef[i] + half[i], True, meaning)
+            for i, (name, meaning) in enumerate((
+                ("C_other", "measured: CPU outside the engines not growing with the links"),
+                ("C_link", "measured: CPU outside the engines per veth link (n + 1 links)"))))
+    return a, b
+
+
+def extras(data: ChainData, group: Group) -> tuple[Parameter, ...]:
+    """The measured per-component costs of one group (what is available of them)."""
+    parts = [b for b in data.breakdowns if b.group == group]
+    out = [_mean("C_RX+C_TX", [b.tester for b in parts if b.tester is not None],
+                 "measured: the tester engine per packet (includes its busy-poll spin)"),
+           _mean("C_VNF", [v for b in parts for v in b.vnf],
+                 "measured: one NF engine per packet (process CPU time)")]
+    outside = [(b.n + 1, b.outside) for b in parts if b.outside is not None]
+    line = _line([x for x, _ in outside], [y for _, y in outside])
+    if line:
+        out += list(line)
+    out.append(_mean("C_SWdrops", [d.cycles_per_dropped for d in data.drop_costs
+                                   if d.group == group],
+                     "measured: cycles per frame dropped in software, beyond the sweep's peak"))
+    return tuple(p for p in out if p is not None)

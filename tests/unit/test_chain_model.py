@@ -1,0 +1,369 @@
+"""models/chain_cost.py, chain_data.py, chain_analysis.py and `vswbench model fit|predict`: the
+NF-chain cost model of Raumer et al. on synthetic observations (invented numbers, no
+measurement)."""
+import json
+
+import numpy as np
+import pytest
+
+from vswbench import cli
+from vswbench.campaign import expand, parse_spec
+from vswbench.errors import UsageError
+from vswbench.models.chain_analysis import analyze, read_models, save
+from vswbench.models.chain_cost import (PARAMS, ChainObservation, CostModel, Layout, Parameter,
+                                        classify, fit, holdout, layout_for, t_quantile)
+from vswbench.models.chain_data import from_points, layout_of
+from vswbench.runner import placement_cpus
+from vswbench.store import ResultStore, StoredPoint
+
+F = 2.596e9
+TRUTH = {"C_base": 6000.0, "C_nf": 4000.0, "C_x": 1500.0, "C_sw": 2500.0}
+
+
+def runner_layout(name: str, n: int, switch_core: bool = True) -> Layout:
+    """The cores runner.placement_cpus gives a chain (tester, switch, NFs round robin)."""
+    tester, switch, nfs = placement_cpus(name, n)
+    cpus = [int(c) for c in nfs.split(",")]
+    return Layout(tester, tuple(cpus[i % len(cpus)] for i in range(n)),
+                  switch if switch_core else None)
+
+
+def throughput(layout: Layout, truth: dict[str, float] = TRUTH) -> float:
+    theta = np.array([truth[p] for p in PARAMS])
+    return F / max(float(row @ theta) for row in layout.loads().values())
+
+
+def synthetic(noise: float = 0.0, seed: int = 7, switch_core: bool = True,
+              lengths=range(1, 9)) -> list[ChainObservation]:
+    rng = np.random.default_rng(seed)
+    return [ChainObservation("veth", 64, n, name, lay := runner_layout(name, n, switch_core),
+                             throughput(lay) * (1 + rng.normal(0, noise)), "ndr", tsc_hz=F,
+                             key=f"{name}-{n}")
+            for name in ("s_core", "bi", "pbp") for n in lengths]
+
+
+def model_of(values: dict[str, float], f: float = 2.4e9, switch_core: bool = False) -> CostModel:
+    params = tuple(Parameter(p, values.get(p, 0.0), None, None) for p in PARAMS)
+    return CostModel("veth", 64, switch_core, f, "given", params, "ndr", (1, 2), 2, None)
+
+
+# -- fit -----------------------------------------------------------------------------------------
+def test_fit_recovers_known_parameters_and_cis_cover_them() -> None:
+    m = fit(synthetic(noise=0.02))
+    for p in m.parameters:
+        assert p.identified and p.ci_low < TRUTH[p.name] < p.ci_high, p
+        assert p.value == pytest.approx(TRUTH[p.name], rel=0.1)
+        assert p.ci_high - p.ci_low < 0.3 * TRUTH[p.name]
+    assert m.f_cpu == F and m.f_cpu_source == "tsc" and m.fitted_n == tuple(range(1, 9))
+    assert 0.01 < m.rel_residual_sd < 0.03
+    exact = fit(synthetic())
+    assert all(p.value == pytest.approx(TRUTH[p.name], rel=1e-9) for p in exact.parameters)
+
+
+def test_links_on_the_sender_leave_c_sw_unidentified() -> None:
+    m = fit(synthetic(noise=0.01, switch_core=False))
+    c_sw = next(p for p in m.parameters if p.name == "C_sw")
+    assert not c_sw.identified and c_sw.value == 0.0 and c_sw.ci_low is None
+    assert any("C_sw not identified" in n for n in m.notes)
+    base = next(p for p in m.parameters if p.name == "C_base")
+    assert base.ci_low < TRUTH["C_base"] < base.ci_high
+
+
+def test_one_core_only_cannot_price_crossings() -> None:
+    m = fit([o for o in synthetic(switch_core=False) if o.placement == "s_core"])
+    assert [p.name for p in m.parameters if not p.identified] == ["C_x", "C_sw"]
+    assert any("upper bound" in n for n in m.notes)
+    assert m.predict(4, "s_core").throughput_pps == pytest.approx(F / (6000 + 4 * 4000))
+
+
+def test_fit_needs_two_lengths_and_skips_lower_bounds() -> None:
+    with pytest.raises(UsageError, match="two or more chain lengths"):
+        fit(synthetic(lengths=[3]))
+    obs = synthetic()
+    bound = ChainObservation("veth", 64, 9, "s_core", runner_layout("s_core", 9), 1.0, "ndr",
+                             lower_bound=True)
+    assert fit([*obs, bound]).observations == len(obs)
+
+
+def test_t_quantile() -> None:
+    for dof, expected in ((1, 12.706), (2, 4.303), (4, 2.776), (20, 2.086), (500, 1.965)):
+        assert t_quantile(0.975, dof) == pytest.approx(expected, abs=1e-3)
+
+
+# -- validation ------------------------------------------------------------------------------------
+def test_holdout_error_is_predicted_over_measured_minus_one() -> None:
+    obs = synthetic()
+    model, rows = holdout(obs, [4, 6, 7])
+    assert model.fitted_n == (1, 2, 3, 5, 8)
+    held = [r for r in rows if not r.in_fit]
+    assert {r.n for r in held} == {4, 6, 7} and len(held) == 9
+    assert all(abs(r.error) < 1e-9 for r in rows)
+    off = [o if o.key != "bi-6" else ChainObservation(**{**vars(o), "throughput_pps":
+                                                          o.throughput_pps * 1.1})
+           for o in obs]
+    _, rows = holdout(off, [4, 6, 7])
+    (six,) = [r for r in rows if r.key == "bi-6"]
+    assert six.error == pytest.approx(1 / 1.1 - 1) and not six.in_fit
+    with pytest.raises(UsageError, match="--holdout 9"):
+        holdout(obs, [9])
+
+
+def test_a_wrong_model_shows_a_large_holdout_error() -> None:
+    """Costs that grow with n squared (not linear): fitted on short chains, the long ones are
+    predicted far off. The check can fail."""
+    obs = [ChainObservation("veth", 64, n, "s_core", runner_layout("s_core", n),
+                            F / (5000 + 3000 * n + 900 * n * n), "ndr", tsc_hz=F, key=str(n))
+           for n in range(1, 9)]
+    _, rows = holdout(obs, [6, 7, 8])
+    worst = max(abs(r.error) for r in rows if not r.in_fit)
+    assert worst > 0.15
+    good, _ = analyze_one(synthetic(noise=0.01), holdout_n=(3, 6))
+    assert max(good.held_out_errors) < 0.15
+
+
+def analyze_one(obs, **kw):
+    from vswbench.models.chain_data import ChainData
+    done, failed = analyze(ChainData(tuple(obs), (), (), ()), **kw)
+    return done[0], failed
+
+
+# -- prediction, break-even, recommendation (hand-computed) ----------------------------------------
+def test_layouts() -> None:
+    assert layout_for("s_core", 3) == Layout(0, (0, 0, 0), None)
+    assert layout_for("bi", 5) == Layout(0, (0, 0, 0, 1, 1), None)
+    assert layout_for("pbp", 4, switch_core=True) == Layout(0, (0, 1, 0, 1), 1)
+    assert layout_for("bi", 6, cores=3) == Layout(0, (0, 0, 1, 1, 2, 2), None)
+    assert layout_for("default", 1) == Layout(0, (1,), None)           # cmd_trial's default
+    assert layout_for("default", 3) == Layout(0, (0, 1, 0), None)
+    assert layout_for("default", 2, cores=4) == Layout(0, (2, 3), None)
+    assert Layout(0, (0, 0, 1, 1)).crossings == 2 and Layout(0, (0, 1, 0, 1)).crossings == 4
+    # sender-softirq path 0,0,1,0 -> with a switch core 1: 0,1,0,1,1,1,0
+    assert Layout(0, (0, 1), 1).path() == [0, 1, 0, 1, 1, 1, 0]
+    # runner.py's "bi" alternates (Raumer's PbP), its "pbp" makes blocks (Raumer's BI)
+    assert classify(runner_layout("bi", 4)) == "pbp"
+    assert classify(runner_layout("pbp", 4)) == "bi"
+    assert classify(runner_layout("s_core", 4)) == "s_core"
+    obs = ChainObservation("veth", 64, 1, "bi", runner_layout("bi", 1), 1.0, "ndr")
+    assert obs.pattern == "bi"           # n = 1: both names fit, the campaign's is kept
+
+
+def test_predict_by_hand() -> None:
+    m = model_of({"C_base": 6000, "C_nf": 4000, "C_x": 1000})
+    s = m.predict(3, "s_core")
+    assert (s.total_cycles, s.throughput_pps, s.cores, s.crossings) == (18000, 2.4e9 / 18000, 1, 0)
+    # bi, n = 4: core 0 = tester + 2 NFs + 2 crossings x 1/2; core 1 = 2 NFs + 2 x 1/2
+    bi = m.predict(4, "bi")
+    assert (bi.bottleneck_cpu, bi.bottleneck_cycles, bi.total_cycles) == (0, 15000, 24000)
+    assert bi.throughput_pps == pytest.approx(160_000)
+    assert m.predict_eq3(4, "bi") == pytest.approx(200_000)      # 2 f / C_total
+    pbp = m.predict(4, "pbp")                                     # 4 crossings
+    assert (pbp.bottleneck_cycles, pbp.throughput_pps) == (16000, pytest.approx(150_000))
+    sw = model_of({"C_base": 6000, "C_nf": 4000, "C_sw": 1000}, switch_core=True)
+    assert sw.predict(2, "s_core").total_cycles == 6000 + 8000 + 3000
+
+
+def test_break_even_and_recommend_by_hand() -> None:
+    # bi: core 0 = 14000 + 4000 ceil(n/2) against s_core 6000 + 4000 n: bi wins from n = 6
+    m = model_of({"C_base": 6000, "C_nf": 4000, "C_x": 8000})
+    assert m.break_even("bi") == 5
+    # equation (3), even split: 2 / (22000 + 4000 n) > 1 / (6000 + 4000 n) for n > 2.5
+    assert m.break_even("bi", eq3=True) == 2
+    assert m.recommend(3) == "s_core" and m.recommend(8) == "bi"
+    assert m.recommend(8, cores=1) == "s_core"
+    cheap = model_of({"C_base": 6000, "C_nf": 4000, "C_x": 1000})
+    assert cheap.break_even("bi") == 1                 # n = 1: the same layout, a tie
+    never = model_of({"C_base": 6000, "C_nf": 100, "C_x": 1e6})
+    assert never.break_even("pbp") is None
+
+
+def test_measured_break_even() -> None:
+    done, _ = analyze_one(synthetic())
+    fitted = {b.placement: b for b in done.break_even}
+    assert fitted["pbp"].measured is not None or fitted["bi"].measured is not None
+    assert done.curve_n == tuple(range(1, 11)) and len(done.recommended) == 10
+
+
+# -- json ------------------------------------------------------------------------------------------
+def test_json_round_trip(tmp_path) -> None:
+    m = fit(synthetic(noise=0.02))
+    again = CostModel.from_json(json.loads(json.dumps(m.to_json())))
+    assert again == m
+    assert again.predict(7, "pbp") == m.predict(7, "pbp")
+    done, _ = analyze_one(synthetic(noise=0.02))
+    save(tmp_path / "m.json", [done])
+    assert read_models(tmp_path / "m.json") == [done.model]
+    (tmp_path / "bad.json").write_text('{"format": "something else"}')
+    with pytest.raises(UsageError, match="not a chain cost model"):
+        read_models(tmp_path / "bad.json")
+    with pytest.raises(UsageError, match="not a chain cost model"):
+        CostModel.from_json({"switch": "veth"})
+
+
+# -- from a results store and the CLI --------------------------------------------------------------
+SPEC = parse_spec('[campaign]\nname = "chains"\n[[study]]\nkind = "search"\nswitch = "veth"\n'
+                  'scenario = "chain"\nchain = [1, 2, 3, 4, 5, 6, 7, 8]\nsize = 64\n'
+                  'placement = ["s_core", "bi", "pbp"]\n')
+
+
+def chain_result(point, noise: float) -> dict:
+    n = 1 if point.scenario == "pvp" else int(point.scenario.split(":")[1])
+    tester, switch, nfs = placement_cpus(point.placement, n)
+    lay = runner_layout(point.placement, n)
+    return {"switch": "veth", "scenario": point.scenario, "frame_size": 64,
+            "forwarding_mode": f"napi-threaded cpu{switch}",
+            "placement": {"tester_cpu": tester, "switch_cpu": switch,
+                          "nf_cpus": [int(c) for c in nfs.split(",")]},
+            "ndr_pps": round(throughput(lay) * (1 + noise), 1), "generator_bound": False,
+            "trials": [{"intended_pps": 1000.0, "lost": 0, "unsent": 0,
+                        "cycles_per_packet": 9000.0}]}
+
+
+@pytest.fixture
+def chain_dir(tmp_path):
+    rng = np.random.default_rng(3)
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        store.begin_run("vsbc1", SPEC, {"tsc_hz": F})
+        for p in expand(SPEC):
+            store.record_point("vsbc1", p, chain_result(p, rng.normal(0, 0.02)), "done")
+        store.end_run("vsbc1", "done")
+    return tmp_path
+
+
+def test_observations_from_the_store(chain_dir) -> None:
+    with ResultStore(chain_dir / "results.sqlite", create=False) as store:
+        data = from_points(store.points(), store.runs())
+    assert len(data.observations) == 24 and not data.skipped
+    o = next(o for o in data.observations if o.n == 3 and o.placement == "bi")
+    assert o.layout == Layout(0, (0, 1, 0), 1) and o.tsc_hz == F and o.pattern == "pbp"
+    assert o.cycles_per_packet == 9000.0
+    assert layout_of({"placement": {"tester_cpu": None}}, 2).startswith("no pinned")
+    assert layout_of({"placement": {"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [0, 1]},
+                      "forwarding_mode": "sender-softirq"}, 3) == Layout(0, (0, 1, 0), None)
+
+
+def run_cli(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_fit_and_predict(chain_dir, capsys) -> None:
+    code, out, err = run_cli(capsys, "model", "fit", chain_dir)
+    assert code == 0, err
+    assert "C_base" in out and "95 % CI" in out and "break-even" in out and "recommended" in out
+    assert (chain_dir / "chain-model.json").is_file()
+    code, out, err = run_cli(capsys, "model", "fit", chain_dir, "--holdout", "3,6", "--json",
+                             "--out", chain_dir / "h.json")
+    assert code == 0, err
+    data = json.loads(out)
+    (a,) = data["analysis"]
+    held = [p for p in a["points"] if not p["in_fit"]]
+    assert {p["n"] for p in held} == {3, 6} and max(abs(p["error"]) for p in held) < 0.15
+    assert a["model"]["fitted_n"] == [1, 2, 4, 5, 7, 8]
+    code, out, err = run_cli(capsys, "model", "predict", "--chain", "4", "--placement", "bi",
+                             "--model", chain_dir / "chain-model.json")
+    assert code == 0, err
+    assert "pps predicted" in " ".join(out.split())
+    code, out, err = run_cli(capsys, "model", "predict", "--chain", "10", "--placement",
+                             "s_core", "--results", chain_dir, "--json")
+    assert code == 0, err
+    pred = json.loads(out)
+    assert pred["n"] == 10 and pred["throughput_pps"] == pytest.approx(
+        F / (6000 + 10 * 4000 + 11 * 2500), rel=0.1)
+    assert pred["recommended"] in ("s_core", "bi", "pbp")
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["model", "fit", "{missing}"], "no results store"),
+    (["model", "fit", "{empty}"], "no chain throughput"),
+    (["model", "fit", "{chain}", "--holdout", "x"], "--holdout"),
+    (["model", "fit", "{chain}", "--holdout", "12"], "no chain was measured"),
+    (["model", "fit", "{chain}", "--f-cpu", "fast"], "--f-cpu"),
+    (["model", "predict", "--chain", "3", "--placement", "bi"], "either --model"),
+    (["model", "predict", "--chain", "3", "--placement", "bi", "--model", "{bad}"],
+     "not a chain cost model"),
+    (["model", "predict", "--chain", "3", "--placement", "bi", "--results", "{chain}",
+      "--switch", "ovs"], "no model for switch ovs"),
+])
+def test_cli_bad_input_exits_2(chain_dir, tmp_path, capsys, argv, needle) -> None:
+    empty = tmp_path / "empty"
+    other = parse_spec('[campaign]\nname = "p2p"\n[[study]]\nkind = "search"\n'
+                       'switch = "bridge"\nsize = 64\n')
+    with ResultStore(empty / "results.sqlite") as store:
+        store.begin_run("vsbe1", other, None)
+        for p in expand(other):
+            store.record_point("vsbe1", p, {"ndr_pps": 1000.0}, "done")
+    (tmp_path / "bad.json").write_text("[]")
+    paths = {"missing": tmp_path / "nowhere", "empty": empty, "chain": chain_dir,
+             "bad": tmp_path / "bad.json"}
+    code, out, err = run_cli(capsys, *[a.format(**paths) for a in argv])
+    text = " ".join((out + err).split())           # rich wraps long lines
+    assert code == 2 and needle in text and "Traceback" not in text
+
+
+# -- measured breakdown and C_SWdrops --------------------------------------------------------------
+def stored(kind: str, n: int, result: dict) -> StoredPoint:
+    params = {"kind": kind, "switch": "veth", "scenario": f"chain:{n}", "size": 64,
+              "placement": "s_core"}
+    return StoredPoint("c", "r", f"{kind}{n}", f"{kind} {n}", params, kind, "done", result, None,
+                       None, "now")
+
+
+def test_breakdown_and_software_drop_costs() -> None:
+    from vswbench.models.chain_data import extras
+    place = {"placement": {"tester_cpu": 0, "switch_cpu": 0, "nf_cpus": [0]},
+             "forwarding_mode": "sender-softirq", "tsc_hz": F}
+    trials = []
+    for n in (1, 2, 4):
+        # tester 5000, each NF 3000, outside the engines 500 + 1000 per link (n + 1 links)
+        by = {"tester": 5000.0, **{f"nf{i}": 3000.0 for i in range(1, n + 1)}}
+        total = 5000 + 3000 * n + 500 + 1000 * (n + 1)
+        trials.append(stored("trial", n, {**place, "cycles_per_packet": total,
+                                          "cycles_per_packet_by_process": by,
+                                          "achieved_pps": 1e5, "cpu": {
+                                              "0": {"busy_s": 1.0}, "1": {"busy_s": 0.0}}}))
+    # a sweep: peak 100k pps at 9000 cycles; beyond, 80k delivered of 120k sent at 12000
+    # cycles: C_drop = 80k x (12000 - 9000) / 40k = 6000
+    sweep = stored("sweep", 1, {**place, "points": [
+        {"offered_pps": 50e3, "tx_pps": 50e3, "achieved_pps": 50e3, "cycles_per_packet": 9500.0},
+        {"offered_pps": 100e3, "tx_pps": 100e3, "achieved_pps": 100e3,
+         "cycles_per_packet": 9000.0},
+        {"offered_pps": 120e3, "tx_pps": 120e3, "achieved_pps": 80e3,
+         "cycles_per_packet": 12000.0}]})
+    data = from_points([*trials, sweep])
+    assert len(data.observations) == 1 and data.observations[0].metric == "peak"
+    assert data.observations[0].throughput_pps == 100e3
+    assert [d.cycles_per_dropped for d in data.drop_costs] == [pytest.approx(6000.0)]
+    b = data.breakdowns[1]
+    assert (b.n, b.tester, b.vnf, b.outside) == (2, 5000.0, (3000.0, 3000.0), 500 + 3000)
+    assert b.per_core == {"0": b.total, "1": 0.0}
+    got = {p.name: p for p in extras(data, ("veth", 64, False))}
+    assert got["C_RX+C_TX"].value == 5000 and got["C_VNF"].value == 3000
+    assert got["C_link"].value == pytest.approx(1000) and got["C_other"].value == pytest.approx(500)
+    assert got["C_SWdrops"].value == pytest.approx(6000)
+
+
+# -- the report section ------------------------------------------------------------------------------
+def test_report_section_shows_every_n_with_errors(chain_dir) -> None:
+    from vswbench.report.chain import chain_analyses, chain_empty, chain_figures, chain_tables
+    from vswbench.report.data import load
+    from vswbench.report.model import build_model
+
+    section = chain_analyses(build_model(load(chain_dir)))
+    assert len(section.analyses) == 1 and not section.failed
+    html = chain_tables(section)
+    for n in range(1, 11):
+        assert f"<td class=\"num\">{n}</td>" in html
+    assert "95 % CI" in html and "C_sw" in html and "Break-even n0" in html
+    assert "error (fit / n left out)" in html and "%" in html
+    assert "runner" not in html and "Raumer calls" in html     # bi/pbp names of runner.py
+    ((name, title, fig),) = chain_figures(section)
+    assert name.startswith("chain-model-veth") and fig.axes[0].get_xlabel().startswith("chain")
+    other = parse_spec('[campaign]\nname = "p2p"\n[[study]]\nkind = "search"\n'
+                       'switch = "bridge"\nsize = 64\n')
+    with ResultStore(chain_dir / "p2p" / "results.sqlite") as store:
+        store.begin_run("vsbe2", other, None)
+        for p in expand(other):
+            store.record_point("vsbe2", p, {"ndr_pps": 1000.0}, "done")
+    none = chain_analyses(build_model(load(chain_dir / "p2p")))
+    assert not none.analyses and chain_empty(none).startswith("no chain measurement")
