@@ -63,16 +63,17 @@ def estimate(point: Point) -> float:
 
 def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None, str | None]:
     """(tester, switch, nf_cpus) for a placement name on a 2-core machine (Raumer et al. 001_...,
-    section V): default = the CLI's; s_core = everything on one core; bi = network functions
-    alternate over both cores (block interleaving); pbp = the first half of the chain on one core,
-    the second half on the other (pipeline by pipeline)."""
+    section V): default = the CLI's; s_core = everything on one core; bi (block-interleaving) =
+    the first half of the chain on one core, the second half on the other (fewest core switches);
+    pbp (pipeline-by-pipeline interleaving) = network functions alternate over both cores (a core
+    switch after every element)."""
     if name == "default":
         return None, None, None
     if name == "s_core":
         return 0, 0, "0"
-    if name == "bi":
-        return 0, 1, "0,1"
     if name == "pbp":
+        return 0, 1, "0,1"
+    if name == "bi":
         half = (scenario_nfs + 1) // 2
         cpus = ["0"] * half + ["1"] * (scenario_nfs - half)
         return 0, 1, ",".join(cpus or ["1"])

@@ -139,9 +139,9 @@ def test_layouts() -> None:
     assert Layout(0, (0, 0, 1, 1)).crossings == 2 and Layout(0, (0, 1, 0, 1)).crossings == 4
     # sender-softirq path 0,0,1,0 -> with a switch core 1: 0,1,0,1,1,1,0
     assert Layout(0, (0, 1), 1).path() == [0, 1, 0, 1, 1, 1, 0]
-    # runner.py's "bi" alternates (Raumer's PbP), its "pbp" makes blocks (Raumer's BI)
-    assert classify(runner_layout("bi", 4)) == "pbp"
-    assert classify(runner_layout("pbp", 4)) == "bi"
+    # runner.py's names are Raumer's: "bi" makes blocks, "pbp" alternates
+    assert classify(runner_layout("bi", 4)) == "bi"
+    assert classify(runner_layout("pbp", 4)) == "pbp"
     assert classify(runner_layout("s_core", 4)) == "s_core"
     obs = ChainObservation("veth", 64, 1, "bi", runner_layout("bi", 1), 1.0, "ndr")
     assert obs.pattern == "bi"           # n = 1: both names fit, the campaign's is kept
@@ -234,7 +234,7 @@ def test_observations_from_the_store(chain_dir) -> None:
         data = from_points(store.points(), store.runs())
     assert len(data.observations) == 24 and not data.skipped
     o = next(o for o in data.observations if o.n == 3 and o.placement == "bi")
-    assert o.layout == Layout(0, (0, 1, 0), 1) and o.tsc_hz == F and o.pattern == "pbp"
+    assert o.layout == Layout(0, (0, 0, 1), 1) and o.tsc_hz == F and o.pattern == "bi"
     assert o.cycles_per_packet == 9000.0
     assert layout_of({"placement": {"tester_cpu": None}}, 2).startswith("no pinned")
     assert layout_of({"placement": {"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [0, 1]},
@@ -356,7 +356,7 @@ def test_report_section_shows_every_n_with_errors(chain_dir) -> None:
         assert f"<td class=\"num\">{n}</td>" in html
     assert "95 % CI" in html and "C_sw" in html and "Break-even n0" in html
     assert "error (fit / n left out)" in html and "%" in html
-    assert "runner" not in html and "Raumer calls" in html     # bi/pbp names of runner.py
+    assert "runner" not in html and "Raumer calls" not in html  # the campaign's names are his
     ((name, title, fig),) = chain_figures(section)
     assert name.startswith("chain-model-veth") and fig.axes[0].get_xlabel().startswith("chain")
     other = parse_spec('[campaign]\nname = "p2p"\n[[study]]\nkind = "search"\n'

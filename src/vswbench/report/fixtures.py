@@ -252,13 +252,14 @@ CHAIN_WIGGLE = (0.03, -0.02, 0.01, -0.03, 0.02, -0.01)
 
 def chain_search_json(point: Point) -> dict[str, Any]:
     """A chain:N search placed as runner.placement_cpus places it (s_core: all on cpu0; pbp: the
-    first half of the NFs on cpu0, the rest and the NAPI threads on cpu1), its NDR invented from
+    NFs alternate over cpu0 and cpu1, the NAPI threads on cpu1), its NDR invented from
     the chain cost model with invented costs and a few per cent of wiggle."""
     from vswbench.models.chain_cost import PARAMS, CostModel, Layout, Parameter
 
     n = 1 if point.scenario == "pvp" else int(point.scenario.split(":")[1])
     half = (n + 1) // 2
     tester, switch, nfs = (0, 0, [0] * n) if point.placement == "s_core" else \
+        (0, 1, [i % 2 for i in range(n)]) if point.placement == "pbp" else \
         (0, 1, [0] * half + [1] * (n - half))
     costs = tuple(Parameter(name, c, None, None) for name, c in zip(PARAMS, CHAIN_COSTS))
     model = CostModel("veth", 64, True, TSC_HZ, "tsc", costs, "ndr", (), 0, None)
