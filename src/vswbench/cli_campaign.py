@@ -142,7 +142,7 @@ def export(directory: Path, fmt: str, target: Path | None) -> int:
                 type=click.Path(exists=True, path_type=Path))
 @click.option("--fail-if", "fail_if", multiple=True,
               help="Exit 1 on a significant change beyond this, e.g. ndr:-5% or p99:+10%.")
-@click.option("--noise", type=float, default=0.05, show_default=True,
+@click.option("--noise", type=float, default=0.10, show_default=True,
               help="Noise band for single measurements (fraction).")
 @click.option("--json", "as_json", is_flag=True)
 def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float, as_json: bool) -> int:
