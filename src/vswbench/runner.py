@@ -80,6 +80,18 @@ def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None
     raise UsageError(f"placement {name!r}: expected default, s_core, bi or pbp")
 
 
+def _tsc_hz() -> float | None:
+    """The TSC frequency the engine measured (cycles per second), recorded with the run so that
+    CPU time of any result converts to cycles (the chain cost model needs it)."""
+    from vswbench.errors import VswbenchError
+    from vswbench.probe import probe
+
+    try:
+        return probe().tsc_hz
+    except VswbenchError:
+        return None
+
+
 def testbed_key(p: Point) -> tuple[Any, ...]:
     return (p.switch, p.scenario, p.placement, p.options, p.shape_pps, p.io, str(p.size), p.flows,
             p.burst)
@@ -125,7 +137,7 @@ class CampaignRunner:
             todo = [p for p in self.points if p.key not in finished]
             self.run_id = new_run_id()
             run_id = str(self.run_id)
-            store.begin_run(run_id, self.spec, fingerprint().to_json())
+            store.begin_run(run_id, self.spec, fingerprint(tsc_hz=_tsc_hz()).to_json())
             prog = Progress(len(self.points), skipped_before=len(self.points) - len(todo),
                             remaining_s=sum(estimate(p) for p in todo))
             status = "failed"

@@ -96,7 +96,7 @@ def rr() -> Scenario:
                     (Hop("client.p0", "server.p0"), Hop("server.p0", "client.p0")))
 
 
-MAX_CHAIN = 8
+MAX_CHAIN = 10
 MAX_PAIRS = 8
 
 

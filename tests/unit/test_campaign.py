@@ -85,7 +85,7 @@ BAD = [
     ('kind = "search"\nswitch = "brige"\n', "study 1, switch", "did you mean 'bridge'"),
     ('kind = "serch"\nswitch = "bridge"\n', "study 1, kind", "did you mean 'search'"),
     ('kind = "search"\nswitch = "bridge"\nscenario = "star"\n', "study 1, scenario", "unknown"),
-    ('kind = "search"\nswitch = "bridge"\nscenario = "chain:99"\n', "study 1, scenario", "1..8"),
+    ('kind = "search"\nswitch = "bridge"\nscenario = "chain:99"\n', "study 1, scenario", "1..10"),
     ('kind = "search"\nswitch = "bridge"\npreset = "slow"\n', "study 1, preset", "fast"),
     ('kind = "search"\nswitch = "bridge"\nsize = 9000\n', "study 1, size", "64..1518"),
     ('kind = "search"\nswitch = "bridge"\nsize = "64"\n', "study 1, size", "not a frame size"),
