@@ -159,7 +159,7 @@ class CampaignRunner:
         for _, group_iter in groupby(todo, key=testbed_key):
             group = list(group_iter)
             head = group[0]
-            avail = _availability(head.switch)
+            avail = _availability(head.switch) or _unsupported(head)
             if avail is not None:
                 for p in group:
                     store.record_point(run_id, p, None, "skipped", avail)
@@ -200,6 +200,19 @@ class CampaignRunner:
                     raise
                 except VswbenchError as exc:
                     yield p, ("failed", None, str(exc))
+
+
+def _unsupported(point: Point) -> str | None:
+    """A combination the switch cannot run (the testbed's own check, made before building)."""
+    from vswbench.scenario import Role, parse
+    from vswbench.switches import all_switches
+
+    cls = all_switches().get(point.switch)
+    if cls is not None and cls.port_kind == "dpdk" and any(
+            h.role is Role.RECEIVER for h in parse(point.scenario).hosts):
+        return (f"scenario {point.scenario} is not supported on the DPDK switch {point.switch} "
+                "(separate sender and receiver engines lose their first frames while they connect)")
+    return None
 
 
 def _availability(switch: str) -> str | None:

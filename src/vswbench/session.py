@@ -212,6 +212,8 @@ class ControlSession(TrialSession):
                 proc = EngineProcess(c.args, registry=run.registry, state=run.state,
                                      label=f"{c.role.value} {c.label}", env=dict(c.env))
                 self.servers[c.label] = self._stack.enter_context(proc)
+                if tb.dpdk:  # a memif client needs its server (the engine before) up
+                    proc.wait_for_record("start", READY_TIMEOUT)
             else:
                 self.driver_cmd = c
         for proc in self.servers.values():

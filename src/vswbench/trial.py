@@ -203,6 +203,8 @@ def _phase(testbed: Testbed, traffic: Traffic, *, measure: bool) -> PhaseOutcome
                 proc = EngineProcess(c.args, registry=run.registry, state=run.state,
                                      label=f"{c.role.value} {c.label}", env=dict(c.env))
                 servers[c.label] = stack.enter_context(proc)
+                if testbed.dpdk:  # a memif client needs its server (the engine before) up
+                    proc.wait_for_record("start", READY_TIMEOUT)
         for proc in servers.values():
             proc.wait_for_record("start", READY_TIMEOUT)
         k0 = testbed.kernel_counters() if measure else {}

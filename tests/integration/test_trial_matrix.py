@@ -25,6 +25,7 @@ from vswbench.runstate import state_dir
 from vswbench.scenario import parse
 from vswbench.switches import all_switches
 from vswbench.switches.base import Placement
+from vswbench.errors import UsageError
 from vswbench.testbed import Testbed
 from vswbench.trial import TrialSpec, run_trial
 
@@ -52,6 +53,10 @@ def _available(name: str):
 @pytest.mark.parametrize("switch", SWITCHES)
 def test_trial(root, engine, switch, scenario):
     cls = _available(switch)
+    if cls.port_kind == "dpdk" and scenario in ("p2p-pair", "pairs:2"):
+        with pytest.raises(UsageError, match="not supported on the DPDK switch"):
+            Testbed(parse(scenario), cls, None, None)  # type: ignore[arg-type]
+        return
     with run_scope() as run:
         prefix = str(run.id)
         with Testbed(parse(scenario), cls, run, _placement(switch, scenario)) as tb:

@@ -102,9 +102,9 @@ def test_placements_on_two_cores():
 
     assert placement_cpus("default", 3) == (None, None, None)
     assert placement_cpus("s_core", 3) == (0, 0, "0")
-    assert placement_cpus("bi", 4) == (0, 1, "0,1")
-    assert placement_cpus("pbp", 3) == (0, 1, "0,0,1")
-    assert placement_cpus("pbp", 4) == (0, 1, "0,0,1,1")
+    assert placement_cpus("pbp", 4) == (0, 1, "0,1")          # Raumer: a core switch per element
+    assert placement_cpus("bi", 3) == (0, 1, "0,0,1")         # Raumer: blocks per core
+    assert placement_cpus("bi", 4) == (0, 1, "0,0,1,1")
     with pytest.raises(UsageError):
         placement_cpus("diagonal", 1)
 
