@@ -208,10 +208,11 @@ def _unsupported(point: Point) -> str | None:
     from vswbench.switches import all_switches
 
     cls = all_switches().get(point.switch)
-    if cls is not None and cls.port_kind == "dpdk" and any(
+    if cls is not None and cls.port_kind == "dpdk" and cls.direct and any(
             h.role is Role.RECEIVER for h in parse(point.scenario).hosts):
         return (f"scenario {point.scenario} is not supported on the DPDK switch {point.switch} "
-                "(separate sender and receiver engines lose their first frames while they connect)")
+                "(separate sender and receiver engines on memif lose their first frames while "
+                "they connect)")
     return None
 
 

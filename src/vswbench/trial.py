@@ -153,10 +153,15 @@ def merge_latency(finals: list[FinalRecord]) -> dict[str, float | None]:
     lats = [f.latency_us for f in with_lat]
     counts = [max(1, f.rx_frames) for f in with_lat]
     mean = sum((la.mean or 0) * c for la, c in zip(lats, counts)) / sum(counts)  # type: ignore
-    return {"min": min(la.min for la in lats if la.min is not None),  # type: ignore
-            "p50": _percentile(buckets, 0.5), "p90": _percentile(buckets, 0.9),
-            "p99": _percentile(buckets, 0.99), "p999": _percentile(buckets, 0.999),
-            "max": max(la.max for la in lats if la.max is not None), "mean": mean}  # type: ignore
+    low = min(la.min for la in lats if la.min is not None)  # type: ignore[type-var]
+    high = max(la.max for la in lats if la.max is not None)  # type: ignore[type-var]
+
+    def within(q: float) -> float | None:  # a bucket's upper bound may pass the exact extremes
+        v = _percentile(buckets, q)
+        return None if v is None else min(max(v, low), high)
+
+    return {"min": low, "p50": within(0.5), "p90": within(0.9), "p99": within(0.99),
+            "p999": within(0.999), "max": high, "mean": mean}
 
 
 # -- phases ------------------------------------------------------------------------------------
