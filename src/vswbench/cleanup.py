@@ -164,3 +164,22 @@ def cleanup_scope(registry: CleanupRegistry | None = None) -> Iterator[CleanupRe
             yield registry
         finally:
             registry.teardown()
+
+
+def wait_or_kill(proc: Any, timeout: float) -> None:
+    """After a polite request to exit: wait, then SIGTERM, wait, then SIGKILL, always to this
+    process's own PID (never by name), and reap it."""
+    import os
+    import signal
+    import subprocess
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            proc.wait(timeout)
+            break
+        except subprocess.TimeoutExpired:
+            try:
+                os.kill(proc.pid, sig)
+            except ProcessLookupError:
+                break
+    proc.wait()

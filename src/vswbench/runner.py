@@ -204,16 +204,12 @@ class CampaignRunner:
 
 def _unsupported(point: Point) -> str | None:
     """A combination the switch cannot run (the testbed's own check, made before building)."""
-    from vswbench.scenario import Role, parse
+    from vswbench.scenario import parse
     from vswbench.switches import all_switches
+    from vswbench.testbed import unsupported
 
     cls = all_switches().get(point.switch)
-    if cls is not None and cls.port_kind == "dpdk" and cls.direct and any(
-            h.role is Role.RECEIVER for h in parse(point.scenario).hosts):
-        return (f"scenario {point.scenario} is not supported on the DPDK switch {point.switch} "
-                "(separate sender and receiver engines on memif lose their first frames while "
-                "they connect)")
-    return None
+    return unsupported(parse(point.scenario), cls) if cls is not None else None
 
 
 def _availability(switch: str) -> str | None:

@@ -53,8 +53,8 @@ def _available(name: str):
 @pytest.mark.parametrize("switch", SWITCHES)
 def test_trial(root, engine, switch, scenario):
     cls = _available(switch)
-    if cls.port_kind == "dpdk" and cls.direct and scenario in ("p2p-pair", "pairs:2"):
-        with pytest.raises(UsageError, match="not supported on the DPDK switch"):
+    if cls.port_kind == "dpdk" and cls.direct and scenario in ("p2p-pair", "pairs:2", "chain:3"):
+        with pytest.raises(UsageError, match="not supported on memif"):
             Testbed(parse(scenario), cls, None, None)  # type: ignore[arg-type]
         return
     with run_scope() as run:

@@ -15,7 +15,7 @@ from vswbench.switches.napi import (Placed, counters_from_link, kernel_mode, nap
                                     parse_kernel_config, switch_view)
 from vswbench.switches.router import gateway_for
 from vswbench.switches.tcbpf import BPF_DIR, compile_argv
-from vswbench.switches.veth import link_pairs
+from vswbench.switches.base import link_pairs
 
 RID = RunId("vsb1234")
 

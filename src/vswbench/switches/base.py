@@ -163,3 +163,24 @@ class Switch(ABC):
         """How the switch's work is placed, recorded with every result (e.g. 'napi-threaded cpu1',
         'pmd cpu1', 'sender-softirq')."""
         return "n/a"
+
+
+def link_pairs(paths: list[Path], who: str = "a direct link") -> list[tuple[str, str]]:
+    """The distinct unordered port pairs of `paths`, in first-seen order (the way back of a pair
+    is the same pair); a port in two pairs is an error: `who` (veth, memif, testpmd's paired
+    ports) joins exactly two ports."""
+    from vswbench.errors import UsageError
+
+    pairs: list[tuple[str, str]] = []
+    peer: dict[str, str] = {}
+    for path in paths:
+        if path.src == path.dst:
+            raise UsageError(f"{who}: path from {path.src} to itself")
+        for a, b in ((path.src, path.dst), (path.dst, path.src)):
+            if peer.get(a, b) != b:
+                raise UsageError(f"{who}: port {a} talks to both {peer[a]} and {b}; {who} joins "
+                                 "only two ports")
+        if path.src not in peer:
+            peer[path.src], peer[path.dst] = path.dst, path.src
+            pairs.append((path.src, path.dst))
+    return pairs

@@ -7,14 +7,12 @@ by PID: registered with the cleanup registry and recorded in the run state the m
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
 
-from vswbench.cleanup import CleanupRegistry, Registration
+from vswbench.cleanup import CleanupRegistry, Registration, wait_or_kill
 from vswbench.errors import VswbenchError
 from vswbench.runstate import RunState
 
@@ -103,16 +101,7 @@ class InteractiveProcess:
                     self.proc.stdin.flush()
             except OSError:
                 pass
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    self.proc.wait(timeout)
-                    break
-                except subprocess.TimeoutExpired:
-                    try:
-                        os.kill(self.proc.pid, sig)
-                    except ProcessLookupError:
-                        break
-            self.proc.wait()
+            wait_or_kill(self.proc, timeout)
         if self.proc.stdin is not None:
             try:
                 self.proc.stdin.close()

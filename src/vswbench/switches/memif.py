@@ -12,10 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vswbench.errors import VswbenchError
 from vswbench.switches import register
 from vswbench.switches.base import (Attachment, Availability, HostPort, Path as FlowPath,
-                                    PortCounters, Switch, SwitchContext)
+                                    PortCounters, Switch, SwitchContext, link_pairs)
 from vswbench.switches.dpdk_ports import DPDK_FIX, engine_dpdk, port_mac
 
 
@@ -52,22 +51,15 @@ class Memif(Switch):
 
     def forward(self, paths: list[FlowPath]) -> None:
         """One memif per hop, whichever direction comes first; a port joins one memif only."""
-        joined: dict[str, str] = {}
-        for path in paths:
-            if path.src in joined or path.dst in joined:
-                if joined.get(path.src) == path.dst:
-                    continue  # the way back of a link made already (rr)
-                raise VswbenchError(f"memif: port {path.src} or {path.dst} is already joined to "
-                                    "another port: a direct link joins exactly two ports")
+        for src, dst in link_pairs(paths, "memif"):
             index = len(self.links)
             sock = str(self.socket_dir / f"m{index}.sock")
-            self.links.append((path.src, path.dst, sock))
-            joined[path.src], joined[path.dst] = path.dst, path.src
+            self.links.append((src, dst, sock))
             # The end that starts first listens: a memif client fails when no server is there.
             # Long-running engines (NFs, receivers) start before the drivers.
             first = self.ctx.long_running_hosts
-            server, client = ((path.dst, path.src) if path.dst.split(".")[0] in first
-                              and path.src.split(".")[0] not in first else (path.src, path.dst))
+            server, client = ((dst, src) if dst.split(".")[0] in first
+                              and src.split(".")[0] not in first else (src, dst))
             for key, role in ((server, "server"), (client, "client")):
                 att = self.attachments[key]
                 n = list(self.attachments).index(key)

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vswbench.cleanup import CleanupRegistry, Registration
+from vswbench.cleanup import CleanupRegistry, Registration, wait_or_kill
 from vswbench.errors import CommandError, VswbenchError
 from vswbench.netns import in_netns, run, wait_until
 from vswbench.runid import RunId
@@ -180,16 +179,7 @@ class OvsDaemon:
                         timeout=timeout)
             except subprocess.TimeoutExpired:
                 pass  # the signals below still stop it
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    self.proc.wait(timeout)
-                    break
-                except subprocess.TimeoutExpired:
-                    try:
-                        os.kill(self.proc.pid, sig)
-                    except ProcessLookupError:
-                        break
-            self.proc.wait()
+            wait_or_kill(self.proc, timeout)
         if self._reg is not None:
             self._reg.discard()
             self._reg = None

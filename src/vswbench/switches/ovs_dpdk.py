@@ -23,7 +23,7 @@ from vswbench.switches.base import Attachment, Availability, BusyCycles, HostPor
 from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_common,
                                           parse_transport, port_mac, remove_runtime_dir)
 from vswbench.switches.ovs import BRIDGE, Ovs, OvsPort
-from vswbench.switches.ovs_daemon import OvsInstance, find_schema, missing_binaries, INSTALL_FIX
+from vswbench.switches.ovs_daemon import OvsInstance
 
 VSWITCHD_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 FIX = "apt-get install openvswitch-switch-dpdk (or run ./setup.sh)"
@@ -81,12 +81,8 @@ class OvsDpdk(Ovs):
 
     @classmethod
     def availability(cls) -> Availability:
-        missing = missing_binaries()
-        if missing:
-            return Availability(False, f"missing {', '.join(missing)}", INSTALL_FIX)
-        if find_schema() is None:
-            return Availability(False, "no vswitch.ovsschema", INSTALL_FIX)
-        return dpdk_availability(VSWITCHD_DPDK, FIX)
+        base = Ovs.availability()  # the OVS tools and schema
+        return dpdk_availability(VSWITCHD_DPDK, FIX) if base.ok else base
 
     @classmethod
     def versions(cls) -> dict[str, str]:

@@ -18,12 +18,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from vswbench.errors import CommandError, VswbenchError
+from vswbench.errors import VswbenchError
 from vswbench.netns import in_netns
 from vswbench.runstate import open_state
 from vswbench.switches import register
 from vswbench.switches.base import (Attachment, Availability, BusyCycles, HostPort,
-                                    Path as FlowPath, PortCounters, Switch, SwitchContext)
+                                    Path as FlowPath, PortCounters, Switch, SwitchContext,
+                                    link_pairs)
 from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_common,
                                           parse_transport, port_mac, remove_runtime_dir)
 from vswbench.switches.interactive import InteractiveProcess
@@ -62,21 +63,6 @@ def parse_fwd_stats(text: str) -> tuple[dict[int, tuple[int, int]], BusyCycles |
 
 def _bare_prompt(lines: list[str]) -> bool:
     return any(line.strip() == PROMPT.strip() for line in lines)
-
-
-def link_order(paths: list[FlowPath]) -> list[tuple[str, str]]:
-    """The scenario's links as port pairs, in path order (testpmd pairs port 2k with 2k+1)."""
-    pairs: list[tuple[str, str]] = []
-    joined: dict[str, str] = {}
-    for path in paths:
-        if joined.get(path.src) == path.dst:
-            continue  # the way back of a pair
-        if path.src in joined or path.dst in joined:
-            raise VswbenchError(f"testpmd forwards between fixed port pairs: {path.src} -> "
-                                f"{path.dst} would join a port to a second one")
-        joined[path.src], joined[path.dst] = path.dst, path.src
-        pairs.append((path.src, path.dst))
-    return pairs
 
 
 @register
@@ -125,7 +111,7 @@ class Testpmd(Switch):
         return cpu if cpu is not None else 0
 
     def forward(self, paths: list[FlowPath]) -> None:
-        order = [key for pair in link_order(paths) for key in pair]
+        order = [key for pair in link_pairs(paths, "testpmd's paired ports") for key in pair]
         missing = set(self.links) - set(order)
         if missing:
             raise VswbenchError(f"testpmd: ports {', '.join(sorted(missing))} are on no path")
@@ -196,4 +182,4 @@ class Testpmd(Switch):
         return f"testpmd io fwd, lcore on cpu{self._cpu()} ({self.transport} ports)"
 
 
-__all__ = ["Testpmd", "link_order", "parse_fwd_stats", "parse_port_stats", "CommandError"]
+__all__ = ["Testpmd", "parse_fwd_stats", "parse_port_stats"]

@@ -16,28 +16,11 @@ from __future__ import annotations
 from vswbench.errors import UsageError
 from vswbench.netns import mac_address, wait_link_up
 from vswbench.switches import register
-from vswbench.switches.base import Attachment, Availability, HostPort, Path, PortCounters
+from vswbench.switches.base import (Attachment, Availability, HostPort, Path, PortCounters,
+                                    link_pairs)
 from vswbench.switches.napi import (KernelSwitch, basic_availability, create_veth, finish_host_end,
                                     kernel_versions, place_napi, read_counters, section,
                                     switch_view)
-
-
-def link_pairs(paths: list[Path]) -> list[tuple[str, str]]:
-    """The distinct unordered port pairs of `paths`, in first-seen order; a port in two pairs is
-    an error (a direct link joins exactly two ports)."""
-    pairs: list[tuple[str, str]] = []
-    peer: dict[str, str] = {}
-    for path in paths:
-        if path.src == path.dst:
-            raise UsageError(f"veth: path from {path.src} to itself")
-        for a, b in ((path.src, path.dst), (path.dst, path.src)):
-            if peer.get(a, b) != b:
-                raise UsageError(f"veth: port {a} talks to both {peer[a]} and {b}; a direct "
-                                 "link joins only two ports")
-        if path.src not in peer:
-            peer[path.src], peer[path.dst] = path.dst, path.src
-            pairs.append((path.src, path.dst))
-    return pairs
 
 
 @register
@@ -66,7 +49,7 @@ class VethSwitch(KernelSwitch):
         return att
 
     def forward(self, paths: list[Path]) -> None:
-        for a_key, b_key in link_pairs(paths):
+        for a_key, b_key in link_pairs(paths, "veth"):
             a, b = (self.attachments.get(k) for k in (a_key, b_key))
             if a is None or b is None:
                 raise UsageError(f"veth: path names a port that is not attached ({a_key}, {b_key})")
