@@ -17,7 +17,8 @@ from vswbench.cmd_trial import TrialOptions, TrialPlan, ensure_runnable, plan_tr
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.runid import RunId
 from vswbench.session import TrialSession, Workload, control_capable, open_session
-from vswbench.testbed import Testbed
+from vswbench.switches import all_switches
+from vswbench.testbed import Testbed, unsupported
 
 WARMUP_RATE = 10_000.0
 FALLBACK_MAX_LOAD = 1_000_000.0
@@ -101,7 +102,11 @@ def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], 
     notes: list[str] = []
     with run_scope(run_id=run_id) as run:
         cal = None
-        if plan.calibrate and control_capable(tp.scenario):
+        base = all_switches()[baseline_switch(plan.workload.io)]
+        if plan.calibrate and control_capable(tp.scenario) and unsupported(tp.scenario, base):
+            notes.append(f"no generator calibration for {tp.scenario.name} on the DPDK switches: "
+                         f"{unsupported(tp.scenario, base)}")
+        elif plan.calibrate and control_capable(tp.scenario):
             progress(f"run {run.id}: generator ceiling on {baseline_switch(plan.workload.io)} ({tp.scenario.name}, "
                      f"{plan.workload.frame_size} B)")
             cal = calibrate(run, tp.scenario, plan.workload, tp.placement, force=plan.recalibrate)

@@ -90,24 +90,17 @@ def plan_paths(scenario: Scenario) -> list[Path]:
 
 
 def unsupported(scenario: Scenario, switch_cls: type[Switch]) -> str | None:
-    """Why this scenario cannot run on this switch, or None. Engines joined by memif directly
-    (the `memif` baseline) need one end to wait for the other:
-      - a sender and a receiver engine lose the first frames of every run while they connect
-        (measured: 60 of 19,980 at 10 kpps on pairs:2);
-      - two network functions would both poll while their memif connects: the client side was
-        seen to crash (SIGSEGV in a chain:3).
-    Through testpmd or ovs-dpdk, whose ports are up before any engine, both work."""
-    if switch_cls.port_kind != "dpdk" or not switch_cls.direct:
+    """Why this scenario cannot run on this switch, or None. The `memif` baseline joins engines
+    by memif directly, and only p2p keeps both ends in one process. Across processes one engine
+    must poll before its peer connects, and that was measured to fail: a network function's
+    engine crashed (SIGSEGV) while its memif connected (pvp, chain:3, in CI runs), and separate
+    receivers lost the first frames of every run (60 of 19,980 at 10 kpps on pairs:2). Through
+    testpmd or ovs-dpdk, whose ports are up before any engine, every scenario runs."""
+    if switch_cls.port_kind != "dpdk" or not switch_cls.direct or scenario.name == "p2p":
         return None
-    roles = {h.name: h.role for h in scenario.hosts}
-    nf_to_nf = any(roles[hop.src.split(".")[0]] == Role.NF and roles[hop.dst.split(".")[0]] == Role.NF
-                   for hop in scenario.hops)
-    if Role.RECEIVER in roles.values() or nf_to_nf:
-        return (f"scenario {scenario.name} is not supported on {switch_cls.name} (engines joined "
-                "by memif directly): separate receivers lose their first frames while they "
-                "connect, and network functions cannot both poll while theirs connects; use p2p, "
-                "pvp or rr on memif, or a DPDK switch (testpmd, ovs-dpdk) for this scenario")
-    return None
+    return (f"scenario {scenario.name} is not supported on {switch_cls.name}: engines joined by "
+            "memif directly run only in p2p (across processes a polling engine crashed while "
+            "its memif connected); use a DPDK switch (testpmd, ovs-dpdk) for this scenario")
 
 
 def host_cpu(placement: Placement, role: Role, nf_index: int) -> int | None:

@@ -21,7 +21,7 @@ from vswbench.session import ControlSession, Workload
 from vswbench.switches import all_switches
 from vswbench.testbed import Testbed
 
-CASES = [("memif", "p2p", {}), ("memif", "pvp", {}),
+CASES = [("memif", "p2p", {}), ("testpmd", "pvp", {}),
          ("testpmd", "p2p", {}), ("testpmd", "p2p", {"dpdk_port": "memif"}),
          ("ovs-dpdk", "p2p", {}), ("ovs-dpdk", "pvp", {})]
 RATE, SECONDS = 20_000, 0.5   # pvp: the NF and a switch poller may share a core (ms slices)
