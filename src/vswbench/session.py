@@ -255,7 +255,7 @@ class ControlSession(TrialSession):
         assert switch is not None
         t0 = time.monotonic()
         cmd, intended_count, cap = self._command(rate_pps, duration, count)
-        k0, s0, b0 = tb.kernel_counters(), switch.port_counters(), switch.busy_cycles()
+        k0, (s0, b0) = tb.kernel_counters(), switch.sample()
         daemons = _daemon_pids(switch)
         pids = {**{lab: p.pid for lab, p in self.servers.items()}, **daemons}
         p0 = {lab: process_cpu_s(pid) for lab, pid in pids.items()}
@@ -273,7 +273,7 @@ class ControlSession(TrialSession):
         c1 = read_proc_stat()
         driver_cpu1 = process_cpu_s(self.driver.pid)
         p1 = {lab: process_cpu_s(pid) for lab, pid in pids.items()}
-        k1, s1, b1 = tb.kernel_counters(), switch.port_counters(), switch.busy_cycles()
+        k1, (s1, b1) = tb.kernel_counters(), switch.sample()
         process_cpu = {lab: (None if p0[lab] is None or p1[lab] is None
                              else round(p1[lab] - p0[lab], 4)) for lab in p0}  # type: ignore
         label = self.driver_cmd.label

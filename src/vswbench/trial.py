@@ -213,8 +213,7 @@ def _phase(testbed: Testbed, traffic: Traffic, *, measure: bool) -> PhaseOutcome
         for proc in servers.values():
             proc.wait_for_record("start", READY_TIMEOUT)
         k0 = testbed.kernel_counters() if measure else {}
-        s0 = switch.port_counters() if measure else []
-        b0 = switch.busy_cycles() if measure else None
+        s0, b0 = switch.sample() if measure else ([], None)
         daemons = _daemon_pids(switch)
         p0 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
               **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
@@ -235,9 +234,9 @@ def _phase(testbed: Testbed, traffic: Traffic, *, measure: bool) -> PhaseOutcome
     for label, res in results.items():
         if not cmds[label].long_running:
             process_cpu[label] = res.final.cpu_s
+    s1, b1 = switch.sample() if measure else ([], None)
     return PhaseOutcome(results, cmds, k0, testbed.kernel_counters() if measure else {},
-                        s0, switch.port_counters() if measure else [], core_usage(c0, c1),
-                        process_cpu, b0, switch.busy_cycles() if measure else None)
+                        s0, s1, core_usage(c0, c1), process_cpu, b0, b1)
 
 
 def _daemon_pids(switch: Any) -> dict[str, int]:

@@ -118,11 +118,8 @@ def test_memif_gen_to_sink(dpdk, registry, pfx):
     """(a) The gen is the memif server (socket file, not abstract, to check it is removed), the
     sink its client; the server must exist before the client starts."""
     sock = pfx.sock("memif.sock")
-    gen_args = ["gen", "--io", "dpdk", "--port", f"net_memif0,role=server,socket={sock},socket-abstract=no",
-                "--cpu", str(TX_CPU), "--rate", RATE, "--count", str(COUNT), "--size", "64", "--no-hist",
-                *eal(pfx.new())]
-    sink_args = ["sink", "--io", "dpdk", "--port", f"net_memif0,role=client,socket={sock},socket-abstract=no",
-                 "--cpu", str(RX_CPU), "--duration", "5", "--idle", "0.5", "--no-hist", *eal(pfx.new())]
+    gen_args = _gen_args(f"net_memif0,role=server,socket={sock},socket-abstract=no", pfx)
+    sink_args = _sink_args(f"net_memif0,role=client,socket={sock},socket-abstract=no", pfx)
     with EngineProcess(gen_args, engine=dpdk, registry=registry, label="gen") as gen:
         wait_path(sock)
         sink = run_engine(sink_args, engine=dpdk, registry=registry, timeout=30)
@@ -133,15 +130,25 @@ def test_memif_gen_to_sink(dpdk, registry, pfx):
     assert not os.path.exists(sock)
 
 
+def _gen_args(port: str, pfx) -> list[str]:
+    """A gen of COUNT 64-byte frames at RATE on one DPDK port, on the TX CPU."""
+    return ["gen", "--io", "dpdk", "--port", port, "--cpu", str(TX_CPU), "--rate", RATE,
+            "--count", str(COUNT), "--size", "64", "--no-hist", *eal(pfx.new())]
+
+
+def _sink_args(port: str, pfx) -> list[str]:
+    """A sink on one DPDK port, on the RX CPU, ending 0.5 s after the last frame."""
+    return ["sink", "--io", "dpdk", "--port", port, "--cpu", str(RX_CPU), "--duration", "5",
+            "--idle", "0.5", "--no-hist", *eal(pfx.new())]
+
+
 @pytest.mark.timeout(60)
 def test_vhost_user_gen_to_sink(dpdk, registry, pfx):
     """(b) The sink owns the vhost-user socket (net_vhost, server), the gen connects to it with
     virtio_user (memfd memory of --no-huge is shareable with the vhost side)."""
     sock = pfx.sock("vhost.sock")
-    sink_args = ["sink", "--io", "dpdk", "--port", f"net_vhost0,iface={sock}", "--cpu", str(RX_CPU),
-                 "--duration", "5", "--idle", "0.5", "--no-hist", *eal(pfx.new())]
-    gen_args = ["gen", "--io", "dpdk", "--port", f"virtio_user0,path={sock}", "--cpu", str(TX_CPU),
-                "--rate", RATE, "--count", str(COUNT), "--size", "64", "--no-hist", *eal(pfx.new())]
+    sink_args = _sink_args(f"net_vhost0,iface={sock}", pfx)
+    gen_args = _gen_args(f"virtio_user0,path={sock}", pfx)
     with EngineProcess(sink_args, engine=dpdk, registry=registry, label="sink") as sink:
         wait_path(sock)
         sent = run_engine(gen_args, engine=dpdk, registry=registry, timeout=30)

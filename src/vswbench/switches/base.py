@@ -159,6 +159,11 @@ class Switch(ABC):
         --record-core-cycles); None elsewhere."""
         return None
 
+    def sample(self) -> tuple[list[PortCounters], BusyCycles | None]:
+        """Port counters and useful cycles, taken together around a trial (a backend whose two
+        come from one query answers both from it)."""
+        return self.port_counters(), self.busy_cycles()
+
     def forwarding_mode(self) -> str:
         """How the switch's work is placed, recorded with every result (e.g. 'napi-threaded cpu1',
         'pmd cpu1', 'sender-softirq')."""

@@ -153,6 +153,10 @@ class OvsDpdk(Ovs):
         22.11 answers "could not retrieve stats (Protocol error)" for vhost-user ports, so the
         interface counters are not available. Frames the switch could not take in show up as the
         tester's refused sends."""
+        return self.sample()[0]
+
+    def sample(self) -> tuple[list[PortCounters], BusyCycles | None]:
+        """One dump-flows and one pmd-stats-show for the counters and the useful cycles."""
         ovs = self._instance()
         rx, tx = parse_flow_counts(ovs.ofctl("dump-flows", BRIDGE))
         rows = [PortCounters(port.ifname, rx.get(port.ofport, 0), tx.get(port.ofport, 0))
@@ -160,7 +164,7 @@ class OvsDpdk(Ovs):
         pmd = parse_pmd_stats(ovs.appctl("dpif-netdev/pmd-stats-show", check=False))
         if pmd is not None:
             rows.append(PortCounters("pmd (all ports, live)", pmd.packets, 0))
-        return rows
+        return rows, pmd
 
     def busy_cycles(self) -> BusyCycles | None:
         return parse_pmd_stats(self._instance().appctl("dpif-netdev/pmd-stats-show", check=False))

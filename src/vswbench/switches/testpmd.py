@@ -162,8 +162,12 @@ class Testpmd(Switch):
         return f"== dpdk-testpmd\n{' '.join(self.argv)}\n== ports (paired 0-1, 2-3, ...)\n{ports}\n"
 
     def port_counters(self) -> list[PortCounters]:
+        return self.sample()[0]
+
+    def sample(self) -> tuple[list[PortCounters], BusyCycles | None]:
+        """One `show port stats all` and one `show fwd stats all` for counters and cycles."""
         stats = parse_port_stats(self._query("show port stats all"))
-        drops, _ = parse_fwd_stats(self._query("show fwd stats all"))
+        drops, busy = parse_fwd_stats(self._query("show fwd stats all"))
         counters = []
         for key, n in sorted(self.port_of.items(), key=lambda kv: kv[1]):
             if n not in stats:
@@ -172,7 +176,7 @@ class Testpmd(Switch):
             rx_drop, tx_drop = drops.get(n, (0, 0))
             counters.append(PortCounters(f"port{n}:{key}", rx, tx, missed + rx_drop, tx_drop,
                                          rx_err, tx_err))
-        return counters
+        return counters, busy
 
     def busy_cycles(self) -> BusyCycles | None:
         _, busy = parse_fwd_stats(self._query("show fwd stats all"))
