@@ -171,6 +171,9 @@ def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float, as_j
         out.print(f"{len(result.changes)} comparisons, {n_sig} significant"
                   + (f"; {len(result.unmatched)} points in only one run" if result.unmatched
                      else ""), highlight=False)
+        for shift in result.shifts:
+            out.print(f"common shift, {shift.describe()}: points are judged against it",
+                      highlight=False)
         for f in result.failures:
             err.print(f"[red]fail: {f}[/]", highlight=False)
     return 1 if result.failures else 0

@@ -5,10 +5,13 @@ every run and machine). For two runs, per point and metric: the ratio B/A and a 
 
 - with repetitions on both sides (`statistics` in the search result): a bootstrap confidence
   interval of the ratio of medians (stats.significant_difference); significant when 1 is outside;
-- with single searches: the NDR is known only up to its search bounds, so a change is significant
-  when the two [lower, upper] intervals do not overlap AND the ratio leaves the noise band
-  (default 10 %: ten fast searches of the bridge here had a CV of 3.8 %, so the difference of two
-  single searches has a 95 % band of about 1.96 x sqrt(2) x 3.8 % = 10.5 %);
+- with single searches (compare_noise.py): a change is significant when the ranges of loads over
+  which each search's trials were mixed (failed at the low end, passed at the high end) do not
+  overlap, the ratio leaves the noise band (default 10 %: ten fast searches of the bridge here had
+  a CV of 3.8 %, so two single searches differ within 1.96 x sqrt(2) x 3.8 % = 10.5 %), and, with
+  6 or more points, the point stands out (modified z-score > 3.5) from the common shift of all
+  points between the runs: a whole VM measured 12 % faster four minutes later, which is the
+  machine, not a switch. The shift is printed;
 - when both runs' throughput is generator-bound, the figures are the tester's ceiling (measured
   anew by each machine's calibration), not the switch's: never significant;
 - single latency percentiles and cycles per packet carry no measure of their own spread (a p99
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vswbench.compare_noise import OUTLIER_Z, Shift, common_shift, overlap, transition_interval
 from vswbench.errors import UsageError
 from vswbench.stats import significant_difference
 
@@ -70,6 +74,7 @@ class Change:
     how: str                              # "bootstrap CI", "bounds + noise band", ...
     ci: tuple[float, float] | None = None
     series_groups: int | None = None      # jumpavg groups over all runs (3+ runs)
+    ranges: tuple[tuple[float, float] | None, ...] = ()   # single searches: transition intervals
 
     @property
     def ratio(self) -> float:
@@ -87,10 +92,12 @@ class Comparison:
     changes: list[Change]
     unmatched: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    shifts: list[Shift] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"runs": self.runs, "changes": [c.to_json() for c in self.changes],
-                "unmatched": self.unmatched, "failures": self.failures}
+                "unmatched": self.unmatched, "failures": self.failures,
+                "shifts": [s.to_json() for s in self.shifts]}
 
 
 @dataclass
@@ -156,16 +163,46 @@ def judge(metric: str, a: PointValues, b: PointValues, noise: float) -> Change |
     if metric not in ("ndr", "pdr"):
         return Change("", a.label, metric, float(va), float(vb), False,
                       "single measurement: not judged without repetitions")
-    if metric in ("ndr", "pdr"):
-        bounds = [a.row.get("lower_bound_pps"), a.row.get("upper_bound_pps"),
-                  b.row.get("lower_bound_pps"), b.row.get("upper_bound_pps")]
-        if metric == "ndr" and all(isinstance(x, (int, float)) for x in bounds):
-            la, ua, lb, ub = bounds  # type: ignore[misc]
-            overlap = la <= ub and lb <= ua
-            return Change("", a.label, metric, float(va), float(vb), outside_noise and not overlap,
-                          f"search bounds + {noise * 100:g} % noise band")
+    goal = metric.upper()
+    ia, ib = transition_interval(a.result, goal), transition_interval(b.result, goal)
+    if ia is not None and ib is not None:
+        apart = not overlap(ia, ib)
+        how = (f"trial ranges {_mpps(ia)} and {_mpps(ib)} Mpps " +
+               ("apart" if apart else "overlap") + f", {noise * 100:g} % noise band")
+        return Change("", a.label, metric, float(va), float(vb), outside_noise and apart, how,
+                      ranges=(ia, ib))
+    bounds = [a.row.get("lower_bound_pps"), a.row.get("upper_bound_pps"),
+              b.row.get("lower_bound_pps"), b.row.get("upper_bound_pps")]
+    if metric == "ndr" and all(isinstance(x, (int, float)) for x in bounds):
+        la, ua, lb, ub = bounds  # type: ignore[misc]
+        apart = not overlap((la, ua), (lb, ub))
+        return Change("", a.label, metric, float(va), float(vb), outside_noise and apart,
+                      f"search bounds + {noise * 100:g} % noise band")
     return Change("", a.label, metric, float(va), float(vb), outside_noise,
                   f"{noise * 100:g} % noise band (single measurement)")
+
+
+def _mpps(interval: tuple[float, float]) -> str:
+    return f"[{interval[0] / 1e6:.3g}, {interval[1] / 1e6:.3g}]"
+
+
+def _against_shift(changes: list[Change], noise: float) -> list[Shift]:
+    """Single-search throughput changes are judged against the run's common shift: a point is
+    significant only if it also stands out from how every point moved (compare_noise.py)."""
+    shifts = []
+    for metric in ("ndr", "pdr"):
+        single = [c for c in changes if c.metric == metric and c.ci is None
+                  and not c.how.startswith("generator-bound")]
+        shift = common_shift(metric, [c.ratio for c in single], noise)
+        if shift is None:
+            continue
+        shifts.append(shift)
+        for c in single:
+            z = shift.z(c.ratio, *c.ranges)
+            c.how += f", z {z:+.1f} vs the run's shift"
+            if c.significant and abs(z) <= OUTLIER_Z:
+                c.significant = False
+    return shifts
 
 
 def series_groups(values: Sequence[float]) -> int:
@@ -196,9 +233,11 @@ def compare(paths: Sequence[Path], *, noise: float = DEFAULT_NOISE,
             if len(runs) >= 3 and all(isinstance(v, (int, float)) for v in series):
                 change.series_groups = series_groups(series)  # type: ignore[arg-type]
             comparison.changes.append(change)
-            for t in thresholds:
-                if t.metric == metric and change.significant and t.violated_by(change.ratio):
-                    comparison.failures.append(
-                        f"{change.label}: {metric} {change.a:,.1f} -> {change.b:,.1f} "
-                        f"({(change.ratio - 1) * 100:+.1f} %), beyond {t.change * 100:+g} %")
+    comparison.shifts = _against_shift(comparison.changes, noise)
+    for change in comparison.changes:
+        for t in thresholds:
+            if t.metric == change.metric and change.significant and t.violated_by(change.ratio):
+                comparison.failures.append(
+                    f"{change.label}: {change.metric} {change.a:,.1f} -> {change.b:,.1f} "
+                    f"({(change.ratio - 1) * 100:+.1f} %), beyond {t.change * 100:+g} %")
     return comparison
