@@ -245,3 +245,18 @@ def test_fingerprint_from_partial_json() -> None:
     assert fp.offloads == {} and fp.switch_versions == {}
     text = " ".join(missing_tuning(fp))
     assert "governor is not performance" in text and "turbo" in text
+
+
+def test_error_bars_exported_as_data(full) -> None:
+    import csv
+    import io
+    import json
+
+    from vswbench.report.spread import error_bars_csv, error_bars_json
+
+    bars = error_bars(full)
+    data = json.loads(error_bars_json(bars))
+    assert data["schema"] == "vswbench.error-bars" and len(data["bars"]) == len(bars)
+    assert {b["parameter"] for b in data["bars"]} >= {"size", "flows"}
+    rows = list(csv.DictReader(io.StringIO(error_bars_csv(bars))))
+    assert len(rows) == len(bars) and float(rows[0]["low"]) <= 1.0 <= float(rows[0]["high"])

@@ -76,6 +76,8 @@ def test_every_section_in_order_with_a_heading(full) -> None:
                            "warnings")
     assert all(page.headings.get(s, "").strip() for s in SECTION_IDS)
     assert page.empty == {} and files.empty_sections == ()
+    assert (files.html.parent / "error_bars.json").is_file()
+    assert (files.html.parent / "error_bars.csv").read_text().startswith("switch,metric,parameter")
     assert text.startswith("<!DOCTYPE html>") and "<style>" in text
 
 

@@ -20,9 +20,12 @@ from vswbench.report.data import DEFAULT_LINK_BPS, load
 from vswbench.report.html import SECTION_IDS, render_page
 from vswbench.report.model import ReportModel, build_model
 from vswbench.report.plots import Plot, make_plots
+from vswbench.report.spread import error_bars_csv, error_bars_json
 
 REPORT_NAME = "report.html"
 PLOTS_DIR = "plots"
+ERROR_BARS_JSON = "error_bars.json"
+ERROR_BARS_CSV = "error_bars.csv"
 
 __all__ = ["ReportFiles", "ReportModel", "SECTION_IDS", "build_report", "DEFAULT_LINK_BPS"]
 
@@ -72,6 +75,9 @@ def build_report(store_path_or_dir: str | Path, out_dir: str | Path, *,
     written = _write_plots(plots_dir, plots)
     html_path = out / REPORT_NAME
     _write(html_path, render_page(model, plots).encode("utf-8"))
+    if model.error_bars:  # the parameter error bars as data too (Fang et al.'s stability result)
+        _write(out / ERROR_BARS_JSON, error_bars_json(model.error_bars).encode())
+        _write(out / ERROR_BARS_CSV, error_bars_csv(model.error_bars).encode())
     with_plots = {p.section for p in plots}
     empty = tuple(s for s in SECTION_IDS if s not in with_plots and _empty_in(model, s))
     return ReportFiles(html_path, plots_dir, written, SECTION_IDS, empty)

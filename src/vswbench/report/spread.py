@@ -14,10 +14,12 @@ median (the run-to-run noise against which the parameters' effects should be rea
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from vswbench.report.data import ReportInput, throughput_of
@@ -84,3 +86,19 @@ def error_bars(data: ReportInput) -> list[ErrorBar]:
         if reps is not None:
             bars.append(reps)
     return bars
+
+
+def error_bars_json(bars: list[ErrorBar] | tuple[ErrorBar, ...]) -> str:
+    """The bars as data (a first-class result, beside the plot): schema vswbench.error-bars v1."""
+    return json.dumps({"schema": "vswbench.error-bars", "version": 1,
+                       "bars": [asdict(b) for b in bars]}, indent=1, sort_keys=True) + "\n"
+
+
+def error_bars_csv(bars: list[ErrorBar] | tuple[ErrorBar, ...]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    names = [f.name for f in fields(ErrorBar)]
+    writer.writerow(names)
+    for b in bars:
+        writer.writerow([getattr(b, n) for n in names])
+    return buf.getvalue()
