@@ -193,6 +193,15 @@ static inline void write_sig(uint8_t *s, const struct frame_tmpl *t, uint32_t se
 	st64(s + 10, tsc);
 }
 
+/* the source MAC's low 24 bits + flow (the first three bytes, OUI and local bit, stay) */
+static inline void put_smac_low(uint8_t *dst, const struct frame_tmpl *t, uint32_t flow)
+{
+	uint32_t m = ((uint32_t)t->a.smac[3] << 16 | (uint32_t)t->a.smac[4] << 8 | t->a.smac[5]) + flow;
+	dst[9] = (uint8_t)(m >> 16);
+	dst[10] = (uint8_t)(m >> 8);
+	dst[11] = (uint8_t)m;
+}
+
 unsigned frame_write_l2(const struct frame_tmpl *t, uint8_t *dst, unsigned size, uint32_t flow,
 			uint32_t seq, uint64_t tsc)
 {
@@ -224,13 +233,14 @@ unsigned frame_write_l2(const struct frame_tmpl *t, uint8_t *dst, unsigned size,
 		sip += flow;
 		st32(dst + OFF_IP_SIP, sip);
 		break;
-	case FLOW_SMAC: {
-		uint32_t m = ((uint32_t)t->a.smac[3] << 16 | (uint32_t)t->a.smac[4] << 8 | t->a.smac[5]) + flow;
-		dst[9] = (uint8_t)(m >> 16);
-		dst[10] = (uint8_t)(m >> 8);
-		dst[11] = (uint8_t)m;
+	case FLOW_SMAC:
+		put_smac_low(dst, t, flow);
 		break;
-	}
+	case FLOW_SMAC_SIP:
+		sip += flow;
+		st32(dst + OFF_IP_SIP, sip);
+		put_smac_low(dst, t, flow);
+		break;
 	}
 	write_sig(dst + PAYLOAD_OFF, t, seq, tsc);
 
@@ -264,6 +274,24 @@ unsigned frame_write_payload(const struct frame_tmpl *t, uint8_t *dst, unsigned 
 	memcpy(dst, t->buf + PAYLOAD_OFF, plen);
 	write_sig(dst, t, seq, tsc);
 	return plen;
+}
+
+int frame_flow_range_check(uint32_t sip, uint32_t flows, enum flow_field field, char *msg,
+			   size_t msglen)
+{
+	if (flows <= 1 || (field != FLOW_SIP && field != FLOW_SMAC_SIP))
+		return 0;
+	uint64_t last = (uint64_t)sip + flows - 1;
+	if (sip >= BENCH_NET && last <= BENCH_LAST)
+		return 0;
+	if (msg && msglen)
+		snprintf(msg, msglen, "--flows %u from source address %u.%u.%u.%u would use %u.%u.%u.%u.."
+			 "%u.%u.%u.%u, outside 198.18.0.0/15 (the benchmarking range, the only one used): "
+			 "use fewer flows or a lower --src-ip", flows, sip >> 24, (sip >> 16) & 255,
+			 (sip >> 8) & 255, sip & 255, sip >> 24, (sip >> 16) & 255, (sip >> 8) & 255,
+			 sip & 255, (unsigned)(last >> 24) & 255, (unsigned)(last >> 16) & 255,
+			 (unsigned)(last >> 8) & 255, (unsigned)last & 255);
+	return -1;
 }
 
 /* ---- parser ---- */

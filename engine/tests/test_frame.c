@@ -154,8 +154,8 @@ static void test_flows(void)
 {
 	static struct frame_tmpl t;
 	uint8_t f[FRAME_MAX], base[FRAME_MAX];
-	const enum flow_field fields[] = { FLOW_SPORT, FLOW_SIP, FLOW_SMAC, FLOW_DPORT };
-	for (unsigned k = 0; k < 4; k++) {
+	const enum flow_field fields[] = { FLOW_SPORT, FLOW_SIP, FLOW_SMAC, FLOW_DPORT, FLOW_SMAC_SIP };
+	for (unsigned k = 0; k < 5; k++) {
 		frame_tmpl_init(&t, &addrs, 1, 100000, fields[k]);
 		unsigned n = frame_write_l2(&t, base, 128, 0, 5, 9);
 		for (uint32_t flow = 0; flow < 100000; flow += (flow < 300 ? 1 : 997)) {
@@ -188,11 +188,43 @@ static void test_flows(void)
 				CHECK(memcmp(f + 12, base + 12, m - 12) == 0);
 				break;
 			}
+			case FLOW_SMAC_SIP: {
+				/* both vary by the same flow index; the rest is the base frame */
+				uint32_t low = (0xfffffeu + flow) & 0xffffff;
+				CHECK_EQ((unsigned)f[9] << 16 | (unsigned)f[10] << 8 | f[11], low);
+				CHECK_EQ(be32(f + 26), addrs.sip + flow);
+				CHECK(memcmp(f, base, 9) == 0);
+				CHECK(memcmp(f + 12, base + 12, 12) == 0);
+				CHECK(memcmp(f + 30, base + 30, 10) == 0);
+				break;
 			}
-			if (fields[k] != FLOW_SMAC)
+			}
+			if (fields[k] != FLOW_SMAC && fields[k] != FLOW_SMAC_SIP)
 				CHECK(memcmp(f, base, 12) == 0);
 		}
 	}
+}
+
+/* varied source addresses stay inside 198.18.0.0/15 */
+static void test_flow_range(void)
+{
+	char msg[256] = "";
+	const uint32_t tester = 0xc6120101; /* 198.18.1.1, the p2p tester's first port */
+	CHECK_EQ(frame_flow_range_check(tester, 100000, FLOW_SMAC_SIP, msg, sizeof(msg)), 0);
+	CHECK_EQ(frame_flow_range_check(tester, 100000, FLOW_SIP, msg, sizeof(msg)), 0);
+	/* the last usable count from 198.18.1.1 ends at 198.19.255.255 */
+	CHECK_EQ(frame_flow_range_check(tester, 0xc613ffffu - tester + 1, FLOW_SIP, msg, sizeof(msg)), 0);
+	CHECK_EQ(frame_flow_range_check(tester, 0xc613ffffu - tester + 2, FLOW_SIP, msg, sizeof(msg)), -1);
+	CHECK(strstr(msg, "198.18.1.1..198.20.0.0") != NULL);
+	CHECK(strstr(msg, "outside 198.18.0.0/15") != NULL);
+	/* fields that leave the address alone, and a single flow, are never refused */
+	CHECK_EQ(frame_flow_range_check(0x0a000001, 1u << 24, FLOW_SPORT, msg, sizeof(msg)), 0);
+	CHECK_EQ(frame_flow_range_check(0x0a000001, 1u << 24, FLOW_SMAC, msg, sizeof(msg)), 0);
+	CHECK_EQ(frame_flow_range_check(0x0a000001, 1, FLOW_SMAC_SIP, msg, sizeof(msg)), 0);
+	/* a base outside the range: refused as soon as it varies */
+	CHECK_EQ(frame_flow_range_check(0x0a000001, 2, FLOW_SMAC_SIP, NULL, 0), -1);
+	CHECK_EQ(frame_flow_range_check(0xc611ffffu, 2, FLOW_SIP, NULL, 0), -1);
+	CHECK_EQ(frame_flow_range_check(0xc613ffffu, 1u << 24, FLOW_SIP, NULL, 0), -1);
 }
 
 /* recompute both checksums of an untagged or tagged frame with IP header at l3 */
@@ -482,6 +514,7 @@ int main(void)
 	test_csum();
 	test_write_parse();
 	test_flows();
+	test_flow_range();
 	test_truncation_and_variants();
 	test_swap();
 	test_sizes();
