@@ -424,6 +424,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
     if CALIBRATION_SWITCH in switches and "shape_pps" not in raw:
         problems.append(f"study {i}, shape_pps: switch shaped needs shape_pps = [...] (the rate "
                         "it is shaped to, e.g. \"100k\")")
+    _check_backend_options(i, switches, v.get("options") or [], problems)
     if "b2b" in kinds:
         from vswbench.session import control_capable
 
@@ -443,6 +444,22 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                  get("fractions") or Study.fractions, get("io") or ("afpacket",),
                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
                  get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0])
+
+
+def _check_backend_options(i: int, switches: list[str],
+                           tables: list[tuple[tuple[str, str], ...]], problems: list[str]) -> None:
+    """Each switch checks the option values it knows (ovs: ovs_mode, flow_table, clones)."""
+    from vswbench.switches import all_switches
+
+    classes = all_switches()
+    for table in tables:
+        for name in switches:
+            try:
+                if name in classes:
+                    classes[name].check_options(dict(table))
+            except UsageError as e:
+                if f"study {i}, options: {e}" not in problems:
+                    problems.append(f"study {i}, options: {e}")
 
 
 def _resolve_scenarios(i: int, v: dict[str, Any], raw: dict[str, Any],

@@ -114,7 +114,8 @@ def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], 
                      f"{' (cached)' if cal.cached else ''}")
         elif plan.calibrate:
             notes.append(f"generator calibration is not available for {tp.scenario.name}")
-        with Testbed(tp.scenario, tp.switch_cls, run, tp.placement, tp.options) as tb:
+        with Testbed(tp.scenario, tp.switch_cls, run, tp.placement, tp.options,
+                     flows=plan.workload.flows) as tb:
             assert tb.switch is not None
             progress(f"run {run.id}: {tp.switch_cls.name} / {tp.scenario.name} ready "
                      f"({tb.switch.forwarding_mode()})")

@@ -136,6 +136,7 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
         raise UsageError(f"unknown switch {opts.switch!r}: choose from "
                          f"{', '.join(sorted(switches))} (see `vswbench switches`)")
     switch_cls = switches[opts.switch]
+    switch_cls.check_options(options)
     return TrialPlan(switch_cls, scenario, replace(spec, io=engine_io(switch_cls, spec.io)),
                      placement, options)
 
@@ -178,7 +179,8 @@ def execute_trials(plan: TrialPlan, repeat: int,
         progress(f"run {run.id}: {plan.switch_cls.name}, {plan.scenario.name}, "
                  f"{plan.spec.frame_size} B at {plan.spec.rate_pps:,.0f} pps for "
                  f"{plan.spec.duration:g} s (warm-up {plan.spec.warmup:g} s)")
-        with Testbed(plan.scenario, plan.switch_cls, run, plan.placement, plan.options) as tb:
+        with Testbed(plan.scenario, plan.switch_cls, run, plan.placement, plan.options,
+                     flows=plan.spec.flows) as tb:
             progress(f"run {run.id}: testbed ready ({tb.switch.forwarding_mode() if tb.switch else ''})")
             results = []
             for i in range(repeat):

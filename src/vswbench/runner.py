@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.campaign import CampaignSpec, Point, expand, search_twin
-from vswbench.cmd_methods import (MethodOptions, MethodPlan, find_ndr, method_context,
-                                  plan_method)
+from vswbench.cmd_methods import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
+                                  method_context, plan_method)
 from vswbench.cmd_trial import TrialOptions
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.store import ResultStore
@@ -103,8 +103,10 @@ def plan_for(point: Point) -> MethodPlan:
     nfs = sum(1 for h in parse(point.scenario).hosts if h.role is Role.NF)
     tester, switch, nf = placement_cpus(point.placement, nfs)
     size = point.size if isinstance(point.size, int) else 64
-    trial = TrialOptions(point.switch, point.scenario, size, "10k", 1.0, 1.0, point.io, point.flows,
-                         point.burst, tester, switch, nf,
+    # the warm-up sends every flow at least once (switches that cache per flow install them all)
+    warmup = max(1.0, point.flows / WARMUP_RATE)
+    trial = TrialOptions(point.switch, point.scenario, size, "10k", 1.0, warmup, point.io,
+                         point.flows, point.burst, tester, switch, nf,
                          tuple(f"{k}={v}" for k, v in point.options))
     shape = None if point.shape_pps is None else str(point.shape_pps)
     plan = plan_method(MethodOptions(trial, shape))
@@ -195,11 +197,22 @@ class CampaignRunner:
             for p in group:
                 try:
                     result = execute_point(ctx, p, store, self.spec.name)
-                    yield p, ("done", result, None)
+                    stats = switch_stats(ctx)
+                    yield p, ("done", {**result, "switch_stats": stats} if stats else result,
+                              None)
                 except UsageError:
                     raise
                 except VswbenchError as exc:
                     yield p, ("failed", None, str(exc))
+
+
+def switch_stats(ctx: Any) -> dict[str, Any]:
+    """The switch's own state after a point (OVS: datapath flows, cache hits), if it has any."""
+    switch = ctx.testbed.switch
+    try:
+        return dict(switch.stats()) if switch is not None else {}
+    except VswbenchError as exc:
+        return {"error": str(exc)}
 
 
 def _unsupported(point: Point) -> str | None:

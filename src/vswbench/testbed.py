@@ -168,8 +168,9 @@ class Testbed:
 
     def __init__(self, scenario: Scenario, switch_cls: type[Switch], run: Run,
                  placement: Placement | None = None,
-                 options: dict[str, str] | None = None) -> None:
+                 options: dict[str, str] | None = None, flows: int = 1) -> None:
         self.scenario = scenario
+        self.flows = flows     # the workload's flow count, for backends with per-flow rules
         self.switch_cls = switch_cls
         self.run = run
         self.placement = placement or Placement()
@@ -208,7 +209,8 @@ class Testbed:
         ctx = SwitchContext(self.run.id, reg, self.switch_ns, self.placement, self.options,
                             temp_dir=str(self.run.temp_dir()),
                             long_running_hosts=frozenset(h.name for h in self.scenario.hosts
-                                                         if h.role in LONG_RUNNING))
+                                                         if h.role in LONG_RUNNING),
+                            flows=self.flows)
         switch = self.switch_cls(ctx)
         self.switch = switch
         teardown = reg.register(f"switch {self.switch_cls.name}", switch.teardown)
@@ -386,6 +388,8 @@ class Testbed:
             send = ["--size", str(traffic.frame_size), "--rate", _fmt(per_sender),
                     "--duration", _fmt(traffic.duration), "--flows", str(traffic.flows),
                     "--burst", str(traffic.burst)]
+            field = self.switch.flow_field() if self.switch is not None else None
+            send += ["--flow-field", field] if field else []
             if host.role in DRIVERS:
                 first = self.hop_from(keys[0])
                 dst = self.final_destination(keys[0])

@@ -73,6 +73,7 @@ def _wired(spec: str) -> Testbed:
                 for i, hp in enumerate(tb.host_ports)}
     tb.next_hop_mac = {(p.src, p.dst): tb.ports[p.dst].mac for p in tb.paths}
     tb.attachments = {}
+    tb.switch = None
     return tb
 
 

@@ -57,6 +57,9 @@ class SwitchContext:
     temp_dir: str = ""             # private temp dir of the run (for daemon run dirs, BPF objects)
     # hosts whose engines start before the drivers and run all along (NFs, receivers, servers)
     long_running_hosts: frozenset[str] = frozenset()
+    # flows the drivers send (the workload's --flows): backends that install a rule per flow
+    # (ovs flow_table=exact) size their tables by it
+    flows: int = 1
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,11 @@ class Switch(ABC):
         """Versions of the software behind the backend (kernel, ovs-vswitchd, ...)."""
         return {}
 
+    @classmethod
+    def check_options(cls, options: dict[str, str]) -> None:
+        """UsageError for a backend option value this backend cannot take, before anything is
+        built (options of other backends are ignored, as the backends ignore them)."""
+
     @abstractmethod
     def setup(self) -> None: ...
 
@@ -163,6 +171,16 @@ class Switch(ABC):
         """Port counters and useful cycles, taken together around a trial (a backend whose two
         come from one query answers both from it)."""
         return self.port_counters(), self.busy_cycles()
+
+    def flow_field(self) -> str | None:
+        """The header field the drivers must vary across flows (the engine's --flow-field), when
+        the backend's rules depend on it; None: the engine's default (the UDP source port)."""
+        return None
+
+    def stats(self) -> dict[str, object]:
+        """The switch's own state worth keeping with a result (e.g. OVS datapath flows and cache
+        hits); {} where there is none."""
+        return {}
 
     def forwarding_mode(self) -> str:
         """How the switch's work is placed, recorded with every result (e.g. 'napi-threaded cpu1',
