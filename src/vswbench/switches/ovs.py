@@ -7,7 +7,8 @@ open their interfaces. The daemons are private to the run (see ovs_daemon.py).
 
 Forwarding: by default port-to-port OpenFlow rules (`in_port=X,actions=output:Y` per Path) on a
 bridge in fail_mode=secure, so no NORMAL flow exists or ever comes back; with the option
-`ovs_mode=normal` the bridge keeps its learning NORMAL flow.
+`ovs_mode=normal` the bridge keeps its learning NORMAL flow. `flow_table=exact` installs a rule
+per flow (source MAC and IPv4), `clones=K` outputs every frame to K ports: see ovs_rules.py.
 
 Pitfall handled here: a switch that takes frames out of the kernel stack (system and afxdp ports)
 delivers UDP with bad checksums unless TX checksum offload is off on the host-side veth.
@@ -22,17 +23,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vswbench.cleanup import Registration
-from vswbench.errors import CommandError, UsageError, VswbenchError
-from vswbench.netns import (VethPair, add_address, mac_address, run, set_offload, set_up,
-                            wait_link_up, wait_until)
+from vswbench.errors import CommandError, VswbenchError
+from vswbench.netns import (Namespace, VethPair, add_address, ip_json, mac_address, run,
+                            set_offload, set_up, wait_link_up, wait_until)
 from vswbench.switches import register
 from vswbench.switches.base import (Attachment, Availability, HostPort, Path as FlowPath,
                                     PortCounters, Switch, SwitchContext)
 from vswbench.switches.ovs_daemon import (INSTALL_FIX, OvsError, OvsInstance, find_schema,
                                           missing_binaries)
+from vswbench.switches.ovs_rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT,
+                                         PORT_COOKIE, FlowSource, RulePath, clone_outputs,
+                                         parse_ovs_options, rule_lines)
+from vswbench.switches.ovs_stats import datapath_stats
 
 BRIDGE = "br0"
-MODES = ("p2p", "normal")
 AF_XDP = 44  # socket.AF_XDP, missing from older Pythons
 
 _PORT_RE = re.compile(
@@ -67,12 +71,22 @@ class Ovs(Switch):
 
     def __init__(self, ctx: SwitchContext) -> None:
         super().__init__(ctx)
-        self.mode = ctx.options.get("ovs_mode", "p2p")
-        if self.mode not in MODES:
-            raise UsageError(f"ovs_mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        self.opts = parse_ovs_options(ctx.options, self.name)
+        self.mode = self.opts.mode
         self.ovs: OvsInstance | None = None
         self.ports: dict[str, OvsPort] = {}
+        self.clone_ports: list[OvsPort] = []     # clones=K: the K-1 extra output ports
+        self.sink_netns = ctx.run_id.name("sink")
+        self.exact_rules = 0                     # per-flow rules installed (flow_table=exact)
+        self._first_rules: list[str] = []
         self._regs: list[Registration] = []
+
+    @classmethod
+    def check_options(cls, options: dict[str, str]) -> None:
+        parse_ovs_options(options, cls.name)
+
+    def flow_field(self) -> str | None:
+        return ENGINE_FLOW_FIELD if self.opts.exact else None
 
     # -- availability and versions -------------------------------------------------------------
     @classmethod
@@ -171,12 +185,54 @@ class Ovs(Switch):
                     raise VswbenchError(f"{self.name}: path {path.src} -> {path.dst}: port {key} "
                                         f"is not attached")
             outputs.setdefault(path.src, []).append(self.ports[path.dst].ofport)
-        flows = [f"in_port={self.ports[src].ofport},actions="
-                 + ",".join(f"output:{out}" for out in outs) for src, outs in outputs.items()]
+        extra = self._clone_ports()
+        rules = [RulePath(self.ports[src].ofport, (*outs, *extra), self._flow_source(src))
+                 for src, outs in outputs.items()]
         flow_file = self._paths_root() / "flows.txt"
-        flow_file.write_text("\n".join(flows) + "\n")
+        self.exact_rules, self._first_rules = 0, []
+        with flow_file.open("w") as out:         # 100k rules: one file, one add-flows
+            for line in rule_lines(rules, self.ctx.flows, self.name):
+                if line.startswith(f"cookie={EXACT_COOKIE:#x},"):
+                    self.exact_rules += 1
+                    if len(self._first_rules) < 3:
+                        self._first_rules.append(line)
+                out.write(line + "\n")
         ovs.ofctl("del-flows", BRIDGE)
-        ovs.ofctl("add-flows", BRIDGE, str(flow_file))
+        # one OpenFlow bundle: 100k rules in about 1.5 s here (8 s as single flow mods)
+        ovs.ofctl("add-flows", BRIDGE, str(flow_file), timeout=300.0, options=("--bundle",))
+        if self.exact_rules:   # no ramp from 10,000 datapath flows (see ovs_rules.py)
+            ovs.appctl("upcall/set-flow-limit", str(max(FLOW_LIMIT, self.exact_rules)))
+
+    def _flow_source(self, key: str) -> FlowSource | None:
+        """flow_table=exact: the addresses a driver's port sends from; None for other ports
+        (network functions and reflectors rewrite the source MAC: their paths keep a port rule)."""
+        if not self.opts.exact or key.split(".")[0] in self.ctx.long_running_hosts:
+            return None
+        att = self.attachments[key]
+        return FlowSource(att.host_mac, att.host.ip_cidr.split("/")[0])
+
+    def _clone_ports(self) -> tuple[int, ...]:
+        """clones=K: K-1 extra OVS ports, veth pairs whose other ends sit UP without an address
+        in the run's sink namespace, where the kernel drops the frames (counted as received)."""
+        if self.opts.clones <= 1 or self.clone_ports:
+            return tuple(p.ofport for p in self.clone_ports)
+        ovs, ctx = self._instance(), self.ctx
+        sink = Namespace(self.sink_netns, ctx.registry).__enter__()
+        if sink._reg is not None:
+            self._regs.append(sink._reg)       # released after the veths (LIFO)
+        wanted = clone_outputs(len(self.attachments) + 1, self.opts.clones)
+        for i, ofport in enumerate(wanted):
+            sw_if, sink_if = ctx.run_id.ifname(f"oc{i}"), ctx.run_id.ifname(f"ok{i}")
+            pair = VethPair(sink_if, self.sink_netns, sw_if, ctx.netns, ctx.registry)
+            pair.__enter__()
+            if pair._reg is not None:
+                self._regs.append(pair._reg)
+            set_up(self.sink_netns, sink_if)
+            set_up(ctx.netns, sw_if)
+            ovs.vsctl("add-port", BRIDGE, sw_if, "--", "set", "Interface", sw_if,
+                      f"ofport_request={ofport}", *self.interface_settings())
+            self.clone_ports.append(OvsPort(sink_if, sw_if, self._wait_ofport(sw_if)))
+        return tuple(p.ofport for p in self.clone_ports)
 
     def _paths_root(self) -> Path:
         paths = self._instance().paths
@@ -189,12 +245,23 @@ class Ovs(Switch):
         while self._regs:
             self._regs.pop().release()
         self.ports.clear()
+        self.clone_ports.clear()
 
     # -- inspection ------------------------------------------------------------------------------
     def config_dump(self) -> str:
         ovs = self._instance()
-        parts = [("ovs-ofctl dump-flows", ovs.ofctl("dump-flows", BRIDGE, check=False)),
-                 ("ovs-vsctl show", ovs.vsctl("show"))]
+        if self.exact_rules:   # never 100k rules per trial: the port rules, a count, the first
+            rules = ovs.ofctl("dump-flows", BRIDGE, f"table=0,cookie={PORT_COOKIE:#x}/-1",
+                              check=False)
+            count = ovs.ofctl("dump-aggregate", BRIDGE, f"cookie={EXACT_COOKIE:#x}/-1",
+                              check=False).strip()
+            rules += (f"per-flow rules (flow_table=exact): {self.exact_rules:,} installed "
+                      f"({count}); the first:\n" + "\n".join(self._first_rules) + "\n")
+        else:
+            rules = ovs.ofctl("dump-flows", BRIDGE, check=False)
+        parts = [("ovs-ofctl dump-flows", rules), ("ovs-vsctl show", ovs.vsctl("show")),
+                 ("ovs-appctl dpctl/show", ovs.appctl("dpctl/show", check=False)),
+                 ("ovs-appctl upcall/show", ovs.appctl("upcall/show", check=False))]
         for command in ("dpif-netdev/pmd-stats-show", "dpif-netdev/pmd-rxq-show"):
             text = ovs.appctl(command, check=False).strip()
             if text and ("pmd thread" in text or command.endswith("stats-show")):
@@ -212,6 +279,26 @@ class Ovs(Switch):
             rx, rx_drop, rx_err, tx, tx_drop, tx_err = values
             counters.append(PortCounters(port.ifname, rx, tx, rx_drop, tx_drop, rx_err, tx_err))
         return counters
+
+    def stats(self) -> dict[str, object]:
+        """Datapath flows, flow-cache hits (cumulative since start) and, with clones, what the
+        extra ports sent (OVS) and received (the sink's kernel)."""
+        ovs = self._instance()
+        out: dict[str, object] = dict(datapath_stats(ovs.appctl("dpctl/show", check=False),
+                                                     ovs.appctl("dpif-netdev/pmd-stats-show",
+                                                                check=False),
+                                                     ovs.appctl("upcall/show", check=False)))
+        if self.exact_rules:
+            out["exact_rules"] = self.exact_rules
+        if self.clone_ports:
+            sent = parse_dump_ports(ovs.ofctl("dump-ports", BRIDGE))
+            seen = {str(link["ifname"]): link["stats64"]["rx"]["packets"]
+                    for link in ip_json("-s", "link", "show", netns=self.sink_netns)}
+            out["clone_ports"] = {p.ifname: {"ovs_tx_packets": sent.get(str(p.ofport),
+                                                                        (0,) * 6)[3],
+                                             "sink_rx_packets": seen.get(p.key, 0)}
+                                  for p in self.clone_ports}
+        return out
 
     def forwarding_mode(self) -> str:
         cpu = self._switch_cpu()

@@ -238,9 +238,10 @@ class OvsInstance:
         return ovs_cmd(paths, ["ovs-vsctl", f"--db={paths.db_remote}", f"--timeout={timeout:g}",
                                *args], timeout=timeout + 5)
 
-    def ofctl(self, command: str, bridge: str, *args: str, check: bool = True) -> str:
-        return ovs_cmd(self._paths(), ["ovs-ofctl", command, self._paths().mgmt(bridge), *args],
-                       check=check)
+    def ofctl(self, command: str, bridge: str, *args: str, check: bool = True,
+              timeout: float = 30.0, options: Sequence[str] = ()) -> str:
+        return ovs_cmd(self._paths(), ["ovs-ofctl", *options, command, self._paths().mgmt(bridge),
+                                       *args], check=check, timeout=timeout)
 
     def appctl(self, *args: str, check: bool = True) -> str:
         return ovs_cmd(self._paths(), ["ovs-appctl", "-t", str(self._paths().ctl("ovs-vswitchd")),

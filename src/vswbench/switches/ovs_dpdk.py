@@ -24,6 +24,7 @@ from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_commo
                                           parse_transport, port_mac, remove_runtime_dir)
 from vswbench.switches.ovs import BRIDGE, Ovs, OvsPort
 from vswbench.switches.ovs_daemon import OvsInstance
+from vswbench.switches.ovs_rules import parse_ovs_options
 
 VSWITCHD_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 FIX = "apt-get install openvswitch-switch-dpdk (or run ./setup.sh)"
@@ -67,6 +68,7 @@ class OvsDpdk(Ovs):
     port_kind = "dpdk"
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        self.check_options(ctx.options)
         super().__init__(ctx)
         self.transport = parse_transport(ctx.options, "vhost")
         if self.transport != "vhost":
@@ -78,6 +80,15 @@ class OvsDpdk(Ovs):
                              "default vhost-user ports, or memif with --switch testpmd")
         self.prefix = ctx.run_id.name("ovs")
         self.links: dict[str, DpdkLink] = {}
+
+    @classmethod
+    def check_options(cls, options: dict[str, str]) -> None:
+        opts = parse_ovs_options(options, cls.name)
+        if opts.exact or opts.clones > 1:
+            # The engine's DPDK ports carry no address of the container's (the per-flow rules
+            # need it), and the clones' sink ports would have to be DPDK ports too.
+            raise UsageError(f"{cls.name}: flow_table=exact and clones are implemented for the "
+                             "OVS backends with kernel ports (ovs, ovs-afxdp), not for DPDK ports")
 
     @classmethod
     def availability(cls) -> Availability:
