@@ -70,7 +70,8 @@ def test_line_rate_and_wire_rate() -> None:
 # -- ranking -----------------------------------------------------------------------------------
 def test_ranking_rows_from_fixture(full) -> None:
     rows = ranking(full)
-    p2p64 = [r for r in rows if (r.setup.scenario, r.setup.size) == ("p2p", 64)]
+    p2p64 = [r for r in rows if (r.setup.scenario, r.setup.size, r.setup.variant)
+             == ("p2p", 64, "")]
     assert [(r.rank, r.setup.switch) for r in p2p64] == [(1, "xdp"), (2, "bridge"), (3, "ovs")]
     bridge = p2p64[1]
     assert bridge.ndr_pps == NDR[("bridge", 64)] and bridge.ndr_mpps == pytest.approx(0.218)

@@ -13,7 +13,7 @@ from vswbench.report.fixtures import write_fixture_store
 
 PLOT_SECTIONS = ("throughput-size", "offered-achieved", "latency-load", "latency-distribution",
                  "delay-model",
-                 "error-bars", "cycles", "chain-model", "pairs")
+                 "error-bars", "cycles", "chain-model", "pairs", "flow-count", "cloning")
 
 
 class Page(HTMLParser):
@@ -71,7 +71,7 @@ def test_every_section_in_order_with_a_heading(full) -> None:
     assert tuple(page.sections) == SECTION_IDS == files.sections
     assert SECTION_IDS == ("ranking", "throughput-size", "offered-achieved", "latency-load",
                            "latency-distribution", "delay-model", "error-bars", "cycles",
-                           "chain-model", "pairs",
+                           "chain-model", "pairs", "flow-count", "cloning",
                            "system",
                            "warnings")
     assert all(page.headings.get(s, "").strip() for s in SECTION_IDS)
@@ -85,7 +85,7 @@ def test_every_plot_embedded_and_written_as_png_and_svg(full) -> None:
     files, text = full
     page = Page(text)
     pngs, svgs = files.png, files.svg
-    assert len(pngs) == len(svgs) == 11 and len(files.plots) == 22
+    assert len(pngs) == len(svgs) == 13 and len(files.plots) == 26
     assert {p.stem for p in pngs} == {p.stem for p in svgs}
     assert sum(page.images.values()) == text.count("<img ") == len(pngs)
     assert all(page.images[s] >= 1 for s in PLOT_SECTIONS)
@@ -146,7 +146,10 @@ def test_empty_sections_say_so(tmp_path) -> None:
         "error-bars": "no parameter was varied in this campaign",
         "cycles": "no cycles per packet in this campaign",
         "chain-model": "no chain measurement (scenario pvp or chain:N) in this campaign",
-        "pairs": "no pairs:N scenario in this campaign"}
+        "pairs": "no pairs:N scenario in this campaign",
+        "flow-count": "no flow-count study (one setup measured at two or more flow counts) in "
+                      "this campaign",
+        "cloning": "no cloning study (ovs option clones) in this campaign"}
     assert set(files.empty_sections) == set(page.empty)
     # a run without any point: only the fingerprint and the tuning warnings remain
     write_fixture_store(tmp_path / "empty.sqlite", variant="empty")

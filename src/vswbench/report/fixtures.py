@@ -66,6 +66,19 @@ scenario = "chain"
 chain = [1, 2, 3, 4, 6, 8]
 placement = ["s_core", "pbp"]
 size = 64
+
+[[study]]
+kind = "search"
+switch = "ovs"
+size = 64
+flows = [1, 100, 10000]
+options = {flow_table = "exact"}
+
+[[study]]
+kind = "search"
+switch = "ovs"
+size = 64
+options = [{clones = 1}, {clones = 2}, {clones = 3}]
 """
 TRIALS_SPEC = FIXTURE_NOTE + """
 [campaign]
@@ -96,6 +109,10 @@ PAIRS_NDR = {1: 210_000.0, 2: 300_000.0, 4: 340_000.0}
 TRIAL_ACHIEVED = {(64, 1): 231_000.0, (64, 16): 252_000.0, (512, 1): 214_000.0,
                   (512, 16): 226_000.0}
 LATENCY_MEDIAN_US = {"bridge": 22.0, "ovs": 41.0, "xdp": 15.0}
+# OVS studies (Emmerich et al., Fig. 6 and 7): NDR per flow count (flow_table=exact), with the
+# datapath flows OVS held, and per number of output ports (clones).
+FLOWS_NDR = {1: 97_000.0, 100: 95_000.0, 10000: 82_000.0}
+CLONES_NDR = {1: 98_000.0, 2: 69_000.0, 3: 52_000.0}
 
 
 def fixture_fingerprint() -> dict[str, Any]:
@@ -273,8 +290,14 @@ def chain_search_json(point: Point) -> dict[str, Any]:
 def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
     for p in spec.points():
         size = p.size if isinstance(p.size, int) else 64
+        options = dict(p.options)
         if p.kind == "search" and p.switch == "veth":
             result: dict[str, Any] | None = chain_search_json(p)
+        elif p.kind == "search" and "flow_table" in options:
+            result = {**search_json(p, FLOWS_NDR[p.flows]),
+                      "switch_stats": {"datapath_flows": p.flows, "exact_rules": p.flows}}
+        elif p.kind == "search" and "clones" in options:
+            result = search_json(p, CLONES_NDR[int(options["clones"])])
         elif p.kind == "search" and p.scenario.startswith("pairs:"):
             result = search_json(p, PAIRS_NDR[int(p.scenario[6:])])
         elif p.kind == "search" and (p.switch, size) in NDR:

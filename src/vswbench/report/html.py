@@ -20,6 +20,7 @@ from vswbench.report.delay import delay_empty, delay_tables
 from vswbench.report.model import ReportModel
 from vswbench.report.notes import ReportWarning, RunInfo
 from vswbench.report.plots import DPI, Plot
+from vswbench.report.studies import CLONING_EMPTY, CLONING_INTRO, FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO
 
 SECTIONS = (
     ("ranking", "Ranking: NDR, PDR, latency at 90 % of NDR, CPU cost"),
@@ -32,6 +33,8 @@ SECTIONS = (
     ("cycles", "Cycles per packet"),
     ("chain-model", "Chain cost model: throughput over chain length and placement"),
     ("pairs", "Scalability with pairs"),
+    ("flow-count", "Throughput vs number of flows"),
+    ("cloning", "Cloning: throughput vs output ports"),
     ("system", "System fingerprint and campaign spec"),
     ("warnings", "Warnings"),
 )
@@ -266,6 +269,8 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
                         + chain_tables(c))(chain_analyses(model)),
         "pairs": _plots(plots, "pairs", "no pairs:N scenario in this campaign"
                         if not pairs_seen else "no throughput measured for the pairs:N points"),
+        "flow-count": _plots(plots, "flow-count", FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO),
+        "cloning": _plots(plots, "cloning", CLONING_EMPTY, CLONING_INTRO),
         "system": system_section(model.runs),
         "warnings": warnings_section(model.warnings),
     }

@@ -372,4 +372,10 @@ def make_plots(model: ReportModel) -> list[Plot]:
         for name, title, fig in chain_figures(chain_analyses(model)):
             add(name, "chain-model", title, fig)
         add("pairs", "pairs", "Scalability with pairs", pairs_plot(model.pairs, colours))
+        from vswbench.report.studies import (cloning_plot, cloning_points, flow_count_plot,
+                                             flow_count_points)
+        add("flow-count", "flow-count", "Throughput vs number of flows",
+            flow_count_plot(flow_count_points(model.data), colours))
+        add("cloning", "cloning", "Throughput vs output ports (cloning)",
+            cloning_plot(cloning_points(model.data), colours))
     return plots
