@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from vswbench import chain_nf
 from vswbench import scenario as scenarios
 from vswbench.errors import UsageError
 from vswbench.search import PRESETS
@@ -418,6 +419,8 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
 
         every = [s for s in sorted(all_switches()) if s != CALIBRATION_SWITCH]
         switches = list(dict.fromkeys(s for x in switches for s in (every if x == "*" else [x])))
+    problems += [f"study {i}, options: {p}" for p in chain_nf.option_problems(
+        [dict(t) for t in v.get("options") or []], switches, names)]
     if "shape_pps" in raw and switches and CALIBRATION_SWITCH not in switches:
         problems.append(f"study {i}, shape_pps: only switch \"shaped\" uses it, and this study "
                         "does not include shaped")

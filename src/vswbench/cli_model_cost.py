@@ -167,13 +167,15 @@ def fit_cmd(results: Path, holdout: str | None, out_path: Path | None, f_cpu: st
     return 0
 
 
-def _choose(models: Sequence[CostModel], switch: str | None, size: str | None) -> CostModel:
+def _choose(models: Sequence[CostModel], switch: str | None, size: str | None,
+            nf: str | None = None) -> CostModel:
     chosen = [m for m in models if (switch is None or m.switch == switch)
-              and (size is None or str(m.frame_size) == size)]
-    names = ", ".join(f"--switch {m.switch} --size {m.frame_size}" for m in models)
+              and (size is None or str(m.frame_size) == size) and (nf is None or m.nf == nf)]
+    names = ", ".join(f"--switch {m.switch} --size {m.frame_size}"
+                      + (f" --nf {m.nf}" if m.nf != "fwd" else "") for m in models)
     if not chosen:
-        raise UsageError(f"no model for switch {switch or 'any'} size {size or 'any'}; the model "
-                         f"has: {names}")
+        raise UsageError(f"no model for switch {switch or 'any'} size {size or 'any'}"
+                         + (f" nf {nf}" if nf else "") + f"; the model has: {names}")
     if len(chosen) > 1:
         raise UsageError(f"{len(chosen)} models match: choose one with {names}")
     return chosen[0]
@@ -191,12 +193,15 @@ def _choose(models: Sequence[CostModel], switch: str | None, size: str | None) -
               help="Fit the model from this results directory instead.")
 @click.option("--switch", default=None, help="Which model, when the file holds several.")
 @click.option("--size", default=None, help="Which frame size, when the file holds several.")
+@click.option("--nf", default=None,
+              help="Which kind of network function (fwd, router, ovs: option nf of the chain "
+                   "measurements), when the file holds several.")
 @click.option("--cores", type=click.IntRange(1, 64), default=2, show_default=True)
 @click.option("--f-cpu", default=None, help="TSC frequency when the results carry none.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prediction as JSON.")
 def predict_cmd(n: int, placement: str, model_path: Path | None, results_dir: Path | None,
-                switch: str | None, size: str | None, cores: int, f_cpu: str | None,
-                as_json: bool) -> int:
+                switch: str | None, size: str | None, nf: str | None, cores: int,
+                f_cpu: str | None, as_json: bool) -> int:
     """Predict a chain's maximum throughput for a placement: f_CPU / (the bottleneck core's
     cycles per packet), with equation (3)'s break-even and the recommended placement."""
     from dataclasses import asdict
@@ -214,7 +219,7 @@ def predict_cmd(n: int, placement: str, model_path: Path | None, results_dir: Pa
         if not analyses:
             raise UsageError("no chain could be fitted: " + "; ".join(failed))
         models = [a.model for a in analyses]
-    m = _choose(models, switch, size)
+    m = _choose(models, switch, size, nf)
     p = m.predict(n, placement, cores)
     best = m.recommend(n, cores)
     others = {q: m.predict(n, q, cores).throughput_pps for q in ("s_core", "bi", "pbp")}

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from vswbench.calibration import Calibration, baseline_switch, calibrate
+from vswbench.chain_nf import calibration_target
 from vswbench.cmd_trial import TrialOptions, TrialPlan, ensure_runnable, plan_trial
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.runid import RunId
@@ -103,13 +104,15 @@ def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], 
     with run_scope(run_id=run_id) as run:
         cal = None
         base = all_switches()[baseline_switch(plan.workload.io)]
+        cal_scenario, cal_placement = calibration_target(tp.options, tp.scenario, tp.placement)
         if plan.calibrate and control_capable(tp.scenario) and unsupported(tp.scenario, base):
             notes.append(f"no generator calibration for {tp.scenario.name} on the DPDK switches: "
                          f"{unsupported(tp.scenario, base)}")
         elif plan.calibrate and control_capable(tp.scenario):
-            progress(f"run {run.id}: generator ceiling on {baseline_switch(plan.workload.io)} ({tp.scenario.name}, "
+            progress(f"run {run.id}: generator ceiling on {baseline_switch(plan.workload.io)} ({cal_scenario.name}, "
                      f"{plan.workload.frame_size} B)")
-            cal = calibrate(run, tp.scenario, plan.workload, tp.placement, force=plan.recalibrate)
+            cal = calibrate(run, cal_scenario, plan.workload, cal_placement,
+                            force=plan.recalibrate)
             progress(f"run {run.id}: generator ceiling {cal.ceiling_pps:,.0f} pps"
                      f"{' (cached)' if cal.cached else ''}")
         elif plan.calibrate:

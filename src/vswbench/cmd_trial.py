@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from vswbench.chain_nf import check_nf
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
@@ -136,6 +137,7 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
         raise UsageError(f"unknown switch {opts.switch!r}: choose from "
                          f"{', '.join(sorted(switches))} (see `vswbench switches`)")
     switch_cls = switches[opts.switch]
+    check_nf(options, scenario, switch_cls)   # option nf: veth chains only (chain_nf.py)
     switch_cls.check_options(options)
     return TrialPlan(switch_cls, scenario, replace(spec, io=engine_io(switch_cls, spec.io)),
                      placement, options)

@@ -29,7 +29,10 @@ class LoadPoint:
         r = self.trial.result
         data = {"offered_pps": self.offered_pps, "fraction_of_ndr": self.fraction,
                 **self.trial.to_json(), "latency_kind": r.latency_kind,
-                "drops": r.drops, "cpu": r.cpu}
+                "drops": r.drops, "cpu": r.cpu,
+                "cycles_per_packet_by_process": r.cycles_per_packet_by_process}
+        if r.nf_counters:   # chains: frames and drops per element (Raumer Fig. 5) at this load
+            data["nf_counters"] = r.nf_counters
         if histogram:
             data["histogram"] = r.histogram
         return data

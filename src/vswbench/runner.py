@@ -18,6 +18,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
+from vswbench import chain_nf
 from vswbench.campaign import CampaignSpec, Point, expand, search_twin
 from vswbench.cmd_methods import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
                                   method_context, plan_method)
@@ -222,7 +223,9 @@ def _unsupported(point: Point) -> str | None:
     from vswbench.testbed import unsupported
 
     cls = all_switches().get(point.switch)
-    return unsupported(parse(point.scenario), cls) if cls is not None else None
+    if cls is None:
+        return None
+    return unsupported(parse(point.scenario), cls) or chain_nf.unavailable(dict(point.options))
 
 
 def _availability(switch: str) -> str | None:

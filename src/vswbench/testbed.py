@@ -12,6 +12,12 @@ moment it exists; leaving the `with` block removes it, newest first.
 After wiring, the testbed knows for every hop the MAC a frame needs to leave with (l2/direct: the
 destination host port's MAC; l3: the gateway's, i.e. the switch side of the source's attachment)
 and builds the engine command line of every host (`engine_commands`).
+
+Chains whose network functions are not engines (option nf=router|ovs of the veth backend,
+chain_nf.py): no engine runs for the NFs, the backend builds them (ctx.nf_hosts). nf=ovs elements
+are bridges: their ports are planned into the switch namespace without addresses (no NF
+namespaces), the drivers address frames to the stream's final port (the bridges forward them
+unchanged), and the recorded placement puts the NFs on the switch CPU, where ovs-vswitchd runs.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from vswbench.chain_nf import (FWD, check_nf, effective_placement, nf_hosts,
+                               ports_in_switch_namespace, runs_engine)
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.netns import (LinkCounters, Namespace, add_address, addresses, ip_json,
                             mac_address, namespace_pids, set_neighbour, sysctl, wait_link_up)
@@ -53,13 +61,16 @@ def host_abbr(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", name)[:4] or "h"
 
 
-def plan_ports(scenario: Scenario, run_id: RunId, *, l3: bool) -> list[HostPort]:
-    """HostPorts of every host port: namespace, interface name and address (pure, no kernel)."""
+def plan_ports(scenario: Scenario, run_id: RunId, *, l3: bool,
+               in_switch: frozenset[str] = frozenset()) -> list[HostPort]:
+    """HostPorts of every host port: namespace, interface name and address (pure, no kernel).
+    Hosts named in `in_switch` (nf=ovs bridges) have their ports in the switch namespace,
+    without addresses."""
     ports: list[HostPort] = []
     used_if: set[str] = set()
     index = 0
     for h, host in enumerate(scenario.hosts):
-        netns = run_id.name(host.name)
+        netns = run_id.name("sw" if host.name in in_switch else host.name)
         for j, _port in enumerate(host.ports):
             key = f"{host.name}.{host.ports[j]}"
             suffix = f"{host_abbr(host.name)}p{j}"
@@ -74,7 +85,8 @@ def plan_ports(scenario: Scenario, run_id: RunId, *, l3: bool) -> list[HostPort]
                 if h >= 254 or j >= 254:
                     raise UsageError(f"scenario {scenario.name}: too many hosts or ports")
                 cidr = f"198.18.{h + 1}.{j + 1}/16"
-            ports.append(HostPort(key, netns, run_id.ifname(suffix), cidr))
+            ports.append(HostPort(key, netns, run_id.ifname(suffix),
+                                  "" if host.name in in_switch else cidr))
             index += 1
     return ports
 
@@ -107,8 +119,7 @@ def host_cpu(placement: Placement, role: Role, nf_index: int) -> int | None:
     """CPU of a host's engine: tester side (tester, sender, receiver, client) on the tester CPU,
     network functions round-robin over nf_cpus, the reflecting server on the first NF CPU."""
     if role == Role.NF:
-        cpus = placement.nf_cpus or (placement.switch_cpu,)
-        return cpus[(nf_index - 1) % len(cpus)] if cpus else None
+        return placement.nf_cpu(nf_index)
     if role == Role.SERVER:
         return placement.nf_cpus[0] if placement.nf_cpus else placement.switch_cpu
     return placement.tester_cpu
@@ -165,6 +176,7 @@ class Testbed:
     """Context manager: builds the scenario around a switch; tears all of it down on exit."""
 
     __test__ = False  # not a pytest test class
+    nf: str = FWD     # how the network functions forward (option nf, chain_nf.py)
 
     def __init__(self, scenario: Scenario, switch_cls: type[Switch], run: Run,
                  placement: Placement | None = None,
@@ -173,13 +185,15 @@ class Testbed:
         self.flows = flows     # the workload's flow count, for backends with per-flow rules
         self.switch_cls = switch_cls
         self.run = run
-        self.placement = placement or Placement()
         self.options = dict(options or {})
         problem = unsupported(scenario, switch_cls)
         if problem:
             raise UsageError(problem)
+        self.nf = check_nf(self.options, scenario, switch_cls)
+        self.placement = effective_placement(self.nf, placement or Placement())
         self.switch_ns = run.id.name("sw")
-        self.host_ports = plan_ports(scenario, run.id, l3=switch_cls.l3)
+        self.host_ports = plan_ports(scenario, run.id, l3=switch_cls.l3,
+                                     in_switch=frozenset(self._bridged_hosts()))
         self.paths = plan_paths(scenario)
         self.switch: Switch | None = None
         self.attachments: dict[str, Attachment] = {}
@@ -203,6 +217,8 @@ class Testbed:
         reg = self.run.registry
         self._stack.enter_context(Namespace(self.switch_ns, reg))
         for host in self.scenario.hosts:
+            if host.name in self._bridged_hosts():
+                continue  # nf=ovs: a bridge in the switch namespace, no namespace of its own
             ns = self.run.id.name(host.name)
             self._stack.enter_context(Namespace(ns, reg))
             sysctl(ns, **HOST_SYSCTLS)
@@ -210,6 +226,7 @@ class Testbed:
                             temp_dir=str(self.run.temp_dir()),
                             long_running_hosts=frozenset(h.name for h in self.scenario.hosts
                                                          if h.role in LONG_RUNNING),
+                            nf_hosts=() if runs_engine(self.nf) else nf_hosts(self.scenario),
                             flows=self.flows)
         switch = self.switch_cls(ctx)
         self.switch = switch
@@ -233,6 +250,10 @@ class Testbed:
             self.next_hop_mac[(path.src, path.dst)] = self._next_hop(path)
         self._neighbours()
 
+    def _bridged_hosts(self) -> tuple[str, ...]:
+        """NF hosts that are bridges in the switch namespace (nf=ovs), not namespaces."""
+        return nf_hosts(self.scenario) if ports_in_switch_namespace(self.nf) else ()
+
     @property
     def dpdk(self) -> bool:
         """Host ports are DPDK virtual devices (no kernel links, no addresses, no neighbours)."""
@@ -248,6 +269,8 @@ class Testbed:
             self.next_hop_mac[(path.src, path.dst)] = self._next_hop(path)
 
     def _address(self, hp: HostPort) -> None:
+        if not hp.ip_cidr:
+            return  # a switch port (nf=ovs bridge)
         try:
             present = addresses(hp.netns, hp.ifname)
         except VswbenchError:
@@ -275,6 +298,8 @@ class Testbed:
             state.add_process(pid, [a.decode(errors="replace") for a in argv if a])
 
     def _next_hop(self, path: Path) -> str:
+        if self._bridged_hosts():   # bridges forward frames unchanged: address the final port
+            return self.final_destination(path.src).mac
         if self.switch_cls.l3:
             att = self.attachments[path.src]
             if att.switch_mac:
@@ -292,7 +317,7 @@ class Testbed:
                 gw = self.attachments[path.src].gateway_ip
                 if gw:
                     set_neighbour(src.netns, src.ifname, gw, self.next_hop_mac[(path.src, path.dst)])
-            else:
+            elif src.ip and dst.ip:  # (bridge ports of nf=ovs have no address)
                 set_neighbour(src.netns, src.ifname, dst.ip, dst.mac)
                 set_neighbour(dst.netns, dst.ifname, src.ip, src.mac)
 
@@ -359,7 +384,7 @@ class Testbed:
                 "and millisecond latency; give each poller a core of its own where there are any)"]
 
     def describe(self) -> dict[str, Any]:
-        return {"scenario": self.scenario.name, "switch": self.switch_cls.name,
+        return {"scenario": self.scenario.name, "switch": self.switch_cls.name, "nf": self.nf,
                 "switch_netns": self.switch_ns, "placement": asdict(self.placement),
                 "ports": {k: asdict(v) for k, v in self.ports.items()},
                 "next_hop_mac": {f"{s}->{d}": m for (s, d), m in self.next_hop_mac.items()}}
@@ -376,6 +401,8 @@ class Testbed:
             ns = self.run.id.name(host.name)
             if host.role == Role.NF:
                 nf_index += 1
+                if not runs_engine(self.nf):
+                    continue  # the backend builds this network function (nf=router|ovs)
             cpu = host_cpu(self.placement, host.role, nf_index)
             keys = [f"{host.name}.{p}" for p in host.ports]
             io = "dpdk" if self.dpdk else traffic.io

@@ -16,6 +16,7 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from vswbench.chain_nf import element_counters, nf_hosts
 from vswbench.cpustat import (busy_cycles, core_usage, cycles_per_packet, process_cpu_s,
                               read_proc_stat)
 from vswbench.engine import EngineProcess, EngineResult, FinalRecord
@@ -115,6 +116,10 @@ class TrialResult:
     warnings: list[str] = field(default_factory=list)
     # polling switches: cycles per packet on bursts that carried frames (the rest is idle polling)
     switch_useful_cycles_per_packet: float | None = None
+    # chains: how the network functions forward (chain_nf.py: fwd, router, ovs; None without
+    # NFs) and per NF its frames in and out and its drops (chain_nf.ElementCounters)
+    nf_kind: str | None = None
+    nf_counters: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def counters_agree(self) -> bool:
@@ -240,13 +245,20 @@ def _phase(testbed: Testbed, traffic: Traffic, *, measure: bool) -> PhaseOutcome
 
 
 def _daemon_pids(switch: Any) -> dict[str, int]:
+    """Processes and threads of the switch whose CPU time each trial reports: its daemons
+    ("daemon <name>") and kernel threads doing chain elements' work (cpu_threads(): "nf1", ...;
+    never recorded for `vswbench clean`)."""
+    pids: dict[str, int] = {}
     getter = getattr(switch, "daemon_pids", None)
-    if not callable(getter):
-        return {}
-    found = getter()
+    found = getter() if callable(getter) else {}
     if isinstance(found, dict):
-        return {f"daemon {k}": int(v) for k, v in found.items()}
-    return {f"daemon {pid}": int(pid) for pid in found}
+        pids.update({f"daemon {k}": int(v) for k, v in found.items()})
+    else:
+        pids.update({f"daemon {pid}": int(pid) for pid in found})
+    threads = getattr(switch, "cpu_threads", None)
+    if callable(threads):
+        pids.update({str(k): int(v) for k, v in threads().items()})
+    return pids
 
 
 # -- the trial ---------------------------------------------------------------------------------
@@ -366,4 +378,8 @@ def build_result(testbed: Testbed, spec: TrialSpec, outcome: PhaseOutcome) -> Tr
                  for lab, f in finals.items()},
         warnings=warnings,
         switch_useful_cycles_per_packet=(outcome.busy_after.per_packet_since(outcome.busy_before)
-                                         if outcome.busy_after else None))
+                                         if outcome.busy_after else None),
+        nf_kind=testbed.nf if nf_hosts(testbed.scenario) else None,
+        nf_counters=element_counters(testbed.scenario, testbed.nf, delta,
+                                     {k: v.ifname for k, v in testbed.ports.items()},
+                                     outcome.switch_before, outcome.switch_after))

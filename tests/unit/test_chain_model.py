@@ -337,7 +337,7 @@ def test_breakdown_and_software_drop_costs() -> None:
     b = data.breakdowns[1]
     assert (b.n, b.tester, b.vnf, b.outside) == (2, 5000.0, (3000.0, 3000.0), 500 + 3000)
     assert b.per_core == {"0": b.total, "1": 0.0}
-    got = {p.name: p for p in extras(data, ("veth", 64, False))}
+    got = {p.name: p for p in extras(data, ("veth", "fwd", 64, False))}
     assert got["C_RX+C_TX"].value == 5000 and got["C_VNF"].value == 3000
     assert got["C_link"].value == pytest.approx(1000) and got["C_other"].value == pytest.approx(500)
     assert got["C_SWdrops"].value == pytest.approx(6000)

@@ -107,12 +107,12 @@ def analyze(data: ChainData, *, f_cpu: float | None = None,
         if not set(holdout_n) & measured:
             raise UsageError(f"--holdout {','.join(map(str, holdout_n))}: no chain was measured "
                              f"at those lengths (measured: {','.join(map(str, sorted(measured)))})")
-    for (switch, size, _), obs in by_group.items():
+    for (switch, nf, size, _), obs in by_group.items():
         held = sorted(set(holdout_n) & {o.n for o in usable(obs)})
         try:
             done.append(analyze_group(data, obs, f_cpu=f_cpu, held=held))
         except UsageError as exc:
-            failed.append(f"{switch} {size}: {exc}")
+            failed.append(f"{switch}{'' if nf == 'fwd' else f' nf={nf}'} {size}: {exc}")
     return done, failed
 
 

@@ -48,6 +48,9 @@ MEANING = {
     "C_sw": "per hop on the switch core: C_link and switch forwarding there",
 }
 RECOMMENDABLE = ("s_core", "bi", "pbp")
+# A group of observations fitted together: switch, NF kind (chain_nf.py: fwd, router, ovs),
+# frame size, and whether hops have a switch core of their own
+Group = tuple[str, str, int | str, bool]
 HORIZON = 64                 # break-even is searched for n = 1..HORIZON
 LEVEL = 0.95
 ASSUMED_F_CPU = 1e9          # no TSC frequency in the data: costs are then ns of CPU per packet
@@ -91,11 +94,14 @@ class CostModel:
     rel_residual_sd: float | None
     extras: tuple[Parameter, ...] = ()   # measured breakdown (C_VNF, C_link, ...) and C_SWdrops
     notes: tuple[str, ...] = ()
+    nf: str = "fwd"               # how the NFs forward (chain_nf.py): fwd, router, ovs
 
     @property
     def label(self) -> str:
         size = f"{self.frame_size} B" if isinstance(self.frame_size, int) else str(self.frame_size)
-        return f"{self.switch} {size}" + (" (links on a switch core)" if self.switch_core else "")
+        nf = f" nf={self.nf}" if self.nf != "fwd" else ""
+        return f"{self.switch}{nf} {size}" + (" (links on a switch core)" if self.switch_core
+                                              else "")
 
     def value(self, name: str) -> float:
         return next(p.value for p in self.parameters if p.name == name)
@@ -151,7 +157,7 @@ class CostModel:
                              float(data["f_cpu"]), str(data["f_cpu_source"]), params,
                              str(data["metric"]), tuple(int(n) for n in data["fitted_n"]),
                              int(data["observations"]), data.get("rel_residual_sd"), extras,
-                             tuple(data.get("notes", ())))
+                             tuple(data.get("notes", ())), str(data.get("nf", "fwd")))
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"not a chain cost model ({exc}): write one with `vswbench model "
                              "fit RESULTS_DIR --out MODEL.json`") from None
@@ -294,6 +300,7 @@ class ChainObservation:
     forwarding_mode: str = ""
     cycles_per_packet: float | None = None   # measured, all cores, near the NDR / at the peak
     key: str = ""
+    nf: str = "fwd"               # how the NFs forward (chain_nf.py): fitted separately
 
     @property
     def pattern(self) -> str:
@@ -307,8 +314,8 @@ class ChainObservation:
         return classify(self.layout)
 
     @property
-    def group(self) -> tuple[str, int | str, bool]:
-        return (self.switch, self.frame_size, self.layout.switch_cpu is not None)
+    def group(self) -> Group:
+        return (self.switch, self.nf, self.frame_size, self.layout.switch_cpu is not None)
 
 
 @dataclass(frozen=True)
@@ -330,12 +337,12 @@ class PointCheck:
         return self.predicted_pps / self.measured_pps - 1.0
 
 
-def groups(observations: Sequence[ChainObservation]) -> dict[tuple[str, int | str, bool],
-                                                              list[ChainObservation]]:
-    out: dict[tuple[str, int | str, bool], list[ChainObservation]] = {}
+def groups(observations: Sequence[ChainObservation]) -> dict[Group, list[ChainObservation]]:
+    out: dict[Group, list[ChainObservation]] = {}
     for o in observations:
         out.setdefault(o.group, []).append(o)
-    return dict(sorted(out.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])))
+    return dict(sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]),
+                                                    kv[0][3])))
 
 
 def usable(observations: Sequence[ChainObservation]) -> list[ChainObservation]:
@@ -349,9 +356,9 @@ def usable(observations: Sequence[ChainObservation]) -> list[ChainObservation]:
 def fit(observations: Sequence[ChainObservation], *, f_cpu: float | None = None,
         exclude_n: Sequence[int] = (), extras: Sequence[Parameter] = (),
         notes: Sequence[str] = ()) -> CostModel:
-    """Fit one group's model (one switch, frame size and link placement)."""
+    """Fit one group's model (one switch, NF kind, frame size and link placement)."""
     if len({o.group for o in observations}) > 1:
-        raise UsageError("fit one switch and frame size at a time (chain_cost.groups)")
+        raise UsageError("fit one switch, NF kind and frame size at a time (chain_cost.groups)")
     data = [o for o in usable(observations) if o.n not in set(exclude_n)]
     if not data:
         raise UsageError("no usable chain throughput (all generator-bound or held out)")
@@ -374,7 +381,7 @@ def fit(observations: Sequence[ChainObservation], *, f_cpu: float | None = None,
     return CostModel(first.switch, first.frame_size, first.layout.switch_cpu is not None, f,
                      source, parameters(result), data[0].metric,
                      tuple(sorted({o.n for o in data})), len(data), result.rel_sd,
-                     tuple(extras), tuple(all_notes))
+                     tuple(extras), tuple(all_notes), first.nf)
 
 
 def check(model: CostModel, observations: Sequence[ChainObservation]) -> list[PointCheck]:

@@ -8,11 +8,18 @@ What the model reads (runner.execute_point's result JSON; scenario "pvp" is chai
 - sweep points: the saturation's `peak_achieved_pps` (the throughput when no search measured the
   group), and beyond the peak, `tx_pps`, `achieved_pps` and `cycles_per_packet` per load point:
   the cycles wasted per frame dropped in software, C_SWdrops (001_... section IV);
-- trial points: `cycles_per_packet`, `cycles_per_packet_by_process` {tester, nf1..nfN} and `cpu`
-  per core: the measured breakdown C_RX + C_TX (tester), C_VNF (each NF engine), and the CPU
+- trial points, and each load of a latency point (e.g. at 90 % of the NDR: near saturation
+  whatever the chain): `cycles_per_packet`, `cycles_per_packet_by_process` {tester, nf1..nfN}
+  and `cpu` per core: the measured breakdown C_RX + C_TX (tester), C_VNF (each NF engine), and the CPU
   outside the engines (softirq, NAPI threads, interrupts) regressed on the n + 1 links:
   slope C_link, intercept C_other. Busy-polling engines count their spin: read these near
   saturation.
+
+Observations are grouped by switch, NF kind (the point's option nf: fwd engines, kernel routers
+or OVS bridges, chain_nf.py), frame size and link placement: each group is fitted on its own.
+For router elements (forwarding_mode "per-element ...") each element's link work runs on its own
+core, so there is no switch core; their "nfI" CPU time is the element's NAPI thread. OVS elements
+all run in ovs-vswitchd on the switch core (the result's placement says so).
 """
 
 from __future__ import annotations
@@ -27,13 +34,14 @@ from typing import Any
 import numpy as np
 
 from vswbench.errors import UsageError
-from vswbench.models.chain_cost import (LEVEL, ChainObservation, Layout, Parameter, t_quantile)
+from vswbench.chain_nf import FWD, PER_ELEMENT
+from vswbench.models.chain_cost import (LEVEL, ChainObservation, Group, Layout, Parameter,
+                                        t_quantile)
 from vswbench.store import ResultStore, StoredPoint, StoredRun, headline
 
 STORE_NAME = "results.sqlite"
 CHAIN_RE = re.compile(r"chain:(\d+)$")
 MIN_DROP_SHARE = 0.01        # beyond the peak, a load point with fewer drops says nothing
-Group = tuple[str, int | str, bool]
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,7 @@ def layout_of(result: dict[str, Any], n: int) -> Layout | str:
         return "network functions were not pinned"
     mode = str(result.get("forwarding_mode") or "")
     switch: int | None = None
-    if mode and mode not in ("n/a", "sender-softirq"):
+    if mode and mode not in ("n/a", "sender-softirq") and not mode.startswith(PER_ELEMENT):
         m = re.search(r"cpu(\d+)", mode)
         switch = int(m.group(1)) if m else place.get("switch_cpu")
         if switch is None:
@@ -115,11 +123,12 @@ def from_points(points: Iterable[StoredPoint], runs: Sequence[StoredRun] = ()) -
             continue
         switch, size, place = str(p.params.get("switch")), _size(p), str(p.params.get("placement",
                                                                                     "default"))
-        group: Group = (switch, size, layout.switch_cpu is not None)
+        nf = str((p.params.get("options") or {}).get("nf", FWD))
+        group: Group = (switch, nf, size, layout.switch_cpu is not None)
         tsc = r.get("tsc_hz") or tsc_of_run.get(p.run_id)
         common = dict(switch=switch, frame_size=size, n=n, placement=place, layout=layout,
                       tsc_hz=float(tsc) if tsc else None,
-                      forwarding_mode=str(r.get("forwarding_mode") or ""), key=p.key)
+                      forwarding_mode=str(r.get("forwarding_mode") or ""), key=p.key, nf=nf)
         if p.kind == "search" and r.get("ndr_pps"):
             row = headline(p)
             obs.append(ChainObservation(**common, throughput_pps=float(r["ndr_pps"]),
@@ -137,6 +146,11 @@ def from_points(points: Iterable[StoredPoint], runs: Sequence[StoredRun] = ()) -
             b = _breakdown(group, n, place, r)
             if b is not None:
                 parts.append(b)
+        elif p.kind == "latency" and isinstance(r.get("points"), list):
+            for q in r["points"]:
+                b = _breakdown(group, n, place, q) if isinstance(q, dict) else None
+                if b is not None and q.get("cycles_per_packet_by_process"):
+                    parts.append(b)
     return ChainData(tuple(obs), tuple(parts), tuple(drops), tuple(skipped))
 
 

@@ -46,6 +46,12 @@ class Placement:
     switch_cpu: int | None = 1
     nf_cpus: tuple[int, ...] = (1,)
 
+    def nf_cpu(self, index: int) -> int | None:
+        """CPU of network function `index` (1-based): round robin over nf_cpus, else the
+        switch CPU."""
+        cpus = self.nf_cpus or ((self.switch_cpu,) if self.switch_cpu is not None else ())
+        return cpus[(index - 1) % len(cpus)] if cpus else None
+
 
 @dataclass
 class SwitchContext:
@@ -57,6 +63,9 @@ class SwitchContext:
     temp_dir: str = ""             # private temp dir of the run (for daemon run dirs, BPF objects)
     # hosts whose engines start before the drivers and run all along (NFs, receivers, servers)
     long_running_hosts: frozenset[str] = frozenset()
+    # network functions the backend builds itself instead of engines (option nf=router|ovs of
+    # the veth backend, chain_nf.py), in chain order; empty when the NFs are engines
+    nf_hosts: tuple[str, ...] = ()
     # flows the drivers send (the workload's --flows): backends that install a rule per flow
     # (ovs flow_table=exact) size their tables by it
     flows: int = 1

@@ -174,13 +174,18 @@ class Placed:
         return distinct[0] if len(distinct) == 1 else "mixed: " + ", ".join(distinct)
 
 
+SWITCH_CPU = -1   # place_napi(cpu=...): the placement's switch CPU
+
+
 def place_napi(ctx: SwitchContext, netns: str | None, ifname: str, placed: Placed,
-               *, gro: bool = True) -> None:
-    """GRO on (veth NAPI), threaded NAPI, napi thread pinned to the switch CPU. Failures are
-    recorded in `placed` (the interface then stays on the sender's softirq), never raised."""
+               *, gro: bool = True, cpu: int | None = SWITCH_CPU) -> None:
+    """GRO on (veth NAPI), threaded NAPI, napi thread pinned to the switch CPU (or `cpu`; None
+    leaves it unpinned). Failures are recorded in `placed` (the interface then stays on the
+    sender's softirq), never raised."""
     if kernel_mode(ctx) != "napi":
         return
-    cpu = ctx.placement.switch_cpu
+    if cpu == SWITCH_CPU:
+        cpu = ctx.placement.switch_cpu
     try:
         if gro:
             ethtool_k(netns, ifname, gro=True)

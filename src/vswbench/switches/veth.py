@@ -10,17 +10,36 @@ gets no link. The switch namespace stays empty.
 Placement: there is no switch, but the receiving end's stack would still run in the sender's
 softirq; in kernel_mode=napi both ends get GRO + threaded NAPI pinned to the switch CPU, so the
 baseline is measured the same way as the switches.
+
+Chains (option nf, chain_nf.py): with nf=fwd (the default) the network functions are engines.
+With nf=router each NF namespace forwards with the kernel's IP routing (nf_router.py: its NAPI
+threads run on the NF's CPU instead of the switch CPU); with nf=ovs each NF is an OVS bridge whose
+two ports are veth ends in the switch namespace (nf_ovs.py: one private ovs-vswitchd, pinned to
+the switch CPU, started in setup()). The testbed names the NF hosts in ctx.nf_hosts.
+
+Pitfall (Linux 6.x, veth_skb_is_eligible_for_gro): a veth hands a frame to its peer's NAPI only
+if the *sending* device has no TSO, or the frame comes from a local socket and the peer does UDP
+GRO forwarding. With TSO on (the default) GRO + threaded NAPI change nothing: the receive work
+still runs in the sender's softirq and the pinned napi/* threads stay idle (measured: 0 ticks of
+CPU time at 100 kpps). For nf=router|ovs chains TSO is therefore turned off on every link end, so
+each hop's receive work really runs in its pinned NAPI thread (measured: the threads then carry
+it). nf=fwd keeps the old behaviour, so earlier results stay comparable.
 """
 from __future__ import annotations
 
-from vswbench.errors import UsageError
+import pathlib
+
+from vswbench.chain_nf import FWD, OVS, ROUTER, nf_kind
+from vswbench.errors import UsageError, VswbenchError
 from vswbench.netns import mac_address, wait_link_up
 from vswbench.switches import register
 from vswbench.switches.base import (Attachment, Availability, HostPort, Path, PortCounters,
-                                    link_pairs)
-from vswbench.switches.napi import (KernelSwitch, basic_availability, create_veth, finish_host_end,
-                                    kernel_versions, place_napi, read_counters, section,
-                                    switch_view)
+                                    SwitchContext, link_pairs)
+from vswbench.switches.napi import (KernelSwitch, basic_availability, create_veth, ethtool_k,
+                                    finish_host_end, kernel_versions, place_napi, read_counters,
+                                    section, switch_view)
+from vswbench.switches.nf_ovs import OvsChain
+from vswbench.switches.nf_router import RouterChain
 
 
 @register
@@ -38,8 +57,19 @@ class VethSwitch(KernelSwitch):
     def versions(cls) -> dict[str, str]:
         return kernel_versions()
 
+    @classmethod
+    def check_options(cls, options: dict[str, str]) -> None:
+        nf_kind(options)
+
+    def __init__(self, ctx: SwitchContext) -> None:
+        super().__init__(ctx)
+        self.nf = nf_kind(ctx.options)
+        self.router = RouterChain(ctx, placed=self.placed) if self.nf == ROUTER else None
+        self.ovs_chain = OvsChain(ctx) if self.nf == OVS else None
+
     def setup(self) -> None:
-        pass
+        if self.ovs_chain is not None:
+            self.ovs_chain.start()
 
     def attach(self, port: HostPort) -> Attachment:
         if port.key in self.attachments:
@@ -58,21 +88,72 @@ class VethSwitch(KernelSwitch):
             ha, hb = a.host, b.host
             self.track(create_veth(self.ctx, ha.ifname, ha.netns, hb.ifname, hb.netns))
             for att in (a, b):
-                att.host_mac = finish_host_end(att.host)
+                # frames from a host into OVS system ports need complete UDP checksums
+                leaves_stack = self.ovs_chain is not None and att.host.netns != self.ctx.netns
+                att.host_mac = finish_host_end(att.host, tx_csum=not leaves_stack)
+                if self.nf != FWD:   # else the peer's NAPI is bypassed (see the docstring)
+                    ethtool_k(att.host.netns, att.host.ifname, tso=False)
             for att in (a, b):
                 wait_link_up(att.host.netns, att.host.ifname)
                 att.host_mac = mac_address(att.host.netns, att.host.ifname)
-                place_napi(self.ctx, att.host.netns, att.host.ifname, self.placed)
+                if self.router is None:   # router elements place their ports' NAPI threads
+                    place_napi(self.ctx, att.host.netns, att.host.ifname, self.placed)
+        if self.nf in (ROUTER, OVS) and not self.ctx.nf_hosts:
+            raise VswbenchError(f"veth: option nf={self.nf} but the testbed named no network "
+                                "functions")
+        if self.router is not None and not self.router.elements:
+            self.router.build(self.ctx.nf_hosts, paths, self.attachments)
+        if self.ovs_chain is not None and not self.ovs_chain.bridges:
+            self.ovs_chain.build(self.ctx.nf_hosts, self.attachments)
+
+    def teardown(self) -> None:
+        if self.ovs_chain is not None:
+            self.ovs_chain.stop()        # the daemons first, then the links
+        super().teardown()
 
     def port_counters(self) -> list[PortCounters]:
-        out = []
-        for att in self.attachments.values():
-            if att.host_mac:
-                out += map(switch_view, read_counters(att.host.netns, [att.host.ifname]))
+        linked = [att for att in self.attachments.values() if att.host_mac]
+        found: dict[tuple[str, str], PortCounters] = {}
+        for netns in dict.fromkeys(att.host.netns for att in linked):   # one query per namespace
+            names = [att.host.ifname for att in linked if att.host.netns == netns]
+            found.update({(netns, c.port): c for c in read_counters(netns, names)})
+        out = [switch_view(found[key]) for key in ((a.host.netns, a.host.ifname) for a in linked)
+               if key in found]
+        if self.ovs_chain is not None and self.ovs_chain.bridges:
+            out += self.ovs_chain.port_counters()
         return out  # the host ends, seen from the switch (rx = frames the host sent)
 
+    def daemon_pids(self) -> dict[str, int]:
+        return self.ovs_chain.daemon_pids() if self.ovs_chain is not None else {}
+
+    def cpu_threads(self) -> dict[str, int]:
+        """Kernel threads doing the router elements' work (per-element CPU time, trial.py)."""
+        return self.router.cpu_threads() if self.router is not None else {}
+
+    def forwarding_mode(self) -> str:
+        if self.router is not None:
+            return self.router.forwarding_mode()
+        if self.ovs_chain is not None:
+            return f"{self.ovs_chain.forwarding_mode()}, links {self.placed.mode()}"
+        return self.placed.mode()
+
     def config_dump(self) -> str:
-        parts = [section(att.host.key, ["ip", "-n", att.host.netns, "-d", "link", "show", "dev",
-                                        att.host.ifname])
-                 for att in self.attachments.values() if att.host_mac]
+        linked = [att for att in self.attachments.values() if att.host_mac]
+        routers = {e.netns: e.name for e in self.router.elements} if self.router else {}
+        parts = []
+        for netns in dict.fromkeys(att.host.netns for att in linked):   # one call per namespace
+            keys = ", ".join(att.host.key for att in linked if att.host.netns == netns)
+            if netns in routers:   # links, the /32 route and the permanent neighbour entry
+                parts.append(section(f"{routers[netns]} ({keys}): links, routes, neighbours",
+                                     ["ip", "-d", "-n", netns, "-batch", self._router_batch()]))
+            else:
+                parts.append(section(keys, ["ip", "-n", netns, "-d", "link", "show"]))
+        if self.ovs_chain is not None and self.ovs_chain.bridges:
+            parts.append(self.ovs_chain.config_dump())
         return "\n".join([*parts, self.placement_notes()])
+
+    def _router_batch(self) -> str:
+        path = pathlib.Path(self.ctx.temp_dir or "/tmp") / "router-dump.ip"
+        if not path.exists():
+            path.write_text("link show\nroute show\nneigh show\n")
+        return str(path)

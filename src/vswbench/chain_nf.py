@@ -1,0 +1,225 @@
+"""How the network functions of a chain forward (the backend option `nf`), after Raumer et al.
+(001_...): the same chain of n = 1..10 elements built three ways.
+
+    nf=fwd     each NF a namespace running the engine `fwd` (the default; every switch)
+    nf=router  each NF a namespace forwarding with the kernel's IP routing (ip_forward=1, a /32
+               route to the stream's destination out of `out`, a permanent neighbour entry for
+               the next hop's MAC); no engine runs for the NFs
+    nf=ovs     each NF an Open vSwitch bridge (userspace datapath, datapath_type=netdev) with the
+               NF's two veth ends as system ports and port-to-port rules; all bridges live in one
+               private ovs-vswitchd in the switch namespace, pinned to the switch CPU
+
+router and ovs need `--switch veth`: the hops between elements are then direct veth pairs, so the
+chain is nothing but its elements (switches/veth.py builds them, with switches/nf_router.py and
+switches/nf_ovs.py). Any other combination is a UsageError naming the fix.
+
+This module is pure (no kernel): the option's validation, which hosts are elements, where their
+ports live, and the per-element counters of a trial (Raumer's drops per chain element, Fig. 5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from vswbench.errors import UsageError
+from vswbench.scenario import Role, Scenario
+
+if TYPE_CHECKING:
+    from vswbench.netns import LinkCounters
+    from vswbench.switches.base import Placement, PortCounters, Switch
+
+OPTION = "nf"
+FWD, ROUTER, OVS = "fwd", "router", "ovs"
+KINDS = (FWD, ROUTER, OVS)
+DESCRIPTION = {FWD: "namespaces running the engine fwd",
+               ROUTER: "namespaces forwarding with the kernel's IP routing",
+               OVS: "Open vSwitch bridges (userspace datapath) with two veth ports each"}
+HOST_SWITCH = "veth"          # the only switch that builds router / ovs elements
+# forwarding_mode() of router elements starts with this: each element's receive work runs on
+# that element's own CPU (threaded NAPI), so there is no separate switch core (chain_data.py)
+PER_ELEMENT = "per-element"
+OVS_PORT_PREFIX = "ovs:"      # PortCounters.port of an OVS bridge port: "ovs:<interface>"
+
+
+def nf_kind(options: Mapping[str, str]) -> str:
+    """The validated value of option nf (default fwd)."""
+    kind = str(options.get(OPTION, FWD)).strip().lower()
+    if kind not in KINDS:
+        raise UsageError(f"option nf={options.get(OPTION)!r}: expected one of "
+                         f"{', '.join(KINDS)} (how the chain's network functions forward: "
+                         + "; ".join(f"{k} = {DESCRIPTION[k]}" for k in KINDS) + ")")
+    return kind
+
+
+def nf_problem(kind: str, scenario: Scenario, switch_name: str) -> str | None:
+    """Why option nf=`kind` cannot be used with this switch and scenario, or None."""
+    if kind == FWD:
+        return None
+    if switch_name != HOST_SWITCH:
+        return (f"option nf={kind} needs switch {HOST_SWITCH}: the chain's elements are then "
+                f"{DESCRIPTION[kind]}, joined by direct veth pairs, while through switch "
+                f"{switch_name} the network functions are engines (use switch {HOST_SWITCH}, "
+                "or leave option nf out)")
+    if not nf_hosts(scenario):
+        return (f"option nf={kind} applies to scenarios with network functions (pvp, chain:N), "
+                f"and {scenario.name} has none (use scenario chain:N, or leave option nf out)")
+    return None
+
+
+def check_nf(options: Mapping[str, str], scenario: Scenario,
+             switch_cls: type[Switch]) -> str:
+    """The NF kind, or UsageError for a bad value or combination (nothing is created)."""
+    kind = nf_kind(options)
+    problem = nf_problem(kind, scenario, switch_cls.name)
+    if problem:
+        raise UsageError(problem)
+    return kind
+
+
+def option_problems(options: Iterable[Mapping[str, str]], switches: Sequence[str],
+                    scenarios: Sequence[str]) -> list[str]:
+    """A campaign study's problems with option nf: one line per bad value or combination."""
+    from vswbench.scenario import parse
+
+    found: list[str] = []
+    for table in options:
+        if OPTION not in table:
+            continue
+        try:
+            kind = nf_kind(table)
+        except UsageError as exc:
+            found.append(str(exc))
+            continue
+        for switch in switches:
+            for name in scenarios:
+                problem = nf_problem(kind, parse(name), switch)
+                if problem:
+                    found.append(problem)
+    return list(dict.fromkeys(found))
+
+
+def unavailable(options: Mapping[str, str]) -> str | None:
+    """Why the elements of option nf cannot be built on this machine (nf=ovs without Open
+    vSwitch), with the fix; None when they can (or the value is bad: validation says so)."""
+    if options.get(OPTION) != OVS:
+        return None
+    from vswbench.switches.ovs_daemon import INSTALL_FIX, find_schema, missing_binaries
+
+    missing = missing_binaries()
+    if missing or find_schema() is None:
+        what = ", ".join(missing) if missing else "vswitch.ovsschema"
+        return f"nf=ovs needs Open vSwitch: missing {what} (fix: {INSTALL_FIX})"
+    return None
+
+
+def calibration_target(options: Mapping[str, str], scenario: Scenario,
+                       placement: Placement) -> tuple[Scenario, Placement]:
+    """Where the tester's ceiling (a search's highest load) is measured: engine chains on the
+    same chain of veth with fwd engines, as for every switch; router and ovs elements on p2p,
+    the tester alone (its placement without NF CPUs, so one calibration serves every chain). A
+    chain of fwd engines is slower than kernel routers: measured on chain:1, the router chain's
+    NDR reached the fwd chain's 104.8 kpps ceiling (generator-bound)."""
+    if options.get(OPTION, FWD) == FWD:
+        return scenario, placement
+    from vswbench.scenario import p2p
+
+    return p2p(), replace(placement, nf_cpus=())
+
+
+def nf_hosts(scenario: Scenario) -> tuple[str, ...]:
+    """The network-function hosts in chain order (nf1, nf2, ...)."""
+    return tuple(h.name for h in scenario.hosts if h.role is Role.NF)
+
+
+def ports_in_switch_namespace(kind: str) -> bool:
+    """ovs elements are bridges: their ports are veth ends in the switch's namespace, without
+    addresses (switch ports); fwd and router elements are namespaces of their own."""
+    return kind == OVS
+
+
+def runs_engine(kind: str) -> bool:
+    return kind == FWD
+
+
+def effective_placement(kind: str, placement: Placement) -> Placement:
+    """Where the elements really run, as recorded with every result: all OVS bridges are one
+    ovs-vswitchd on the switch CPU, whatever nf_cpus said."""
+    if kind == OVS and placement.switch_cpu is not None:
+        return replace(placement, nf_cpus=(placement.switch_cpu,))
+    return placement
+
+
+# -- per-element counters ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class ElementCounters:
+    """One chain element over one trial (deltas, frames).
+
+    rx_packets      frames the element took in on `in`
+    tx_packets      frames it sent on `out`
+    input_dropped   frames that could not enter it: `in`'s rx_dropped, plus, behind another
+                    router or ovs element, that element's `out` tx_dropped (a veth drops a frame
+                    when its peer's receive ring is full). Behind the tester or an engine the
+                    sender's tx_dropped is not counted: an AF_PACKET sender sends such a frame
+                    again (measured: 39,493 tx_dropped on the tester's port, no frame lost)
+    lost_inside     frames taken in but neither sent nor refused downstream
+                    (rx - tx - output_dropped): routing drops, a full socket buffer, ...
+    output_dropped  `out`'s tx_dropped: refused by the next hop (counted there as its input
+                    drops when it is an element; behind the last one, the tester's input)
+    dropped         input_dropped + lost_inside: the element's share of the loss
+    switch_rx_dropped, switch_tx_dropped
+                    ovs: the bridge's own port counters (ovs-appctl dpctl/show -s)
+    """
+    rx_packets: int
+    tx_packets: int
+    input_dropped: int
+    lost_inside: int
+    output_dropped: int = 0
+    switch_rx_dropped: int = 0
+    switch_tx_dropped: int = 0
+
+    @property
+    def dropped(self) -> int:
+        return self.input_dropped + self.lost_inside
+
+    def to_json(self) -> dict[str, int]:
+        return {"rx_packets": self.rx_packets, "tx_packets": self.tx_packets,
+                "input_dropped": self.input_dropped, "lost_inside": self.lost_inside,
+                "output_dropped": self.output_dropped, "dropped": self.dropped,
+                "switch_rx_dropped": self.switch_rx_dropped,
+                "switch_tx_dropped": self.switch_tx_dropped}
+
+
+def element_counters(scenario: Scenario, kind: str, kernel_delta: Mapping[str, LinkCounters],
+                     ifnames: Mapping[str, str], switch_before: Sequence[PortCounters],
+                     switch_after: Sequence[PortCounters]) -> dict[str, dict[str, int]]:
+    """Per network function of `scenario` (elements of `kind`): ElementCounters from the kernel
+    counters of the host ports (deltas by port key) and, for OVS bridge ports, the switch's
+    port counters."""
+    upstream = {hop.dst: hop.src for hop in scenario.hops}
+    elements = nf_hosts(scenario)
+    before = {c.port: c for c in switch_before}
+    out: dict[str, dict[str, int]] = {}
+    for name in elements:
+        host = scenario.host(name)
+        key_in, key_out = (f"{name}.{p}" for p in host.ports[:2])
+        k_in, k_out = kernel_delta.get(key_in), kernel_delta.get(key_out)
+        if k_in is None or k_out is None:
+            continue                    # DPDK ports: no kernel counters
+        up_key = upstream.get(key_in, "")
+        up = kernel_delta.get(up_key)
+        refused = (up.tx_dropped if up is not None and kind != FWD
+                   and up_key.split(".")[0] in elements else 0)
+        sw_rx = sw_tx = 0
+        for key in (key_in, key_out):
+            for after in switch_after:
+                if after.port == OVS_PORT_PREFIX + ifnames.get(key, "?"):
+                    b = before.get(after.port)
+                    sw_rx += after.rx_dropped - (b.rx_dropped if b else 0)
+                    sw_tx += after.tx_dropped - (b.tx_dropped if b else 0)
+        inside = k_in.rx_packets - k_out.tx_packets - k_out.tx_dropped
+        out[name] = ElementCounters(k_in.rx_packets, k_out.tx_packets,
+                                    refused + k_in.rx_dropped, max(0, inside), k_out.tx_dropped,
+                                    sw_rx, sw_tx).to_json()
+    return out
