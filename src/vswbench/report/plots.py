@@ -221,24 +221,53 @@ def latency_distribution(group: Sequence[LoadSeries], colours: Colours,
 
 
 # -- 5b. empirical delay model ----------------------------------------------------------------
-def delay_ecdf_plot(models: Sequence[DelayModel], colours: Colours) -> Figure | None:
+def delay_ecdf_plot(models: Sequence[DelayModel], colours: Colours,
+                    numbers: Sequence[int] | None = None, what: str = "") -> Figure | None:
     """The piecewise-linear CDF of every condition's delay model (report/delay.py), on a log
-    latency axis; C1..Cn as in the section's tables."""
+    latency axis; C1..Cn as in the section's tables (`numbers`: each model's n)."""
     if not models:
         return None
-    fig, (ax,) = _figure(wide=True)
-    for i, m in enumerate(models):
+    numbers = list(numbers) if numbers is not None else list(range(1, len(models) + 1))
+    below = len(models) > 8          # a long legend goes under the axes, the figure grows for it
+    rows = (len(models) + 1) // 2 if below else 0
+    fig = Figure(figsize=(FIGSIZE_WIDE[0], FIGSIZE_WIDE[1] + 0.22 * rows), dpi=DPI,
+                 layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots(1, 1)
+    for i, (n, m) in enumerate(zip(numbers, models)):
         xs = sorted({*m.low_us, *m.high_us})
         ax.plot(xs, m.cdf(xs), color=colours(m.condition.switch),
                 linestyle=LINESTYLES[i % len(LINESTYLES)], linewidth=1.2,
-                label=f"C{i + 1} {m.condition.label}")
+                label=f"C{n} {m.condition.label}")
     ax.set_xscale("log")
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("latency (µs, log scale)")
     ax.set_ylabel("cumulative fraction of packets")
-    ax.set_title("Empirical delay model: ECDF per condition")
-    _legend(ax, len(models))
+    ax.set_title("Empirical delay model: ECDF per condition" + (f", {what}" if what else ""))
+    if below:
+        fig.legend(loc="outside lower center", ncols=2, fontsize="small")
+    else:
+        _legend(ax, len(models))
     return fig
+
+
+def delay_groups(models: Sequence[DelayModel]) -> list[tuple[str, list[int], list[DelayModel]]]:
+    """One plot per scenario and frame size, and one per switch's load sweep (a suite has a
+    hundred conditions: one legend that long leaves no room for the axes); each model keeps its
+    number C<n> of the section's table."""
+    groups: dict[tuple[str, str, str], tuple[list[int], list[DelayModel]]] = {}
+    for n, m in enumerate(models, start=1):
+        key = (m.condition.scenario, str(m.condition.frame_size),
+               m.condition.switch if m.condition.kind == "sweep" else "")
+        groups.setdefault(key, ([], []))
+        groups[key][0].append(n)
+        groups[key][1].append(m)
+    out = []
+    for (scenario, size, sweep_of), (numbers, group) in groups.items():
+        size_label = size if size == "imix" else f"{size} B"
+        what = f"{scenario} {size_label}" + (f", {sweep_of} load sweep" if sweep_of else "")
+        out.append((what, numbers, group))
+    return out
 
 
 # -- 6. parameter error bars -------------------------------------------------------------------
@@ -363,8 +392,11 @@ def make_plots(model: ReportModel) -> list[Plot]:
                 f"Latency distribution: {what}",
                 latency_distribution(group, colours, f"Latency distribution: {what}"))
         from vswbench.report.delay import delay_models
-        add("delay-model", "delay-model", "Empirical delay model: ECDF per condition",
-            delay_ecdf_plot(delay_models(model), colours))
+        delay = delay_models(model)
+        for what, numbers, group in delay_groups(delay):
+            add("delay-model" + ("" if len(delay) == len(group) else f"-{slug(what)}"),
+                "delay-model", f"Empirical delay model: ECDF per condition, {what}",
+                delay_ecdf_plot(group, colours, numbers, what))
         add("error-bars", "error-bars", "Parameter error bars",
             error_bar_plot(model.error_bars, colours))
         add("cycles", "cycles", "Cycles per packet", cycles_plot(model.ranking, colours))
