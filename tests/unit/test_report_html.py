@@ -85,11 +85,13 @@ def test_every_plot_embedded_and_written_as_png_and_svg(full) -> None:
     files, text = full
     page = Page(text)
     pngs, svgs = files.png, files.svg
-    assert len(pngs) == len(svgs) == 13 and len(files.plots) == 26
+    assert len(pngs) == len(svgs) == 16 and len(files.plots) == 32
     assert {p.stem for p in pngs} == {p.stem for p in svgs}
     assert sum(page.images.values()) == text.count("<img ") == len(pngs)
     assert all(page.images[s] >= 1 for s in PLOT_SECTIONS)
     assert page.images["latency-load"] == 2 and page.images["latency-distribution"] == 2
+    # delay model: one ECDF plot per scenario and size, one per switch's load sweep
+    assert page.images["delay-model"] == 4
     assert page.images["ranking"] == page.images["system"] == page.images["warnings"] == 0
     for p in pngs:
         assert p.parent == files.plots_dir and p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
