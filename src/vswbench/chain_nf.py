@@ -45,7 +45,7 @@ OVS_PORT_PREFIX = "ovs:"      # PortCounters.port of an OVS bridge port: "ovs:<i
 
 def nf_kind(options: Mapping[str, str]) -> str:
     """The validated value of option nf (default fwd)."""
-    kind = str(options.get(OPTION, FWD)).strip().lower()
+    kind = str(options.get(OPTION, FWD))
     if kind not in KINDS:
         raise UsageError(f"option nf={options.get(OPTION)!r}: expected one of "
                          f"{', '.join(KINDS)} (how the chain's network functions forward: "

@@ -65,7 +65,9 @@ def test_campaign_reports_bad_nf_per_study():
 
 
 def test_kind_and_placement():
-    assert chain_nf.nf_kind({}) == "fwd" and chain_nf.nf_kind({"nf": "OVS"}) == "ovs"
+    assert chain_nf.nf_kind({}) == "fwd" and chain_nf.nf_kind({"nf": "ovs"}) == "ovs"
+    with pytest.raises(UsageError, match="expected one of fwd, router, ovs"):
+        chain_nf.nf_kind({"nf": "OVS"})     # exact, as the point keys and model groups are
     pl = Placement(0, 1, (0, 1))
     assert chain_nf.effective_placement("ovs", pl) == Placement(0, 1, (1,))
     assert chain_nf.effective_placement("router", pl) == pl

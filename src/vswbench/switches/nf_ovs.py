@@ -86,6 +86,10 @@ def bridge_commands(bridges: Sequence[tuple[str, str, str]]) -> list[str]:
     return args
 
 
+def _sections(parts: Sequence[tuple[str, str]]) -> str:
+    return "\n".join(f"== {title}\n{text.rstrip()}\n" for title, text in parts)
+
+
 RULES = (f"in_port={IN_PORT},actions=output:{OUT_PORT}",
          f"in_port={OUT_PORT},actions=output:{IN_PORT}")
 
@@ -96,6 +100,7 @@ class OvsChain:
     ctx: SwitchContext
     ovs: OvsInstance | None = None
     bridges: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # nf -> br, in, out
+    _static_dump: str = ""
 
     def switch_cpu(self) -> int | None:
         cpu = self.ctx.placement.switch_cpu
@@ -171,13 +176,18 @@ class OvsChain:
                 else "ovs-vswitchd unpinned")
 
     def config_dump(self) -> str:
+        """The bridges and their rules (queried once: they never change), then the datapath's
+        ports and flows with their counters (one query each, every trial)."""
         ovs = self._instance()
-        parts = [(f"ovs-ofctl dump-flows {bridge} ({name})",
-                  ovs.ofctl("dump-flows", bridge, check=False))
-                 for name, (bridge, _i, _o) in self.bridges.items()]
-        parts += [("ovs-vsctl show", ovs.vsctl("show")),
-                  ("ovs-appctl dpctl/show -s", ovs.appctl("dpctl/show", "-s", check=False))]
-        return "\n".join(f"== {title}\n{text.rstrip()}\n" for title, text in parts)
+        if not self._static_dump:
+            parts = [(f"ovs-ofctl dump-flows {bridge} ({name}, at setup)",
+                      ovs.ofctl("dump-flows", bridge, check=False))
+                     for name, (bridge, _i, _o) in self.bridges.items()]
+            parts.append(("ovs-vsctl show", ovs.vsctl("show")))
+            self._static_dump = _sections(parts)
+        return self._static_dump + _sections([
+            ("ovs-appctl dpctl/show -s", ovs.appctl("dpctl/show", "-s", check=False)),
+            ("ovs-appctl dpctl/dump-flows", ovs.appctl("dpctl/dump-flows", check=False))])
 
     def stop(self) -> None:
         if self.ovs is not None:
