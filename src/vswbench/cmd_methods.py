@@ -104,7 +104,8 @@ def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], 
     with run_scope(run_id=run_id) as run:
         cal = None
         base = all_switches()[baseline_switch(plan.workload.io)]
-        cal_scenario, cal_placement = calibration_target(tp.options, tp.scenario, tp.placement)
+        cal_scenario, cal_placement = calibration_target(
+            tp.options, tp.scenario, tp.placement, on_baseline=tp.switch_cls is base)
         if plan.calibrate and control_capable(tp.scenario) and unsupported(tp.scenario, base):
             notes.append(f"no generator calibration for {tp.scenario.name} on the DPDK switches: "
                          f"{unsupported(tp.scenario, base)}")

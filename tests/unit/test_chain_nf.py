@@ -244,6 +244,9 @@ def test_latency_points_give_the_breakdown_near_saturation():
 def test_router_and_ovs_are_calibrated_on_the_tester_alone():
     sc, pl = parse("chain:4"), Placement(0, 1, (0, 0, 1, 1))
     assert chain_nf.calibration_target({}, sc, pl) == (sc, pl)
+    # a fwd chain on the baseline switch is what is measured: the tester alone is the ceiling
+    base_sc, base_pl = chain_nf.calibration_target({}, sc, pl, on_baseline=True)
+    assert base_sc.name == "p2p" and base_pl.nf_cpus == ()
     cal_sc, cal_pl = chain_nf.calibration_target({"nf": "router"}, sc, pl)
     assert cal_sc.name == "p2p" and cal_pl == Placement(0, 1, ())
 

@@ -21,21 +21,21 @@ Pitfall (Linux 6.x, veth_skb_is_eligible_for_gro): a veth hands a frame to its p
 if the *sending* device has no TSO, or the frame comes from a local socket and the peer does UDP
 GRO forwarding. With TSO on (the default) GRO + threaded NAPI change nothing: the receive work
 still runs in the sender's softirq and the pinned napi/* threads stay idle (measured: 0 ticks of
-CPU time at 100 kpps). For nf=router|ovs chains TSO is therefore turned off on every link end, so
-each hop's receive work really runs in its pinned NAPI thread (measured: the threads then carry
-it). nf=fwd keeps the old behaviour, so earlier results stay comparable.
+CPU time at 100 kpps). create_veth (napi.py) therefore turns TSO off on both ends of every veth
+in kernel_mode napi, for every kernel backend, so each hop's receive work really runs in its
+pinned NAPI thread (measured: the threads then carry it).
 """
 from __future__ import annotations
 
 import pathlib
 
-from vswbench.chain_nf import FWD, OVS, ROUTER, nf_kind
+from vswbench.chain_nf import OVS, ROUTER, nf_kind
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.netns import mac_address, wait_link_up
 from vswbench.switches import register
 from vswbench.switches.base import (Attachment, Availability, HostPort, Path, PortCounters,
                                     SwitchContext, link_pairs)
-from vswbench.switches.napi import (KernelSwitch, basic_availability, create_veth, ethtool_k,
+from vswbench.switches.napi import (KernelSwitch, basic_availability, create_veth,
                                     finish_host_end, kernel_versions, place_napi, read_counters,
                                     section, switch_view)
 from vswbench.switches.nf_ovs import OvsChain
@@ -91,8 +91,6 @@ class VethSwitch(KernelSwitch):
                 # frames from a host into OVS system ports need complete UDP checksums
                 leaves_stack = self.ovs_chain is not None and att.host.netns != self.ctx.netns
                 att.host_mac = finish_host_end(att.host, tx_csum=not leaves_stack)
-                if self.nf != FWD:   # else the peer's NAPI is bypassed (see the docstring)
-                    ethtool_k(att.host.netns, att.host.ifname, tso=False)
             for att in (a, b):
                 wait_link_up(att.host.netns, att.host.ifname)
                 att.host_mac = mac_address(att.host.netns, att.host.ifname)
