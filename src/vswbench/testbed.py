@@ -42,6 +42,7 @@ L2_NET = ipaddress.ip_network("198.18.0.0/16")
 LONG_RUNNING = (Role.NF, Role.RECEIVER, Role.SERVER)   # started first, stopped after the tester
 DRIVERS = (Role.TESTER, Role.SENDER, Role.CLIENT)
 LINK_TIMEOUT = 10.0
+SLEEPING_NF_RING = 8192     # frames: an NF that does not busy-poll, as the engine's sink has
 # Sysctls for host namespaces: no ICMP errors for the engine's frames (port unreachable would add
 # frames the engine never sent), no ARP for addresses of other ports of the same namespace.
 HOST_SYSCTLS = {"net.ipv4.icmp_msgs_per_sec": 0,
@@ -436,7 +437,9 @@ class Testbed:
                         "--dst-mac", self.next_hop_mac[(ahead.src, ahead.dst)],
                         "--duration", _fmt(server_duration)]
                 if not self.dpdk and self._shares_cpu(cpu, nf_index):
-                    args.append("--no-busy-poll")  # idle: give the core to its neighbours
+                    # idle: give the core to its neighbours; a ring as deep as a sleeping sink's
+                    # rides out their time slices (NF drops were all inside its socket ring)
+                    args += ["--no-busy-poll", "--ring", str(SLEEPING_NF_RING)]
             elif host.role == Role.RECEIVER:
                 args = ["sink", *common, "--duration", _fmt(server_duration)]
             else:  # SERVER

@@ -118,6 +118,7 @@ def test_nf_engines_sharing_a_core_do_not_busy_poll():
     tb.placement = Placement(0, 1, (1, 1, 0))     # nf1 and nf2 share CPU 1, nf3 the tester's
     cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
     assert all("--no-busy-poll" in cmds[n].args for n in ("nf1", "nf2", "nf3"))
+    assert _arg(cmds["nf1"].args, "--ring") == ["8192"]
     tb = _wired("pvp")                            # the NF alone on its core polls
     cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
     assert "--no-busy-poll" not in cmds["nf1"].args
