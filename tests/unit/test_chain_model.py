@@ -367,3 +367,17 @@ def test_report_section_shows_every_n_with_errors(chain_dir) -> None:
             store.record_point("vsbe2", p, {"ndr_pps": 1000.0}, "done")
     none = chain_analyses(build_model(load(chain_dir / "p2p")))
     assert not none.analyses and chain_empty(none).startswith("no chain measurement")
+
+
+def test_sweep_peaks_at_three_lengths_are_the_fitted_throughput() -> None:
+    from vswbench.models.chain_cost import usable
+
+    def obs(n: int, metric: str, pps: float) -> ChainObservation:
+        return ChainObservation("veth", 64, n, "s_core", runner_layout("s_core", n), pps, metric)
+
+    ndr = [obs(n, "ndr", 1000.0 * (10 - n)) for n in (1, 2, 3, 4)]
+    two_peaks = [obs(n, "peak", 1100.0 * (10 - n)) for n in (1, 2)]
+    assert {o.metric for o in usable(ndr + two_peaks)} == {"ndr"}
+    three_peaks = [*two_peaks, obs(4, "peak", 6600.0)]
+    assert {o.metric for o in usable(ndr + three_peaks)} == {"peak"}
+    assert len(usable(ndr + three_peaks)) == 3
