@@ -60,7 +60,33 @@ struct io_port {
 	unsigned nres;                      /* mbufs handed out by tx_get, not yet put */
 	struct rte_mbuf *res[IO_MAX_BATCH];
 	uint64_t tx_errors, tx_ring_empty;
+	unsigned idle_polls;                /* empty rx bursts since the last link check */
+	int was_up, gone;                   /* the link was seen up / went down after that */
 };
+
+/* A peer that leaves (memif client exiting, virtio driver closing) tears its rings down in
+ * DPDK's control thread while this lcore may still poll them: DPDK 22.11's memif unmaps the
+ * regions without waiting for the datapath, and a poll in that window was seen to end in SIGSEGV
+ * (fwd between two memif servers, its clients exiting). So every LINK_CHECK_POLLS empty bursts
+ * the link is read; a port whose link went down after it was up is not polled again. */
+#define LINK_CHECK_POLLS 64u
+static int peer_gone(struct io_port *p)
+{
+	if (p->gone)
+		return 1;
+	if (++p->idle_polls < LINK_CHECK_POLLS)
+		return 0;
+	p->idle_polls = 0;
+	struct rte_eth_link l;
+	memset(&l, 0, sizeof(l));
+	if (rte_eth_link_get_nowait(p->port_id, &l) != 0)
+		return 0;
+	if (l.link_status == RTE_ETH_LINK_UP)
+		p->was_up = 1;
+	else if (p->was_up)
+		p->gone = 1;
+	return p->gone;
+}
 
 static struct {
 	int tried, ok;                      /* EAL init attempted / succeeded */
@@ -580,6 +606,11 @@ static unsigned dpdk_tx_get(struct io_port *p, struct io_buf *b, unsigned n)
  * processes), then freed and counted. Returns frames accepted. */
 static inline unsigned tx_submit(struct io_port *p, struct rte_mbuf **m, unsigned n)
 {
+	if (unlikely(p->gone)) { /* its peer left: no ring to write to (see peer_gone) */
+		rte_pktmbuf_free_bulk(m, n);
+		p->tx_errors += n;
+		return 0;
+	}
 	unsigned sent = rte_eth_tx_burst(p->port_id, 0, m, (uint16_t)n);
 	if (unlikely(sent < n) && D.retry_ticks) {
 		/* ring full: the peer frees slots at its pace; offer the rest again for a moment rather
@@ -621,7 +652,11 @@ static unsigned dpdk_tx_put(struct io_port *p, struct io_buf *b, unsigned n)
 static unsigned dpdk_rx_get(struct io_port *p, struct io_buf *b, unsigned n, int timeout_us)
 {
 	struct rte_mbuf *m[IO_MAX_BATCH];
+	if (unlikely(p->gone))
+		return 0;
 	unsigned got = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)n);
+	if (!got && peer_gone(p))
+		return 0;
 	if (!got && timeout_us > 0) {
 		static double ticks_per_us;
 		if (!ticks_per_us)
@@ -634,6 +669,8 @@ static unsigned dpdk_rx_get(struct io_port *p, struct io_buf *b, unsigned n, int
 				struct timespec ts = {0, 20 * 1000};
 				nanosleep(&ts, NULL);
 			}
+			if (peer_gone(p))
+				return 0;
 			got = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)n);
 			if (got || tsc_now() >= end)
 				break;
