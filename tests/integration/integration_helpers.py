@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from vswbench.pair import Endpoint
 
@@ -13,3 +14,18 @@ RX_CPU = 1 if (os.cpu_count() or 1) > 1 else 0
 def port_args(end: Endpoint, backend: str, cpu: int) -> list[str]:
     """Engine options that open one port inside its namespace, pinned to a CPU."""
     return ["--netns", end.netns, "--port", end.ifname, "--io", backend, "--cpu", str(cpu)]
+
+
+def processes_mentioning(run_id: str) -> list[str]:
+    """Processes (other than pytest) whose command line names the run id: what a run left."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if run_id in cmdline and "pytest" not in cmdline:
+            found.append(f"{entry.name}: {cmdline}")
+    return found

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from integration_helpers import processes_mentioning
 from vswbench.netns import ip_json, list_namespaces
 from vswbench.runstate import state_dir
 from vswbench.switches import all_switches
@@ -43,25 +44,11 @@ def _run_id(stderr: str) -> str:
     raise AssertionError(f"no run id in the output:\n{stderr}")
 
 
-def _processes_mentioning(run_id: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if run_id in cmdline and "pytest" not in cmdline:
-            found.append(f"{entry.name}: {cmdline}")
-    return found
-
-
 def _leftovers(run_id: str) -> dict[str, list[str]]:
     return {"namespaces": [ns for ns in list_namespaces() if ns.startswith(run_id)],
             "links": [str(link["ifname"]) for link in ip_json("link", "show")
                       if str(link["ifname"]).startswith(run_id)],
-            "processes": _processes_mentioning(run_id),
+            "processes": processes_mentioning(run_id),
             "temp dirs": [str(p) for p in Path("/tmp").glob(f"vsb-{run_id}*")],
             "state file": [str(p) for p in state_dir().glob(f"{run_id}*")]}
 
@@ -140,7 +127,7 @@ def test_sigkill_then_clean_stops_the_ovs_daemons(root, engine):
         proc.kill()  # SIGKILL, by our own child's PID
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    assert _processes_mentioning(run_id), "the OVS daemons should outlive the killed run"
+    assert processes_mentioning(run_id), "the OVS daemons should outlive the killed run"
     clean = subprocess.run([str(VSWBENCH), "clean", "--prefix", run_id], capture_output=True,
                            text=True, timeout=120)
     assert clean.returncode == 0, clean.stderr

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from integration_helpers import processes_mentioning
 from vswbench.netns import ip_json, list_namespaces
 from vswbench.cmd_trial import TrialOptions, make_placement
 from vswbench.run import run_scope
@@ -105,20 +106,6 @@ def _engine_running(run_id: str) -> bool:
     return any(len(p["argv"]) > 1 and p["argv"][1] in ("loop", "gen") for p in data["processes"])
 
 
-def _processes_mentioning(run_id: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if run_id in cmdline and "pytest" not in cmdline:
-            found.append(f"{entry.name}: {cmdline}")
-    return found
-
-
 @pytest.mark.parametrize("switch,scenario", [("bridge", "pvp"), ("ovs", "p2p"),
                                              ("xdp", "pairs:2")])
 def test_sigkill_then_clean(root, engine, switch, scenario):
@@ -150,7 +137,7 @@ def test_sigkill_then_clean(root, engine, switch, scenario):
         "namespaces": [ns for ns in list_namespaces() if ns.startswith(run_id)],
         "links": [link["ifname"] for link in ip_json("link", "show")
                   if str(link["ifname"]).startswith(run_id)],
-        "processes": _processes_mentioning(run_id),
+        "processes": processes_mentioning(run_id),
         "temp dirs": [str(p) for p in Path("/tmp").glob(f"vsb-{run_id}*")],
         "state file": [str(p) for p in state_dir().glob(f"{run_id}*")],
         "bpf pins": [str(p) for p in Path("/sys/fs/bpf").glob(f"{run_id}*")]

@@ -14,7 +14,9 @@ from vswbench.store import StoredPoint
 from vswbench.switches.base import Attachment, Placement, PortCounters, SwitchContext
 from vswbench.switches.nf_ovs import bridge_commands, parse_dpctl_ports, parse_interfaces
 from vswbench.switches.nf_router import plan_elements
-from vswbench.testbed import PortInfo, Testbed, Traffic, plan_paths, plan_ports
+from vswbench.testbed import Testbed, Traffic, plan_paths, plan_ports
+
+from fake_testbed import wired_testbed
 
 RID = RunId("vsb1a2b")
 
@@ -85,24 +87,13 @@ def test_ovs_elements_live_in_the_switch_namespace():
     assert len({p.ifname for p in ports.values()}) == len(ports)
 
 
+class _Veth:
+    name, l3, direct, port_kind = "veth", False, True, "kernel"
+
+
 def _wired(spec: str, nf: str) -> Testbed:
-    tb = Testbed.__new__(Testbed)
-    tb.scenario, tb.nf, tb.switch = parse(spec), nf, None
-    tb.placement = Placement(0, 1, (0, 1))
-
-    class _Cls:
-        name, l3, direct, port_kind = "veth", False, True, "kernel"
-
-    class R:
-        id = RID
-    tb.switch_cls, tb.run = _Cls, R()
-    tb.host_ports = plan_ports(tb.scenario, RID, l3=False)
-    tb.paths = plan_paths(tb.scenario)
-    tb.ports = {hp.key: PortInfo(hp.key, hp.netns, hp.ifname, hp.ip_cidr,
-                                 f"02:00:00:00:00:{i:02x}")
-                for i, hp in enumerate(tb.host_ports)}
-    tb.next_hop_mac = {(p.src, p.dst): tb.ports[p.dst].mac for p in tb.paths}
-    tb.attachments = {}
+    tb = wired_testbed(spec, _Veth, Placement(0, 1, (0, 1)), RID)
+    tb.nf = nf
     return tb
 
 

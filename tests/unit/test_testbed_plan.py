@@ -6,8 +6,9 @@ import pytest
 from vswbench.runid import RunId
 from vswbench.scenario import Role, parse
 from vswbench.switches.base import Placement
-from vswbench.testbed import (PortInfo, Testbed, Traffic, host_abbr, host_cpu, plan_paths,
-                              plan_ports)
+from vswbench.testbed import Testbed, Traffic, host_abbr, host_cpu, plan_paths, plan_ports
+
+from fake_testbed import wired_testbed
 
 RID = RunId("vsb1a2b")
 SCENARIOS = ["p2p", "p2p-pair", "pvp", "chain:3", "chain:8", "pairs:2", "pairs:8", "rr"]
@@ -59,22 +60,7 @@ class _L2:
 
 def _wired(spec: str) -> Testbed:
     """A Testbed whose wiring is filled in by hand (no kernel)."""
-    tb = Testbed.__new__(Testbed)
-    tb.scenario, tb.switch_cls = parse(spec), _L2
-    tb.placement = Placement(0, 1, (1,))
-
-    class R:
-        id = RID
-    tb.run = R()
-    tb.host_ports = plan_ports(tb.scenario, RID, l3=False)
-    tb.paths = plan_paths(tb.scenario)
-    tb.ports = {hp.key: PortInfo(hp.key, hp.netns, hp.ifname, hp.ip_cidr,
-                                 f"02:00:00:00:00:{i:02x}")
-                for i, hp in enumerate(tb.host_ports)}
-    tb.next_hop_mac = {(p.src, p.dst): tb.ports[p.dst].mac for p in tb.paths}
-    tb.attachments = {}
-    tb.switch = None
-    return tb
+    return wired_testbed(spec, _L2, Placement(0, 1, (1,)), RID)
 
 
 def _arg(args, flag):
