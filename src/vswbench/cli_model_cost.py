@@ -16,7 +16,7 @@ from rich.table import Table
 from vswbench.cli_model import model          # first: it imports vswbench.cli, which the
 from vswbench.cli_methods import _num, out     # command modules need loaded before them
 from vswbench.errors import UsageError
-from vswbench.models.chain_cost import PLACEMENTS, CostModel, Parameter
+from vswbench.models.chain_cost import METRIC_TITLES, PLACEMENTS, CostModel, Parameter
 
 SCALE = {"k": 1e3, "m": 1e6, "g": 1e9}
 
@@ -75,7 +75,7 @@ def _print_analysis(a: object) -> None:
     assert isinstance(a, GroupAnalysis)
     m = a.model
     unit = "cycles" if m.f_cpu_source != "assumed" else "ns"
-    params = Table(title=f"chain cost model: {m.label}, {m.metric.upper()} of {m.observations} "
+    params = Table(title=f"chain cost model: {m.label}, {METRIC_TITLES.get(m.metric, m.metric)} of {m.observations} "
                          f"points at n = {','.join(map(str, m.fitted_n))}, f_CPU "
                          f"{m.f_cpu / 1e9:.3f} GHz ({m.f_cpu_source})")
     for col in ("parameter", f"{unit}/packet", "95 % CI", "what"):

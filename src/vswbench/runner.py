@@ -64,14 +64,16 @@ def estimate(point: Point) -> float:
 
 def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None, str | None]:
     """(tester, switch, nf_cpus) for a placement name on a 2-core machine (Raumer et al. 001_...,
-    section V): default = the CLI's; s_core = everything on one core; bi (block-interleaving) =
-    the first half of the chain on one core, the second half on the other (fewest core switches);
-    pbp (pipeline-by-pipeline interleaving) = network functions alternate over both cores (a core
-    switch after every element)."""
+    section V), the tester always on core 0: default = the CLI's; s_core = every network function
+    and link on one core, core 1 (Raumer's generator is another machine: here the tester keeps
+    core 0 to itself; NFs beside a busy-polling tester measured its scheduling, not their cost);
+    bi (block-interleaving) = the first half of the chain on core 0, the second half on core 1
+    (fewest core switches); pbp (pipeline-by-pipeline interleaving) = network functions alternate
+    over both cores (a core switch after every element)."""
     if name == "default":
         return None, None, None
     if name == "s_core":
-        return 0, 0, "0"
+        return 0, 1, "1"
     if name == "pbp":
         return 0, 1, "0,1"
     if name == "bi":

@@ -11,7 +11,8 @@ from vswbench.campaign import expand, parse_spec
 from vswbench.errors import UsageError
 from vswbench.models.chain_analysis import analyze, read_models, save
 from vswbench.models.chain_cost import (PARAMS, ChainObservation, CostModel, Layout, Parameter,
-                                        classify, fit, holdout, layout_for, t_quantile)
+                                        classify, fit, holdout, layout_for, t_quantile,
+                                        usable)
 from vswbench.models.chain_data import from_points, layout_of
 from vswbench.runner import placement_cpus
 from vswbench.store import ResultStore, StoredPoint
@@ -53,7 +54,7 @@ def test_fit_recovers_known_parameters_and_cis_cover_them() -> None:
     for p in m.parameters:
         assert p.identified and p.ci_low < TRUTH[p.name] < p.ci_high, p
         assert p.value == pytest.approx(TRUTH[p.name], rel=0.1)
-        assert p.ci_high - p.ci_low < 0.3 * TRUTH[p.name]
+        assert p.ci_high - p.ci_low < 0.5 * TRUTH[p.name]
     assert m.f_cpu == F and m.f_cpu_source == "tsc" and m.fitted_n == tuple(range(1, 9))
     assert 0.01 < m.rel_residual_sd < 0.03
     exact = fit(synthetic())
@@ -70,10 +71,12 @@ def test_links_on_the_sender_leave_c_sw_unidentified() -> None:
 
 
 def test_one_core_only_cannot_price_crossings() -> None:
-    m = fit([o for o in synthetic(switch_core=False) if o.placement == "s_core"])
+    one = [ChainObservation("veth", 64, n, "s_core", lay := layout_for("s_core", n, cores=1),
+                            throughput(lay), "ndr", tsc_hz=F) for n in range(1, 9)]
+    m = fit(one)
     assert [p.name for p in m.parameters if not p.identified] == ["C_x", "C_sw"]
     assert any("upper bound" in n for n in m.notes)
-    assert m.predict(4, "s_core").throughput_pps == pytest.approx(F / (6000 + 4 * 4000))
+    assert m.predict(4, "s_core", cores=1).throughput_pps == pytest.approx(F / (6000 + 4 * 4000))
 
 
 def test_fit_needs_two_lengths_and_skips_lower_bounds() -> None:
@@ -82,7 +85,7 @@ def test_fit_needs_two_lengths_and_skips_lower_bounds() -> None:
     obs = synthetic()
     bound = ChainObservation("veth", 64, 9, "s_core", runner_layout("s_core", 9), 1.0, "ndr",
                              lower_bound=True)
-    assert fit([*obs, bound]).observations == len(obs)
+    assert fit([*obs, bound]).observations == fit(obs).observations == len(usable(obs))
 
 
 def test_t_quantile() -> None:
@@ -129,7 +132,8 @@ def analyze_one(obs, **kw):
 
 # -- prediction, break-even, recommendation (hand-computed) ----------------------------------------
 def test_layouts() -> None:
-    assert layout_for("s_core", 3) == Layout(0, (0, 0, 0), None)
+    assert layout_for("s_core", 3) == Layout(0, (1, 1, 1), None)       # the tester alone on 0
+    assert layout_for("s_core", 3, cores=1) == Layout(0, (0, 0, 0), None)
     assert layout_for("bi", 5) == Layout(0, (0, 0, 0, 1, 1), None)
     assert layout_for("pbp", 4, switch_core=True) == Layout(0, (0, 1, 0, 1), 1)
     assert layout_for("bi", 6, cores=3) == Layout(0, (0, 0, 1, 1, 2, 2), None)
@@ -149,8 +153,9 @@ def test_layouts() -> None:
 
 def test_predict_by_hand() -> None:
     m = model_of({"C_base": 6000, "C_nf": 4000, "C_x": 1000})
+    # s_core: core 0 = tester + 2 crossings x 1/2, core 1 = 3 NFs + 2 x 1/2
     s = m.predict(3, "s_core")
-    assert (s.total_cycles, s.throughput_pps, s.cores, s.crossings) == (18000, 2.4e9 / 18000, 1, 0)
+    assert (s.total_cycles, s.throughput_pps, s.cores, s.crossings) == (20000, 2.4e9 / 13000, 1, 2)
     # bi, n = 4: core 0 = tester + 2 NFs + 2 crossings x 1/2; core 1 = 2 NFs + 2 x 1/2
     bi = m.predict(4, "bi")
     assert (bi.bottleneck_cpu, bi.bottleneck_cycles, bi.total_cycles) == (0, 15000, 24000)
@@ -163,15 +168,16 @@ def test_predict_by_hand() -> None:
 
 
 def test_break_even_and_recommend_by_hand() -> None:
-    # bi: core 0 = 14000 + 4000 ceil(n/2) against s_core 6000 + 4000 n: bi wins from n = 6
+    # bi: core 0 = 14000 + 4000 ceil(n/2) against s_core max(14000, 8000 + 4000 n): bi wins from
+    # n = 4 (at n = 1 bi's one NF shares the tester's core without a crossing: 10000)
     m = model_of({"C_base": 6000, "C_nf": 4000, "C_x": 8000})
-    assert m.break_even("bi") == 5
-    # equation (3), even split: 2 / (22000 + 4000 n) > 1 / (6000 + 4000 n) for n > 2.5
-    assert m.break_even("bi", eq3=True) == 2
+    assert m.break_even("bi") == 3
+    # equation (3), even split: 2 / (22000 + 4000 n) > 1 / (22000 + 4000 n) at every n
+    assert m.break_even("bi", eq3=True) == 0
     assert m.recommend(3) == "s_core" and m.recommend(8) == "bi"
     assert m.recommend(8, cores=1) == "s_core"
     cheap = model_of({"C_base": 6000, "C_nf": 4000, "C_x": 1000})
-    assert cheap.break_even("bi") == 1                 # n = 1: the same layout, a tie
+    assert cheap.break_even("bi") == 3                 # 4000 n + 1000 > 7000 + 4000 ceil(n/2)
     never = model_of({"C_base": 6000, "C_nf": 100, "C_x": 1e6})
     assert never.break_even("pbp") is None
 
@@ -369,15 +375,20 @@ def test_report_section_shows_every_n_with_errors(chain_dir) -> None:
     assert not none.analyses and chain_empty(none).startswith("no chain measurement")
 
 
-def test_sweep_peaks_at_three_lengths_are_the_fitted_throughput() -> None:
+def test_the_fitted_throughput_is_the_maximum_forwarding_rate() -> None:
+    """Per chain length and layout the higher of NDR and sweep peak; a lower bound only when the
+    generator-bound NDR is that maximum."""
     from vswbench.models.chain_cost import usable
 
-    def obs(n: int, metric: str, pps: float) -> ChainObservation:
-        return ChainObservation("veth", 64, n, "s_core", runner_layout("s_core", n), pps, metric)
+    def obs(n: int, metric: str, pps: float, bound: bool = False) -> ChainObservation:
+        return ChainObservation("veth", 64, n, "s_core", runner_layout("s_core", n), pps, metric,
+                                lower_bound=bound, key=f"{metric}{n}")
 
-    ndr = [obs(n, "ndr", 1000.0 * (10 - n)) for n in (1, 2, 3, 4)]
-    two_peaks = [obs(n, "peak", 1100.0 * (10 - n)) for n in (1, 2)]
-    assert {o.metric for o in usable(ndr + two_peaks)} == {"ndr"}
-    three_peaks = [*two_peaks, obs(4, "peak", 6600.0)]
-    assert {o.metric for o in usable(ndr + three_peaks)} == {"peak"}
-    assert len(usable(ndr + three_peaks)) == 3
+    measured = [obs(1, "ndr", 9000.0, bound=True), obs(1, "peak", 8000.0),
+                obs(2, "ndr", 7000.0), obs(2, "peak", 7500.0),
+                obs(3, "ndr", 6000.0), obs(3, "peak", 4000.0), obs(4, "peak", 5000.0)]
+    rates = {o.n: (o.throughput_pps, o.key) for o in usable(measured)}
+    assert rates == {2: (7500.0, "peak2"), 3: (6000.0, "ndr3"), 4: (5000.0, "peak4")}
+    assert {o.metric for o in usable(measured)} == {"max"}
+    other_core = ChainObservation("veth", 64, 2, "bi", runner_layout("bi", 2), 100.0, "ndr")
+    assert len(usable([*measured, other_core])) == 4       # another layout: its own rate

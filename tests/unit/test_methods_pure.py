@@ -101,7 +101,7 @@ def test_placements_on_two_cores():
     from vswbench.runner import placement_cpus
 
     assert placement_cpus("default", 3) == (None, None, None)
-    assert placement_cpus("s_core", 3) == (0, 0, "0")
+    assert placement_cpus("s_core", 3) == (0, 1, "1")          # the tester alone on core 0
     assert placement_cpus("pbp", 4) == (0, 1, "0,1")          # Raumer: a core switch per element
     assert placement_cpus("bi", 3) == (0, 1, "0,0,1")         # Raumer: blocks per core
     assert placement_cpus("bi", 4) == (0, 1, "0,0,1,1")

@@ -66,7 +66,8 @@ class Layout:
 
 
 def layout_for(placement: str, n: int, cores: int = 2, switch_core: bool = False) -> Layout:
-    """Raumer's placements (section V) with the tester on core 0: s_core = all on one core;
+    """Raumer's placements (section V) with the tester on core 0: s_core = every NF on one core,
+    core 1, the tester alone on core 0 (Raumer's generator is another machine; runner.py);
     bi (block interleaving) = consecutive blocks of ceil(n/k) NFs per core, the fewest core
     switches; pbp (pipeline by pipeline) = NF i on core (i-1) mod k, a switch after every NF;
     default = the CLI's (cmd_trial.default_nf_cpus): NFs round robin over the cores other than
@@ -78,8 +79,10 @@ def layout_for(placement: str, n: int, cores: int = 2, switch_core: bool = False
         raise UsageError(f"--cores {cores}: must be at least 1")
     if placement not in PLACEMENTS:
         raise UsageError(f"placement {placement!r}: expected {', '.join(PLACEMENTS)}")
-    if placement == "s_core" or cores == 1:
+    if cores == 1:
         return Layout(0, (0,) * n, 0 if switch_core else None)
+    if placement == "s_core":
+        return Layout(0, (1,) * n, 1 if switch_core else None)
     if placement == "bi":
         block = math.ceil(n / cores)
         nfs = tuple(min(i // block, cores - 1) for i in range(n))
@@ -95,10 +98,10 @@ def classify(layout: Layout) -> str:
     """Raumer's name of a measured layout (any core count), or "custom"."""
     used = {layout.tester_cpu, *layout.nf_cpus} | ({layout.switch_cpu} - {None})
     if len(used) == 1:
-        return "s_core"
+        return "s_core"                # a one-core machine: the tester shares the NFs' core
     if layout.tester_cpu == 0 and layout.switch_cpu in (None, 1):
         k = max(2, max(layout.nf_cpus) + 1)
-        for name in ("pbp", "bi", "default"):
+        for name in ("s_core", "pbp", "bi", "default"):
             if layout_for(name, layout.n, k, layout.switch_cpu is not None) == layout:
                 return name
     return "custom"

@@ -15,7 +15,7 @@ from html import escape
 from matplotlib.figure import Figure
 
 from vswbench.models.chain_analysis import TARGET_ERROR, GroupAnalysis, analyze
-from vswbench.models.chain_cost import Parameter
+from vswbench.models.chain_cost import METRIC_TITLES, Parameter
 from vswbench.models.chain_data import ChainData, chain_length, from_points
 from vswbench.report.model import ReportModel
 
@@ -92,7 +92,7 @@ def chain_figures(section: ChainSection) -> list[tuple[str, str, Figure]]:
         ax.set_ylabel("maximum throughput (packets/s)")
         ax.yaxis.set_major_formatter(PPS)
         ax.set_ylim(bottom=0)
-        ax.set_title(f"Chain cost model: {a.model.label} ({a.model.metric.upper()})")
+        ax.set_title(f"Chain cost model: {a.model.label} ({METRIC_TITLES.get(a.model.metric, a.model.metric)})")
         _legend(ax, count)
         out.append((f"chain-model-{slug(a.model.label)}", f"Chain cost model: {a.model.label}",
                     fig))

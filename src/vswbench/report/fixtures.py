@@ -268,22 +268,22 @@ CHAIN_WIGGLE = (0.03, -0.02, 0.01, -0.03, 0.02, -0.01)
 
 
 def chain_search_json(point: Point) -> dict[str, Any]:
-    """A chain:N search placed as runner.placement_cpus places it (s_core: all on cpu0; pbp: the
-    NFs alternate over cpu0 and cpu1, the NAPI threads on cpu1), its NDR invented from
-    the chain cost model with invented costs and a few per cent of wiggle."""
+    """A chain:N search placed as runner.placement_cpus places it, its NDR invented from the chain
+    cost model with invented costs and a few per cent of wiggle."""
     from vswbench.models.chain_cost import PARAMS, CostModel, Layout, Parameter
+    from vswbench.runner import placement_cpus
 
     n = 1 if point.scenario == "pvp" else int(point.scenario.split(":")[1])
-    half = (n + 1) // 2
-    tester, switch, nfs = (0, 0, [0] * n) if point.placement == "s_core" else \
-        (0, 1, [i % 2 for i in range(n)]) if point.placement == "pbp" else \
-        (0, 1, [0] * half + [1] * (n - half))
+    tester, switch, cpus = placement_cpus(point.placement, n)
+    assert tester is not None and switch is not None and cpus, "fixtures place every chain"
+    cycle = [int(c) for c in cpus.split(",")]
+    nfs = [cycle[i % len(cycle)] for i in range(n)]
     costs = tuple(Parameter(name, c, None, None) for name, c in zip(PARAMS, CHAIN_COSTS))
     model = CostModel("veth", 64, True, TSC_HZ, "tsc", costs, "ndr", (), 0, None)
     ndr = model.predict_layout(Layout(tester, tuple(nfs), switch)).throughput_pps or 0.0
     ndr = round(ndr * (1 + CHAIN_WIGGLE[n % len(CHAIN_WIGGLE)]), 1)
     return {**search_json(point, ndr), "placement": {"tester_cpu": tester, "switch_cpu": switch,
-                                                     "nf_cpus": nfs or [0]}}
+                                                     "nf_cpus": nfs}}
 
 
 # -- the stores --------------------------------------------------------------------------------
