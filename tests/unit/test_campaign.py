@@ -180,7 +180,11 @@ def test_builtin_suites() -> None:
     quick = builtin("quick")
     pts = expand(quick)
     assert quick.name == "quick" and quick.text == BUILTIN["quick"]
-    assert len(pts) == len(switches) * 2 * 2
+    # every switch: search + latency at 2 sizes; the DPDK switches' searches twice more
+    assert len(pts) == len(switches) * 2 * 2 + 2 * 2 * 2
+    again = [p for p in pts if p.repetition]
+    assert {(p.switch, p.kind) for p in again} == {("ovs-dpdk", "search"), ("testpmd", "search")}
+    assert pts[-len(again):] == again          # after the first round: fresh testbeds
     assert {(p.kind, p.size, p.scenario) for p in pts} == {
         (k, s, "p2p") for k in ("search", "latency") for s in (64, 1518)}
     assert {p.fractions for p in pts if p.kind == "latency"} == {(0.9,)}

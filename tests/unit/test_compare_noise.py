@@ -105,3 +105,44 @@ def test_a_search_with_sporadic_loss_is_not_told_apart(tmp_path):
     ovs = next(ch for ch in c.changes if " ovs " in ch.label and ch.metric == "ndr")
     assert not ovs.significant and "apart" in ovs.how and "z +1.0" in ovs.how
     assert ovs.ranges[0] == (base["ovs"] * 0.5, base["ovs"] * 1.01)
+
+
+REPEATED = SPEC + """
+[[study]]
+kind = "search"
+switch = "ovs"
+size = 64
+repetitions = 3
+"""
+
+
+def write_repeated(path: Path, ndr: dict[str, float], ovs_reps: list[float]) -> Path:
+    spec = parse_spec(REPEATED)
+    path.mkdir(parents=True, exist_ok=True)
+    with ResultStore(path / "results.sqlite") as store:
+        store.begin_run(path.name, spec, {})
+        for p in expand(spec):
+            value = ovs_reps[p.repetition] if p.switch == "ovs" else ndr[p.switch]
+            store.record_point(path.name, p, search_result(value), "done")
+        store.end_run(path.name, "done")
+    return path
+
+
+def test_repetitions_on_fresh_testbeds_are_judged_by_their_spread(tmp_path):
+    """A switch whose testbed instantiations differ (two modes, as ovs-dpdk at 1518 B here) is
+    one point of three repetitions: its medians may differ by 2x between runs without a flag,
+    while all three repetitions lower is flagged."""
+    base = {s: 100_000 + 20_000 * i for i, s in enumerate(SWITCHES)}
+    high, low = base["ovs"], base["ovs"] / 2
+    a = write_repeated(tmp_path / "a", base, [high, high, low])
+    b = write_repeated(tmp_path / "b", base, [low, low, high])
+    c = compare([a, b], thresholds=[parse_threshold("ndr:-5%")])
+    ovs = next(ch for ch in c.changes if " ovs " in ch.label and ch.metric == "ndr")
+    assert "(3 repetitions)" in ovs.label and (ovs.a, ovs.b) == (high, low)
+    assert not ovs.significant and "overlap" in ovs.how and not c.failures
+    assert len([ch for ch in c.changes if ch.metric == "ndr"]) == len(SWITCHES)
+    steady = write_repeated(tmp_path / "c", base, [high, high * 1.02, high * 0.98])
+    worse = write_repeated(tmp_path / "d", base, [low, low * 1.02, low * 0.98])
+    c = compare([steady, worse], thresholds=[parse_threshold("ndr:-5%")])
+    flagged = {ch.metric for ch in c.changes if ch.significant and " ovs " in ch.label}
+    assert flagged == {"ndr", "pdr"} and any("ovs" in f for f in c.failures)

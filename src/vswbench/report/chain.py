@@ -92,7 +92,8 @@ def chain_figures(section: ChainSection) -> list[tuple[str, str, Figure]]:
         ax.set_ylabel("maximum throughput (packets/s)")
         ax.yaxis.set_major_formatter(PPS)
         ax.set_ylim(bottom=0)
-        ax.set_title(f"Chain cost model: {a.model.label} ({METRIC_TITLES.get(a.model.metric, a.model.metric)})")
+        metric = METRIC_TITLES.get(a.model.metric, a.model.metric)
+        ax.set_title(f"Chain cost model: {a.model.label} ({metric})")
         _legend(ax, count)
         out.append((f"chain-model-{slug(a.model.label)}", f"Chain cost model: {a.model.label}",
                     fig))
