@@ -75,29 +75,26 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
 
 
 def print_ranking(store_path: Path) -> None:
-    from vswbench.store import ResultStore, headline
+    """The report's ranking table (report.data.ranking): repetitions are one row (the median NDR,
+    with their count), each variant (options, placement, flows, ...) its own row and latency."""
+    from vswbench.report.data import load, ranking
 
-    with ResultStore(store_path, create=False) as store:
-        rows = [headline(p) for p in store.points()]
-    searches = [r for r in rows if r["kind"] == "search" and r["status"] == "done"]
-    latency = {(r["switch"], r["scenario"], str(r["size"])): r for r in rows
-               if r["kind"] == "latency" and r["status"] == "done"}
-    if not searches:
+    rows = ranking(load(store_path))
+    if not rows:
         return
     table = Table(title="ranking (NDR and PDR by MLRsearch; latency at 90 % of the NDR)")
-    for col in ("switch", "scenario", "size", "NDR Mpps", "Gbit/s", "PDR Mpps",
-                "p50 us @90%", "p99 us @90%", "cycles/pkt", "useful"):
-        table.add_column(col, justify="right")
-    for r in sorted(searches, key=lambda r: (str(r["size"]), -(r["ndr_pps"] or 0))):
-        lat = latency.get((r["switch"], r["scenario"], str(r["size"])), {})
-        mark = "≥" if r["generator_bound"] else ""
-        table.add_row(r["switch"], r["scenario"], str(r["size"]),
-                      f"{mark}{_num(r['ndr_pps'] and r['ndr_pps'] / 1e6, 3)}",
-                      _num(r["ndr_gbps"], 3), _num(r["pdr_pps"] and r["pdr_pps"] / 1e6, 3),
-                      _num(lat.get("latency_p50_us"), 1), _num(lat.get("latency_p99_us"), 1),
-                      _num(r["cycles_per_packet"], 0), _num(r["useful_cycles_per_packet"], 0))
+    for col in ("switch", "scenario", "size", "variant", "NDR Mpps", "Gbit/s", "PDR Mpps",
+                "p50 us @90%", "p99 us @90%", "cycles/pkt", "useful", "reps"):
+        table.add_column(col, justify="left" if col == "variant" else "right")
+    for r in sorted(rows, key=lambda r: (str(r.setup.size), r.setup.scenario, r.rank)):
+        mark = "≥" if r.generator_bound else ""
+        table.add_row(r.setup.switch, r.setup.scenario, str(r.setup.size), r.setup.variant,
+                      f"{mark}{_num(r.ndr_mpps, 3)}", _num(r.ndr_gbps, 3), _num(r.pdr_mpps, 3),
+                      _num(r.latency_p50_us, 1), _num(r.latency_p99_us, 1),
+                      _num(r.cycles_per_packet, 0), _num(r.useful_cycles_per_packet, 0),
+                      str(r.repetitions))
     out.print(table)
-    if any(r["generator_bound"] for r in searches):
+    if any(r.generator_bound for r in rows):
         out.print("≥: generator-bound (the tester's ceiling, not the switch's limit)",
                   style="yellow")
 

@@ -180,8 +180,8 @@ def test_builtin_suites() -> None:
     quick = builtin("quick")
     pts = expand(quick)
     assert quick.name == "quick" and quick.text == BUILTIN["quick"]
-    # every switch: search + latency at 2 sizes; the DPDK switches' searches twice more
-    assert len(pts) == len(switches) * 2 * 2 + 2 * 2 * 2
+    # every switch: search + latency at 2 sizes; the DPDK switches' searches once more
+    assert len(pts) == len(switches) * 2 * 2 + 2 * 2
     again = [p for p in pts if p.repetition]
     assert {(p.switch, p.kind) for p in again} == {("ovs-dpdk", "search"), ("testpmd", "search")}
     assert pts[-len(again):] == again          # after the first round: fresh testbeds
