@@ -220,10 +220,14 @@ def predict_cmd(n: int, placement: str, model_path: Path | None, results_dir: Pa
             raise UsageError("no chain could be fitted: " + "; ".join(failed))
         models = [a.model for a in analyses]
     m = _choose(models, switch, size, nf)
+    if placement != "default" and placement not in m.placements(cores):
+        raise UsageError(f"--placement {placement}: nf={m.nf} chains cannot be spread over cores "
+                         "(every OVS bridge runs in one ovs-vswitchd on the switch core); use "
+                         f"--placement {' or '.join(m.placements(cores))}")
     p = m.predict(n, placement, cores)
     best = m.recommend(n, cores)
-    others = {q: m.predict(n, q, cores).throughput_pps for q in ("s_core", "bi", "pbp")}
-    n0 = {q: m.break_even(q, cores) for q in ("bi", "pbp")}
+    others = {q: m.predict(n, q, cores).throughput_pps for q in m.placements(cores)}
+    n0 = {q: m.break_even(q, cores) for q in ("bi", "pbp") if q in m.placements(cores)}
     if as_json:
         click.echo(json.dumps({"model": m.label, **asdict(p), "eq3_pps": m.predict_eq3(
             n, placement, cores), "recommended": best, "by_placement": others,

@@ -2,6 +2,7 @@
 NF-chain cost model of Raumer et al. on synthetic observations (invented numbers, no
 measurement)."""
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -392,3 +393,13 @@ def test_the_fitted_throughput_is_the_maximum_forwarding_rate() -> None:
     assert {o.metric for o in usable(measured)} == {"max"}
     other_core = ChainObservation("veth", 64, 2, "bi", runner_layout("bi", 2), 100.0, "ndr")
     assert len(usable([*measured, other_core])) == 4       # another layout: its own rate
+
+
+def test_ovs_chains_have_one_layout() -> None:
+    """Every OVS bridge of a chain runs in one ovs-vswitchd: no bi or pbp to recommend."""
+    m = replace(model_of({"C_base": 6000, "C_nf": 4000, "C_x": 1000}), nf="ovs")
+    assert m.placements() == ("s_core",) and m.recommend(8) == "s_core"
+    assert model_of({"C_nf": 1.0}).placements() == ("s_core", "bi", "pbp")
+    done, _ = analyze_one([replace(o, nf="ovs") for o in synthetic() if o.placement == "s_core"])
+    assert set(done.curves) == {"s_core"} and not done.break_even
+    assert set(done.recommended) == {"s_core"}

@@ -85,12 +85,13 @@ def analyze_group(data: ChainData, obs: Sequence[ChainObservation], *,
         model = fit(obs, f_cpu=f_cpu, extras=extra)
         rows = check(model, obs)
     present = {o.pattern for o in obs}
-    names = [p for p in (*RECOMMENDABLE, "default") if p in RECOMMENDABLE or p in present]
+    possible = model.placements()
+    names = [p for p in (*RECOMMENDABLE, "default") if p in possible or p in present]
     top = max(SHOW_N, max(o.n for o in obs))
     ns = tuple(range(1, top + 1))
     curves = {p: tuple(model.predict(n, p).throughput_pps for n in ns) for p in names}
     even = tuple(BreakEven(p, model.break_even(p), model.break_even(p, eq3=True),
-                           measured_break_even(obs, p)) for p in ("bi", "pbp"))
+                           measured_break_even(obs, p)) for p in ("bi", "pbp") if p in possible)
     return GroupAnalysis(model, tuple(rows), {} if held else leave_one_n_out(obs, f_cpu=f_cpu),
                          tuple(sorted(held)), even, ns, curves,
                          tuple(model.recommend(n) for n in ns))

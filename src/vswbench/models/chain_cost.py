@@ -48,6 +48,9 @@ MEANING = {
     "C_sw": "per hop on the switch core: C_link and switch forwarding there",
 }
 RECOMMENDABLE = ("s_core", "bi", "pbp")
+# NF kinds whose elements cannot be spread over cores: every OVS bridge runs in one ovs-vswitchd
+# pinned to the switch core (chain_nf.effective_placement), so bi and pbp are s_core for them.
+ONE_CORE_NFS = ("ovs",)
 # A group of observations fitted together: switch, NF kind (chain_nf.py: fwd, router, ovs),
 # frame size, and whether hops have a switch core of their own
 Group = tuple[str, str, int | str, bool]
@@ -139,9 +142,13 @@ class CostModel:
                 last = n
         return None if last == HORIZON else last
 
+    def placements(self, cores: int = 2) -> tuple[str, ...]:
+        """The placements this NF kind can take on `cores` cores."""
+        return RECOMMENDABLE if cores > 1 and self.nf not in ONE_CORE_NFS else ("s_core",)
+
     def recommend(self, n: int, cores: int = 2) -> str:
         """The placement with the highest predicted throughput (ties: the fewest cores)."""
-        names = RECOMMENDABLE if cores > 1 else ("s_core",)
+        names = self.placements(cores)
         return max(names, key=lambda p: (self.predict(n, p, cores).throughput_pps or 0.0,
                                          -names.index(p)))
 

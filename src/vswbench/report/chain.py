@@ -173,7 +173,11 @@ def _summary(a: GroupAnalysis) -> str:
     be = "; ".join(f"{b.placement}: model {'> 64' if b.model is None else b.model}, even split "
                    f"{'> 64' if b.eq3 is None else b.eq3}, measured "
                    f"{'not reached' if b.measured is None else b.measured}" for b in a.break_even)
-    parts.append(f"Break-even n0 of equation (3) (s_core at least as fast up to n0): {be}.")
+    if a.break_even:
+        parts.append(f"Break-even n0 of equation (3) (s_core at least as fast up to n0): {be}.")
+    else:
+        parts.append(f"nf={a.model.nf}: one layout on these cores (every element in one process "
+                     "on the switch core), so no placement to choose and no break-even.")
     parts.append(f"f<sub>CPU</sub> = {a.model.f_cpu / 1e9:.3f} GHz ({a.model.f_cpu_source}).")
     notes = "".join(f"<li>{escape(n)}</li>" for n in a.model.notes)
     return f'<p class="footnote">{" ".join(parts)}</p>' + (f"<ul>{notes}</ul>" if notes else "")
