@@ -2,7 +2,7 @@
 
 Removed: namespaces and root-namespace links whose names start with `vsb` (or a narrower prefix
 such as one run id), temporary directories
-/tmp/vsb-*, and the processes recorded in the state file of a run whose owner is gone (by PID, and
+/tmp/vsb-<run id>-*, and the processes recorded in the state file of a run whose owner is gone (by PID, and
 only if the PID still belongs to the very process recorded). Never touched: objects of a run that is
 still alive (its state file names a live owner), namespaces in which some process still runs (unless
 --force; those processes are never killed), and every name without the `vsb` prefix.
@@ -11,6 +11,7 @@ still alive (its state file names a live owner), namespaces in which some proces
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import time
@@ -23,7 +24,10 @@ from vswbench.runid import PREFIX, is_project_name
 from vswbench.runstate import RecordedProcess, RunState, is_same_process, load_all
 
 TEMP_ROOT = Path("/tmp")
-TEMP_GLOB = "vsb-*"
+TEMP_GLOB = "vsb-vsb*"
+# what the project names its temp dirs (run.py, ovs_daemon.py, bpfobj.py): vsb-<run id>-...; a
+# directory of anyone else's that merely starts with vsb- is left alone
+TEMP_NAME_RE = re.compile(r"^vsb-vsb[0-9a-f]{4}-")
 BPF_FS = Path("/sys/fs/bpf")  # pinned BPF objects named vsb<run id>... (programs on interfaces
                               # of a run's namespaces disappear with the namespaces themselves)
 DPDK_RUN = Path("/var/run/dpdk")  # DPDK runtime dirs, one per --file-prefix (vsb...)
@@ -101,9 +105,15 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
     return plan
 
 
+def project_temp_dirs(root: Path) -> list[Path]:
+    """Directories under `root` named as the project names its temp dirs (TEMP_NAME_RE)."""
+    return sorted(p for p in root.glob(TEMP_GLOB)
+                  if TEMP_NAME_RE.match(p.name) and p.is_dir() and not p.is_symlink())
+
+
 def plan_clean(force: bool = False, prefix: str = PREFIX) -> CleanPlan:
     root_links = [str(link["ifname"]) for link in ip_json("link", "show")]
-    temp_dirs = sorted(p for p in TEMP_ROOT.glob(TEMP_GLOB) if p.is_dir() and not p.is_symlink())
+    temp_dirs = project_temp_dirs(TEMP_ROOT)
     try:
         pins = sorted(BPF_FS.glob(f"{PREFIX}*")) if BPF_FS.is_dir() else []
     except OSError:

@@ -84,7 +84,7 @@ def _check_prefix(ctx: click.Context, param: click.Parameter, value: str) -> str
 @click.option("--prefix", default="vsb", show_default=True, callback=_check_prefix,
               help="Only names starting with this (e.g. one run id); must start with vsb.")
 def clean(dry_run: bool, force: bool, prefix: str) -> int:
-    """Remove what killed runs left behind (vsb* namespaces, links, /tmp/vsb-*)."""
+    """Remove what killed runs left behind (vsb* namespaces, links, /tmp/vsb-<run id>-*)."""
     from vswbench.clean import describe_skips, dry_run_lines, execute, plan_clean
 
     if os.geteuid() != 0:

@@ -102,3 +102,14 @@ def test_dpdk_leftovers_only_ours_and_unheld(tmp_path):
     # this very test file is open by nobody, but our own cwd's files are mapped: a smoke test
     in_use = paths_in_use()
     assert not in_use(tmp_path / "nothing-here")
+
+
+def test_only_directories_named_by_a_run_id_are_project_temp_dirs(tmp_path):
+    """/tmp/vsb-anything of a user (a CI clone was one) is not ours: only vsb-<run id>-...."""
+    from vswbench.clean import project_temp_dirs
+
+    for name in ("vsb-vsb1a2b-x1", "vsb-vsb1a2b-ovs-y", "vsb-ci", "vsb-wt", "vsb1a2b-bpf-z"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "vsb-vsbffff-file").write_text("")
+    (tmp_path / "vsb-vsbeeee-link").symlink_to(tmp_path / "vsb-ci")
+    assert [p.name for p in project_temp_dirs(tmp_path)] == ["vsb-vsb1a2b-ovs-y", "vsb-vsb1a2b-x1"]

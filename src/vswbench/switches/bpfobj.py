@@ -51,7 +51,8 @@ class BpfBuilder:
             if ctx.temp_dir:
                 self._dir = FsPath(ctx.temp_dir)
             else:
-                self._dir = FsPath(tempfile.mkdtemp(prefix=ctx.run_id.name("-bpf-")))
+                # /tmp/vsb-<run id>-bpf-*: the name `vswbench clean` looks for (clean.py)
+                self._dir = FsPath(tempfile.mkdtemp(prefix=f"vsb-{ctx.run_id}-bpf-"))
                 path = self._dir
                 self.switch.register(f"temp dir {path}",
                                      lambda: shutil.rmtree(path, ignore_errors=True))
