@@ -1,11 +1,11 @@
 """`vswbench clean`: remove what killed runs left behind, and nothing else.
 
 Removed: namespaces and root-namespace links whose names start with `vsb` (or a narrower prefix
-such as one run id), temporary directories
-/tmp/vsb-<run id>-*, and the processes recorded in the state file of a run whose owner is gone (by PID, and
-only if the PID still belongs to the very process recorded). Never touched: objects of a run that is
-still alive (its state file names a live owner), namespaces in which some process still runs (unless
---force; those processes are never killed), and every name without the `vsb` prefix.
+such as one run id), temporary directories /tmp/vsb-<run id>-*, and the processes recorded in the
+state file of a run whose owner is gone (by PID, and only if the PID still belongs to the very
+process recorded). Never touched: objects of a run that is still alive (its state file names a
+live owner), namespaces in which some process still runs (unless --force; those processes are
+never killed), every name without the `vsb` prefix, and /tmp directories not named by a run id.
 """
 
 from __future__ import annotations

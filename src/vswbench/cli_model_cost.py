@@ -75,7 +75,8 @@ def _print_analysis(a: object) -> None:
     assert isinstance(a, GroupAnalysis)
     m = a.model
     unit = "cycles" if m.f_cpu_source != "assumed" else "ns"
-    params = Table(title=f"chain cost model: {m.label}, {METRIC_TITLES.get(m.metric, m.metric)} of {m.observations} "
+    metric = METRIC_TITLES.get(m.metric, m.metric)
+    params = Table(title=f"chain cost model: {m.label}, {metric} of {m.observations} "
                          f"points at n = {','.join(map(str, m.fitted_n))}, f_CPU "
                          f"{m.f_cpu / 1e9:.3f} GHz ({m.f_cpu_source})")
     for col in ("parameter", f"{unit}/packet", "95 % CI", "what"):

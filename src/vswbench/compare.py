@@ -154,9 +154,10 @@ def _interval(values: PointValues, goal: str) -> tuple[float, float] | None:
     or the hull of its repetitions' (instantiations of a testbed differ: ovs-dpdk at 1518 B gave
     NDRs of 1.38 to 2.99 Mpps over six, with its own cycles per packet moving with them)."""
     found = [transition_interval(r, goal) for r in values.repetitions or (values.result,)]
-    if not found or any(i is None for i in found):
+    ranges = [i for i in found if i is not None]
+    if len(ranges) < len(found):
         return None
-    return (min(i[0] for i in found if i), max(i[1] for i in found if i))
+    return min(low for low, _ in ranges), max(high for _, high in ranges)
 
 
 def _values(result: dict[str, Any], column: str) -> list[float]:

@@ -358,8 +358,9 @@ def forwarding_rates(observations: Sequence[ChainObservation]) -> list[ChainObse
     """Raumer et al.'s throughput, the maximum forwarding rate, once per chain length and layout:
     the highest of the searches' NDRs (forwarded without loss) and the sweeps' peaks (forwarded
     under overload), over all repetitions (RFC 2285's MFR: the highest forwarding rate taken from
-    iterations of forwarding-rate measurements). Either metric alone misleads: a quick search's zero-loss rate moves with sporadic
-    drops (nf=ovs: 24.1 kpps at n = 4, 27.8 kpps at n = 5, one run), and a sweep whose loads all
+    iterations of forwarding-rate measurements). Either metric alone misleads: a quick search's
+    zero-loss rate moves with sporadic drops (nf=ovs: 24.1 kpps at n = 4, 27.8 kpps at n = 5,
+    one run), and a sweep whose loads all
     lie beyond a long chain's capacity peaks below it (fwd n = 10: NDR 42 kpps, sweep peak 30 kpps
     at its lowest load, 115 kpps offered). A generator-bound NDR only says "at least"."""
     best: dict[tuple[int, Layout], ChainObservation] = {}
