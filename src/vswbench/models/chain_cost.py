@@ -23,7 +23,8 @@ Throughput = f_CPU / max_j C_j. With an even split max_j C_j = C_total / k, whic
 k f_CPU / C_total,n; break-even n0 is where the multi-core prediction overtakes s_core.
 
 Fit: y = f_CPU / measured throughput = the bottleneck core's cost. Weighted least squares on the
-relative error, alternating with the choice of bottleneck core until it is stable; parameters the
+relative error, alternating with the choice of bottleneck core until it is stable, from several
+starting choices (fit_samples: alternation alone stops at a local optimum); parameters the
 layouts cannot separate (collinear columns) are fixed at 0 and reported as not identified; 95 %
 confidence intervals from Student's t with the residual variance.
 """
@@ -31,6 +32,7 @@ confidence intervals from Student's t with the residual variance.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -58,6 +60,8 @@ HORIZON = 64                 # break-even is searched for n = 1..HORIZON
 LEVEL = 0.95
 MAX_RATE = "max"             # the fitted metric: the maximum forwarding rate (forwarding_rates)
 METRIC_TITLES = {MAX_RATE: "maximum forwarding rate", "ndr": "NDR", "peak": "sweep peak"}
+RANDOM_STARTS = 64           # fit_samples: random bottleneck choices tried besides the fixed ones
+FIT_SEED = 2024              # ... drawn from this seed, so that a fit is reproducible
 ASSUMED_F_CPU = 1e9          # no TSC frequency in the data: costs are then ns of CPU per packet
 
 
@@ -220,29 +224,56 @@ def _wls(rows: np.ndarray, y: np.ndarray) -> _Fit:
     return _Fit(theta, [j in keep for j in range(len(PARAMS))], cov, dof, rel_sd)
 
 
-def fit_samples(samples: Sequence[Sample], f_cpu: float, max_iter: int = 50) -> _Fit:
-    """Alternate: choose each sample's bottleneck core under the current costs, solve the
-    weighted least squares; stop when the choice repeats (keep the best fit seen)."""
+def fit_samples(samples: Sequence[Sample], f_cpu: float, max_iter: int = 50,
+                starts: int = RANDOM_STARTS) -> _Fit:
+    """Least squares of the relative error of max over cores: which core is each sample's
+    bottleneck is part of the fit. From a start (a bottleneck core per sample), alternate: solve
+    the weighted least squares, then choose each sample's bottleneck under those costs, until
+    the choice repeats. Alternation only finds a local optimum (on the fwd chains of
+    /tmp/vsbchains5, fitted without n = 3,6,9: residual sum 0.0362 from the start "the core with
+    the most elements", 0.0307 from others), so it runs from several starts: that one, "core j
+    wherever present" for every core j, and `starts` random choices from a fixed seed (the fit
+    is reproducible); the fit with the smallest residual sum is kept."""
     if len({s.layout.n for s in samples}) < 2:
         raise UsageError("the chain model needs throughput at two or more chain lengths: "
                          "measure scenario chain:N for several N (e.g. chain = [1, 2, 4, 8])")
     y = np.array([f_cpu / s.throughput_pps for s in samples])
     loads = [s.layout.loads() for s in samples]
-    pick = [max(ld, key=lambda c: float(ld[c].sum())) for ld in loads]   # most elements
-    seen: set[tuple[int, ...]] = set()
+    cores = [sorted(ld) for ld in loads]
+    first = [max(ld, key=lambda c: float(ld[c].sum())) for ld in loads]   # most elements
+    every = sorted({c for cs in cores for c in cs})
+    rnd = random.Random(FIT_SEED)
+    picks = [first, *([j if j in cs else cs[-1] for cs in cores] for j in every),
+             *([rnd.choice(cs) for cs in cores] for _ in range(starts))]
+    best: tuple[float, _Fit] | None = None
+    tried: set[tuple[int, ...]] = set()
+    for pick in picks:
+        if tuple(pick) in tried:
+            continue
+        sse, fit = _alternate(loads, y, pick, max_iter, tried)
+        if best is None or sse < best[0] - 1e-12:
+            best = (sse, fit)
+    assert best is not None
+    return best[1]
+
+
+def _alternate(loads: list[dict[int, np.ndarray]], y: np.ndarray, pick: list[int],
+               max_iter: int, tried: set[tuple[int, ...]]) -> tuple[float, _Fit]:
+    """One descent from `pick`: the best (residual sum, fit) it saw. Every bottleneck choice it
+    visits goes into `tried` (a later start through it would follow the same path)."""
     best: tuple[float, _Fit] | None = None
     for _ in range(max_iter):
+        tried.add(tuple(pick))
         fit = _wls(np.array([ld[c] for ld, c in zip(loads, pick)]), y)
         pred = np.array([max(float(r @ fit.theta) for r in ld.values()) for ld in loads])
         sse = float((((y - pred) / y) ** 2).sum())
         if best is None or sse < best[0] - 1e-12:
             best = (sse, fit)
-        seen.add(tuple(pick))
         pick = [max(ld, key=lambda c: float(ld[c] @ fit.theta)) for ld in loads]
-        if tuple(pick) in seen:
+        if tuple(pick) in tried:
             break
     assert best is not None
-    return best[1]
+    return best
 
 
 def t_quantile(q: float, dof: int) -> float:
