@@ -5,7 +5,8 @@ the tester's limit, not the switch's.
 
 The ceiling is the rate the tester both sends and receives at its maximum rate over CAL_SECONDS
 (the median of CAL_TRIALS trials). Results are cached per machine in CACHE_PATH, keyed by the
-engine binary, kernel, CPU model and the workload; `vswbench calibrate --force` measures again.
+engine binary, kernel, CPU model and the workload, for CACHE_MAX_AGE_S at most;
+`vswbench calibrate --force` measures again.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from vswbench.switches.base import Placement
 from vswbench.testbed import Testbed
 
 CACHE_PATH = Path(os.environ.get("VSWBENCH_CACHE", "/var/cache/vswbench")) / "generator-ceiling.json"
+# A cached ceiling is used for a day at most: the key cannot see what else ran on the machine when
+# it was measured (a veth ceiling of 0.42 Mpps, cached, capped a quick run's 64-byte kernel
+# switches where a fresh calibration measured 0.64).
+CACHE_MAX_AGE_S = 24 * 3600.0
 CAL_SECONDS = 1.0
 CAL_TRIALS = 3
 SPORT_FLOWS = 65535 - 1024 + 1   # the engine's UDP source ports 1024..65535
@@ -102,14 +107,18 @@ def _store(path: Path, cal: Calibration) -> None:
 
 
 def cached(scenario: Scenario, workload: Workload, placement: Placement,
-           path: Path = CACHE_PATH) -> Calibration | None:
+           path: Path = CACHE_PATH, now: float | None = None) -> Calibration | None:
+    """The cached ceiling of this scenario, workload and placement, unless older than
+    CACHE_MAX_AGE_S (or dated in the future: a clock that jumped)."""
     entry = _load_cache(path).get(cache_key(scenario, workload, placement))
     if not isinstance(entry, dict):
         return None
     try:
-        return Calibration(**{**entry, "cached": True})
+        hit = Calibration(**{**entry, "cached": True})
     except TypeError:
         return None
+    age = (time.time() if now is None else now) - float(hit.measured_at)
+    return hit if 0 <= age <= CACHE_MAX_AGE_S else None
 
 
 def baseline_switch(io: str) -> str:

@@ -93,6 +93,10 @@ def test_calibration_cache_round_trip(tmp_path):
     cal._store(path, entry)
     hit = cal.cached(scen, w, pl, path)
     assert hit is not None and hit.cached and hit.ceiling_pps == 300_000.0
+    day = cal.CACHE_MAX_AGE_S
+    assert cal.cached(scen, w, pl, path, now=entry.measured_at + day - 1) is not None
+    assert cal.cached(scen, w, pl, path, now=entry.measured_at + day + 1) is None   # stale
+    assert cal.cached(scen, w, pl, path, now=entry.measured_at - 60) is None        # clock jumped
     path.write_text("not json")
     assert cal.cached(scen, w, pl, path) is None
 
