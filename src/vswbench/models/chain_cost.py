@@ -19,7 +19,8 @@ tester). Per packet, in cycles:
 Equations (1)-(2) on one core (s_core) then read C_total,n = C_base + n C_nf + (n + 1) C_sw
 (C_SWdrops is zero at a lossless rate; it is estimated separately from overloaded sweeps). With k
 cores each core j carries the elements placed on it; the bottleneck core bounds the chain:
-Throughput = f_CPU / max_j C_j. With an even split max_j C_j = C_total / k, which is equation (3)'s
+Throughput = f_CPU / max_j C_j, over the cores running an NF or a hop (chain_layout.
+bottleneck_loads: the tester's own limit is its calibrated ceiling). With an even split max_j C_j = C_total / k, which is equation (3)'s
 k f_CPU / C_total,n; break-even n0 is where the multi-core prediction overtakes s_core.
 
 Fit: y = f_CPU / measured throughput = the bottleneck core's cost. Weighted least squares on the
@@ -40,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from vswbench.errors import UsageError
-from vswbench.models.chain_layout import (PARAMS, PLACEMENTS, Layout, classify,  # noqa: F401
-                                          layout_for)
+from vswbench.models.chain_layout import (PARAMS, PLACEMENTS, Layout,  # noqa: F401
+                                          bottleneck_loads, classify, layout_for)
 
 MEANING = {
     "C_base": "tester path: C_TX + C_RX (+ C_other) of the tester's core",
@@ -119,8 +120,9 @@ class CostModel:
         return np.array([self.value(n) for n in PARAMS])
 
     def predict_layout(self, layout: Layout, placement: str = "custom", cores: int = 2) -> Prediction:
-        loads = {cpu: float(row @ self.theta()) for cpu, row in sorted(layout.loads().items())}
-        cpu, worst = max(loads.items(), key=lambda kv: kv[1])
+        rows = layout.loads()
+        loads = {cpu: float(row @ self.theta()) for cpu, row in sorted(rows.items())}
+        cpu, worst = max(((c, loads[c]) for c in bottleneck_loads(rows)), key=lambda kv: kv[1])
         tp = self.f_cpu / worst if worst > 0 else None
         return Prediction(layout.n, placement, cores, tp, cpu, worst, sum(loads.values()),
                           layout.crossings)
@@ -231,14 +233,14 @@ def fit_samples(samples: Sequence[Sample], f_cpu: float, max_iter: int = 50,
     the weighted least squares, then choose each sample's bottleneck under those costs, until
     the choice repeats. Alternation only finds a local optimum (on the fwd chains of
     /tmp/vsbchains5, fitted without n = 3,6,9: residual sum 0.0362 from the start "the core with
-    the most elements", 0.0307 from others), so it runs from several starts: that one, "core j
+    the most elements", 0.0319 from others), so it runs from several starts: that one, "core j
     wherever present" for every core j, and `starts` random choices from a fixed seed (the fit
     is reproducible); the fit with the smallest residual sum is kept."""
     if len({s.layout.n for s in samples}) < 2:
         raise UsageError("the chain model needs throughput at two or more chain lengths: "
                          "measure scenario chain:N for several N (e.g. chain = [1, 2, 4, 8])")
     y = np.array([f_cpu / s.throughput_pps for s in samples])
-    loads = [s.layout.loads() for s in samples]
+    loads = [bottleneck_loads(s.layout.loads()) for s in samples]
     cores = [sorted(ld) for ld in loads]
     first = [max(ld, key=lambda c: float(ld[c].sum())) for ld in loads]   # most elements
     every = sorted({c for cs in cores for c in cs})

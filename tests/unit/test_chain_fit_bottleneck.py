@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from vswbench.models.chain_cost import Sample, fit_samples
-from vswbench.models.chain_layout import layout_for
+from vswbench.models.chain_layout import bottleneck_loads, layout_for
 
 F = 2_596_118_680.0
 MEASURED = {  # (layout, n): pps
@@ -32,7 +32,8 @@ def samples(keep) -> list[Sample]:
 
 def residual_sum(theta: np.ndarray, data: list[Sample]) -> float:
     y = np.array([F / s.throughput_pps for s in data])
-    pred = np.array([max(float(r @ theta) for r in s.layout.loads().values()) for s in data])
+    pred = np.array([max(float(r @ theta) for r in bottleneck_loads(s.layout.loads()).values())
+                     for s in data])
     return float((((y - pred) / y) ** 2).sum())
 
 
@@ -40,7 +41,7 @@ def test_several_starts_find_a_better_fit_than_one_descent() -> None:
     train = samples(lambda n: n not in HELD)
     one = fit_samples(train, F, starts=0)          # the fixed starts only
     many = fit_samples(train, F)
-    assert residual_sum(many.theta, train) < 0.9 * residual_sum(one.theta, train)
+    assert residual_sum(many.theta, train) < 0.92 * residual_sum(one.theta, train)
     assert fit_samples(train, F).theta.tolist() == many.theta.tolist()   # reproducible
 
 
@@ -48,7 +49,30 @@ def test_measured_fwd_chains_predict_held_out_lengths_within_15_percent() -> Non
     theta = fit_samples(samples(lambda n: n not in HELD), F).theta
     errors = {}
     for s in samples(lambda n: n in HELD):
-        predicted = F / max(float(r @ theta) for r in s.layout.loads().values())
+        predicted = F / max(float(r @ theta) for r in bottleneck_loads(s.layout.loads()).values())
         errors[(s.layout.n, s.layout.nf_cpus)] = predicted / s.throughput_pps - 1
     assert len(errors) == 7
     assert max(abs(e) for e in errors.values()) < 0.15, errors
+
+
+OVS_S_CORE = {1: 86_092, 2: 46_426, 3: 37_176, 4: 30_996, 5: 22_436, 6: 18_333, 7: 17_966,
+              8: 15_285, 9: 12_744, 10: 14_099}   # nf=ovs, same run
+
+
+def test_a_core_with_the_tester_alone_is_not_a_bottleneck() -> None:
+    s_core, bi = layout_for("s_core", 3, 2, True), layout_for("bi", 3, 2, True)
+    assert sorted(s_core.loads()) == [0, 1] and sorted(bottleneck_loads(s_core.loads())) == [1]
+    assert sorted(bottleneck_loads(bi.loads())) == [0, 1]          # NFs beside the tester
+    one = layout_for("s_core", 3, 1)
+    assert sorted(bottleneck_loads(one.loads())) == [0]
+
+
+def test_ovs_chain_without_n1_still_predicts_n1() -> None:
+    """Free to make the tester's core the bottleneck of some lengths, the fit gave it n = 2 alone
+    (C_base 44,037 cycles) and predicted n = 1 at 46 kpps, measured 86."""
+    train = [Sample(layout_for("s_core", n, 2, True), pps) for n, pps in OVS_S_CORE.items()
+             if n != 1]
+    theta = fit_samples(train, F).theta
+    layout = layout_for("s_core", 1, 2, True)
+    predicted = F / max(float(r @ theta) for r in bottleneck_loads(layout.loads()).values())
+    assert abs(predicted / OVS_S_CORE[1] - 1) < 0.15
