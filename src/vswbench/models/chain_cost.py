@@ -20,8 +20,9 @@ Equations (1)-(2) on one core (s_core) then read C_total,n = C_base + n C_nf + (
 (C_SWdrops is zero at a lossless rate; it is estimated separately from overloaded sweeps). With k
 cores each core j carries the elements placed on it; the bottleneck core bounds the chain:
 Throughput = f_CPU / max_j C_j, over the cores running an NF or a hop (chain_layout.
-bottleneck_loads: the tester's own limit is its calibrated ceiling). With an even split max_j C_j = C_total / k, which is equation (3)'s
-k f_CPU / C_total,n; break-even n0 is where the multi-core prediction overtakes s_core.
+bottleneck_loads: the tester's own limit is its calibrated ceiling). With an even split
+max_j C_j = C_total / k, which is equation (3)'s k f_CPU / C_total,n; break-even n0 is where the
+multi-core prediction overtakes s_core.
 
 Fit: y = f_CPU / measured throughput = the bottleneck core's cost. Weighted least squares on the
 relative error, alternating with the choice of bottleneck core until it is stable, from several
