@@ -395,6 +395,27 @@ def test_the_fitted_throughput_is_the_maximum_forwarding_rate() -> None:
     assert len(usable([*measured, other_core])) == 4       # another layout: its own rate
 
 
+def test_repetitions_give_the_median_of_each_repetitions_maximum() -> None:
+    """Per repetition the higher of NDR and peak; over repetitions the median, so one search
+    stopped by a transient loss (pbp n = 3: 26.9 kpps, its repetitions about 106) is ignored, and
+    one lucky repetition does not lift the rate either."""
+    from vswbench.models.chain_cost import usable
+
+    def obs(rep: int, metric: str, pps: float, bound: bool = False) -> ChainObservation:
+        return ChainObservation("veth", 64, 3, "pbp", runner_layout("pbp", 3), pps, metric,
+                                lower_bound=bound, key=f"{metric}{rep}", repetition=rep)
+
+    three = [obs(0, "ndr", 26_900.0), obs(1, "ndr", 106_300.0), obs(1, "peak", 90_000.0),
+             obs(2, "ndr", 98_000.0), obs(2, "peak", 130_000.0)]
+    (rate,) = usable(three)
+    assert (rate.throughput_pps, rate.key) == (106_300.0, "ndr1")
+    (two,) = usable(three[:3])                   # two repetitions: the mean of the two
+    assert two.throughput_pps == (26_900.0 + 106_300.0) / 2
+    bound = [obs(0, "ndr", 1.0), obs(1, "ndr", 2.0, bound=True), obs(2, "ndr", 3.0)]
+    assert not usable(bound)                     # the median rests on a lower bound
+    assert len(usable([*bound[:1], *bound[2:]])) == 1
+
+
 def test_ovs_chains_have_one_layout() -> None:
     """Every OVS bridge of a chain runs in one ovs-vswitchd: no bi or pbp to recommend."""
     m = replace(model_of({"C_base": 6000, "C_nf": 4000, "C_x": 1000}), nf="ovs")

@@ -128,7 +128,8 @@ def from_points(points: Iterable[StoredPoint], runs: Sequence[StoredRun] = ()) -
         tsc = r.get("tsc_hz") or tsc_of_run.get(p.run_id)
         common = dict(switch=switch, frame_size=size, n=n, placement=place, layout=layout,
                       tsc_hz=float(tsc) if tsc else None,
-                      forwarding_mode=str(r.get("forwarding_mode") or ""), key=p.key, nf=nf)
+                      forwarding_mode=str(r.get("forwarding_mode") or ""), key=p.key, nf=nf,
+                      repetition=int(p.params.get("repetition") or 0))
         if p.kind == "search" and r.get("ndr_pps"):
             row = headline(p)
             obs.append(ChainObservation(**common, throughput_pps=float(r["ndr_pps"]),
