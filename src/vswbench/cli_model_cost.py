@@ -110,20 +110,26 @@ def _print_analysis(a: object) -> None:
                   f"even split {show(b.eq3, '> 64')}, measured "
                   f"{show(b.measured, 'not reached or not measured')}", highlight=False)
     out.print(f"recommended placement: {_ranges(a.recommended)}", highlight=False)
-    worst = a.loo_worst()
+    def verdict(worst: float | None) -> str:
+        if worst is None:
+            return "–"
+        ok = "within" if worst <= TARGET_ERROR else "NOT within"
+        return f"{worst * 100:.1f} %, {ok} {TARGET_ERROR * 100:.0f} %"
     for where in ("interior", "ends"):
-        if worst[where] is not None:
-            ok = "within" if worst[where] <= TARGET_ERROR else "NOT within"
+        worst = {p: a.loo_worst(p)[where] for p in a.placements}
+        if any(v is not None for v in worst.values()):
             out.print(f"leaving each n out in turn, largest error ({where}): "
-                      f"{worst[where] * 100:.1f} %, {ok} {TARGET_ERROR * 100:.0f} %",
+                      + "; ".join(f"{p} {verdict(v)}" for p, v in worst.items() if v is not None),
                       highlight=False)
+    if a.test_n:
+        out.print(f"held-out test (fitted without n = {','.join(map(str, a.test_n))}), largest "
+                  "|error|: " + "; ".join(f"{p} {verdict(a.test_worst(p))}" for p in a.placements
+                                          if a.test_worst(p) is not None), highlight=False)
     if a.holdout_n:
-        errs = a.held_out_errors
-        worst = max(errs) if errs else None
-        verdict = "–" if worst is None else ("within" if worst <= TARGET_ERROR else "NOT within")
-        shown = "–" if worst is None else f"{worst * 100:.1f} %"
-        out.print(f"held out n = {','.join(map(str, a.holdout_n))}: largest |error| {shown}, "
-                  f"{verdict} {TARGET_ERROR * 100:.0f} %", highlight=False)
+        held = {p: a.held_out_errors_of(p) for p in a.placements}
+        out.print(f"held out n = {','.join(map(str, a.holdout_n))}, largest |error|: "
+                  + "; ".join(f"{p} {verdict(max(e))}" for p, e in held.items() if e),
+                  highlight=False)
     for note in m.notes:
         out.print(f"note: {note}", style="yellow", highlight=False)
 

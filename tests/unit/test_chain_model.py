@@ -125,6 +125,23 @@ def test_a_wrong_model_shows_a_large_holdout_error() -> None:
     assert max(good.held_out_errors) < 0.15
 
 
+def test_the_held_out_test_judges_each_placement_on_its_own() -> None:
+    """Without --holdout the analysis still fits without every third interior length and
+    predicts them; a placement whose series the model misses fails alone."""
+    from vswbench.models.chain_analysis import interior_holdout
+
+    assert interior_holdout(range(1, 11)) == (3, 6, 9)
+    assert interior_holdout([1, 2, 4, 8]) == (4,) and interior_holdout([1, 2, 3]) == ()
+    obs = synthetic(noise=0.01, lengths=range(1, 11))
+    slow = [replace(o, throughput_pps=o.throughput_pps * 0.7)
+            if o.pattern == "bi" and o.n in (3, 6, 9) else o for o in obs]
+    a, _ = analyze_one(slow)
+    assert a.test_n == (3, 6, 9) and a.placements[0] == "s_core"
+    assert a.test_worst("s_core") < 0.15 < a.test_worst("bi") == a.test_worst()
+    assert a.to_json()["held_out_test"]["worst_by_placement"]["bi"] == a.test_worst("bi")
+    assert {c.n for c in a.test_checks if not c.in_fit} == {3, 6, 9}
+
+
 def analyze_one(obs, **kw):
     from vswbench.models.chain_data import ChainData
     done, failed = analyze(ChainData(tuple(obs), (), (), ()), **kw)

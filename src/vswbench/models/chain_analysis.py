@@ -43,27 +43,52 @@ class GroupAnalysis:
     curve_n: tuple[int, ...]                 # n = 1..max(SHOW_N, measured)
     curves: dict[str, tuple[float | None, ...]]   # placement -> predicted pps over curve_n
     recommended: tuple[str, ...]             # placement per curve_n
+    # without --holdout, the held-out test (interior_holdout): its lengths, and every point as
+    # predicted by a fit without them
+    test_n: tuple[int, ...] = ()
+    test_checks: tuple[PointCheck, ...] = ()
 
     @property
     def held_out_errors(self) -> list[float]:
-        return [abs(c.error) for c in self.checks if not c.in_fit and c.error is not None
-                and not c.lower_bound]
+        return self.held_out_errors_of(None)
 
-    def loo_worst(self) -> dict[str, float | None]:
+    def held_out_errors_of(self, placement: str | None) -> list[float]:
+        """|error| at the held-out lengths, of one placement's series (None: all)."""
+        return [abs(c.error) for c in self.checks if not c.in_fit and c.error is not None
+                and not c.lower_bound and placement in (None, c.placement)]
+
+    @property
+    def placements(self) -> list[str]:
+        """The measured layouts' names, s_core first: each series is judged on its own (the
+        n = 1..10 series is s_core; bi and pbp share a core with the busy-polling tester)."""
+        names = {c.placement for c in self.checks}
+        return sorted(names, key=lambda p: (p != "s_core", p))
+
+    def loo_worst(self, placement: str | None = None) -> dict[str, float | None]:
         """Largest |error| with the length left out: inside the measured range (interpolation)
-        and at its two ends (extrapolation, the harder test)."""
+        and at its two ends (extrapolation, the harder test); of one placement (None: all)."""
         n_of = {c.key: c.n for c in self.checks}
+        of = {c.key for c in self.checks if placement in (None, c.placement)}
         ends = (min(self.model.fitted_n), max(self.model.fitted_n))
         out: dict[str, float | None] = {"interior": None, "ends": None}
         for key, err in self.loo_error.items():
-            if err is not None:
+            if err is not None and key in of:
                 where = "ends" if n_of.get(key) in ends else "interior"
                 out[where] = max(abs(err), out[where] or 0.0)
         return out
 
+    def test_worst(self, placement: str | None = None) -> float | None:
+        """Largest |error| at the held-out test's lengths (test_n), of one placement (None: all)."""
+        errs = [abs(c.error) for c in self.test_checks if not c.in_fit and c.error is not None
+                and not c.lower_bound and placement in (None, c.placement)]
+        return max(errs) if errs else None
+
     def to_json(self) -> dict[str, Any]:
         return {"model": self.model.to_json(), "holdout_n": list(self.holdout_n),
+                "held_out_test": {"n": list(self.test_n), "worst_by_placement": {
+                    p: self.test_worst(p) for p in self.placements}},
                 "leave_n_out_worst": self.loo_worst(),
+                "leave_n_out_worst_by_placement": {p: self.loo_worst(p) for p in self.placements},
                 "points": [{"n": c.n, "placement": c.placement, "measured_pps": c.measured_pps,
                             "predicted_pps": c.predicted_pps, "error": c.error,
                             "in_fit": c.in_fit, "lower_bound": c.lower_bound,
@@ -72,6 +97,13 @@ class GroupAnalysis:
                 "break_even": [vars(b) for b in self.break_even],
                 "curve_n": list(self.curve_n), "curves": self.curves,
                 "recommended": list(self.recommended)}
+
+
+def interior_holdout(lengths: Sequence[int]) -> tuple[int, ...]:
+    """The held-out test of a fit on all lengths: every third measured length, never the first
+    or the last (n = 1..10: 3, 6, 9), so the test interpolates as a user's prediction would."""
+    ns = sorted(set(lengths))
+    return tuple(n for n in ns[2::3] if n != ns[-1]) if len(ns) >= 4 else ()
 
 
 def analyze_group(data: ChainData, obs: Sequence[ChainObservation], *,
@@ -92,9 +124,17 @@ def analyze_group(data: ChainData, obs: Sequence[ChainObservation], *,
     curves = {p: tuple(model.predict(n, p).throughput_pps for n in ns) for p in names}
     even = tuple(BreakEven(p, model.break_even(p), model.break_even(p, eq3=True),
                            measured_break_even(obs, p)) for p in ("bi", "pbp") if p in possible)
+    test_n: tuple[int, ...] = ()
+    test_rows: list[PointCheck] = []
+    if not held:
+        test_n = interior_holdout([o.n for o in usable(obs)])
+        try:
+            test_rows = holdout(obs, test_n, f_cpu=f_cpu)[1] if test_n else []
+        except UsageError:          # too few lengths left to fit
+            test_n = ()
     return GroupAnalysis(model, tuple(rows), {} if held else leave_one_n_out(obs, f_cpu=f_cpu),
                          tuple(sorted(held)), even, ns, curves,
-                         tuple(model.recommend(n) for n in ns))
+                         tuple(model.recommend(n) for n in ns), test_n, tuple(test_rows))
 
 
 def analyze(data: ChainData, *, f_cpu: float | None = None,

@@ -158,14 +158,23 @@ def _by_n(a: GroupAnalysis) -> str:
 
 def _summary(a: GroupAnalysis) -> str:
     parts = []
+
+    def verdict(worst: float | None) -> str:
+        return "–" if worst is None else (f"{worst * 100:.1f} % ("
+                                          f"{'within' if worst <= TARGET_ERROR else 'not within'}"
+                                          f" the {TARGET_ERROR * 100:.0f} % target)")
+    if a.test_n:
+        per = "; ".join(f"{p} {verdict(a.test_worst(p))}" for p in a.placements
+                        if a.test_worst(p) is not None)
+        parts.append(f"Held-out test: fitted without n = {', '.join(map(str, a.test_n))}, the "
+                     f"model predicts them with a largest error of {per}.")
     for where, what in (("interior", "inside the measured range (interpolation)"),
                         ("ends", "at its ends (extrapolation)")):
-        worst = a.loo_worst()[where]
-        if worst is not None:
+        per = "; ".join(f"{p} {verdict(a.loo_worst(p)[where])}" for p in a.placements
+                        if a.loo_worst(p)[where] is not None)
+        if per:
             parts.append(f"Leaving each chain length out of the fit in turn, the largest error "
-                         f"at a left-out length {what} is {worst * 100:.1f} % ("
-                         f"{'within' if worst <= TARGET_ERROR else 'not within'} the "
-                         f"{TARGET_ERROR * 100:.0f} % target).")
+                         f"at a left-out length {what}: {per}.")
     same = [(p, q) for p, q in (("bi", "pbp"),) if p in a.curves and q in a.curves
             and a.curves[p] == a.curves[q]]
     if same:
