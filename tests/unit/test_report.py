@@ -33,3 +33,26 @@ def test_report_ok_flag():
     assert not report.ok
     report.results.pop()
     assert report.ok
+
+
+def test_repeated_sweeps_share_one_legend_entry_per_setup() -> None:
+    """Three repetitions of 40 sweeps: 40 legend entries (plus the diagonal), and the figure
+    still lays out (matplotlib had collapsed the axes under 120 entries)."""
+    import warnings
+
+    from vswbench.report.data import LoadPoint, LoadSeries, Setup
+    from vswbench.report.plots import Colours, offered_vs_achieved, render
+
+    def sweep(n: int, rep: int) -> LoadSeries:
+        loads = tuple(LoadPoint(x, min(x, 1000.0 * n) * (1 - 0.01 * rep), 0.0, {}, ())
+                      for x in (1e3, 5e3, 2e4))
+        return LoadSeries("sweep", Setup("veth", f"chain:{n}", 64), rep, loads)
+    fig = offered_vs_achieved([sweep(n, r) for r in range(3) for n in range(1, 41)],
+                              Colours(["veth"]))
+    assert fig is not None
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert len(labels) == 41 and labels[0] == "veth chain:1 64 B"
+    assert "every repetition" in fig.axes[0].get_title()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        render(fig)

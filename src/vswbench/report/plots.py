@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 from matplotlib.axes import Axes
@@ -141,10 +141,17 @@ def offered_vs_achieved(sweeps: Sequence[LoadSeries], colours: Colours) -> Figur
         return None
     fig, (ax,) = _figure()
     top = 0.0
-    for i, s in enumerate(drawn):
+    # the repetitions of one setup share its line style and one legend entry (a campaign with
+    # 73 sweeps, three repetitions each, had collapsed the axes under the legend)
+    setups = list(dict.fromkeys(s.setup for s in drawn))
+    labelled: set[Any] = set()
+    for s in drawn:
+        i = setups.index(s.setup)
         pts = [(lp.offered_pps, lp.achieved_pps) for lp in s.loads if lp.achieved_pps is not None]
         ax.plot([x for x, _ in pts], [y for _, y in pts], marker=".", color=colours(s.setup.switch),
-                linestyle=LINESTYLES[i % len(LINESTYLES)], label=s.label)
+                linestyle=LINESTYLES[i % len(LINESTYLES)],
+                label="_nolegend_" if s.setup in labelled else s.setup.label)
+        labelled.add(s.setup)
         top = max(top, *(x for x, _ in pts), *(y for _, y in pts))
     ax.plot([0, top], [0, top], color="grey", linestyle=":", linewidth=1,
             label="achieved = offered")
@@ -152,8 +159,10 @@ def offered_vs_achieved(sweeps: Sequence[LoadSeries], colours: Colours) -> Figur
     ax.yaxis.set_major_formatter(PPS)
     ax.set_xlabel("offered load (packets/s)")
     ax.set_ylabel("achieved throughput (packets/s)")
-    ax.set_title("Offered vs achieved load (load sweeps)")
-    _legend(ax, len(drawn) + 1)
+    reps = len(drawn) > len(setups)
+    ax.set_title("Offered vs achieved load (load sweeps"
+                 + (", every repetition)" if reps else ")"))
+    _legend(ax, len(setups) + 1)
     return fig
 
 
