@@ -70,7 +70,7 @@ def _ranges(values: Sequence[str]) -> str:
 
 
 def _print_analysis(a: object) -> None:
-    from vswbench.models.chain_analysis import TARGET_ERROR, GroupAnalysis
+    from vswbench.models.chain_analysis import GroupAnalysis, verdict
 
     assert isinstance(a, GroupAnalysis)
     m = a.model
@@ -110,11 +110,6 @@ def _print_analysis(a: object) -> None:
                   f"even split {show(b.eq3, '> 64')}, measured "
                   f"{show(b.measured, 'not reached or not measured')}", highlight=False)
     out.print(f"recommended placement: {_ranges(a.recommended)}", highlight=False)
-    def verdict(worst: float | None) -> str:
-        if worst is None:
-            return "–"
-        ok = "within" if worst <= TARGET_ERROR else "NOT within"
-        return f"{worst * 100:.1f} %, {ok} {TARGET_ERROR * 100:.0f} %"
     for where in ("interior", "ends"):
         worst = {p: a.loo_worst(p)[where] for p in a.placements}
         if any(v is not None for v in worst.values()):

@@ -54,8 +54,7 @@ class GroupAnalysis:
 
     def held_out_errors_of(self, placement: str | None) -> list[float]:
         """|error| at the held-out lengths, of one placement's series (None: all)."""
-        return [abs(c.error) for c in self.checks if not c.in_fit and c.error is not None
-                and not c.lower_bound and placement in (None, c.placement)]
+        return _held_out_errors(self.checks, placement)
 
     @property
     def placements(self) -> list[str]:
@@ -79,8 +78,7 @@ class GroupAnalysis:
 
     def test_worst(self, placement: str | None = None) -> float | None:
         """Largest |error| at the held-out test's lengths (test_n), of one placement (None: all)."""
-        errs = [abs(c.error) for c in self.test_checks if not c.in_fit and c.error is not None
-                and not c.lower_bound and placement in (None, c.placement)]
+        errs = _held_out_errors(self.test_checks, placement)
         return max(errs) if errs else None
 
     def to_json(self) -> dict[str, Any]:
@@ -97,6 +95,19 @@ class GroupAnalysis:
                 "break_even": [vars(b) for b in self.break_even],
                 "curve_n": list(self.curve_n), "curves": self.curves,
                 "recommended": list(self.recommended)}
+
+
+def _held_out_errors(checks: Sequence[PointCheck], placement: str | None) -> list[float]:
+    return [abs(c.error) for c in checks if not c.in_fit and c.error is not None
+            and not c.lower_bound and placement in (None, c.placement)]
+
+
+def verdict(worst: float | None) -> str:
+    """'9.3 % (within the 15 % target)': how the CLI and the report judge a largest error."""
+    if worst is None:
+        return "–"
+    ok = "within" if worst <= TARGET_ERROR else "NOT within"
+    return f"{worst * 100:.1f} % ({ok} the {TARGET_ERROR * 100:.0f} % target)"
 
 
 def interior_holdout(lengths: Sequence[int]) -> tuple[int, ...]:

@@ -14,7 +14,7 @@ from html import escape
 
 from matplotlib.figure import Figure
 
-from vswbench.models.chain_analysis import TARGET_ERROR, GroupAnalysis, analyze
+from vswbench.models.chain_analysis import GroupAnalysis, analyze, verdict
 from vswbench.models.chain_cost import METRIC_TITLES, Parameter
 from vswbench.models.chain_data import ChainData, chain_length, from_points
 from vswbench.report.model import ReportModel
@@ -158,11 +158,6 @@ def _by_n(a: GroupAnalysis) -> str:
 
 def _summary(a: GroupAnalysis) -> str:
     parts = []
-
-    def verdict(worst: float | None) -> str:
-        return "–" if worst is None else (f"{worst * 100:.1f} % ("
-                                          f"{'within' if worst <= TARGET_ERROR else 'not within'}"
-                                          f" the {TARGET_ERROR * 100:.0f} % target)")
     if a.test_n:
         per = "; ".join(f"{p} {verdict(a.test_worst(p))}" for p in a.placements
                         if a.test_worst(p) is not None)

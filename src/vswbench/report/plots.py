@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import matplotlib
 from matplotlib.axes import Axes
@@ -143,15 +143,14 @@ def offered_vs_achieved(sweeps: Sequence[LoadSeries], colours: Colours) -> Figur
     top = 0.0
     # the repetitions of one setup share its line style and one legend entry (a campaign with
     # 73 sweeps, three repetitions each, had collapsed the axes under the legend)
-    setups = list(dict.fromkeys(s.setup for s in drawn))
-    labelled: set[Any] = set()
+    style = {setup: i for i, setup in enumerate(dict.fromkeys(s.setup for s in drawn))}
+    unlabelled = set(style)
     for s in drawn:
-        i = setups.index(s.setup)
         pts = [(lp.offered_pps, lp.achieved_pps) for lp in s.loads if lp.achieved_pps is not None]
         ax.plot([x for x, _ in pts], [y for _, y in pts], marker=".", color=colours(s.setup.switch),
-                linestyle=LINESTYLES[i % len(LINESTYLES)],
-                label="_nolegend_" if s.setup in labelled else s.setup.label)
-        labelled.add(s.setup)
+                linestyle=LINESTYLES[style[s.setup] % len(LINESTYLES)],
+                label=s.setup.label if s.setup in unlabelled else "_nolegend_")
+        unlabelled.discard(s.setup)
         top = max(top, *(x for x, _ in pts), *(y for _, y in pts))
     ax.plot([0, top], [0, top], color="grey", linestyle=":", linewidth=1,
             label="achieved = offered")
@@ -159,10 +158,9 @@ def offered_vs_achieved(sweeps: Sequence[LoadSeries], colours: Colours) -> Figur
     ax.yaxis.set_major_formatter(PPS)
     ax.set_xlabel("offered load (packets/s)")
     ax.set_ylabel("achieved throughput (packets/s)")
-    reps = len(drawn) > len(setups)
     ax.set_title("Offered vs achieved load (load sweeps"
-                 + (", every repetition)" if reps else ")"))
-    _legend(ax, len(setups) + 1)
+                 + (", every repetition)" if len(drawn) > len(style) else ")"))
+    _legend(ax, len(style) + 1)
     return fig
 
 
