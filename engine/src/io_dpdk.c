@@ -16,6 +16,10 @@
  * the backend waits (VSB_DPDK_LINK_WAIT seconds, default 10; 0: not at all) for every link to come up: a memif
  * needs its peer on the socket, a vhost-user port its virtio-user driver.
  *
+ * At the end of the run, before the first port is closed, the backend lingers (VSB_DPDK_LINGER
+ * seconds, default 1.5) until every memif joined to another process has lost its peer: see
+ * linger_for_peers.
+ *
  * At process end (atexit, also after SIGINT/SIGTERM: main returns normally) open ports are stopped
  * and closed, rte_eal_cleanup() runs and the runtime directory /var/run/dpdk/PREFIX and any hugepage
  * file named PREFIX* are removed. */
@@ -49,6 +53,8 @@
 #define RING_DEFAULT 1024u
 #define MBUF_CACHE 256u
 #define LINK_WAIT_S 10.0
+#define LINGER_S 1.5
+#define MEMIF_DEFAULT_SOCKET "/run/memif.sock"
 #define LOG_TAIL 2048
 #define TX_ROOM (RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM)
 
@@ -62,6 +68,7 @@ struct io_port {
 	uint64_t tx_errors, tx_ring_empty;
 	unsigned idle_polls;                /* empty rx bursts since the last link check */
 	int was_up, gone;                   /* the link was seen up / went down after that */
+	char memif_socket[PATH_MAX];        /* a memif port's socket ("": not a memif) */
 };
 
 /* A peer that leaves (memif client exiting, virtio driver closing) tears its rings down in
@@ -97,6 +104,7 @@ static struct {
 	int nexpected, nopen;               /* ports in this run / opened so far */
 	struct io_port *open[MAX_PORTS];
 	int busy_opt;                       /* --busy-poll (1), --no-busy-poll (0), default (-1) */
+	int lingered;                       /* linger_for_peers ran */
 	int debug;
 	uint64_t retry_ticks;               /* tx_put: retry a full ring this long (0: never) */
 	uint64_t retry_gap;                 /* ... every 1 us */
@@ -158,6 +166,19 @@ static const char *log_tail(void)
 	return k ? out : "(DPDK logged nothing; VSB_DPDK_DEBUG=1 shows its log)";
 }
 
+/* Seconds from the environment variable `name`, else `def` (a malformed value is ignored). */
+static double env_seconds(const char *name, double def)
+{
+	const char *env = getenv(name);
+	if (env && *env) {
+		char *end;
+		double v = strtod(env, &end);
+		if (end != env && !*end && v >= 0)
+			return v;
+	}
+	return def;
+}
+
 /* ---- cleanup ---- */
 
 static void remove_dir_files(const char *dir)
@@ -215,6 +236,47 @@ static void runtime_dir_guess(const char *prefix, char *out, size_t n)
 	snprintf(out, n, "%s/dpdk/%s", base, prefix);
 }
 
+/* A memif whose peer is another process, with the link up: closing it now would tear the rings
+ * down under a peer that may still be polling them (peer_gone narrows that window on the polling
+ * side; it cannot close it). */
+static int memif_remote_up(const struct io_port *p)
+{
+	if (!p->memif_socket[0])
+		return 0;
+	for (int i = 0; i < MAX_PORTS; i++) /* both ends in this process: no one polls at close */
+		if (D.open[i] && D.open[i] != p && !strcmp(D.open[i]->memif_socket, p->memif_socket))
+			return 0;
+	struct rte_eth_link l;
+	memset(&l, 0, sizeof(l));
+	return rte_eth_link_get_nowait(p->port_id, &l) == 0 && l.link_status == RTE_ETH_LINK_UP;
+}
+
+/* The other half of the race peer_gone guards: the side that leaves. This process has stopped
+ * polling; before it closes a memif joined to another process it waits, up to LINGER_S
+ * (VSB_DPDK_LINGER seconds), for that peer to leave first. Two engines that both do this never
+ * close a memif under a polling peer, unless one polls on for longer than LINGER_S after the other
+ * ends (e.g. a --duration far beyond the peer's run). Measured without it: a fwd between two memif
+ * servers died of SIGSEGV in rx_burst in 3 of 42 runs, when its clients left during its --idle. */
+static void linger_for_peers(void)
+{
+	if (D.lingered)
+		return;
+	D.lingered = 1;
+	double limit = env_seconds("VSB_DPDK_LINGER", LINGER_S), t0 = monotonic_s();
+	for (;;) {
+		int waiting = 0;
+		for (int i = 0; i < MAX_PORTS && !waiting; i++)
+			waiting = D.open[i] && memif_remote_up(D.open[i]);
+		if (!waiting || monotonic_s() - t0 >= limit)
+			break;
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	if (D.debug)
+		fprintf(stderr, "vswbench-engine: dpdk: lingered %.3f s for memif peers to leave\n",
+			monotonic_s() - t0);
+}
+
 static void port_stop_close(struct io_port *p)
 {
 	if (p->nres) {
@@ -230,6 +292,7 @@ static void port_stop_close(struct io_port *p)
 static void dpdk_atexit(void)
 {
 	if (D.ok) {
+		linger_for_peers();
 		for (int i = 0; i < MAX_PORTS; i++)
 			if (D.open[i]) {
 				port_stop_close(D.open[i]);
@@ -453,14 +516,7 @@ static void dpdk_probe_extra(struct jout *j)
 
 static int wait_links(struct vsb_error *e)
 {
-	double limit = LINK_WAIT_S;
-	const char *env = getenv("VSB_DPDK_LINK_WAIT");
-	if (env && *env) {
-		char *end;
-		double v = strtod(env, &end);
-		if (end != env && !*end && v >= 0)
-			limit = v;
-	}
+	double limit = env_seconds("VSB_DPDK_LINK_WAIT", LINK_WAIT_S);
 	if (limit == 0) /* do not wait: a process that must report ready before its peers start */
 		return 0;
 	double t0 = monotonic_s();
@@ -501,6 +557,9 @@ static int dpdk_open(const struct io_config *cfg, struct io_port **out, struct v
 	if (find_port(cfg->ifname, &p->port_id, p->name, sizeof(p->name), e))
 		goto fail;
 	p->busy_poll = D.busy_opt >= 0 ? D.busy_opt : 1; /* poll mode unless told --no-busy-poll */
+	if (!strncmp(p->name, "net_memif", 9) &&
+	    !dpdk_vdev_arg(cfg->ifname, "socket", p->memif_socket, sizeof(p->memif_socket)))
+		snprintf(p->memif_socket, sizeof(p->memif_socket), "%s", MEMIF_DEFAULT_SOCKET);
 	unsigned ring = cfg->ring_size ? cfg->ring_size : RING_DEFAULT;
 	if (ring > 32768)
 		ring = 32768;
@@ -573,6 +632,7 @@ static void dpdk_close(struct io_port *p)
 {
 	if (!p)
 		return;
+	linger_for_peers();
 	port_stop_close(p);
 	for (int i = 0; i < MAX_PORTS; i++)
 		if (D.open[i] == p)

@@ -221,7 +221,8 @@ class ControlSession(TrialSession):
         assert self.driver_cmd is not None
         args = ("control", *self.driver_cmd.args[1:])
         driver = EngineProcess(args, registry=run.registry, state=run.state,
-                               label=f"control {self.driver_cmd.label}", interactive=True)
+                               label=f"control {self.driver_cmd.label}", interactive=True,
+                               env=dict(self.driver_cmd.env))
         self.driver = self._stack.enter_context(driver)
         self.driver.wait_for_record("ready", READY_TIMEOUT)
 

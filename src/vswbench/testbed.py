@@ -449,7 +449,13 @@ class Testbed:
                     args.append("--no-busy-poll")  # sharing a core: do not starve its partner
             # A long-running DPDK engine reports ready before its memif peers exist (the drivers
             # start after it): it must not wait for its links to come up.
-            env = (("VSB_DPDK_LINK_WAIT", "0"),) if self.dpdk and host.role in LONG_RUNNING else ()
+            env: tuple[tuple[str, str], ...] = ()
+            if self.dpdk and host.role in LONG_RUNNING:
+                env += (("VSB_DPDK_LINK_WAIT", "0"),)
+            if self.dpdk:
+                # an engine's memif peer here is the switch (or its own other port), which stays:
+                # waiting at the end for it to leave first would only add the wait
+                env += (("VSB_DPDK_LINGER", "0"),)
             cmds.append(EngineCommand(host.name, host.role, host.name, tuple(args), cpu,
                                       tuple(keys), env))
         return cmds

@@ -224,7 +224,8 @@ def _phase(testbed: Testbed, traffic: Traffic, *, measure: bool) -> PhaseOutcome
               **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
         c0 = read_proc_stat()
         drivers = [stack.enter_context(EngineProcess(c.args, registry=run.registry,
-                                                     state=run.state, label=c.label))
+                                                     state=run.state, label=c.label,
+                                                     env=dict(c.env)))
                    for c in cmds.values() if not c.long_running]
         for proc, label in zip(drivers, [c.label for c in cmds.values() if not c.long_running]):
             results[label] = proc.wait(timeout=traffic.duration + 30).check()

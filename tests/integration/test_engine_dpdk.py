@@ -206,6 +206,24 @@ def test_fwd_between_memif_ports(dpdk, registry, pfx):
 
 
 @pytest.mark.timeout(60)
+def test_memif_client_leaves_only_after_its_server_stopped_polling(dpdk, registry, pfx):
+    """(c) DPDK 22.11's memif unmaps its rings under a peer still polling them (a fwd died of
+    SIGSEGV that way, about 1 run in 15): an engine whose run ended keeps its memif to another
+    process open until that peer has ended its run. The gen ends at once; the sink polls 0.5 s
+    longer (--idle) and prints its final record before the gen may leave."""
+    sock = pfx.sock("linger.sock")
+    sink_args = _sink_args(f"net_memif0,role=server,socket={sock},socket-abstract=no", pfx)
+    gen_args = _gen_args(f"net_memif0,role=client,socket={sock},socket-abstract=no", pfx)
+    with EngineProcess(sink_args, engine=dpdk, registry=registry, label="sink") as sink:
+        wait_path(sock)
+        run_engine(gen_args, engine=dpdk, registry=registry, timeout=30)
+        # the final record has come (or is being read) when the gen exits; without the wait, it
+        # comes 0.5 s after
+        sink.wait_for_record("final", timeout=0.2)
+        sink.wait(timeout=30).check()
+
+
+@pytest.mark.timeout(60)
 def test_sigterm_ends_with_final_record_and_cleans_up(dpdk, registry, pfx):
     """(d) SIGTERM mid-run: the engine prints its final record (interrupted), closes its ports,
     runs rte_eal_cleanup and removes its runtime directory."""

@@ -108,3 +108,18 @@ def test_nf_engines_sharing_a_core_do_not_busy_poll():
     tb = _wired("pvp")                            # the NF alone on its core polls
     cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
     assert "--no-busy-poll" not in cmds["nf1"].args
+
+
+class _Dpdk(_L2):
+    port_kind = "dpdk"
+
+
+def test_dpdk_engines_do_not_linger_for_the_switch():
+    """With a DPDK switch every engine's memif peer is the switch, which stays: no engine waits
+    at its end for that peer to leave (VSB_DPDK_LINGER=0); servers report ready before their
+    peers exist (VSB_DPDK_LINK_WAIT=0)."""
+    tb = wired_testbed("pvp", _Dpdk, Placement(0, 1, (1,)), RID)
+    cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
+    assert dict(cmds["tester"].env) == {"VSB_DPDK_LINGER": "0"}
+    assert dict(cmds["nf1"].env) == {"VSB_DPDK_LINK_WAIT": "0", "VSB_DPDK_LINGER": "0"}
+    assert all(not c.env for c in _wired("pvp").engine_commands(Traffic(64, 10000, 2)))
