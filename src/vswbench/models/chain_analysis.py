@@ -17,7 +17,7 @@ from vswbench.errors import UsageError
 from vswbench.models.chain_cost import (RECOMMENDABLE, ChainObservation, CostModel, PointCheck,
                                         check, fit, groups, holdout, leave_one_n_out,
                                         measured_break_even, usable)
-from vswbench.models.chain_data import ChainData, extras
+from vswbench.models.chain_data import ChainData, constancy_note, extras
 
 MODEL_NAME = "chain-model.json"
 FORMAT = "vswbench chain cost model"
@@ -127,6 +127,9 @@ def analyze_group(data: ChainData, obs: Sequence[ChainObservation], *,
     else:
         model = fit(obs, f_cpu=f_cpu, extras=extra)
         rows = check(model, obs)
+    drift = constancy_note(data, group)
+    if drift:
+        model = replace(model, notes=(*model.notes, drift))
     present = {o.pattern for o in obs}
     possible = model.placements()
     names = [p for p in (*RECOMMENDABLE, "default") if p in possible or p in present]
