@@ -264,9 +264,10 @@ def extras(data: ChainData, group: Group) -> tuple[Parameter, ...]:
 def constancy_note(data: ChainData, group: Group) -> str | None:
     """The model's assumption checked on the switch daemon: its CPU per element per packet,
     measured near saturation (the median per chain length), should not depend on n. Measured for
-    nf=ovs (ovs-vswitchd holds every bridge): 19.6k cycles per bridge at n = 1, 14.9k at n = 10,
-    and at a fixed 8 kpps about the same daemon CPU for 1 bridge as for 10: its time follows its
-    poll loop's wake-ups, not the packets. A note when the drift exceeds the 15 % target."""
+    nf=ovs (ovs-vswitchd holds every bridge): 19,570 cycles per bridge at n = 1 and 14,723 at
+    n = 10 in one run of specs/chains.toml (20,070 and 13,741 in another), and at a fixed 8 kpps
+    about the same daemon CPU for 1 bridge as for 10: its time follows its poll loop's wake-ups,
+    not the packets. A note when the drift exceeds the 15 % target."""
     per_n: dict[int, list[float]] = {}
     for b in data.breakdowns:
         if b.group == group and b.daemon and b.n > 0:
