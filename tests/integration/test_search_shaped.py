@@ -81,20 +81,24 @@ def test_sweep_latency_and_back_to_back_on_one_testbed(root, engine):
                      {"shape_pps": "50000", "shape_frame_size": "64"}) as tb:
             with ControlSession(tb, Workload(64)) as session:
                 session.warm_up(10_000, 0.3)
-                points = run_sweep(session, [25_000, 45_000, 75_000, 100_000], 0.5)
-                lat = latency_at(session, 50_000, (0.1, 0.5, 0.9), 0.5)
+                # below: 40 % and 70 % of the shaper, so that a tester stall of a few ms on a
+                # shared CI VM (a catch-up burst into the 0.5 ms bucket) is not read as loss;
+                # 90 % failed CI once (stop 14) with the shaper working
+                points = run_sweep(session, [20_000, 35_000, 75_000, 100_000], 0.5)
+                lat = latency_at(session, 50_000, (0.1, 0.5, 0.7), 0.5)
                 b2b = back_to_back(session, B2BConfig(trials=2, max_frames=50_000,
                                                       tester_pps=ceiling),
                                    throughput_pps=50_000)
     assert_nothing_left(prefix)
     below, above = points[:2], points[2:]
-    assert all(p.trial.result.lost == 0 and not p.trial.unsent_count for p in below)
-    assert all(p.trial.result.lost or p.trial.unsent_count for p in above)
+    seen = [(p.offered_pps, p.trial.result.lost, p.trial.unsent_count) for p in points]
+    assert all(p.trial.result.lost == 0 and not p.trial.unsent_count for p in below), seen
+    assert all(p.trial.result.lost or p.trial.unsent_count for p in above), seen
     # beyond the shaper's rate, what gets through is the shaper's rate
     for p in above:
         assert p.trial.result.achieved_pps == pytest.approx(50_000, rel=0.05)
     sat = saturation(points)
-    assert sat["highest_lossless_offered_pps"] == 45_000
+    assert sat["highest_lossless_offered_pps"] == 35_000
     for p in lat:
         r = p.trial.result
         assert r.lost == 0 and r.latency_us["p50"] and r.histogram, r.latency_us
