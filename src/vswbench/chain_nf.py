@@ -8,6 +8,9 @@
     nf=ovs     each NF an Open vSwitch bridge (userspace datapath, datapath_type=netdev) with the
                NF's two veth ends as system ports and port-to-port rules; all bridges live in one
                private ovs-vswitchd in the switch namespace, pinned to the switch CPU
+    nf=ovs-afxdp
+               the same bridges with afxdp ports: one PMD thread on the switch CPU polls them all
+               (no main-loop wake-ups, whose cost does not grow with the packets: switches/nf_ovs.py)
 
 router and ovs need `--switch veth`: the hops between elements are then direct veth pairs, so the
 chain is nothing but its elements (switches/veth.py builds them, with switches/nf_router.py and
@@ -31,11 +34,14 @@ if TYPE_CHECKING:
     from vswbench.switches.base import Placement, PortCounters, Switch
 
 OPTION = "nf"
-FWD, ROUTER, OVS = "fwd", "router", "ovs"
-KINDS = (FWD, ROUTER, OVS)
+FWD, ROUTER, OVS, OVS_AFXDP = "fwd", "router", "ovs", "ovs-afxdp"
+KINDS = (FWD, ROUTER, OVS, OVS_AFXDP)
+OVS_KINDS = (OVS, OVS_AFXDP)  # bridges of one private ovs-vswitchd in the switch namespace
 DESCRIPTION = {FWD: "namespaces running the engine fwd",
                ROUTER: "namespaces forwarding with the kernel's IP routing",
-               OVS: "Open vSwitch bridges (userspace datapath) with two veth ports each"}
+               OVS: "Open vSwitch bridges (userspace datapath) with two veth ports each",
+               OVS_AFXDP: "Open vSwitch bridges with two afxdp ports each, polled by one PMD "
+                          "thread"}
 HOST_SWITCH = "veth"          # the only switch that builds router / ovs elements
 # forwarding_mode() of router elements starts with this: each element's receive work runs on
 # that element's own CPU (threaded NAPI), so there is no separate switch core (chain_data.py)
@@ -102,16 +108,16 @@ def option_problems(options: Iterable[Mapping[str, str]], switches: Sequence[str
 
 def unavailable(options: Mapping[str, str]) -> str | None:
     """Why the elements of option nf cannot be built on this machine (nf=ovs without Open
-    vSwitch), with the fix; None when they can (or the value is bad: validation says so)."""
-    if options.get(OPTION) != OVS:
+    vSwitch, nf=ovs-afxdp without AF_XDP), with the fix; None when they can (or the value is
+    bad: validation says so)."""
+    kind = options.get(OPTION)
+    if kind not in OVS_KINDS:
         return None
-    from vswbench.switches.ovs_daemon import INSTALL_FIX, find_schema, missing_binaries
+    from vswbench.switches import all_switches
 
-    missing = missing_binaries()
-    if missing or find_schema() is None:
-        what = ", ".join(missing) if missing else "vswitch.ovsschema"
-        return f"nf=ovs needs Open vSwitch: missing {what} (fix: {INSTALL_FIX})"
-    return None
+    backend = all_switches()["ovs" if kind == OVS else "ovs-afxdp"]
+    state = backend.availability()
+    return None if state.ok else f"nf={kind} cannot be built here: {state.reason} (fix: {state.fix})"
 
 
 def calibration_target(options: Mapping[str, str], scenario: Scenario, placement: Placement,
@@ -138,7 +144,7 @@ def nf_hosts(scenario: Scenario) -> tuple[str, ...]:
 def ports_in_switch_namespace(kind: str) -> bool:
     """ovs elements are bridges: their ports are veth ends in the switch's namespace, without
     addresses (switch ports); fwd and router elements are namespaces of their own."""
-    return kind == OVS
+    return kind in OVS_KINDS
 
 
 def runs_engine(kind: str) -> bool:
@@ -148,7 +154,7 @@ def runs_engine(kind: str) -> bool:
 def effective_placement(kind: str, placement: Placement) -> Placement:
     """Where the elements really run, as recorded with every result: all OVS bridges are one
     ovs-vswitchd on the switch CPU, whatever nf_cpus said."""
-    if kind == OVS and placement.switch_cpu is not None:
+    if kind in OVS_KINDS and placement.switch_cpu is not None:
         return replace(placement, nf_cpus=(placement.switch_cpu,))
     return placement
 

@@ -1,5 +1,5 @@
 """Chains whose network functions are kernel routers or OVS bridges (`--switch veth --option
-nf=router|ovs`): a short `vswbench trial` delivers (>= 99 % at 5 kpps), no other frame moves (no
+nf=router|ovs|ovs-afxdp`): a short `vswbench trial` delivers (>= 99 % at 5 kpps), no other frame moves (no
 ARP, no ICMP, nothing against the stream), it reports per-element counters, and leaves nothing
 behind; killed with SIGKILL, `vswbench clean --prefix <run id>`
 removes everything, the OVS daemons included (their PIDs are in the run state).
@@ -54,7 +54,7 @@ def _leftovers(run_id: str) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("scenario", ["chain:1", "chain:3"])
-@pytest.mark.parametrize("nf", ["router", "ovs"])
+@pytest.mark.parametrize("nf", ["router", "ovs", "ovs-afxdp"])
 def test_chain_trial_delivers_and_cleans_up(root, engine, nf, scenario):
     _needs(nf)
     proc = subprocess.run([str(VSWBENCH), "trial", "--switch", "veth", "--scenario", scenario,
@@ -89,6 +89,7 @@ def test_chain_trial_delivers_and_cleans_up(root, engine, nf, scenario):
         assert "daemon ovs-vswitchd" in r["cycles_per_packet_by_process"]
         assert sum(1 for p in r["switch_ports"] if p["port"].startswith("ovs:")) == 2 * n
         assert r["placement"]["nf_cpus"] == [r["placement"]["switch_cpu"]]
+        assert ("afxdp ports, pmd pinned" in r["forwarding_mode"]) == (nf == "ovs-afxdp"), summary
     left = _leftovers(run_id)
     assert not any(left.values()), f"left behind by run {run_id}: {left}"
 

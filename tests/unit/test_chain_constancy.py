@@ -22,3 +22,13 @@ def test_a_constant_daemon_cost_or_no_daemon_gives_no_note():
     assert constancy_note(_data({1: 20000.0, 5: 21000.0, 10: 19000.0}), GROUP) is None
     assert constancy_note(_data({1: 20000.0, 10: 10000.0}), ("veth", "fwd", 64, False)) is None
     assert constancy_note(_data({4: 20000.0}), GROUP) is None      # one length: nothing to compare
+
+
+def test_only_trials_near_saturation_count():
+    # all at 10 kpps: at n = 1 that is far below its maximum rate, whose daemon cost per packet
+    # is then dominated by wake-ups; n = 3 and 10 are near theirs and agree
+    data = _data({1: 34000.0, 3: 13000.0, 10: 12500.0})
+    assert constancy_note(data, GROUP) is not None
+    near = {1: 40000.0, 3: 12000.0, 10: 11000.0}
+    assert constancy_note(data, GROUP, near) is None
+    assert constancy_note(data, GROUP, {1: 12000.0, 3: 12000.0, 10: 11000.0}) is not None

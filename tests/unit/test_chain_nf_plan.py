@@ -68,10 +68,13 @@ def test_campaign_reports_bad_nf_per_study():
 
 def test_kind_and_placement():
     assert chain_nf.nf_kind({}) == "fwd" and chain_nf.nf_kind({"nf": "ovs"}) == "ovs"
-    with pytest.raises(UsageError, match="expected one of fwd, router, ovs"):
+    assert chain_nf.nf_kind({"nf": "ovs-afxdp"}) == "ovs-afxdp"
+    with pytest.raises(UsageError, match="expected one of fwd, router, ovs, ovs-afxdp"):
         chain_nf.nf_kind({"nf": "OVS"})     # exact, as the point keys and model groups are
     pl = Placement(0, 1, (0, 1))
     assert chain_nf.effective_placement("ovs", pl) == Placement(0, 1, (1,))
+    assert chain_nf.effective_placement("ovs-afxdp", pl) == Placement(0, 1, (1,))
+    assert chain_nf.ports_in_switch_namespace("ovs-afxdp")
     assert chain_nf.effective_placement("router", pl) == pl
     assert pl.nf_cpu(1) == 0 and pl.nf_cpu(2) == 1 and pl.nf_cpu(3) == 0
     assert Placement(0, 1, ()).nf_cpu(2) == 1
@@ -97,7 +100,7 @@ def _wired(spec: str, nf: str) -> Testbed:
     return tb
 
 
-@pytest.mark.parametrize("nf", ["router", "ovs"])
+@pytest.mark.parametrize("nf", ["router", "ovs", "ovs-afxdp"])
 def test_no_engine_runs_for_built_elements(nf):
     cmds = _wired("chain:3", nf).engine_commands(Traffic(64, 10000, 2))
     assert [c.label for c in cmds] == ["tester"]
@@ -188,6 +191,9 @@ def test_parse_interfaces_and_bridge_commands():
     assert args[:4] == ["--", "add-br", "vsb1a2bbr1", "--"]
     assert "datapath_type=netdev" in args and "fail_mode=secure" in args
     assert "ofport_request=1" in args and "ofport_request=2" in args
+    assert not [a for a in args if a.startswith("type=")]      # system ports
+    afxdp = bridge_commands([("vsb1a2bbr1", "i1", "o1"), ("vsb1a2bbr2", "i2", "o2")], "afxdp")
+    assert afxdp.count("type=afxdp") == 4                      # every port of every bridge
 
 
 # -- the cost model fits each NF kind on its own ------------------------------------------------
@@ -204,6 +210,11 @@ def test_model_groups_by_nf_kind():
     per_element = "per-element napi-threaded (nf cpus 0,1)"
     assert layout_of({"placement": {"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [0, 1]},
                       "forwarding_mode": per_element}, 2) == Layout(0, (0, 1), None)
+    ovs = {"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [1]}
+    assert layout_of({"placement": ovs, "forwarding_mode": "ovs-vswitchd pinned cpu1, links "
+                      "napi-threaded cpu1"}, 2) == Layout(0, (1, 1), 1)
+    assert layout_of({"placement": ovs, "forwarding_mode": "ovs-vswitchd pinned cpu1, links "
+                      "sender-softirq"}, 2) == Layout(0, (1, 1), None)
     data = from_points([_search("fwd", 1, 2e5, "napi-threaded cpu1"),
                         _search("fwd", 2, 1e5, "napi-threaded cpu1"),
                         _search("router", 1, 3e5, per_element),

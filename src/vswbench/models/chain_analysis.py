@@ -15,8 +15,8 @@ from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.models.chain_cost import (RECOMMENDABLE, ChainObservation, CostModel, PointCheck,
-                                        check, fit, groups, holdout, leave_one_n_out,
-                                        measured_break_even, usable)
+                                        check, fit, forwarding_rates, groups, holdout,
+                                        leave_one_n_out, measured_break_even, usable)
 from vswbench.models.chain_data import ChainData, constancy_note, extras
 
 MODEL_NAME = "chain-model.json"
@@ -127,7 +127,10 @@ def analyze_group(data: ChainData, obs: Sequence[ChainObservation], *,
     else:
         model = fit(obs, f_cpu=f_cpu, extras=extra)
         rows = check(model, obs)
-    drift = constancy_note(data, group)
+    max_rate: dict[int, float] = {}
+    for o in forwarding_rates(obs):
+        max_rate[o.n] = max(max_rate.get(o.n, 0.0), o.throughput_pps)
+    drift = constancy_note(data, group, max_rate)
     if drift:
         model = replace(model, notes=(*model.notes, drift))
     present = {o.pattern for o in obs}

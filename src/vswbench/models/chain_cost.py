@@ -54,7 +54,7 @@ MEANING = {
 RECOMMENDABLE = ("s_core", "bi", "pbp")
 # NF kinds whose elements cannot be spread over cores: every OVS bridge runs in one ovs-vswitchd
 # pinned to the switch core (chain_nf.effective_placement), so bi and pbp are s_core for them.
-ONE_CORE_NFS = ("ovs",)
+ONE_CORE_NFS = ("ovs", "ovs-afxdp")
 # A group of observations fitted together: switch, NF kind (chain_nf.py: fwd, router, ovs),
 # frame size, and whether hops have a switch core of their own
 Group = tuple[str, str, int | str, bool]

@@ -15,7 +15,8 @@ Chains (option nf, chain_nf.py): with nf=fwd (the default) the network functions
 With nf=router each NF namespace forwards with the kernel's IP routing (nf_router.py: its NAPI
 threads run on the NF's CPU instead of the switch CPU); with nf=ovs each NF is an OVS bridge whose
 two ports are veth ends in the switch namespace (nf_ovs.py: one private ovs-vswitchd, pinned to
-the switch CPU, started in setup()). The testbed names the NF hosts in ctx.nf_hosts.
+the switch CPU, started in setup(); nf=ovs-afxdp gives the bridges afxdp ports polled by a PMD
+thread there). The testbed names the NF hosts in ctx.nf_hosts.
 
 Pitfall (Linux 6.x, veth_skb_is_eligible_for_gro): a veth hands a frame to its peer's NAPI only
 if the *sending* device has no TSO, or the frame comes from a local socket and the peer does UDP
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import pathlib
 
-from vswbench.chain_nf import OVS, ROUTER, nf_kind
+from vswbench.chain_nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.netns import mac_address, wait_link_up
 from vswbench.switches import register
@@ -65,7 +66,8 @@ class VethSwitch(KernelSwitch):
         super().__init__(ctx)
         self.nf = nf_kind(ctx.options)
         self.router = RouterChain(ctx, placed=self.placed) if self.nf == ROUTER else None
-        self.ovs_chain = OvsChain(ctx) if self.nf == OVS else None
+        self.ovs_chain = (OvsChain(ctx, "afxdp" if self.nf == OVS_AFXDP else "")
+                          if self.nf in OVS_KINDS else None)
 
     def setup(self) -> None:
         if self.ovs_chain is not None:
@@ -96,7 +98,7 @@ class VethSwitch(KernelSwitch):
                 att.host_mac = mac_address(att.host.netns, att.host.ifname)
                 if self.router is None:   # router elements place their ports' NAPI threads
                     place_napi(self.ctx, att.host.netns, att.host.ifname, self.placed)
-        if self.nf in (ROUTER, OVS) and not self.ctx.nf_hosts:
+        if (self.nf == ROUTER or self.nf in OVS_KINDS) and not self.ctx.nf_hosts:
             raise VswbenchError(f"veth: option nf={self.nf} but the testbed named no network "
                                 "functions")
         if self.router is not None and not self.router.elements:
