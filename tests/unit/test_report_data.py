@@ -261,3 +261,14 @@ def test_error_bars_exported_as_data(full) -> None:
     assert {b["parameter"] for b in data["bars"]} >= {"size", "flows"}
     rows = list(csv.DictReader(io.StringIO(error_bars_csv(bars))))
     assert len(rows) == len(bars) and float(rows[0]["low"]) <= 1.0 <= float(rows[0]["high"])
+
+
+def test_throughput_vs_size_needs_two_frame_sizes(full) -> None:
+    from vswbench.report.plots import Colours, throughput_vs_size
+
+    rows = ranking(full)
+    colours = Colours(sorted({r.setup.switch for r in rows}))
+    assert throughput_vs_size(rows, colours, 10e9) is not None       # 64 and 1518 B
+    at64 = [r for r in rows if r.setup.size_bytes == 64]
+    # one size (a chains campaign, every setup at 64 B): a column of dots, not drawn
+    assert throughput_vs_size(at64, colours, 10e9) is None

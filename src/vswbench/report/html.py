@@ -243,7 +243,9 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
                      model.data.points)
     bodies = {
         "ranking": ranking_section(model.ranking),
-        "throughput-size": _plots(plots, "throughput-size", "no search in this campaign",
+        "throughput-size": _plots(plots, "throughput-size",
+                                  "no search in this campaign" if not model.ranking else
+                                  "every search measured one frame size (the ranking has them)",
                                   f"NDR per switch against frame size; the dashed line is the "
                                   f"line rate of a {model.link_bps / 1e9:g} Gbit/s link "
                                   "(frames of size + 20 bytes on the wire)."),

@@ -8,6 +8,7 @@ same store gives byte-identical files (fixed SVG hash salt, no dates in the meta
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 FIGSIZE = (7.5, 4.2)                     # inches; at DPI 100 a 750 x 420 pixel PNG
 FIGSIZE_WIDE = (10.0, 4.2)
+LEGEND_BESIDE = 14                       # legend entries that fit beside the axes
+LEGEND_ROW_INCHES = 0.2                  # height added per legend row under the axes
 DPI = 100
 RC = {"svg.hashsalt": "vswbench-report", "svg.fonttype": "path", "font.size": 9,
       "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 7, "legend.framealpha": 0.8}
@@ -88,10 +91,20 @@ class Colours:
 
 
 def _legend(ax: Axes, count: int) -> None:
-    """Beside the axes, never over the data (constrained layout makes room for it)."""
-    if count:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
-                  ncols=2 if count > 14 else 1)
+    """Beside the axes, never over the data (constrained layout makes room for it); more than
+    LEGEND_BESIDE entries go in two columns under the axes, the figure taller by their rows
+    (beside the axes, two columns of long setup labels had left the axes no width at all: a
+    chains campaign's 33 sweep setups)."""
+    if not count:
+        return
+    if count <= LEGEND_BESIDE:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        return
+    fig = ax.get_figure()
+    if isinstance(fig, Figure):
+        fig.set_figheight(fig.get_figheight() + LEGEND_ROW_INCHES * math.ceil(count / 2))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), borderaxespad=0.0, ncols=2,
+              fontsize="small")
 
 
 # -- 2. throughput vs frame size ---------------------------------------------------------------
@@ -101,8 +114,9 @@ def throughput_vs_size(rows: Sequence[RankingRow], colours: Colours,
     for r in rows:
         if r.ndr_pps and r.setup.size_bytes:
             series[(r.setup.switch, r.setup.scenario, r.setup.variant)].append(r)
-    if not series:
-        return None
+    if len({r.setup.size_bytes for pts in series.values() for r in pts}) < 2:
+        return None     # a column of dots: the ranking says it (and a chains campaign's 57
+        #                 setups at 64 B made a legend that left the axes no room)
     fig, (ax,) = _figure()
     scenarios = {k[1:] for k in series}
     bound_shown = False
