@@ -117,7 +117,9 @@ def unavailable(options: Mapping[str, str]) -> str | None:
 
     backend = all_switches()["ovs" if kind == OVS else "ovs-afxdp"]
     state = backend.availability()
-    return None if state.ok else f"nf={kind} cannot be built here: {state.reason} (fix: {state.fix})"
+    if state.ok:
+        return None
+    return f"nf={kind} cannot be built here: {state.reason} (fix: {state.fix})"
 
 
 def calibration_target(options: Mapping[str, str], scenario: Scenario, placement: Placement,

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from vswbench.chain_nf import OVS_KINDS
 from vswbench.errors import UsageError
 from vswbench.models.chain_layout import (PARAMS, PLACEMENTS, Layout,  # noqa: F401
                                           bottleneck_loads, classify, layout_for)
@@ -54,7 +55,7 @@ MEANING = {
 RECOMMENDABLE = ("s_core", "bi", "pbp")
 # NF kinds whose elements cannot be spread over cores: every OVS bridge runs in one ovs-vswitchd
 # pinned to the switch core (chain_nf.effective_placement), so bi and pbp are s_core for them.
-ONE_CORE_NFS = ("ovs", "ovs-afxdp")
+ONE_CORE_NFS = OVS_KINDS
 # A group of observations fitted together: switch, NF kind (chain_nf.py: fwd, router, ovs),
 # frame size, and whether hops have a switch core of their own
 Group = tuple[str, str, int | str, bool]

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from vswbench.chain_nf import OVS_PORT_PREFIX
 from vswbench.netns import wait_until
 from vswbench.switches.base import Attachment, PortCounters, SwitchContext
-from vswbench.switches.ovs_daemon import OvsError, OvsInstance
+from vswbench.switches.ovs_daemon import OvsError, OvsInstance, pmd_on
 
 IN_PORT, OUT_PORT = 1, 2
 
@@ -122,16 +122,13 @@ class OvsChain:
     def start(self) -> None:
         ctx = self.ctx
         cpu = self.switch_cpu()
-        pmd = {"pmd-cpu-mask": hex(1 << cpu)} if self.port_type and cpu is not None else {}
+        pmd = pmd_on(cpu) if self.port_type else {}
         self.ovs = OvsInstance(ctx.run_id, ctx.registry, ctx.netns, ctx.temp_dir, pmd)
         self.ovs.start()
         if cpu is not None:
             self.ovs.pin(cpu)
         if self.port_type:
-            types = self.ovs.vsctl("get", "Open_vSwitch", ".", "iface_types")
-            if self.port_type not in types:
-                raise OvsError(f"nf=ovs-{self.port_type}: ovs-vswitchd offers no "
-                               f"{self.port_type} ports (iface_types: {types.strip()})")
+            self.ovs.require_port_type(self.port_type, f"nf=ovs-{self.port_type}")
 
     def _instance(self) -> OvsInstance:
         if self.ovs is None:

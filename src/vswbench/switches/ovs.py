@@ -30,7 +30,7 @@ from vswbench.switches import register
 from vswbench.switches.base import (Attachment, Availability, HostPort, Path as FlowPath,
                                     PortCounters, Switch, SwitchContext)
 from vswbench.switches.ovs_daemon import (INSTALL_FIX, OvsError, OvsInstance, find_schema,
-                                          missing_binaries)
+                                          missing_binaries, pmd_on)
 from vswbench.switches.ovs_rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT,
                                          PORT_COOKIE, FlowSource, RulePath, clone_outputs,
                                          parse_ovs_options, rule_lines)
@@ -339,15 +339,11 @@ class OvsAfxdp(Ovs):
         return Availability(True)
 
     def other_config(self) -> dict[str, str]:
-        cpu = self._switch_cpu()
-        return {"pmd-cpu-mask": hex(1 << cpu)} if cpu is not None else {}
+        return pmd_on(self._switch_cpu())
 
     def setup(self) -> None:
         super().setup()
-        types = self._instance().vsctl("get", "Open_vSwitch", ".", "iface_types")
-        if "afxdp" not in types:
-            raise OvsError(f"{self.name}: ovs-vswitchd offers no afxdp ports (iface_types: "
-                           f"{types.strip()})")
+        self._instance().require_port_type("afxdp", self.name)
 
     def interface_settings(self) -> list[str]:
         return ["type=afxdp"]

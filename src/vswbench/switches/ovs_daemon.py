@@ -252,6 +252,13 @@ class OvsInstance:
         if self.vswitchd is not None:
             run(["taskset", "-a", "-p", "-c", str(cpu), str(self.vswitchd.pid)])
 
+    def require_port_type(self, port_type: str, who: str) -> None:
+        """OvsError unless the running ovs-vswitchd offers ports of `port_type` (e.g. afxdp)."""
+        types = self.vsctl("get", "Open_vSwitch", ".", "iface_types")
+        if port_type not in types:
+            raise OvsError(f"{who}: ovs-vswitchd offers no {port_type} ports (iface_types: "
+                           f"{types.strip()})")
+
     def pids(self) -> list[int]:
         return [d.pid for d in (self.db_server, self.vswitchd) if d is not None and d.running()]
 
@@ -263,3 +270,8 @@ class OvsInstance:
         if self._dir_reg is not None:
             self._dir_reg.release()
             self._dir_reg = None
+
+
+def pmd_on(cpu: int | None) -> dict[str, str]:
+    """other_config putting the PMD threads on one CPU (none set when the CPU is unknown)."""
+    return {"pmd-cpu-mask": hex(1 << cpu)} if cpu is not None else {}
