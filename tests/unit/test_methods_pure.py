@@ -26,7 +26,7 @@ def test_fractions():
 def test_shaper_rates_count_frames_without_fcs():
     s = Shaper(100_000, 64)
     assert s.rate_bits == 100_000 * 60 * 8
-    assert s.burst_bytes == 50 * 60 and s.limit_bytes == 50 * 60
+    assert s.burst_bytes == 50 * 60 and s.limit_bytes == 200 * 60
     args = s.tbf_args()
     assert args[:3] == ["tbf", "rate", "48000000bit"]
     tiny = Shaper(100, 1518)
