@@ -12,6 +12,11 @@
                the same bridges with afxdp ports: one PMD thread on the switch CPU polls them all
                (no main-loop wake-ups, whose cost does not grow with the packets: switches/nf_ovs.py)
 
+Option `nf_poll` says how fwd engines wait for frames: auto (the default: busy-poll on a core of
+their own, sleep when the core is shared with the tester or another NF), busy or sleep. A chain
+study sets it to sleep so that its NFs wait the same way at every n: under auto the single NF of
+chain:1 polled beside its links' NAPI threads, and n = 1 forwarded less than n = 2 (chains9).
+
 router and ovs need `--switch veth`: the hops between elements are then direct veth pairs, so the
 chain is nothing but its elements (switches/veth.py builds them, with switches/nf_router.py and
 switches/nf_ovs.py). Any other combination is a UsageError naming the fix.
@@ -49,6 +54,35 @@ PER_ELEMENT = "per-element"
 OVS_PORT_PREFIX = "ovs:"      # PortCounters.port of an OVS bridge port: "ovs:<interface>"
 
 
+POLL_OPTION = "nf_poll"
+AUTO, BUSY, SLEEP = "auto", "busy", "sleep"
+POLL_MODES = {AUTO: "busy-poll alone on a core, sleep when sharing it",
+              BUSY: "always busy-poll", SLEEP: "always sleep until frames arrive"}
+
+
+def nf_poll(options: Mapping[str, str]) -> str:
+    """The validated value of option nf_poll (default auto)."""
+    mode = str(options.get(POLL_OPTION, AUTO))
+    if mode not in POLL_MODES:
+        raise UsageError(f"option nf_poll={options.get(POLL_OPTION)!r}: expected one of "
+                         + ", ".join(f"{k} ({v})" for k, v in POLL_MODES.items()))
+    return mode
+
+
+def poll_problem(options: Mapping[str, str], kind: str, scenario: Scenario) -> str | None:
+    """Why option nf_poll cannot be used here, or None (also for a valid default)."""
+    if POLL_OPTION not in options:
+        return None
+    nf_poll(options)
+    if kind != FWD:
+        return (f"option nf_poll applies to fwd engines, and nf={kind} runs none "
+                "(leave nf_poll out)")
+    if not nf_hosts(scenario):
+        return (f"option nf_poll applies to scenarios with network functions (pvp, chain:N), "
+                f"and {scenario.name} has none (leave nf_poll out)")
+    return None
+
+
 def nf_kind(options: Mapping[str, str]) -> str:
     """The validated value of option nf (default fwd)."""
     kind = str(options.get(OPTION, FWD))
@@ -78,7 +112,7 @@ def check_nf(options: Mapping[str, str], scenario: Scenario,
              switch_cls: type[Switch]) -> str:
     """The NF kind, or UsageError for a bad value or combination (nothing is created)."""
     kind = nf_kind(options)
-    problem = nf_problem(kind, scenario, switch_cls.name)
+    problem = nf_problem(kind, scenario, switch_cls.name) or poll_problem(options, kind, scenario)
     if problem:
         raise UsageError(problem)
     return kind
@@ -91,16 +125,18 @@ def option_problems(options: Iterable[Mapping[str, str]], switches: Sequence[str
 
     found: list[str] = []
     for table in options:
-        if OPTION not in table:
+        if OPTION not in table and POLL_OPTION not in table:
             continue
         try:
             kind = nf_kind(table)
+            nf_poll(table)
         except UsageError as exc:
             found.append(str(exc))
             continue
         for switch in switches:
             for name in scenarios:
-                problem = nf_problem(kind, parse(name), switch)
+                problem = (nf_problem(kind, parse(name), switch)
+                           or poll_problem(table, kind, parse(name)))
                 if problem:
                     found.append(problem)
     return list(dict.fromkeys(found))

@@ -28,8 +28,8 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vswbench.chain_nf import (FWD, check_nf, effective_placement, nf_hosts,
-                               ports_in_switch_namespace, runs_engine)
+from vswbench.chain_nf import (AUTO, FWD, SLEEP, check_nf, effective_placement, nf_hosts,
+                               nf_poll, ports_in_switch_namespace, runs_engine)
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.netns import (LinkCounters, Namespace, add_address, addresses, ip_json,
                             mac_address, namespace_pids, set_neighbour, sysctl, wait_link_up)
@@ -178,6 +178,7 @@ class Testbed:
 
     __test__ = False  # not a pytest test class
     nf: str = FWD     # how the network functions forward (option nf, chain_nf.py)
+    nf_poll: str = AUTO   # how fwd engines wait for frames (option nf_poll, chain_nf.py)
 
     def __init__(self, scenario: Scenario, switch_cls: type[Switch], run: Run,
                  placement: Placement | None = None,
@@ -191,6 +192,10 @@ class Testbed:
         if problem:
             raise UsageError(problem)
         self.nf = check_nf(self.options, scenario, switch_cls)
+        self.nf_poll = nf_poll(self.options)
+        if self.nf_poll == SLEEP and switch_cls.port_kind == "dpdk":
+            raise UsageError(f"option nf_poll=sleep: with switch {switch_cls.name} the network "
+                             "functions are DPDK engines, which always poll (leave nf_poll out)")
         self.placement = effective_placement(self.nf, placement or Placement())
         self.switch_ns = run.id.name("sw")
         self.host_ports = plan_ports(scenario, run.id, l3=switch_cls.l3,
@@ -436,7 +441,8 @@ class Testbed:
                 args = ["fwd", *common, "--rewrite-mac", "--dst-mac", back,
                         "--dst-mac", self.next_hop_mac[(ahead.src, ahead.dst)],
                         "--duration", _fmt(server_duration)]
-                if not self.dpdk and self._shares_cpu(cpu, nf_index):
+                if not self.dpdk and (self.nf_poll == SLEEP or (
+                        self.nf_poll == AUTO and self._shares_cpu(cpu, nf_index))):
                     # idle: give the core to its neighbours; a ring as deep as a sleeping sink's
                     # rides out their time slices (NF drops were all inside its socket ring)
                     args += ["--no-busy-poll", "--ring", str(SLEEPING_NF_RING)]

@@ -41,6 +41,12 @@ def nothing_created(monkeypatch):
      ["option nf='bogus'", "fwd, router, ovs"]),
     (["--switch", "veth", "--scenario", "p2p", "--option", "nf=router"],
      ["applies to scenarios with network functions", "chain:N"]),
+    (["--switch", "veth", "--scenario", "chain:2", "--option", "nf_poll=lazy"],
+     ["option nf_poll='lazy'", "auto", "busy", "sleep"]),
+    (["--switch", "veth", "--scenario", "chain:2", "--option", "nf=router",
+      "--option", "nf_poll=sleep"], ["nf_poll applies to fwd engines", "leave nf_poll out"]),
+    (["--switch", "bridge", "--scenario", "p2p", "--option", "nf_poll=busy"],
+     ["nf_poll applies to scenarios with network functions"]),
 ])
 def test_bad_combinations_exit_2(capsys, nothing_created, argv, needles):
     code = cli.main(["trial", *argv])
@@ -54,10 +60,13 @@ def test_bad_combinations_exit_2(capsys, nothing_created, argv, needles):
 def test_campaign_reports_bad_nf_per_study():
     spec = ('[campaign]\nname = "c"\n[[study]]\nkind = "search"\nswitch = ["veth", "bridge"]\n'
             'scenario = "chain"\nchain = [1, 2]\noptions = {nf = "router"}\n'
-            '[[study]]\nkind = "search"\nswitch = "veth"\noptions = {nf = "bogus"}\n')
+            '[[study]]\nkind = "search"\nswitch = "veth"\noptions = {nf = "bogus"}\n'
+            '[[study]]\nkind = "search"\nswitch = "veth"\nscenario = "pvp"\n'
+            'options = {nf_poll = "never"}\n')
     with pytest.raises(UsageError) as e:
         parse_spec(spec)
     text = str(e.value)
+    assert "study 3, options: option nf_poll='never'" in text
     assert "study 1, options: option nf=router needs switch veth" in text
     assert "study 2, options: option nf='bogus'" in text
     good = parse_spec('[campaign]\nname = "c"\n[[study]]\nkind = "search"\nswitch = "veth"\n'

@@ -110,8 +110,29 @@ def test_nf_engines_sharing_a_core_do_not_busy_poll():
     assert "--no-busy-poll" not in cmds["nf1"].args
 
 
+@pytest.mark.parametrize("mode,polls", [("sleep", [False, False]), ("busy", [True, True]),
+                                        ("auto", [True, False])])
+def test_option_nf_poll_decides_for_every_nf(mode, polls):
+    """nf_poll=sleep: the NFs sleep at every chain length, also alone on a core (chain:1);
+    busy: they poll even when sharing one; auto: chain:1's NF alone polls, chain:2's share."""
+    seen = []
+    for spec in ("pvp", "chain:2"):
+        tb = _wired(spec)
+        tb.nf_poll = mode
+        cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
+        seen.append("--no-busy-poll" not in cmds["nf1"].args)
+    assert seen == polls
+
+
 class _Dpdk(_L2):
     port_kind = "dpdk"
+
+
+def test_dpdk_network_functions_cannot_sleep():
+    from vswbench.errors import UsageError
+
+    with pytest.raises(UsageError, match="DPDK engines, which always poll"):
+        Testbed(parse("pvp"), _Dpdk, run=None, options={"nf_poll": "sleep"})
 
 
 def test_dpdk_engines_do_not_linger_for_the_switch():
