@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from vswbench.backend_options import check_keys
 from vswbench.chain_nf import check_nf
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.scenario import Role, Scenario, parse
@@ -110,6 +111,7 @@ def parse_options(items: tuple[str, ...]) -> dict[str, str]:
         if not sep or not key.strip():
             raise UsageError(f"--option {item!r}: expected key=value, e.g. --option ovs_mode=normal")
         result[key.strip()] = value.strip()
+    check_keys(result)
     return result
 
 
