@@ -275,8 +275,8 @@ def _options(v: Any) -> tuple[tuple[str, str], ...]:
     for k, x in v.items():
         if k in ("shape_pps", "shape_frame_size"):
             raise _Bad(f"{k} is set by the campaign: use the study key shape_pps (and size)")
-        if unknown_key(k):
-            raise _Bad(str(unknown_key(k)))
+        if (problem := unknown_key(k)) is not None:
+            raise _Bad(problem)
         if not isinstance(x, (str, int, float, bool)):
             raise _Bad(f"option {k} = {x!r}: values are strings, numbers or booleans")
         items.append((k, str(x).lower() if isinstance(x, bool) else str(x)))

@@ -69,11 +69,14 @@ def nf_poll(options: Mapping[str, str]) -> str:
     return mode
 
 
-def poll_problem(options: Mapping[str, str], kind: str, scenario: Scenario) -> str | None:
+def poll_problem(options: Mapping[str, str], kind: str, scenario: Scenario,
+                 switch_cls: type[Switch] | None) -> str | None:
     """Why option nf_poll cannot be used here, or None (also for a valid default)."""
     if POLL_OPTION not in options:
         return None
-    nf_poll(options)
+    if nf_poll(options) == SLEEP and switch_cls is not None and switch_cls.port_kind == "dpdk":
+        return (f"option nf_poll=sleep: with switch {switch_cls.name} the network functions are "
+                "DPDK engines, which always poll (leave nf_poll out)")
     if kind != FWD:
         return (f"option nf_poll applies to fwd engines, and nf={kind} runs none "
                 "(leave nf_poll out)")
@@ -112,7 +115,8 @@ def check_nf(options: Mapping[str, str], scenario: Scenario,
              switch_cls: type[Switch]) -> str:
     """The NF kind, or UsageError for a bad value or combination (nothing is created)."""
     kind = nf_kind(options)
-    problem = nf_problem(kind, scenario, switch_cls.name) or poll_problem(options, kind, scenario)
+    problem = (nf_problem(kind, scenario, switch_cls.name)
+               or poll_problem(options, kind, scenario, switch_cls))
     if problem:
         raise UsageError(problem)
     return kind
@@ -122,7 +126,9 @@ def option_problems(options: Iterable[Mapping[str, str]], switches: Sequence[str
                     scenarios: Sequence[str]) -> list[str]:
     """A campaign study's problems with option nf: one line per bad value or combination."""
     from vswbench.scenario import parse
+    from vswbench.switches import all_switches
 
+    classes = all_switches()
     found: list[str] = []
     for table in options:
         if OPTION not in table and POLL_OPTION not in table:
@@ -136,7 +142,7 @@ def option_problems(options: Iterable[Mapping[str, str]], switches: Sequence[str
         for switch in switches:
             for name in scenarios:
                 problem = (nf_problem(kind, parse(name), switch)
-                           or poll_problem(table, kind, parse(name)))
+                           or poll_problem(table, kind, parse(name), classes.get(switch)))
                 if problem:
                     found.append(problem)
     return list(dict.fromkeys(found))

@@ -193,9 +193,6 @@ class Testbed:
             raise UsageError(problem)
         self.nf = check_nf(self.options, scenario, switch_cls)
         self.nf_poll = nf_poll(self.options)
-        if self.nf_poll == SLEEP and switch_cls.port_kind == "dpdk":
-            raise UsageError(f"option nf_poll=sleep: with switch {switch_cls.name} the network "
-                             "functions are DPDK engines, which always poll (leave nf_poll out)")
         self.placement = effective_placement(self.nf, placement or Placement())
         self.switch_ns = run.id.name("sw")
         self.host_ports = plan_ports(scenario, run.id, l3=switch_cls.l3,

@@ -275,3 +275,10 @@ def test_the_chains_campaign_parses():
         lengths = {p.scenario for p in points if p.kind == "search"
                    and dict(p.options).get("nf", "fwd") == nf}
         assert lengths == {"pvp", *(f"chain:{n}" for n in range(2, 11))}, nf
+
+
+def test_campaign_refuses_sleeping_dpdk_network_functions():
+    with pytest.raises(UsageError, match="study 1, options: option nf_poll=sleep: with switch "
+                                         "testpmd the network functions are DPDK engines"):
+        parse_spec('[campaign]\nname = "c"\n[[study]]\nkind = "search"\nswitch = "testpmd"\n'
+                   'scenario = "pvp"\noptions = {nf_poll = "sleep"}\n')
