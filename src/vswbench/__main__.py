@@ -1,3 +1,5 @@
-from vswbench.cli import main
+"""`python -m vswbench`: the command line."""
+
+from vswbench.cli.app import main
 
 raise SystemExit(main())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vswbench.pair import Endpoint
+from vswbench.host.pair import Endpoint
 
 TX_CPU = 0
 RX_CPU = 1 if (os.cpu_count() or 1) > 1 else 0

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.netns import list_namespaces
-from vswbench.store import ResultStore
+from vswbench.host.netns import list_namespaces
+from vswbench.results.store import ResultStore
 
 VSWBENCH = Path(sys.executable).parent / "vswbench"
 SPEC = """
@@ -77,9 +77,9 @@ def test_killed_run_resumes_without_redoing_or_losing_points(root, engine, tmp_p
 
 @pytest.mark.timeout(120)
 def test_unavailable_switch_is_recorded_as_skipped(root, engine, tmp_path, monkeypatch):
-    from vswbench.campaign import parse_spec
-    from vswbench.runner import CampaignRunner
-    from vswbench.switches import all_switches
+    from vswbench.campaign.spec import parse_spec
+    from vswbench.campaign.runner import CampaignRunner
+    from vswbench.switches.catalog import all_switches
     from vswbench.switches.base import Availability
 
     veth = all_switches()["veth"]

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from integration_helpers import processes_mentioning
-from vswbench.netns import ip_json, list_namespaces
-from vswbench.runstate import state_dir
-from vswbench.switches import all_switches
+from vswbench.host.netns import ip_json, list_namespaces
+from vswbench.run.state import state_dir
+from vswbench.switches.catalog import all_switches
 
 VSWBENCH = Path(sys.executable).parent / "vswbench"
 RATE = 5_000
@@ -30,7 +30,7 @@ def _needs(nf: str) -> None:
     avail = all_switches()["veth"].availability()
     if not avail.ok:
         pytest.skip(f"veth: {avail.reason}")
-    from vswbench.chain_nf import unavailable
+    from vswbench.switches.catalog import nf_unavailable as unavailable
 
     why = unavailable({"nf": nf})
     if why:

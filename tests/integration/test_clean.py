@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.netns import list_namespaces, namespace_exists, run
-from vswbench.runstate import process_start_time, state_dir
+from vswbench.host.netns import list_namespaces, namespace_exists, run
+from vswbench.run.state import process_start_time, state_dir
 
 
 def vswbench(*argv: str) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from integration_helpers import RX_CPU, TX_CPU, port_args
-from vswbench.engine import EngineProcess
+from vswbench.engine.process import EngineProcess
 
 
 def read_record(proc: subprocess.Popen, rtype: str) -> dict:

@@ -3,8 +3,8 @@
 import pytest
 
 from integration_helpers import RX_CPU, TX_CPU, port_args
-from vswbench.engine import EngineProcess, run_engine
-from vswbench.netns import link_counters
+from vswbench.engine.process import EngineProcess, run_engine
+from vswbench.host.netns import link_counters
 
 COUNT = 20000
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from integration_helpers import RX_CPU, TX_CPU
-from vswbench.engine import EngineProcess, run_engine
+from vswbench.engine.process import EngineProcess, run_engine
 
 RATE = "100k"
 COUNT = 200_000  # 2 s at 100 kpps
@@ -170,7 +170,7 @@ def test_loop_two_memif_ports_one_process(dpdk, registry, pfx):
     env = dict(os.environ, VSB_DPDK_PREFIX=pfx.new())
     proc = subprocess.run([str(dpdk), *args], env=env, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
-    from vswbench.records import parse_final, parse_lines
+    from vswbench.engine.records import parse_final, parse_lines
 
     records = parse_lines(proc.stdout.splitlines())
     f = parse_final(next(r for r in records if r.type == "final"))

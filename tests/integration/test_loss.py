@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 
 from integration_helpers import RX_CPU, TX_CPU, port_args
-from vswbench.engine import EngineProcess, run_engine
-from vswbench.netns import (Namespace, VethPair, add_address, mac_address, run, set_neighbour,
+from vswbench.engine.process import EngineProcess, run_engine
+from vswbench.host.netns import (Namespace, VethPair, add_address, mac_address, run, set_neighbour,
                             set_offload)
-from vswbench.pair import Endpoint
+from vswbench.host.pair import Endpoint
 
 COUNT = 20000
 EVERY = 4          # the sequence filter drops seq % 4 == 1: a quarter, never the first or last

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.netns import list_namespaces
-from vswbench.run import run_scope
-from vswbench.runstate import process_start_time, state_dir
+from vswbench.host.netns import list_namespaces
+from vswbench.run.scope import run_scope
+from vswbench.run.state import process_start_time, state_dir
 from vswbench.scenario import parse
-from vswbench.session import ControlSession, Workload
+from vswbench.measure.session import ControlSession, Workload
 from vswbench.switches.base import Placement
 from vswbench.switches.ovs import Ovs
-from vswbench.testbed import Testbed
+from vswbench.testbed.build import Testbed
 
 RATE, SECONDS, FLOWS = 5000.0, 2.0, 1000
 PLACEMENT = Placement(0, 1, (1,))

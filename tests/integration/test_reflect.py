@@ -3,7 +3,7 @@
 import pytest
 
 from integration_helpers import RX_CPU, TX_CPU, port_args
-from vswbench.engine import EngineProcess, run_engine
+from vswbench.engine.process import EngineProcess, run_engine
 
 COUNT = 5000
 

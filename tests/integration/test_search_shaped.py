@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.b2b import B2BConfig, back_to_back
-from vswbench.calibration import calibrate
-from vswbench.loadcurve import latency_at, run_sweep, saturation
-from vswbench.netns import list_namespaces
-from vswbench.run import run_scope
+from vswbench.measure.b2b import B2BConfig, back_to_back
+from vswbench.measure.calibration import calibrate
+from vswbench.measure.loadcurve import latency_at, run_sweep, saturation
+from vswbench.host.netns import list_namespaces
+from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
-from vswbench.session import ControlSession, Workload
-from vswbench.switches import all_switches
+from vswbench.measure.session import ControlSession, Workload
+from vswbench.switches.catalog import all_switches
 from vswbench.switches.base import Placement
-from vswbench.testbed import Testbed
+from vswbench.testbed.build import Testbed
 
 VSWBENCH = Path(sys.executable).parent / "vswbench"
 PLACEMENT = Placement(0, 1, (1,))

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.run import run_scope
+from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
-from vswbench.session import ControlSession, Workload
-from vswbench.switches import all_switches
-from vswbench.testbed import Testbed
+from vswbench.measure.session import ControlSession, Workload
+from vswbench.switches.catalog import all_switches
+from vswbench.testbed.build import Testbed
 
 CASES = [("memif", "p2p", {}), ("testpmd", "pvp", {}),
          ("testpmd", "p2p", {}), ("testpmd", "p2p", {"dpdk_port": "memif"}),

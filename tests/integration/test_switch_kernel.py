@@ -5,31 +5,27 @@ and nothing left after teardown."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from dataclasses import dataclass
 
 import pytest
 
-from vswbench.cleanup import CleanupRegistry
-from vswbench.engine import EngineProcess, run_engine
-from vswbench.netns import Namespace, ip_json, list_namespaces, run
-from vswbench.runid import RunId
-from vswbench.switches import REGISTRY
-from vswbench.switches.base import (Attachment, HostPort, Path, Placement, PortCounters, Switch,
+from vswbench.run.registry import CleanupRegistry
+from vswbench.engine.process import EngineProcess, run_engine
+from vswbench.host.netns import Namespace, ip_json, list_namespaces, run
+from vswbench.run.ids import RunId
+from vswbench.switches.catalog import all_switches
+from vswbench.switches.base import (Attachment, HostPort, ForwardPath, Placement, PortCounters, Switch,
                                     SwitchContext)
 
-MODULES = {"veth": "veth", "bridge": "bridge", "router": "router", "macvlan": "macvlan",
-           "tc-bpf": "tcbpf", "xdp": "xdp"}
 COUNT = 1000
 SWITCH_CPU = 1 if (os.cpu_count() or 1) > 1 else 0
 EXPECTED_MODE = {"macvlan": f"rps cpu{SWITCH_CPU}"}   # the others: napi-threaded
 
 
 def switch_class(name: str) -> type[Switch]:
-    importlib.import_module(f"vswbench.switches.{MODULES[name]}")
-    return REGISTRY[name]
+    return all_switches()[name]
 
 
 @dataclass
@@ -60,7 +56,7 @@ def build(root, registry: CleanupRegistry, run_id: RunId, tmp_path):
         sw.setup()
         a = sw.attach(HostPort("h1.p0", names[1], run_id.ifname("h1"), "198.18.1.2/24"))
         b = sw.attach(HostPort("h2.p0", names[2], run_id.ifname("h2"), "198.18.2.2/24"))
-        sw.forward([Path("h1.p0", "h2.p0"), Path("h2.p0", "h1.p0")])
+        sw.forward([ForwardPath("h1.p0", "h2.p0"), ForwardPath("h2.p0", "h1.p0")])
         return Built(sw, a, b, names)
 
     yield make

@@ -27,13 +27,13 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.cleanup import CleanupRegistry
-from vswbench.engine import EngineProcess, find_engine, run_engine
-from vswbench.netns import (Namespace, link_counters, list_namespaces, run, set_neighbour,
+from vswbench.run.registry import CleanupRegistry
+from vswbench.engine.process import EngineProcess, find_engine, run_engine
+from vswbench.host.netns import (Namespace, link_counters, list_namespaces, run, set_neighbour,
                             sysctl)
-from vswbench.runid import RunId, new_run_id
-from vswbench.runstate import RunState, is_same_process, process_start_time, state_dir
-from vswbench.switches.base import (Attachment, HostPort, Path as FlowPath, PortCounters,
+from vswbench.run.ids import RunId, new_run_id
+from vswbench.run.state import RunState, is_same_process, process_start_time, state_dir
+from vswbench.switches.base import (Attachment, HostPort, ForwardPath, PortCounters,
                                     SwitchContext)
 from vswbench.switches.ovs import Ovs, OvsAfxdp
 
@@ -72,7 +72,7 @@ def ovs_bed(cls: type[Ovs], run_id: RunId, registry: CleanupRegistry,
     switch.setup()
     a = switch.attach(HostPort("h1.p0", names[1], run_id.ifname("h1p0"), f"{IP1}/24"))
     b = switch.attach(HostPort("h2.p0", names[2], run_id.ifname("h2p0"), f"{IP2}/24"))
-    switch.forward([FlowPath("h1.p0", "h2.p0"), FlowPath("h2.p0", "h1.p0")])
+    switch.forward([ForwardPath("h1.p0", "h2.p0"), ForwardPath("h2.p0", "h1.p0")])
     # Quiet hosts: no ICMP port unreachable for the engine's UDP frames (nothing listens on the
     # port) and no ARP, so the switch's counters hold the engine's frames and nothing else.
     for ns in names[1:]:

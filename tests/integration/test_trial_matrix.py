@@ -19,16 +19,16 @@ from pathlib import Path
 import pytest
 
 from integration_helpers import processes_mentioning
-from vswbench.netns import ip_json, list_namespaces
-from vswbench.cmd_trial import TrialOptions, make_placement
-from vswbench.run import run_scope
-from vswbench.runstate import state_dir
+from vswbench.host.netns import ip_json, list_namespaces
+from vswbench.measure.plan import TrialOptions, make_placement
+from vswbench.run.scope import run_scope
+from vswbench.run.state import state_dir
 from vswbench.scenario import parse
-from vswbench.switches import all_switches
+from vswbench.switches.catalog import all_switches
 from vswbench.switches.base import Placement
 from vswbench.errors import UsageError
-from vswbench.testbed import Testbed
-from vswbench.trial import TrialSpec, run_trial
+from vswbench.testbed.build import Testbed
+from vswbench.measure.trial import TrialSpec, run_trial
 
 SWITCHES = sorted(n for n, c in all_switches().items() if not c.calibration)
 SCENARIOS = ("p2p", "p2p-pair", "pvp", "rr", "chain:3", "pairs:2")

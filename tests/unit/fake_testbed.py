@@ -2,10 +2,10 @@
 unit tests of engine command lines (test_testbed_plan.py, test_chain_nf_plan.py)."""
 from __future__ import annotations
 
-from vswbench.runid import RunId
+from vswbench.run.ids import RunId
 from vswbench.scenario import parse
 from vswbench.switches.base import Placement
-from vswbench.testbed import PortInfo, Testbed, plan_paths, plan_ports
+from vswbench.testbed.build import PortInfo, Testbed, plan_paths, plan_ports
 
 
 def wired_testbed(spec: str, switch_cls: type, placement: Placement, run_id: RunId) -> Testbed:

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from vswbench.b2b import (B2BConfig, BurstSearch, back_to_back, corrected_buffer_time,
+from vswbench.measure.b2b import (B2BConfig, BurstSearch, back_to_back, corrected_buffer_time,
                           implied_buffer_time, longest_burst)
 from vswbench.errors import UsageError
-from vswbench.session import SessionTrial
+from vswbench.measure.session import SessionTrial
 
 
 @dataclass
@@ -192,7 +192,7 @@ def test_formulas_directly():
 
 
 def test_burst_rate_ignores_short_bursts():
-    from vswbench.b2b import BurstTrial
+    from vswbench.measure.b2b import BurstTrial
     s = BurstSearch(1000, 1001, False, (BurstTrial(2000, 2000, 5, 0, 900_000.0),
                                         BurstTrial(10, 10, 0, 0, 50_000.0),
                                         BurstTrial(1000, 1000, 0, 0, 1_000_000.0)))

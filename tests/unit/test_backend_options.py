@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from vswbench import cli
-from vswbench.backend_options import KNOWN, check_keys, unknown_key
-from vswbench.campaign import parse_spec
-from vswbench.chain_nf import OPTION, POLL_OPTION
+from vswbench.cli import app as cli
+from vswbench.switches.options import KNOWN, check_keys, unknown_key
+from vswbench.campaign.spec import parse_spec
+from vswbench.switches.chain_nf import OPTION, POLL_OPTION
 from vswbench.errors import UsageError
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "vswbench"

@@ -7,16 +7,16 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from vswbench import cli
-from vswbench.campaign import expand, parse_spec
+from vswbench.cli import app as cli
+from vswbench.campaign.spec import expand, parse_spec
 from vswbench.errors import UsageError
 from vswbench.models.chain_analysis import analyze, read_models, save
 from vswbench.models.chain_cost import (PARAMS, ChainObservation, CostModel, Layout, Parameter,
                                         classify, fit, holdout, layout_for, t_quantile,
                                         usable)
 from vswbench.models.chain_data import from_points, layout_of
-from vswbench.runner import placement_cpus
-from vswbench.store import ResultStore, StoredPoint
+from vswbench.campaign.runner import placement_cpus
+from vswbench.results.store import ResultStore, StoredPoint
 
 F = 2.596e9
 TRUTH = {"C_base": 6000.0, "C_nf": 4000.0, "C_x": 1500.0, "C_sw": 2500.0}

@@ -2,19 +2,20 @@
 planning, per-element counters and the parsers, without root (no kernel object is created)."""
 import pytest
 
-from vswbench import chain_nf, cli
-from vswbench.campaign import parse_spec
+from vswbench.cli import app as cli
+from vswbench.switches import chain_nf
+from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
 from vswbench.models.chain_data import from_points, layout_of
 from vswbench.models.chain_cost import Layout
-from vswbench.netns import LinkCounters
-from vswbench.runid import RunId
+from vswbench.host.netns import LinkCounters
+from vswbench.run.ids import RunId
 from vswbench.scenario import parse
-from vswbench.store import StoredPoint
+from vswbench.results.store import StoredPoint
 from vswbench.switches.base import Attachment, Placement, PortCounters, SwitchContext
 from vswbench.switches.nf_ovs import bridge_commands, parse_dpctl_ports, parse_interfaces
 from vswbench.switches.nf_router import plan_elements
-from vswbench.testbed import Testbed, Traffic, plan_paths, plan_ports
+from vswbench.testbed.build import Testbed, Traffic, plan_paths, plan_ports
 
 from fake_testbed import wired_testbed
 
@@ -24,12 +25,12 @@ RID = RunId("vsb1a2b")
 # -- bad input: exit 2, nothing created --------------------------------------------------------
 @pytest.fixture
 def nothing_created(monkeypatch):
-    import vswbench.run
+    import vswbench.run.scope
 
     def no_run(*a, **k):
         raise AssertionError("nothing may be created for bad input")
 
-    monkeypatch.setattr(vswbench.run, "run_scope", no_run)
+    monkeypatch.setattr(vswbench.run.scope, "run_scope", no_run)
 
 
 @pytest.mark.parametrize("argv, needles", [
@@ -265,7 +266,7 @@ def test_router_and_ovs_are_calibrated_on_the_tester_alone():
 def test_the_chains_campaign_parses():
     from pathlib import Path
 
-    from vswbench.campaign import load_spec
+    from vswbench.campaign.spec import load_spec
 
     spec = load_spec(Path(__file__).parents[2] / "specs" / "chains.toml")
     points = spec.points()

@@ -1,8 +1,8 @@
 import os
 from pathlib import Path
 
-from vswbench.clean import select_leftovers
-from vswbench.runstate import RecordedProcess, RunState, process_start_time
+from vswbench.testbed.leftovers import select_leftovers
+from vswbench.run.state import RecordedProcess, RunState, process_start_time
 
 
 def state(run_id, owner_alive, processes=(), temp_dirs=()):
@@ -84,7 +84,7 @@ def test_prefix_must_be_ours():
 
 
 def test_dpdk_leftovers_only_ours_and_unheld(tmp_path):
-    from vswbench.clean import hugetlbfs_mounts, paths_in_use
+    from vswbench.testbed.leftovers import hugetlbfs_mounts, paths_in_use
 
     files = [Path("/var/run/dpdk/vsbdpdk123"), Path("/var/run/dpdk/rte"),
              Path("/dev/hugepages/vsb1a2bswmap_0"), Path("/var/run/dpdk/vsb1a2bsw")]
@@ -106,7 +106,7 @@ def test_dpdk_leftovers_only_ours_and_unheld(tmp_path):
 
 def test_only_directories_named_by_a_run_id_are_project_temp_dirs(tmp_path):
     """/tmp/vsb-anything of a user (a CI clone was one) is not ours: only vsb-<run id>-...."""
-    from vswbench.clean import project_temp_dirs
+    from vswbench.testbed.leftovers import project_temp_dirs
 
     for name in ("vsb-vsb1a2b-x1", "vsb-vsb1a2b-ovs-y", "vsb-ci", "vsb-wt", "vsb1a2b-bpf-z"):
         (tmp_path / name).mkdir()

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from vswbench.cleanup import CleanupRegistry, cleanup_scope, tearing_down, unwinding_signals
+from vswbench.run.registry import CleanupRegistry, cleanup_scope, tearing_down, unwinding_signals
 
 
 class FakeResource:

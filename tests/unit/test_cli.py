@@ -3,8 +3,9 @@ import sys
 
 import pytest
 
-from vswbench import __version__, cli
-from vswbench.engine import EngineError
+from vswbench import __version__
+from vswbench.cli import app as cli
+from vswbench.engine.process import EngineError
 from vswbench.errors import UsageError
 
 
@@ -42,37 +43,37 @@ def test_usage_errors_exit_2_without_traceback(capsys, argv):
 
 
 def test_own_usage_error_exit_2(capsys, monkeypatch):
-    import vswbench.demo
+    import vswbench.measure.demo
 
     def bad(*a, **k):
         raise UsageError("--tx-cpu 9: this machine has CPUs 0..1")
 
-    monkeypatch.setattr(vswbench.demo, "run_demo", bad)
+    monkeypatch.setattr(vswbench.measure.demo, "run_demo", bad)
     code, _, err = run_cli(capsys, "demo")
     assert code == 2 and "--tx-cpu 9" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("returncode,expected", [(3, 3), (1, 1), (2, 1)])
 def test_engine_errors_become_clean_messages(capsys, monkeypatch, returncode, expected):
-    import vswbench.probe
+    import vswbench.engine.probe
 
     def failing_probe(*a, **k):
         raise EngineError("probe failed", argv=["vswbench-engine", "probe"],
                           returncode=returncode, stderr="afxdp: not supported here: no AF_XDP")
 
-    monkeypatch.setattr(vswbench.probe, "probe", failing_probe)
+    monkeypatch.setattr(vswbench.engine.probe, "probe", failing_probe)
     code, _, err = run_cli(capsys, "probe")
     assert code == expected
     assert "not supported here" in err and "Traceback" not in err
 
 
 def test_probe_table_and_json(capsys, monkeypatch):
-    import vswbench.probe
+    import vswbench.engine.probe
 
     raw = {"backends": [{"name": "afpacket", "usable": True},
                         {"name": "afxdp", "usable": False, "reason": "no libxdp"}],
            "tsc": {"hz": 2.596e9, "invariant": True}}
-    monkeypatch.setattr(vswbench.probe, "probe", lambda *a, **k: vswbench.probe.parse_probe(
+    monkeypatch.setattr(vswbench.engine.probe, "probe", lambda *a, **k: vswbench.engine.probe.parse_probe(
         __import__("json").dumps(raw)))
     code, out, _ = run_cli(capsys, "probe")
     assert code == 0 and "afpacket" in out and "no libxdp" in out and "tsc.hz" in out

@@ -2,7 +2,7 @@
 checks all run before anything touches the kernel, so they need no root)."""
 import pytest
 
-from vswbench.cli import main
+from vswbench.cli.app import main
 
 
 @pytest.mark.parametrize("argv,needle", [

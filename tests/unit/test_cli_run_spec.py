@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vswbench import cli
+from vswbench.cli import app as cli
 
 HEAD = '[campaign]\nname = "bad"\n'
 CASES = {

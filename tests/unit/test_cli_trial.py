@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from vswbench import cli
+from vswbench.cli import app as cli
 from vswbench.switches.base import Availability, Switch
 
 
@@ -38,15 +38,15 @@ class FakeOk(FakeUnavailable):
 
 @pytest.fixture(autouse=True)
 def fake_switches(monkeypatch):
-    import vswbench.switches as sw
-    import vswbench.run
+    import vswbench.switches.catalog as sw
+    import vswbench.run.scope
 
     monkeypatch.setattr(sw, "all_switches", lambda: {"fake-off": FakeUnavailable, "fake-on": FakeOk})
 
     def no_run(*a, **k):
         raise AssertionError("nothing may be created for bad input")
 
-    monkeypatch.setattr(vswbench.run, "run_scope", no_run)
+    monkeypatch.setattr(vswbench.run.scope, "run_scope", no_run)
 
 
 def run_cli(capsys, *argv):
@@ -92,10 +92,10 @@ def test_switches_table_and_json(capsys):
 
 
 def test_doctor_json(capsys, monkeypatch):
-    import vswbench.doctor as doctor
-    import vswbench.probe
+    import vswbench.host.doctor as doctor
+    import vswbench.engine.probe
 
-    monkeypatch.setattr(vswbench.probe, "probe", lambda *a, **k: vswbench.probe.parse_probe(
+    monkeypatch.setattr(vswbench.engine.probe, "probe", lambda *a, **k: vswbench.engine.probe.parse_probe(
         '{"backends":[{"name":"afpacket","usable":true}],"kernel":{"af_xdp":true},'
         '"tsc":{"hz":2e9,"invariant":true}}'))
     code, out, _ = run_cli(capsys, "doctor", "--json")
@@ -108,7 +108,7 @@ def test_doctor_json(capsys, monkeypatch):
 
 
 def test_doctor_reads_fake_sys(tmp_path):
-    from vswbench.doctor import tuning_checks
+    from vswbench.host.doctor import tuning_checks
 
     (tmp_path / "sys/devices/system/cpu/smt").mkdir(parents=True)
     (tmp_path / "sys/devices/system/cpu/smt/active").write_text("1\n")

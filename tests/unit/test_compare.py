@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.campaign import expand, parse_spec
-from vswbench.cli import main
-from vswbench.compare import compare, parse_threshold
+from vswbench.campaign.spec import expand, parse_spec
+from vswbench.cli.app import main
+from vswbench.results.compare import compare, parse_threshold
 from vswbench.errors import UsageError
-from vswbench.store import ResultStore
+from vswbench.results.store import ResultStore
 
 SPEC = """
 [campaign]
@@ -69,7 +69,7 @@ def test_a_real_drop_is_flagged_and_fails_the_gate(tmp_path):
 
 
 def test_generator_bound_on_both_sides_is_never_significant():
-    from vswbench.compare import PointValues, judge
+    from vswbench.results.compare import PointValues, judge
 
     a = PointValues("search veth", {"ndr_pps": 330_000.0, "generator_bound": True}, {})
     b = PointValues("search veth", {"ndr_pps": 380_000.0, "generator_bound": True}, {})

@@ -3,10 +3,10 @@ The stored searches are test doubles (made-up figures with the shape of real res
 import math
 from pathlib import Path
 
-from vswbench.campaign import expand, parse_spec
-from vswbench.compare import compare, parse_threshold
-from vswbench.compare_noise import common_shift, half_log_width, overlap, transition_interval
-from vswbench.store import ResultStore
+from vswbench.campaign.spec import expand, parse_spec
+from vswbench.results.compare import compare, parse_threshold
+from vswbench.results.noise import common_shift, half_log_width, overlap, transition_interval
+from vswbench.results.store import ResultStore
 
 SWITCHES = ["bridge", "veth", "macvlan", "router", "ovs", "tc-bpf", "xdp", "ovs-afxdp"]
 SPEC = f"""

@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from vswbench import cli
-from vswbench.campaign import expand, parse_spec
+from vswbench.cli import app as cli
+from vswbench.campaign.spec import expand, parse_spec
 from vswbench.errors import UsageError
 from vswbench.models.delay import (QUANTILES, DelayCondition, DelayModel, dkw_bound,
                                    engine_buckets_ns, ks_critical, load_json)
@@ -22,7 +22,7 @@ from vswbench.report.delay import delay_empty, delay_tables
 from vswbench.report.fixtures import (hist_bucket, latency_samples, summarize,
                                       write_fixture_store)
 from vswbench.report.model import build_model
-from vswbench.store import ResultStore
+from vswbench.results.store import ResultStore
 
 COND = DelayCondition("bridge", "p2p", 64, kind="latency", offered_pps=196_200.0,
                       fraction_of_ndr=0.9)

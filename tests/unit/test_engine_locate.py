@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.engine import ENGINE_NAME, EngineNotFound, find_engine
+from vswbench.engine.process import ENGINE_NAME, EngineNotFound, find_engine
 
 
 def make_exe(path: Path) -> Path:

@@ -3,9 +3,9 @@ import time
 
 import pytest
 
-from vswbench.cleanup import CleanupRegistry
-from vswbench.engine import EngineError, EngineProcess, run_engine
-from vswbench.runstate import RunState, load_all
+from vswbench.run.registry import CleanupRegistry
+from vswbench.engine.process import EngineError, EngineProcess, run_engine
+from vswbench.run.state import RunState, load_all
 
 
 def test_run_engine_collects_final(fake_engine):

@@ -3,8 +3,8 @@ session's trial command."""
 import pytest
 
 from vswbench.errors import UsageError
-from vswbench.loadcurve import parse_fractions, sweep_loads
-from vswbench.session import ControlSession, Workload
+from vswbench.measure.loadcurve import parse_fractions, sweep_loads
+from vswbench.measure.session import ControlSession, Workload
 from vswbench.switches.shaped import Shaper, shaper_from_options
 
 
@@ -57,7 +57,7 @@ def test_control_trial_command_sends_an_exact_count():
 def test_repeat_statistics_and_noise_warning():
     from types import SimpleNamespace
 
-    from vswbench.cmd_trial import repeat_statistics
+    from vswbench.measure.plan import repeat_statistics
 
     def result(pps, p99):
         return SimpleNamespace(achieved_pps=pps, loss_ratio=0.0, cycles_per_packet=5000.0,
@@ -77,9 +77,9 @@ def test_repeat_statistics_and_noise_warning():
 def test_calibration_cache_round_trip(tmp_path):
     import time
 
-    from vswbench import calibration as cal
+    from vswbench.measure import calibration as cal
     from vswbench.scenario import parse
-    from vswbench.session import Workload
+    from vswbench.measure.session import Workload
     from vswbench.switches.base import Placement
 
     path = tmp_path / "c.json"
@@ -102,7 +102,7 @@ def test_calibration_cache_round_trip(tmp_path):
 
 
 def test_placements_on_two_cores():
-    from vswbench.runner import placement_cpus
+    from vswbench.campaign.runner import placement_cpus
 
     assert placement_cpus("default", 3) == (None, None, None)
     assert placement_cpus("s_core", 3) == (0, 1, "1")          # the tester alone on core 0
@@ -116,8 +116,8 @@ def test_placements_on_two_cores():
 def test_repeated_points_take_the_median_repetition():
     from types import SimpleNamespace
 
-    from vswbench.loadcurve import LoadPoint, repeated_points_json
-    from vswbench.session import SessionTrial
+    from vswbench.measure.loadcurve import LoadPoint, repeated_points_json
+    from vswbench.measure.session import SessionTrial
 
     def point(achieved, p99):
         r = SimpleNamespace(tx_frames=1000, rx_frames=1000, lost=0, loss_ratio=0.0,

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.campaign import load_spec, parse_spec
-from vswbench.cmd_trial import TrialOptions, plan_trial
+from vswbench.campaign.spec import load_spec, parse_spec
+from vswbench.measure.plan import TrialOptions, plan_trial
 from vswbench.errors import UsageError
-from vswbench.runner import plan_for
-from vswbench.switches import all_switches
+from vswbench.campaign.runner import plan_for
+from vswbench.switches.catalog import all_switches
 from vswbench.switches.ovs_rules import (FlowSource, OvsOptions, RulePath, check_flow_range,
                                          flow_addresses, mac_plus, parse_ovs_options, rule_lines)
 from vswbench.switches.ovs_stats import datapath_stats

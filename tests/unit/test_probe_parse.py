@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from vswbench.demo import DemoOptions, choose_backends
-from vswbench.engine import EngineError
-from vswbench.probe import parse_probe
+from vswbench.measure.demo import DemoOptions, choose_backends
+from vswbench.engine.process import EngineError
+from vswbench.engine.probe import parse_probe
 
 
 @pytest.mark.parametrize("raw", [

@@ -1,6 +1,7 @@
 import json
 
-from vswbench.demo import BackendResult, DemoOptions, DemoReport, save_report
+from vswbench.measure.demo import BackendResult, DemoOptions, DemoReport
+from vswbench.report.demo_page import save_report
 from dataclasses import asdict
 
 

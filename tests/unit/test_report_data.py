@@ -13,8 +13,8 @@ from vswbench.report.fixtures import (NDR, PAIRS_NDR, TSC_HZ, hist_bucket, laten
                                       summarize, write_fixture_store)
 from vswbench.report.notes import fingerprint_from_json, warnings
 from vswbench.report.spread import error_bars
-from vswbench.store import StoredPoint
-from vswbench.sysinfo import NA, missing_tuning
+from vswbench.results.store import StoredPoint
+from vswbench.host.sysinfo import NA, missing_tuning
 
 
 @pytest.fixture(scope="module")

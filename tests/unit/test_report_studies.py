@@ -5,7 +5,7 @@ from pathlib import Path
 
 from vswbench.report.data import ReportInput
 from vswbench.report.studies import cloning_points, flow_count_points
-from vswbench.store import StoredPoint
+from vswbench.results.store import StoredPoint
 
 
 def _point(ndr: float, flows: int = 1, rep: int = 0, options: dict | None = None,

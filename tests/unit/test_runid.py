@@ -1,6 +1,6 @@
 import pytest
 
-from vswbench.runid import IFNAME_MAX, RunId, is_project_name, new_run_id
+from vswbench.run.ids import IFNAME_MAX, RunId, is_project_name, new_run_id
 
 
 def test_new_run_id_format(monkeypatch, tmp_path):

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import pytest
 
 from vswbench.errors import UsageError
-from vswbench.search import PRESETS, measurement_of, preset, search
-from vswbench.session import SessionTrial
+from vswbench.measure.search import PRESETS, measurement_of, preset, search
+from vswbench.measure.session import SessionTrial
 
 
 @dataclass

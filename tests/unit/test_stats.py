@@ -6,7 +6,7 @@ import random
 import pytest
 
 from vswbench.errors import UsageError
-from vswbench.stats import (Summary, noise_warning, outliers, significant_difference,
+from vswbench.measure.stats import (Summary, noise_warning, outliers, significant_difference,
                             steal_fraction, summarize)
 
 

@@ -5,9 +5,9 @@ import sqlite3
 
 import pytest
 
-from vswbench.campaign import expand, parse_spec
+from vswbench.campaign.spec import expand, parse_spec
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.store import HEADLINE_COLUMNS, ResultStore, headline
+from vswbench.results.store import HEADLINE_COLUMNS, ResultStore, headline
 
 SPEC = parse_spec('[campaign]\nname = "demo"\n[[study]]\nkind = ["search", "latency"]\n'
                   'switch = "bridge"\nsize = [64, 1518]\nfractions = [50, 90]\n')
@@ -89,7 +89,7 @@ def test_headline_fields() -> None:
 
 
 def _stored(kind, result):
-    from vswbench.store import StoredPoint
+    from vswbench.results.store import StoredPoint
 
     return StoredPoint("demo", "vsb0001", "k", "label", {"kind": kind, "switch": "bridge",
                                                           "scenario": "p2p", "size": 64}, kind,

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path as FsPath
+from pathlib import Path
 
 import pytest
 
-from vswbench.cleanup import CleanupRegistry
+from vswbench.run.registry import CleanupRegistry
 from vswbench.errors import UsageError
-from vswbench.runid import RunId
-from vswbench.switches.base import Attachment, HostPort, Path, PortCounters, SwitchContext
+from vswbench.run.ids import RunId
+from vswbench.switches.base import Attachment, HostPort, ForwardPath, PortCounters, SwitchContext
 from vswbench.switches.bridge import BridgeSwitch
-from vswbench.switches.napi import (Placed, counters_from_link, kernel_mode, napi_thread_pids,
+from vswbench.switches.kernel import (Placed, counters_from_link, kernel_mode, napi_thread_pids,
                                     parse_kernel_config, switch_view)
 from vswbench.switches.router import gateway_for
 from vswbench.switches.tcbpf import BPF_DIR, compile_argv
@@ -54,7 +54,7 @@ def test_counters_without_stats():
 
 
 def test_compile_argv():
-    argv = compile_argv(BPF_DIR / "tc_redirect.bpf.c", FsPath("/tmp/x.o"), {"OUT_IFINDEX": 7})
+    argv = compile_argv(BPF_DIR / "tc_redirect.bpf.c", Path("/tmp/x.o"), {"OUT_IFINDEX": 7})
     assert argv[0] == "clang"
     assert ["-target", "bpf"] == argv[argv.index("-target"):argv.index("-target") + 2]
     assert "-I/usr/include/x86_64-linux-gnu" in argv
@@ -69,15 +69,15 @@ def test_bpf_sources_exist():
 
 
 def test_link_pairs_share_reverse_paths():
-    paths = [Path("a", "b"), Path("b", "a"), Path("c", "d")]
+    paths = [ForwardPath("a", "b"), ForwardPath("b", "a"), ForwardPath("c", "d")]
     assert link_pairs(paths) == [("a", "b"), ("c", "d")]
 
 
 def test_link_pairs_rejects_a_port_with_two_peers():
     with pytest.raises(UsageError, match="talks to both"):
-        link_pairs([Path("a", "b"), Path("a", "c")])
+        link_pairs([ForwardPath("a", "b"), ForwardPath("a", "c")])
     with pytest.raises(UsageError, match="itself"):
-        link_pairs([Path("a", "a")])
+        link_pairs([ForwardPath("a", "a")])
 
 
 @pytest.mark.parametrize("host,gw", [("198.18.3.2/24", ("198.18.3.1", "198.18.3.1/24")),
@@ -124,9 +124,9 @@ def test_out_of_rejects_two_destinations():
     for i, key in enumerate(("a", "b", "c")):
         port = HostPort(key, RID.name(key), RID.ifname(key), f"198.18.{i}.2/24")
         sw.attachments[key] = Attachment(port, RID.ifname(f"sw{i}"))
-    out = sw.out_of([Path("a", "b"), Path("b", "a"), Path("a", "b")])
+    out = sw.out_of([ForwardPath("a", "b"), ForwardPath("b", "a"), ForwardPath("a", "b")])
     assert {k: v.host.key for k, v in out.items()} == {"a": "b", "b": "a"}
     with pytest.raises(UsageError, match="cannot go both"):
-        sw.out_of([Path("a", "b"), Path("a", "c")])
+        sw.out_of([ForwardPath("a", "b"), ForwardPath("a", "c")])
     with pytest.raises(UsageError, match="not attached"):
-        sw.out_of([Path("a", "z")])
+        sw.out_of([ForwardPath("a", "z")])

@@ -1,8 +1,8 @@
 """sysinfo.py over fake /proc and /sys trees: values read, "n/a" when absent, never an exception."""
 import json
 
-from vswbench import sysinfo
-from vswbench.sysinfo import NA, fingerprint, missing_tuning, parse_cpulist, parse_ethtool_k
+from vswbench.host import sysinfo
+from vswbench.host.sysinfo import NA, fingerprint, missing_tuning, parse_cpulist, parse_ethtool_k
 
 ETHTOOL = """Features for vsb1a0:
 rx-checksumming: on

@@ -3,10 +3,10 @@ import ipaddress
 
 import pytest
 
-from vswbench.runid import RunId
+from vswbench.run.ids import RunId
 from vswbench.scenario import Role, parse
 from vswbench.switches.base import Placement
-from vswbench.testbed import Testbed, Traffic, host_abbr, host_cpu, plan_paths, plan_ports
+from vswbench.testbed.build import Testbed, Traffic, host_abbr, host_cpu, plan_paths, plan_ports
 
 from fake_testbed import wired_testbed
 

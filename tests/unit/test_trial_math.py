@@ -1,11 +1,12 @@
 """Trial arithmetic without root: /proc/stat, cycles per packet, rates, latency merging."""
 import pytest
 
-from vswbench.cpustat import (busy_cycles, core_usage, cycles_per_packet, parse_pid_stat,
+from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, parse_pid_stat,
                               parse_proc_stat)
 from vswbench.errors import UsageError
-from vswbench.records import parse_final
-from vswbench.trial import TrialSpec, merge_latency, parse_rate
+from vswbench.engine.records import parse_final
+from vswbench.measure.trial import TrialSpec, merge_latency
+from vswbench.units import parse_rate
 
 STAT0 = """cpu  10 0 10 100 0 0 0 0 0 0
 cpu0 100 0 50 1000 0 5 10 0 0 0

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from vswbench.chain_nf import OVS_KINDS
+from vswbench.switches.chain_nf import OVS_KINDS
 from vswbench.errors import UsageError
 from vswbench.models.chain_layout import (PARAMS, PLACEMENTS, Layout,  # noqa: F401
                                           bottleneck_loads, classify, layout_for)

@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 
 from vswbench.errors import UsageError
-from vswbench.chain_nf import FWD, PER_ELEMENT
+from vswbench.switches.chain_nf import FWD, PER_ELEMENT
 from vswbench.models.chain_cost import (LEVEL, ChainObservation, Group, Layout, Parameter,
                                         t_quantile)
-from vswbench.store import ResultStore, StoredPoint, StoredRun, headline
+from vswbench.results.store import ResultStore, StoredPoint, StoredRun, headline
 
 STORE_NAME = "results.sqlite"
 CHAIN_RE = re.compile(r"chain:(\d+)$")

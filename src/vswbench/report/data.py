@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.store import StoredPoint, StoredRun, ResultStore, wire_gbps
+from vswbench.results.store import StoredPoint, StoredRun, ResultStore, wire_gbps
 
 STORE_NAME = "results.sqlite"          # the name runner.py gives the store in a run's directory
 DEFAULT_LINK_BPS = 10e9                # the reference link of the line-rate curve: 10 GbE

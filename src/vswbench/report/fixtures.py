@@ -18,9 +18,9 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
-from vswbench.campaign import CampaignSpec, Point, parse_spec
+from vswbench.campaign.spec import CampaignSpec, Point, parse_spec
 from vswbench.errors import UsageError
-from vswbench.store import ResultStore
+from vswbench.results.store import ResultStore
 
 FIXTURE_NOTE = "# FIXTURE: synthetic numbers for the report's tests, not measurements."
 FULL_SPEC = FIXTURE_NOTE + """
@@ -271,7 +271,7 @@ def chain_search_json(point: Point) -> dict[str, Any]:
     """A chain:N search placed as runner.placement_cpus places it, its NDR invented from the chain
     cost model with invented costs and a few per cent of wiggle."""
     from vswbench.models.chain_cost import PARAMS, CostModel, Layout, Parameter
-    from vswbench.runner import placement_cpus
+    from vswbench.campaign.runner import placement_cpus
 
     n = 1 if point.scenario == "pvp" else int(point.scenario.split(":")[1])
     tester, switch, cpus = placement_cpus(point.placement, n)

@@ -13,7 +13,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from vswbench.report.data import ReportInput, number, ranking, setup_of
-from vswbench.sysinfo import NA, Fingerprint, missing_tuning
+from vswbench.host.sysinfo import NA, Fingerprint, missing_tuning
 
 HIGH_CV = 0.05
 

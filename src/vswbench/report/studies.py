@@ -23,7 +23,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from vswbench.report.data import ReportInput, number, setup_of, size_order, throughput_of
-from vswbench.store import StoredPoint
+from vswbench.results.store import StoredPoint
 
 FLOW_COUNT_EMPTY = ("no flow-count study (one setup measured at two or more flow counts) in this "
                     "campaign")

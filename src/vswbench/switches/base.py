@@ -11,7 +11,7 @@ Life cycle, driven by testbed.Testbed:
                                             #   the host end appears in hp.netns named hp.ifname, UP,
                                             #   returns an Attachment (DPDK switches: no link; the
                                             #   Attachment names the engine's vdev and its MAC)
-    sw.forward(paths)                       # install forwarding for every Path (in -> out attachment):
+    sw.forward(paths)                       # install forwarding for every ForwardPath (in -> out attachment):
                                             #   port-to-port rules (ovs, tc-bpf, xdp), policy routes
                                             #   (router); learning switches may ignore it
     ... trials ...
@@ -27,8 +27,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from vswbench.cleanup import CleanupRegistry
-from vswbench.runid import RunId
+from vswbench.run.registry import CleanupRegistry
+from vswbench.run.ids import RunId
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class Attachment:
 
 
 @dataclass(frozen=True)
-class Path:
+class ForwardPath:
     """Frames entering the switch from `src` must leave towards `dst` (one direction)."""
     src: str                       # HostPort.key
     dst: str                       # HostPort.key
@@ -158,7 +158,7 @@ class Switch(ABC):
     def attach(self, port: HostPort) -> Attachment: ...
 
     @abstractmethod
-    def forward(self, paths: list[Path]) -> None: ...
+    def forward(self, paths: list[ForwardPath]) -> None: ...
 
     @abstractmethod
     def teardown(self) -> None: ...
@@ -197,7 +197,7 @@ class Switch(ABC):
         return "n/a"
 
 
-def link_pairs(paths: list[Path], who: str = "a direct link") -> list[tuple[str, str]]:
+def link_pairs(paths: list[ForwardPath], who: str = "a direct link") -> list[tuple[str, str]]:
     """The distinct unordered port pairs of `paths`, in first-seen order (the way back of a pair
     is the same pair); a port in two pairs is an error: `who` (veth, memif, testpmd's paired
     ports) joins exactly two ports."""

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from pathlib import Path as FsPath
+from pathlib import Path
 
-from vswbench.netns import run
-from vswbench.switches.base import Path
-from vswbench.switches.napi import KernelSwitch, ifindex, kernel_versions
+from vswbench.host.netns import run
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.kernel import KernelSwitch, ifindex, kernel_versions
 
-BPF_DIR = FsPath(__file__).resolve().parent.parent / "bpf"
+BPF_DIR = Path(__file__).resolve().parent.parent / "bpf"
 BPF_INCLUDE = "/usr/include/x86_64-linux-gnu"   # asm/types.h for -target bpf (design.md)
 
 
-def compile_argv(source: FsPath, output: FsPath, defines: dict[str, int | str]) -> list[str]:
+def compile_argv(source: Path, output: Path, defines: dict[str, int | str]) -> list[str]:
     """The clang command line that builds one BPF object."""
     return ["clang", "-O2", "-g", "-Wall", "-target", "bpf", f"-I{BPF_INCLUDE}",
             *(f"-D{k}={v}" for k, v in sorted(defines.items())), "-c", str(source),
@@ -29,10 +29,10 @@ def bpf_missing(source_name: str) -> tuple[str, str] | None:
         return ("clang not found (needed to build the BPF program)", "apt-get install clang")
     if not (BPF_DIR / source_name).is_file():
         return (f"BPF source {BPF_DIR / source_name} missing", "reinstall vswbench from the repo")
-    if not FsPath(BPF_INCLUDE, "asm", "types.h").is_file():
+    if not Path(BPF_INCLUDE, "asm", "types.h").is_file():
         return (f"{BPF_INCLUDE}/asm/types.h missing (kernel UAPI headers for clang -target bpf)",
                 "apt-get install linux-libc-dev libbpf-dev")
-    if not FsPath("/usr/include/bpf/bpf_helpers.h").is_file():
+    if not Path("/usr/include/bpf/bpf_helpers.h").is_file():
         return ("/usr/include/bpf/bpf_helpers.h missing", "apt-get install libbpf-dev")
     return None
 
@@ -42,23 +42,23 @@ class BpfBuilder:
 
     def __init__(self, switch: KernelSwitch, source_name: str, prefix: str) -> None:
         self.switch, self.source, self.prefix = switch, BPF_DIR / source_name, prefix
-        self.built: dict[int, FsPath] = {}
-        self._dir: FsPath | None = None
+        self.built: dict[int, Path] = {}
+        self._dir: Path | None = None
 
-    def directory(self) -> FsPath:
+    def directory(self) -> Path:
         if self._dir is None:
             ctx = self.switch.ctx
             if ctx.temp_dir:
-                self._dir = FsPath(ctx.temp_dir)
+                self._dir = Path(ctx.temp_dir)
             else:
                 # /tmp/vsb-<run id>-bpf-*: the name `vswbench clean` looks for (clean.py)
-                self._dir = FsPath(tempfile.mkdtemp(prefix=f"vsb-{ctx.run_id}-bpf-"))
+                self._dir = Path(tempfile.mkdtemp(prefix=f"vsb-{ctx.run_id}-bpf-"))
                 path = self._dir
                 self.switch.register(f"temp dir {path}",
                                      lambda: shutil.rmtree(path, ignore_errors=True))
         return self._dir
 
-    def object_for(self, out_ifindex: int) -> FsPath:
+    def object_for(self, out_ifindex: int) -> Path:
         if out_ifindex not in self.built:
             out = self.directory() / f"{self.switch.ctx.run_id}-{self.prefix}-{out_ifindex}.o"
             run(compile_argv(self.source, out, {"OUT_IFINDEX": out_ifindex}), timeout=120)
@@ -80,13 +80,13 @@ class BpfRedirectSwitch(KernelSwitch):
     def setup(self) -> None:
         self.builder = BpfBuilder(self, self.SOURCE, self.PREFIX)
 
-    def forward(self, paths: list[Path]) -> None:
+    def forward(self, paths: list[ForwardPath]) -> None:
         ns = self.ctx.netns
         for src_key, dst in self.out_of(paths).items():
             src_if, dst_if = self.attachments[src_key].switch_ifname, dst.switch_ifname
             assert src_if and dst_if
             self.attach_program(src_if, self.builder.object_for(ifindex(ns, dst_if)))
 
-    def attach_program(self, ifname: str, obj: FsPath) -> None:
+    def attach_program(self, ifname: str, obj: Path) -> None:
         """Attach BPF object `obj` to switch-side end `ifname` in ctx.netns, registering its undo."""
         raise NotImplementedError

@@ -10,15 +10,13 @@ bridge_fdb=learn leaves the table to learning alone (flooding until the hosts ha
 from __future__ import annotations
 
 from vswbench.errors import UsageError
-from vswbench.netns import ip, namespace_exists, run, wait_link_up
-from vswbench.switches import register
-from vswbench.switches.base import Attachment, Availability, HostPort, Path
-from vswbench.switches.napi import KernelSwitch, basic_availability, kernel_versions, section
+from vswbench.host.netns import ip, namespace_exists, run, wait_link_up
+from vswbench.switches.base import Attachment, Availability, HostPort, ForwardPath
+from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
 
 FDB_MODES = ("static", "learn")
 
 
-@register
 class BridgeSwitch(KernelSwitch):
     name = "bridge"
     description = "Linux bridge (learning) in its own namespace, veth ports"
@@ -59,7 +57,7 @@ class BridgeSwitch(KernelSwitch):
         wait_link_up(self.ctx.netns, att.switch_ifname)
         return att
 
-    def forward(self, paths: list[Path]) -> None:
+    def forward(self, paths: list[ForwardPath]) -> None:
         if self.ctx.options.get("bridge_fdb", "static") != "static":
             return
         for dst in {id(a): a for a in self.out_of(paths).values()}.values():

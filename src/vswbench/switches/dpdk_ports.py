@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from vswbench.runid import RunId
+from vswbench.run.ids import RunId
 from vswbench.switches.base import Availability
 
 TRANSPORTS = ("vhost", "memif")
@@ -78,7 +78,7 @@ def parse_transport(options: dict[str, str], default: str) -> str:
 def engine_dpdk() -> tuple[bool, str]:
     """Was the engine built with its DPDK backend? (from `vswbench-engine probe`): (True, the
     DPDK version) or (False, why not)."""
-    from vswbench.engine import find_engine
+    from vswbench.engine.process import find_engine
     from vswbench.errors import VswbenchError
 
     try:

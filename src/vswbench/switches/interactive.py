@@ -12,9 +12,9 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from vswbench.cleanup import CleanupRegistry, Registration, wait_or_kill
+from vswbench.run.registry import CleanupRegistry, Registration, wait_or_kill
 from vswbench.errors import VswbenchError
-from vswbench.runstate import RunState
+from vswbench.run.state import RunState
 
 
 class InteractiveProcess:

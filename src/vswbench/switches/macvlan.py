@@ -18,14 +18,12 @@ switch CPU instead: the receive half of the switching runs there ("rps cpuN").
 from __future__ import annotations
 
 from vswbench.errors import UsageError
-from vswbench.netns import ip, mac_address, namespace_exists, set_up, wait_link_up
-from vswbench.switches import register
-from vswbench.switches.base import Attachment, Availability, HostPort, Path, PortCounters
-from vswbench.switches.napi import (KernelSwitch, basic_availability, create_veth, finish_host_end,
+from vswbench.host.netns import ip, mac_address, namespace_exists, set_up, wait_link_up
+from vswbench.switches.base import Attachment, Availability, HostPort, ForwardPath, PortCounters
+from vswbench.switches.kernel import (KernelSwitch, basic_availability, create_veth, finish_host_end,
                                     kernel_versions, place_rps, read_counters, section, switch_view)
 
 
-@register
 class MacvlanSwitch(KernelSwitch):
     name = "macvlan"
     description = "macvlan children of one parent, bridge mode"
@@ -73,7 +71,7 @@ class MacvlanSwitch(KernelSwitch):
         place_rps(self.ctx, port.netns, port.ifname, self.placed)
         return att
 
-    def forward(self, paths: list[Path]) -> None:
+    def forward(self, paths: list[ForwardPath]) -> None:
         self.out_of(paths)  # validates the keys; bridge mode switches by destination MAC
 
     def port_counters(self) -> list[PortCounters]:

@@ -12,13 +12,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vswbench.switches import register
-from vswbench.switches.base import (Attachment, Availability, HostPort, Path as FlowPath,
+from vswbench.switches.base import (Attachment, Availability, HostPort, ForwardPath,
                                     PortCounters, Switch, SwitchContext, link_pairs)
 from vswbench.switches.dpdk_ports import DPDK_FIX, engine_dpdk, port_mac
 
 
-@register
 class Memif(Switch):
     name = "memif"
     description = "no switch: DPDK memif between the containers' engines (the DPDK baseline)"
@@ -49,7 +47,7 @@ class Memif(Switch):
         self.attachments[port.key] = att
         return att
 
-    def forward(self, paths: list[FlowPath]) -> None:
+    def forward(self, paths: list[ForwardPath]) -> None:
         """One memif per hop, whichever direction comes first; a port joins one memif only."""
         for src, dst in link_pairs(paths, "memif"):
             index = len(self.links)

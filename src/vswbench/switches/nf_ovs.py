@@ -40,8 +40,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from vswbench.chain_nf import OVS_PORT_PREFIX
-from vswbench.netns import wait_until
+from vswbench.switches.chain_nf import OVS_PORT_PREFIX
+from vswbench.host.netns import wait_until
 from vswbench.switches.base import Attachment, PortCounters, SwitchContext
 from vswbench.switches.ovs_daemon import OvsError, OvsInstance, pmd_on
 

@@ -29,11 +29,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from vswbench.chain_nf import PER_ELEMENT
+from vswbench.switches.chain_nf import PER_ELEMENT
 from vswbench.errors import VswbenchError
-from vswbench.netns import ip, set_neighbour, sysctl
-from vswbench.switches.base import Attachment, Path, SwitchContext
-from vswbench.switches.napi import Placed, kernel_mode, napi_thread_pids, place_napi
+from vswbench.host.netns import ip, set_neighbour, sysctl
+from vswbench.switches.base import Attachment, ForwardPath, SwitchContext
+from vswbench.switches.kernel import Placed, kernel_mode, napi_thread_pids, place_napi
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class RouterElement:
     cpu: int | None
 
 
-def plan_elements(nf_hosts: Sequence[str], paths: Sequence[Path],
+def plan_elements(nf_hosts: Sequence[str], paths: Sequence[ForwardPath],
                   attachments: Mapping[str, Attachment], ctx: SwitchContext) -> list[RouterElement]:
     """One RouterElement per NF host (pure given the attachments: no kernel)."""
     dst_of = {p.src: p.dst for p in paths}
@@ -95,7 +95,7 @@ class RouterChain:
     elements: list[RouterElement] = field(default_factory=list)
     _threads: dict[str, int] | None = None
 
-    def build(self, nf_hosts: Sequence[str], paths: Sequence[Path],
+    def build(self, nf_hosts: Sequence[str], paths: Sequence[ForwardPath],
               attachments: Mapping[str, Attachment]) -> None:
         self.elements = plan_elements(nf_hosts, paths, attachments, self.ctx)
         for element in self.elements:

@@ -22,12 +22,11 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from vswbench.cleanup import Registration
+from vswbench.run.registry import Registration
 from vswbench.errors import CommandError, VswbenchError
-from vswbench.netns import (Namespace, VethPair, add_address, ip_json, mac_address, run,
+from vswbench.host.netns import (Namespace, VethPair, add_address, ip_json, mac_address, run,
                             set_offload, set_up, wait_link_up, wait_until)
-from vswbench.switches import register
-from vswbench.switches.base import (Attachment, Availability, HostPort, Path as FlowPath,
+from vswbench.switches.base import (Attachment, Availability, HostPort, ForwardPath,
                                     PortCounters, Switch, SwitchContext)
 from vswbench.switches.ovs_daemon import (INSTALL_FIX, OvsError, OvsInstance, find_schema,
                                           missing_binaries, pmd_on)
@@ -63,7 +62,6 @@ class OvsPort:
     ofport: int
 
 
-@register
 class Ovs(Switch):
     name = "ovs"
     description = "Open vSwitch, userspace datapath (netdev), system ports"
@@ -174,7 +172,7 @@ class Ovs(Switch):
         wait_until(ready, timeout=15, what=f"OVS port {ifname} to get an OpenFlow port number")
         return found[0]
 
-    def forward(self, paths: list[FlowPath]) -> None:
+    def forward(self, paths: list[ForwardPath]) -> None:
         ovs = self._instance()
         if self.mode == "normal":
             return  # the learning NORMAL flow of the standalone bridge forwards everything
@@ -314,7 +312,6 @@ def _afxdp_in_binary() -> bool:
         return False
 
 
-@register
 class OvsAfxdp(Ovs):
     name = "ovs-afxdp"
     description = "Open vSwitch, userspace datapath, AF_XDP ports, PMD thread pinned"

@@ -17,8 +17,7 @@ import re
 from pathlib import Path
 
 from vswbench.errors import CommandError, UsageError, VswbenchError
-from vswbench.netns import run, wait_until
-from vswbench.switches import register
+from vswbench.host.netns import run, wait_until
 from vswbench.switches.base import Attachment, Availability, BusyCycles, HostPort, PortCounters
 from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_common,
                                           parse_transport, port_mac, remove_runtime_dir)
@@ -61,7 +60,6 @@ def parse_flow_counts(text: str) -> tuple[dict[int, int], dict[int, int]]:
     return rx, tx
 
 
-@register
 class OvsDpdk(Ovs):
     name = "ovs-dpdk"
     description = "Open vSwitch with DPDK, PMD thread pinned, vhost-user ports"

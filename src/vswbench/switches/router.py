@@ -20,10 +20,9 @@ from __future__ import annotations
 import ipaddress
 
 from vswbench.errors import UsageError
-from vswbench.netns import BENCHMARK_NET, add_address, ip, namespace_exists, set_neighbour, sysctl
-from vswbench.switches import register
-from vswbench.switches.base import Attachment, Availability, HostPort, Path
-from vswbench.switches.napi import KernelSwitch, basic_availability, kernel_versions, section
+from vswbench.host.netns import BENCHMARK_NET, add_address, ip, namespace_exists, set_neighbour, sysctl
+from vswbench.switches.base import Attachment, Availability, HostPort, ForwardPath
+from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
 
 TABLE_BASE = 100
 
@@ -39,7 +38,6 @@ def gateway_for(ip_cidr: str) -> tuple[str, str]:
     return str(gw), f"{gw}/{iface.network.prefixlen}"
 
 
-@register
 class RouterSwitch(KernelSwitch):
     name = "router"
     description = "IP forwarding namespace, policy routes port to port"
@@ -78,7 +76,7 @@ class RouterSwitch(KernelSwitch):
            "metric", str(TABLE_BASE + index), netns=port.netns)
         return att
 
-    def forward(self, paths: list[Path]) -> None:
+    def forward(self, paths: list[ForwardPath]) -> None:
         ns = self.ctx.netns
         keys = list(self.attachments)
         for src_key, dst in self.out_of(paths).items():

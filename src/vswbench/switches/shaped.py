@@ -24,10 +24,9 @@ import json
 from dataclasses import dataclass
 
 from vswbench.errors import UsageError
-from vswbench.netns import namespace_exists, run
-from vswbench.switches import register
-from vswbench.switches.base import Availability, Path, PortCounters
-from vswbench.switches.napi import KernelSwitch, basic_availability, kernel_versions, section
+from vswbench.host.netns import namespace_exists, run
+from vswbench.switches.base import Availability, ForwardPath, PortCounters
+from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
 
 SHAPER_BURST_S = 0.0005
 SHAPER_QUEUE_S = 0.002   # >= 0.5 ms of bucket + a few ms of host stall; see above
@@ -64,7 +63,7 @@ def shaper_from_options(options: dict[str, str]) -> Shaper:
     raw = options.get("shape_pps")
     if raw is None:
         raise UsageError("switch shaped needs a rate: --shape-pps N (packets/s, e.g. 100k)")
-    from vswbench.trial import parse_rate
+    from vswbench.units import parse_rate
 
     pps = parse_rate(raw)
     if pps > MAX_SHAPE_PPS:
@@ -87,7 +86,6 @@ def qdisc_drops(netns: str, ifname: str) -> int:
         return 0
 
 
-@register
 class ShapedSwitch(KernelSwitch):
     name = "shaped"
     description = "calibration DUT: tc mirred port to port into a tbf shaper at --shape-pps"
@@ -111,7 +109,7 @@ class ShapedSwitch(KernelSwitch):
         self.ctx.options.setdefault("kernel_mode", "softirq")
         self.shaper = shaper_from_options(self.ctx.options)
 
-    def forward(self, paths: list[Path]) -> None:
+    def forward(self, paths: list[ForwardPath]) -> None:
         ns = self.ctx.netns
         tc = ["tc", "-n", ns]
         shaped: set[str] = set()

@@ -12,18 +12,16 @@ switch CPU (kernel_mode=napi).
 """
 from __future__ import annotations
 
-from pathlib import Path as FsPath
+from pathlib import Path
 
-from vswbench.netns import namespace_exists, run
-from vswbench.switches import register
+from vswbench.host.netns import namespace_exists, run
 from vswbench.switches.base import Availability
 from vswbench.switches.bpfobj import BPF_DIR, BpfRedirectSwitch, bpf_missing, compile_argv
-from vswbench.switches.napi import basic_availability, section
+from vswbench.switches.kernel import basic_availability, section
 
 __all__ = ["BPF_DIR", "TcBpfSwitch", "compile_argv"]   # BPF_DIR, compile_argv: moved to bpfobj
 
 
-@register
 class TcBpfSwitch(BpfRedirectSwitch):
     name = "tc-bpf"
     description = "clsact + cls_bpf bpf_redirect port to port"
@@ -40,7 +38,7 @@ class TcBpfSwitch(BpfRedirectSwitch):
                    or bpf_missing(cls.SOURCE))
         return Availability(False, *missing) if missing else Availability(True)
 
-    def attach_program(self, ifname: str, obj: FsPath) -> None:
+    def attach_program(self, ifname: str, obj: Path) -> None:
         ns = self.ctx.netns
         tc = ["tc", "-n", ns]
         run([*tc, "qdisc", "replace", "dev", ifname, "clsact"])

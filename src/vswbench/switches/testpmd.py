@@ -19,11 +19,10 @@ import subprocess
 from pathlib import Path
 
 from vswbench.errors import VswbenchError
-from vswbench.netns import in_netns
-from vswbench.runstate import open_state
-from vswbench.switches import register
+from vswbench.host.netns import in_netns
+from vswbench.run.state import open_state
 from vswbench.switches.base import (Attachment, Availability, BusyCycles, HostPort,
-                                    Path as FlowPath, PortCounters, Switch, SwitchContext,
+                                    ForwardPath, PortCounters, Switch, SwitchContext,
                                     link_pairs)
 from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_common,
                                           parse_transport, port_mac, remove_runtime_dir)
@@ -65,7 +64,6 @@ def _bare_prompt(lines: list[str]) -> bool:
     return any(line.strip() == PROMPT.strip() for line in lines)
 
 
-@register
 class Testpmd(Switch):
     name = "testpmd"
     description = "DPDK testpmd io forwarding between port pairs (vhost-user or memif ports)"
@@ -110,7 +108,7 @@ class Testpmd(Switch):
         cpu = self.ctx.placement.switch_cpu
         return cpu if cpu is not None else 0
 
-    def forward(self, paths: list[FlowPath]) -> None:
+    def forward(self, paths: list[ForwardPath]) -> None:
         order = [key for pair in link_pairs(paths, "testpmd's paired ports") for key in pair]
         missing = set(self.links) - set(order)
         if missing:

@@ -30,20 +30,18 @@ from __future__ import annotations
 
 import pathlib
 
-from vswbench.chain_nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
+from vswbench.switches.chain_nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.netns import mac_address, wait_link_up
-from vswbench.switches import register
-from vswbench.switches.base import (Attachment, Availability, HostPort, Path, PortCounters,
+from vswbench.host.netns import mac_address, wait_link_up
+from vswbench.switches.base import (Attachment, Availability, HostPort, ForwardPath, PortCounters,
                                     SwitchContext, link_pairs)
-from vswbench.switches.napi import (KernelSwitch, basic_availability, create_veth,
+from vswbench.switches.kernel import (KernelSwitch, basic_availability, create_veth,
                                     finish_host_end, kernel_versions, place_napi, read_counters,
                                     section, switch_view)
 from vswbench.switches.nf_ovs import OvsChain
 from vswbench.switches.nf_router import RouterChain
 
 
-@register
 class VethSwitch(KernelSwitch):
     name = "veth"
     description = "direct veth link between the hosts (baseline, no switch)"
@@ -80,7 +78,7 @@ class VethSwitch(KernelSwitch):
         self.attachments[port.key] = att
         return att
 
-    def forward(self, paths: list[Path]) -> None:
+    def forward(self, paths: list[ForwardPath]) -> None:
         for a_key, b_key in link_pairs(paths, "veth"):
             a, b = (self.attachments.get(k) for k in (a_key, b_key))
             if a is None or b is None:

@@ -14,16 +14,15 @@ from get none, and frames arriving there go up the switch namespace's stack and 
 """
 from __future__ import annotations
 
-from pathlib import Path as FsPath
+from pathlib import Path
 
-from vswbench.engine import EngineNotFound, find_engine
+from vswbench.engine.process import EngineNotFound, find_engine
 from vswbench.errors import VswbenchError
-from vswbench.netns import ip, namespace_exists
-from vswbench.probe import probe
-from vswbench.switches import register
+from vswbench.host.netns import ip, namespace_exists
+from vswbench.engine.probe import probe
 from vswbench.switches.base import Availability
 from vswbench.switches.bpfobj import BpfRedirectSwitch, bpf_missing
-from vswbench.switches.napi import basic_availability, section
+from vswbench.switches.kernel import basic_availability, section
 
 
 def native_xdp_veth() -> tuple[str, str] | None:
@@ -41,7 +40,6 @@ def native_xdp_veth() -> tuple[str, str] | None:
     return None
 
 
-@register
 class XdpSwitch(BpfRedirectSwitch):
     name = "xdp"
     description = "native XDP bpf_redirect port to port on veth"
@@ -58,7 +56,7 @@ class XdpSwitch(BpfRedirectSwitch):
                    or bpf_missing(cls.SOURCE) or native_xdp_veth())
         return Availability(False, *missing) if missing else Availability(True)
 
-    def attach_program(self, ifname: str, obj: FsPath) -> None:
+    def attach_program(self, ifname: str, obj: Path) -> None:
         ns = self.ctx.netns
         ip("link", "set", "dev", ifname, "xdpdrv", "obj", str(obj), "sec", "xdp", netns=ns)
 

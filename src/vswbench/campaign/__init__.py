@@ -1,0 +1,1 @@
+"""Campaigns: specs (TOML), suites, the runner that records every point."""

@@ -1,0 +1,295 @@
+"""`vswbench run`: execute a campaign (campaign.py) point by point into a results store (store.py).
+
+Points that share a testbed (switch, scenario, placement, options, frame size, flows, burst, I/O)
+run through one testbed and one trial session, in the spec's order. Every point is written to the
+store the moment it ends; a rerun of the same spec skips the points already done, so a killed run
+loses at most the point it was measuring. A switch that cannot run here is recorded as skipped,
+with its reason. Latency and back-to-back points take the NDR of their search twin from the store
+(searching first only if the twin is not there).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+from vswbench.switches import chain_nf
+from vswbench.switches.catalog import nf_unavailable
+from vswbench.campaign.spec import CampaignSpec, Point, expand, search_twin
+from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
+                                  method_context, plan_method)
+from vswbench.measure.plan import TrialOptions
+from vswbench.errors import UsageError, VswbenchError
+from vswbench.results.store import STORE_NAME, ResultStore
+
+EST_SECONDS = {"search": 45.0, "trial": 2.0, "b2b": 40.0}
+
+
+@dataclass
+class Progress:
+    """What the CLI shows: points done/total and an ETA from per-kind estimates."""
+    total: int
+    done: int = 0
+    skipped_before: int = 0
+    failed: int = 0
+    remaining_s: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    store: Path
+    done: int
+    skipped: int
+    failed: int
+    already_done: int
+    seconds: float
+
+
+def estimate(point: Point) -> float:
+    if point.kind == "sweep":
+        return (point.points or 20) * ((point.duration or 2.0) + 0.1)
+    if point.kind == "latency":
+        return len(point.fractions or (1,)) * ((point.duration or 5.0) + 0.1)
+    if point.kind == "trial":
+        return (point.duration or 5.0) + 1.0
+    return EST_SECONDS.get(point.kind, 30.0)
+
+
+def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None, str | None]:
+    """(tester, switch, nf_cpus) for a placement name on a 2-core machine (Raumer et al. 001_...,
+    section V), the tester always on core 0: default = the CLI's; s_core = every network function
+    and link on one core, core 1 (Raumer's generator is another machine: here the tester keeps
+    core 0 to itself; NFs beside a busy-polling tester measured its scheduling, not their cost);
+    bi (block-interleaving) = the first half of the chain on core 0, the second half on core 1
+    (fewest core switches); pbp (pipeline-by-pipeline interleaving) = network functions alternate
+    over both cores (a core switch after every element)."""
+    if name == "default":
+        return None, None, None
+    if name == "s_core":
+        return 0, 1, "1"
+    if name == "pbp":
+        return 0, 1, "0,1"
+    if name == "bi":
+        half = (scenario_nfs + 1) // 2
+        cpus = ["0"] * half + ["1"] * (scenario_nfs - half)
+        return 0, 1, ",".join(cpus or ["1"])
+    raise UsageError(f"placement {name!r}: expected default, s_core, bi or pbp")
+
+
+def _tsc_hz() -> float | None:
+    """The TSC frequency the engine measured (cycles per second), recorded with the run so that
+    CPU time of any result converts to cycles (the chain cost model needs it)."""
+    from vswbench.errors import VswbenchError
+    from vswbench.engine.probe import probe
+
+    try:
+        return probe().tsc_hz
+    except VswbenchError:
+        return None
+
+
+def testbed_key(p: Point) -> tuple[Any, ...]:
+    return (p.switch, p.scenario, p.placement, p.options, p.shape_pps, p.io, str(p.size), p.flows,
+            p.burst)
+
+
+def plan_for(point: Point) -> MethodPlan:
+    from vswbench.scenario import Role, parse
+
+    nfs = sum(1 for h in parse(point.scenario).hosts if h.role is Role.NF)
+    tester, switch, nf = placement_cpus(point.placement, nfs)
+    size = point.size if isinstance(point.size, int) else 64
+    # the warm-up sends every flow at least once (switches that cache per flow install them all)
+    warmup = max(1.0, point.flows / WARMUP_RATE)
+    trial = TrialOptions(point.switch, point.scenario, size, "10k", 1.0, warmup, point.io,
+                         point.flows, point.burst, tester, switch, nf,
+                         tuple(f"{k}={v}" for k, v in point.options))
+    shape = None if point.shape_pps is None else str(point.shape_pps)
+    plan = plan_method(MethodOptions(trial, shape))
+    if point.size == "imix":
+        from dataclasses import replace
+
+        plan = replace(plan, workload=replace(plan.workload, frame_size="imix"))  # type: ignore
+    return plan
+
+
+class CampaignRunner:
+    def __init__(self, spec: CampaignSpec, out_dir: Path,
+                 on_progress: Callable[[Progress, str], None] = lambda p, m: None) -> None:
+        self.spec = spec
+        self.out_dir = out_dir
+        self.on_progress = on_progress
+        self.points = expand(spec)
+
+    def run(self) -> RunSummary:
+        from vswbench.run.ids import new_run_id
+        from vswbench.host.sysinfo import fingerprint
+
+        if os.geteuid() != 0:
+            raise UsageError("a campaign builds network namespaces: run it as root")
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        store_path = self.out_dir / STORE_NAME
+        start = time.monotonic()
+        with ResultStore(store_path) as store:
+            finished = store.finished_keys(self.spec.name)
+            todo = [p for p in self.points if p.key not in finished]
+            self.run_id = new_run_id()
+            run_id = str(self.run_id)
+            store.begin_run(run_id, self.spec, fingerprint(tsc_hz=_tsc_hz()).to_json())
+            prog = Progress(len(self.points), skipped_before=len(self.points) - len(todo),
+                            remaining_s=sum(estimate(p) for p in todo))
+            status = "failed"
+            try:
+                counts = self._run_points(store, run_id, todo, prog)
+                status = "done"
+            except KeyboardInterrupt:
+                status = "interrupted"
+                raise
+            finally:
+                store.end_run(run_id, status)
+        done, skipped, failed = counts
+        return RunSummary(run_id, store_path, done, skipped, failed, prog.skipped_before,
+                          time.monotonic() - start)
+
+    def _run_points(self, store: ResultStore, run_id: str, todo: list[Point],
+                    prog: Progress) -> tuple[int, int, int]:
+        done = skipped = failed = 0
+        for _, group_iter in groupby(todo, key=testbed_key):
+            group = list(group_iter)
+            head = group[0]
+            avail = _availability(head.switch) or _unsupported(head)
+            if avail is not None:
+                for p in group:
+                    store.record_point(run_id, p, None, "skipped", avail)
+                    skipped += 1
+                    self._advance(prog, p, f"skipped {p.label}: {avail}")
+                continue
+            try:
+                for p, outcome in self._run_group(store, group):
+                    status, result, error = outcome
+                    store.record_point(run_id, p, result, status, error)
+                    done += status == "done"
+                    failed += status == "failed"
+                    self._advance(prog, p, f"{status} {p.label}" + (f": {error}" if error else ""))
+            except VswbenchError as exc:   # the testbed itself failed: the rest of the group too
+                recorded = set(store.finished_keys(self.spec.name, ("done", "failed")))
+                for p in group:
+                    if p.key not in recorded:
+                        store.record_point(run_id, p, None, "failed", f"testbed: {exc}")
+                        failed += 1
+                        self._advance(prog, p, f"failed {p.label}: {exc}")
+        return done, skipped, failed
+
+    def _advance(self, prog: Progress, p: Point, message: str) -> None:
+        prog.done += 1
+        prog.remaining_s = max(0.0, prog.remaining_s - estimate(p))
+        self.on_progress(prog, message)
+
+    def _run_group(self, store: ResultStore,
+                   group: list[Point]) -> Iterator[tuple[Point, tuple[str, Any, str | None]]]:
+        plan = plan_for(group[0])
+        with method_context(plan, drain=0.05, progress=lambda m: None,
+                            run_id=self.run_id) as ctx:
+            for p in group:
+                try:
+                    result = execute_point(ctx, p, store, self.spec.name)
+                    stats = switch_stats(ctx)
+                    yield p, ("done", {**result, "switch_stats": stats} if stats else result,
+                              None)
+                except UsageError:
+                    raise
+                except VswbenchError as exc:
+                    yield p, ("failed", None, str(exc))
+
+
+def switch_stats(ctx: Any) -> dict[str, Any]:
+    """The switch's own state after a point (OVS: datapath flows, cache hits), if it has any."""
+    switch = ctx.testbed.switch
+    try:
+        return dict(switch.stats()) if switch is not None else {}
+    except VswbenchError as exc:
+        return {"error": str(exc)}
+
+
+def _unsupported(point: Point) -> str | None:
+    """A combination the switch cannot run (the testbed's own check, made before building)."""
+    from vswbench.scenario import parse
+    from vswbench.switches.catalog import all_switches
+    from vswbench.testbed.build import unsupported
+
+    cls = all_switches().get(point.switch)
+    if cls is None:
+        return None
+    return unsupported(parse(point.scenario), cls) or nf_unavailable(dict(point.options))
+
+
+def _availability(switch: str) -> str | None:
+    from vswbench.switches.catalog import all_switches
+
+    cls = all_switches().get(switch)
+    if cls is None:
+        return f"unknown switch {switch}"
+    avail = cls.availability()
+    if avail.ok:
+        return None
+    return avail.reason + (f" (fix: {avail.fix})" if avail.fix else "")
+
+
+def _twin_ndr(store: ResultStore, campaign: str, point: Point) -> float | None:
+    key = search_twin(point).key
+    for stored in store.points(campaign):
+        if stored.key == key and stored.status == "done" and stored.result:
+            ndr = stored.result.get("ndr_pps")
+            return float(ndr) if ndr else None
+    return None
+
+
+def execute_point(ctx: Any, p: Point, store: ResultStore, campaign: str) -> dict[str, Any]:
+    """One point through an open method context; the result JSON to store."""
+    from vswbench.measure.loadcurve import latency_at, run_sweep, saturation, sweep_loads
+    from vswbench.measure.search import preset, search
+
+    session = ctx.session
+    session.trials.clear()
+    env = {**ctx.environment(), "point": p.params(), "label": p.label}
+
+    def ndr_for() -> tuple[float, dict[str, Any] | None]:
+        ndr = _twin_ndr(store, campaign, p)
+        if ndr:
+            return ndr, None
+        return find_ndr(ctx, p.preset or "fast")
+
+    if p.kind == "search":
+        r = search(session, preset(p.preset or "fast"), min_load=1000.0,
+                   max_load=ctx.max_load(None), generator_ceiling=ctx.ceiling)
+        return {**env, **r.to_json(), "ndr": r.describe_ndr(), "notes": [*ctx.notes, *r.notes]}
+    if p.kind == "sweep":
+        loads = sweep_loads(ctx.max_load(None), p.points or 20)
+        points = run_sweep(session, loads, p.duration or 2.0)
+        return {**env, "points": [x.to_json() for x in points], "saturation": saturation(points),
+                "overhead_per_trial": session.overhead_summary()}
+    if p.kind == "latency":
+        ndr, searched = ndr_for()
+        points = latency_at(session, ndr, p.fractions or (0.9,), p.duration or 5.0)
+        return {**env, "ndr_pps": ndr, "search": searched,
+                "points": [x.to_json() for x in points]}
+    if p.kind == "trial":
+        trial = session.measure(float(p.rate or 10_000), p.duration or 5.0)
+        return {**env, **trial.result.to_json(), "session_trial": trial.to_json()}
+    if p.kind == "b2b":
+        from vswbench.measure.b2b import B2BConfig, back_to_back
+
+        ndr, searched = ndr_for()
+        cfg = B2BConfig(trials=p.trials or 50, max_frames=p.max_frames or 100_000,
+                        frame_size=p.size if isinstance(p.size, int) else 64,
+                        tester_pps=ctx.ceiling)
+        r = back_to_back(session, cfg, throughput_pps=ndr)
+        return {**env, **r.to_json(), "throughput_pps": ndr, "search": searched}
+    raise UsageError(f"unknown kind {p.kind!r}")

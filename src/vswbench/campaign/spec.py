@@ -1,0 +1,540 @@
+"""Campaigns: a TOML spec of studies, each a list of values per dimension, validated in full
+before anything runs and expanded into the Cartesian product of measurement points.
+
+Why TOML and lists: a study is the tuple (kind, scenario, pairs, switch, size, rate, burst, ...)
+of Ara et al. (003_...) and the workload product of Fang et al. (002_...); writing one list per
+dimension keeps the spec short and the product obvious. The raw text is kept so that every
+result records the exact spec it came from (RFC 8172, RFC 8204).
+
+    [campaign]
+    name = "bridge-vs-ovs"          # letters, digits, . _ -; names the results in the store
+    description = "optional"
+    out = "results/bridge-vs-ovs"   # optional default for `vswbench run --out`
+
+    [[study]]
+    kind = ["search", "latency"]    # search | sweep | trial | latency | b2b
+    switch = ["bridge", "ovs"]      # or ["*"]: every switch except the calibration device shaped
+    scenario = "p2p"                # p2p, p2p-pair, pvp, chain:N, pairs:N, rr; or "chain" with
+    size = [64, 1518, "imix"]       #   chain = [N, ...] (likewise "pairs" with pairs = [...])
+    fractions = [90]                # latency: percentages of the NDR, one list per point
+
+Every dimension takes a list (a scalar is a one-element list) except `repetitions` (a number),
+`fractions` (one list of percentages) and `options` (a table of backend options, or a list of
+tables to vary them). Keys that only some kinds use (rate, preset, duration, points, fractions,
+trials, max_frames) must suit at least one kind of the study; points of the other kinds ignore
+them. `shape_pps` applies to switch "shaped" only. Placements name CPU layouts the runner
+resolves: default (tester and switch on separate cores, as `vswbench trial`), s_core, bi, pbp.
+
+Every mistake in a spec is collected and reported at once, one line per mistake, naming the
+study (counted from 1, in file order) and the key; nothing is created before the spec is valid.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import itertools
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from vswbench.switches import chain_nf
+from vswbench.switches.catalog import nf_option_problems
+from vswbench.switches.options import unknown_key
+from vswbench import scenario as scenarios
+from vswbench.errors import UsageError
+from vswbench.measure.search import PRESETS
+from vswbench.measure.trial import IO_CHOICES
+from vswbench.units import parse_rate
+from vswbench.campaign.suites import BUILTIN
+
+KINDS = ("search", "sweep", "trial", "latency", "b2b")
+PLACEMENTS = ("default", "s_core", "bi", "pbp")
+CALIBRATION_SWITCH = "shaped"
+ALL_SWITCHES = "*"
+DEFAULT_DURATION = {"trial": 5.0, "sweep": 2.0, "latency": 5.0}
+# Keys only some kinds use: given for a study none of whose kinds uses it, a key is a mistake.
+KIND_KEYS = {"rate": ("trial",), "preset": ("search", "latency", "b2b"),
+             "duration": ("trial", "sweep", "latency"), "points": ("sweep",),
+             "fractions": ("latency",), "trials": ("b2b",), "max_frames": ("b2b",)}
+STUDY_KEYS = ("kind", "scenario", "switch", "size", "rate", "burst", "flows", "chain", "pairs",
+              "placement", "repetitions", "preset", "duration", "points", "fractions", "io",
+              "options", "shape_pps", "trials", "max_frames")
+CAMPAIGN_KEYS = ("name", "description", "out")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class _Bad(Exception):
+    """One value's problem (collected, never shown alone)."""
+
+
+@dataclass(frozen=True)
+class Study:
+    """One [[study]] with its values validated and normalized (scenarios resolved, "*" expanded,
+    rates in pps, fractions as fractions of the NDR)."""
+    index: int                                   # 1-based, in file order
+    kinds: tuple[str, ...]
+    scenarios: tuple[str, ...]
+    switches: tuple[str, ...]
+    sizes: tuple[int | str, ...]
+    rates: tuple[float, ...] = ()
+    bursts: tuple[int, ...] = (1,)
+    flows: tuple[int, ...] = (1,)
+    placements: tuple[str, ...] = ("default",)
+    presets: tuple[str, ...] = ("fast",)
+    durations: tuple[float, ...] = ()            # () = the kind's default
+    points: tuple[int, ...] = (20,)
+    fractions: tuple[float, ...] = (0.1, 0.5, 0.9, 1.0)
+    ios: tuple[str, ...] = ("afpacket",)
+    options: tuple[tuple[tuple[str, str], ...], ...] = ((),)
+    shape_pps: tuple[float, ...] = ()
+    trials: tuple[int, ...] = (50,)
+    max_frames: tuple[int, ...] = (100_000,)
+    repetitions: int = 1
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    name: str
+    studies: tuple[Study, ...]
+    text: str                                    # the exact spec, recorded with every run
+    source: str = "<string>"
+    description: str = ""
+    out: str | None = None
+
+    def points(self) -> list[Point]:
+        return expand(self)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measurement. Dimensions a kind does not use are None (rate outside trial, ...)."""
+    kind: str
+    switch: str
+    scenario: str                                # resolved: "p2p", "pvp", "chain:3", ...
+    size: int | str                              # bytes with FCS, or "imix"
+    rate: float | None
+    burst: int
+    flows: int
+    placement: str
+    preset: str | None
+    duration: float | None
+    points: int | None
+    fractions: tuple[float, ...] | None          # of the NDR: 0.9 = 90 %
+    io: str
+    options: tuple[tuple[str, str], ...]
+    shape_pps: float | None
+    trials: int | None                           # b2b: searches for the longest burst
+    max_frames: int | None
+    repetition: int = 0                          # 0-based
+    study: int = field(default=1, compare=False)  # the first study that produced it
+
+    def params(self) -> dict[str, Any]:
+        """The parameters that define the measurement. None, empty options and repetition 0 are
+        left out, so that a dimension added later with a None default, or repetitions raised
+        from 1 to N, keeps the keys of points already measured."""
+        data: dict[str, Any] = {
+            "kind": self.kind, "switch": self.switch, "scenario": self.scenario,
+            "size": self.size, "rate": self.rate, "burst": self.burst, "flows": self.flows,
+            "placement": self.placement, "preset": self.preset, "duration": self.duration,
+            "points": self.points, "io": self.io, "shape_pps": self.shape_pps,
+            "trials": self.trials, "max_frames": self.max_frames,
+            "fractions": list(self.fractions) if self.fractions is not None else None,
+            "options": dict(self.options) or None, "repetition": self.repetition or None}
+        return {k: v for k, v in data.items() if v is not None}
+
+    @property
+    def key(self) -> str:
+        """12 hex digits of SHA-256 over the canonical JSON of params(): the same on every run
+        and machine, so a rerun finds the points already in the store."""
+        canon = json.dumps(self.params(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canon.encode()).hexdigest()[:12]
+
+    @property
+    def label(self) -> str:
+        size = "imix" if self.size == "imix" else f"{self.size}B"
+        parts = [self.kind, self.switch, self.scenario, size]
+        if self.shape_pps is not None:
+            parts.append(f"shape {_pps(self.shape_pps)}")
+        if self.rate is not None:
+            parts.append(f"{_pps(self.rate)}pps")
+        if self.preset not in (None, "fast"):
+            parts.append(str(self.preset))
+        if self.fractions is not None:
+            parts.append("at " + ",".join(f"{f * 100:g}" for f in self.fractions) + "%")
+        if self.points is not None:
+            parts.append(f"{self.points} points")
+        if self.duration is not None and self.duration != DEFAULT_DURATION.get(self.kind):
+            parts.append(f"{self.duration:g}s")
+        parts += [f"{n}={v}" for n, v, d in (("flows", self.flows, 1), ("burst", self.burst, 1),
+                                             ("placement", self.placement, "default"),
+                                             ("io", self.io, "afpacket")) if v != d]
+        parts += [f"{k}={v}" for k, v in self.options]
+        if self.repetition:
+            parts.append(f"#{self.repetition + 1}")
+        return " ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "label": self.label, "study": self.study, **self.params()}
+
+
+def search_twin(point: Point) -> Point:
+    """The search point with this point's testbed and workload: a latency or b2b point can take
+    its NDR from the twin's stored result instead of searching again."""
+    return replace(point, kind="search", rate=None, duration=None, points=None, fractions=None,
+                   trials=None, max_frames=None, preset=point.preset or "fast")
+
+
+def _pps(value: float) -> str:
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:g}{suffix}"
+    return f"{value:g}"
+
+
+# -- value checks ------------------------------------------------------------------------------
+def _int(v: Any, low: int, high: int | None = None) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _Bad(f"{v!r} is not a whole number")
+    if high is None and v < low:
+        raise _Bad(f"{v} is out of range: must be at least {low}")
+    if high is not None and not low <= v <= high:
+        raise _Bad(f"{v} is out of range {low}..{high}")
+    return v
+
+
+def _number(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v == float("inf"):
+        raise _Bad(f"{v!r} is not a positive number")
+    return float(v)
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
+    def check(v: Any) -> str:
+        if not isinstance(v, str) or v not in choices:
+            raise _Bad(f"{v!r} is not one of {', '.join(choices)}{_did_you_mean(v, choices)}")
+        return v
+    return check
+
+
+def _rate(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise _Bad(f"{v!r} is not a rate (packets per second like 100000 or \"100k\")")
+    try:
+        return parse_rate(str(v))
+    except UsageError as e:
+        raise _Bad(str(e)) from None
+
+
+def _shape_pps(v: Any) -> float:
+    from vswbench.switches.shaped import MAX_SHAPE_PPS
+
+    pps = _rate(v)
+    if pps > MAX_SHAPE_PPS:
+        raise _Bad(f"{v!r} is above the shaper's limit of {MAX_SHAPE_PPS:,.0f} pps")
+    return pps
+
+
+def _size(v: Any) -> int | str:
+    if isinstance(v, str) and v.lower() == "imix":
+        return "imix"
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _Bad(f"{v!r} is not a frame size: give bytes 64..1518 (FCS included) or \"imix\"")
+    if not 64 <= v <= 1518:
+        raise _Bad(f"{v} is out of range: frame sizes are 64..1518 bytes (FCS included) "
+                   "or \"imix\"")
+    return v
+
+
+def _scenario(v: Any) -> str:
+    if not isinstance(v, str):
+        raise _Bad(f"{v!r} is not a scenario name")
+    if v.strip().lower() in ("chain", "pairs"):
+        return v.strip().lower()           # resolved with the chain / pairs key
+    try:
+        return scenarios.parse(v).name
+    except UsageError as e:
+        raise _Bad(str(e)) from None
+
+
+def _switch(v: Any) -> str:
+    from vswbench.switches.catalog import all_switches
+
+    names = sorted(all_switches())
+    if v == ALL_SWITCHES or (isinstance(v, str) and v in names):
+        return v
+    raise _Bad(f"unknown switch {v!r}{_did_you_mean(v, names)}: choose from {', '.join(names)} "
+               f"or \"*\" (see `vswbench switches`)")
+
+
+def _options(v: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(v, dict):
+        raise _Bad(f"{v!r} is not a table of backend options, e.g. {{ ovs_mode = \"normal\" }}")
+    items = []
+    for k, x in v.items():
+        if k in ("shape_pps", "shape_frame_size"):
+            raise _Bad(f"{k} is set by the campaign: use the study key shape_pps (and size)")
+        if (problem := unknown_key(k)) is not None:
+            raise _Bad(problem)
+        if not isinstance(x, (str, int, float, bool)):
+            raise _Bad(f"option {k} = {x!r}: values are strings, numbers or booleans")
+        items.append((k, str(x).lower() if isinstance(x, bool) else str(x)))
+    return tuple(sorted(items))
+
+
+def _fraction(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 200:
+        raise _Bad(f"{v!r} is not a percentage of the NDR in (0, 200]")
+    return v / 100
+
+
+CHECKS: dict[str, Callable[[Any], Any]] = {
+    "kind": _choice(KINDS), "scenario": _scenario, "switch": _switch, "size": _size,
+    "rate": _rate, "burst": lambda v: _int(v, 1), "flows": lambda v: _int(v, 1),
+    "chain": lambda v: _int(v, 1, scenarios.MAX_CHAIN),
+    "pairs": lambda v: _int(v, 1, scenarios.MAX_PAIRS),
+    "placement": _choice(PLACEMENTS), "repetitions": lambda v: _int(v, 1, 1000),
+    "preset": _choice(tuple(PRESETS)), "duration": _number,
+    "points": lambda v: _int(v, 2, 200), "fractions": _fraction,
+    "io": _choice(tuple(io for io in IO_CHOICES if io != "dpdk")),  # DPDK switches imply it
+    "options": _options, "shape_pps": _shape_pps, "trials": lambda v: _int(v, 1, 1000),
+    "max_frames": lambda v: _int(v, 2, 10_000_000)}
+SCALAR_ONLY = ("repetitions",)
+
+
+def _did_you_mean(word: Any, choices: Any) -> str:
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+# -- parsing -----------------------------------------------------------------------------------
+def load_spec(path: str | Path) -> CampaignSpec:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise UsageError(f"cannot read campaign spec {p}: {reason} (give a readable TOML file, "
+                         f"or a built-in suite: {', '.join(BUILTIN)})") from None
+    return parse_spec(text, source=str(p))
+
+
+def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"campaign spec {source}: TOML syntax error: {e}") from None
+    problems: list[str] = []
+    for key in data:
+        if key not in ("campaign", "study"):
+            problems.append(f"unknown top-level key {key!r}"
+                            f"{_did_you_mean(key, ('campaign', 'study'))}: "
+                            "a spec has one [campaign] table and [[study]] tables")
+    head = data.get("campaign")
+    name, description, out = "", "", None
+    if not isinstance(head, dict):
+        problems.append("[campaign] is missing: add [campaign] with name = \"...\"")
+    else:
+        for key in head:
+            if key not in CAMPAIGN_KEYS:
+                problems.append(f"[campaign], unknown key {key!r}"
+                                f"{_did_you_mean(key, CAMPAIGN_KEYS)}: the keys are "
+                                f"{', '.join(CAMPAIGN_KEYS)}")
+        name = head.get("name", "")
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+            problems.append(f"[campaign], name: {name!r} is not a name: use 1-64 letters, digits, "
+                            "'.', '_' or '-', starting with a letter or digit")
+        description = head.get("description", "")
+        if not isinstance(description, str):
+            problems.append("[campaign], description: must be a string")
+        out = head.get("out")
+        if out is not None and not (isinstance(out, str) and out.strip()):
+            problems.append("[campaign], out: must be a directory path (a string)")
+    raw_studies = data.get("study")
+    studies: list[Study] = []
+    if not isinstance(raw_studies, list) or not raw_studies:
+        problems.append("no [[study]]: add at least one [[study]] table with kind and switch")
+    else:
+        for i, raw in enumerate(raw_studies, 1):
+            study = _study(i, raw, problems)
+            if study is not None:
+                studies.append(study)
+    if problems:
+        if len(problems) == 1:
+            raise UsageError(f"campaign spec {source}: {problems[0]}")
+        raise UsageError(f"campaign spec {source} has {len(problems)} problems:\n"
+                         + "\n".join(f"  {p}" for p in problems))
+    return CampaignSpec(name, tuple(studies), text, source, description, out)
+
+
+def _values(i: int, key: str, raw: Any, problems: list[str]) -> list[Any] | None:
+    where = f"study {i}, {key}"
+    if key in SCALAR_ONLY and isinstance(raw, list):
+        problems.append(f"{where}: takes one number, not a list")
+        return None
+    if key == "options" and isinstance(raw, dict):
+        raw = [raw]
+    values = raw if isinstance(raw, list) else [raw]
+    if not values:
+        problems.append(f"{where}: empty list: give at least one value")
+        return None
+    if key == "fractions" and any(isinstance(v, list) for v in values):
+        problems.append(f"{where}: one list of percentages per study, e.g. fractions = [50, 90]")
+        return None
+    out, ok = [], True
+    for v in values:
+        try:
+            out.append(CHECKS[key](v))
+        except _Bad as e:
+            problems.append(f"{where}: {e}")
+            ok = False
+    return list(dict.fromkeys(out)) if ok else None
+
+
+def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
+    if not isinstance(raw, dict):
+        problems.append(f"study {i}: must be a table ([[study]] followed by key = value lines)")
+        return None
+    before = len(problems)
+    for key in raw:
+        if key not in STUDY_KEYS:
+            problems.append(f"study {i}, unknown key {key!r}{_did_you_mean(key, STUDY_KEYS)}")
+    v = {key: _values(i, key, raw[key], problems) for key in STUDY_KEYS if key in raw}
+    for key in ("kind", "switch"):
+        if key not in raw:
+            problems.append(f"study {i}, {key}: missing: add {key} = [...]"
+                            + (f" ({', '.join(KINDS)})" if key == "kind" else " (or [\"*\"])"))
+    kinds = v.get("kind") or []
+    for key, users in KIND_KEYS.items():
+        if v.get(key) is not None and kinds and not set(users) & set(kinds):
+            problems.append(f"study {i}, {key}: only kind {' or '.join(users)} uses it, and "
+                            f"this study's kinds are {', '.join(kinds)}: remove {key} or add "
+                            "such a kind")
+    if "trial" in kinds and "rate" not in raw:
+        problems.append(f"study {i}, rate: kind trial needs rate = [...] (pps, e.g. \"100k\")")
+    names = _resolve_scenarios(i, v, raw, problems)
+    switches = v.get("switch") or []
+    if ALL_SWITCHES in switches:
+        from vswbench.switches.catalog import all_switches
+
+        every = [s for s in sorted(all_switches()) if s != CALIBRATION_SWITCH]
+        switches = list(dict.fromkeys(s for x in switches for s in (every if x == "*" else [x])))
+    problems += [f"study {i}, options: {p}" for p in nf_option_problems(
+        [dict(t) for t in v.get("options") or []], switches, names)]
+    if "shape_pps" in raw and switches and CALIBRATION_SWITCH not in switches:
+        problems.append(f"study {i}, shape_pps: only switch \"shaped\" uses it, and this study "
+                        "does not include shaped")
+    if CALIBRATION_SWITCH in switches and "shape_pps" not in raw:
+        problems.append(f"study {i}, shape_pps: switch shaped needs shape_pps = [...] (the rate "
+                        "it is shaped to, e.g. \"100k\")")
+    _check_backend_options(i, switches, v.get("options") or [], problems)
+    if "b2b" in kinds:
+        from vswbench.measure.session import control_capable
+
+        for n in names:
+            if not control_capable(scenarios.parse(n)):
+                problems.append(f"study {i}, scenario: b2b needs a tester that also receives "
+                                f"(p2p, pvp, chain:N, rr), and {n} has separate senders and "
+                                "receivers")
+    if len(problems) > before:
+        return None
+    def get(key: str) -> tuple[Any, ...] | None:
+        return tuple(v[key]) if v.get(key) else None
+    return Study(i, tuple(kinds), tuple(names), tuple(switches), get("size") or (64,),
+                 get("rate") or (), get("burst") or (1,), get("flows") or (1,),
+                 get("placement") or ("default",), get("preset") or ("fast",),
+                 get("duration") or (), get("points") or (20,),
+                 get("fractions") or Study.fractions, get("io") or ("afpacket",),
+                 get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
+                 get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0])
+
+
+def _check_backend_options(i: int, switches: list[str],
+                           tables: list[tuple[tuple[str, str], ...]], problems: list[str]) -> None:
+    """Each switch checks the option values it knows (ovs: ovs_mode, flow_table, clones)."""
+    from vswbench.switches.catalog import all_switches
+
+    classes = all_switches()
+    for table in tables:
+        for name in switches:
+            try:
+                if name in classes:
+                    classes[name].check_options(dict(table))
+            except UsageError as e:
+                if f"study {i}, options: {e}" not in problems:
+                    problems.append(f"study {i}, options: {e}")
+
+
+def _resolve_scenarios(i: int, v: dict[str, Any], raw: dict[str, Any],
+                       problems: list[str]) -> list[str]:
+    """Bare "chain" / "pairs" become chain:N / pairs:N for each value of the chain / pairs key;
+    those keys make sense only with them."""
+    given = v.get("scenario") if "scenario" in raw else ["p2p"]
+    if given is None:
+        return []
+    names: list[str] = []
+    for s in given:
+        if s in ("chain", "pairs"):
+            counts = v.get(s)
+            if s not in raw:
+                problems.append(f"study {i}, scenario: {s!r} needs {s} = [N, ...] "
+                                f"(or write \"{s}:N\")")
+            names += [scenarios.parse(f"{s}:{n}").name for n in counts or []]
+        else:
+            names.append(s)
+    for key in ("chain", "pairs"):
+        if key in raw:
+            others = [s for s in given if s not in ("chain", "pairs")]
+            if key not in given or others:
+                problems.append(f"study {i}, {key}: {key} = [N, ...] needs scenario = \"{key}\" "
+                                f"({key}:N is built per value)"
+                                + (f"; {', '.join(others)} is not a {key}" if others else ""))
+    return list(dict.fromkeys(names))
+
+
+# -- expansion ---------------------------------------------------------------------------------
+def expand(spec: CampaignSpec) -> list[Point]:
+    """Every study's product in a fixed order: repetition, switch, shape_pps, options, scenario,
+    size, flows, burst, placement, io, kind, then the kind's own keys. Kind is near the end so
+    a search and the latency that can reuse its NDR run one after the other; repetitions are
+    outermost so that a campaign cut short has a full round first. Points that several studies
+    produce are kept once (the store keys them by `key`)."""
+    seen: dict[str, Point] = {}
+    for st in spec.studies:
+        for rep, switch in itertools.product(range(st.repetitions), st.switches):
+            shapes = st.shape_pps if switch == CALIBRATION_SWITCH else (None,)
+            for combo in itertools.product(shapes, st.options, st.scenarios, st.sizes, st.flows,
+                                           st.bursts, st.placements, st.ios, st.kinds):
+                for point in _kind_points(st, rep, switch, combo):
+                    seen.setdefault(point.key, point)
+    return list(seen.values())
+
+
+def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> list[Point]:
+    shape, options, scen, size, flows, burst, placement, io, kind = combo
+
+    def uses(key: str, values: tuple[Any, ...]) -> tuple[Any, ...]:
+        return values if kind in KIND_KEYS[key] else (None,)
+    durations = st.durations or (DEFAULT_DURATION.get(kind),)
+    out = []
+    for rate, preset, duration, points, trials, max_frames in itertools.product(
+            uses("rate", st.rates), uses("preset", st.presets), uses("duration", durations),
+            uses("points", st.points), uses("trials", st.trials),
+            uses("max_frames", st.max_frames)):
+        fractions = st.fractions if kind in KIND_KEYS["fractions"] else None
+        out.append(Point(kind, switch, scen, size, rate, burst, flows, placement, preset,
+                         duration, points, fractions, io, options, shape, trials, max_frames,
+                         rep, st.index))
+    return out
+
+
+def builtin(name: str) -> CampaignSpec:
+    if name not in BUILTIN:
+        raise UsageError(f"unknown built-in suite {name!r}{_did_you_mean(name, BUILTIN)}: "
+                         f"choose from {', '.join(BUILTIN)}, or give a spec file")
+    return parse_spec(BUILTIN[name], source=f"built-in suite {name}")

@@ -1,0 +1,1 @@
+"""The `vswbench` command line: one command table, thin commands over the pipeline."""

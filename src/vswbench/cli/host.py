@@ -1,0 +1,197 @@
+"""`vswbench probe | clean | demo | switches | doctor`: what this host can do, its leftovers, and
+the engine demonstration."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from vswbench.cli.common import err, num, out, versions_text, EXIT_FAILURE
+from vswbench.errors import VswbenchError
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return num(value, digits)
+
+
+# -- probe -------------------------------------------------------------------------------------
+def _flatten(prefix: str, value: Any) -> list[tuple[str, str]]:
+    if isinstance(value, dict):
+        rows: list[tuple[str, str]] = []
+        for key, item in value.items():
+            rows += _flatten(f"{prefix}.{key}" if prefix else str(key), item)
+        return rows
+    if isinstance(value, list):
+        return [(prefix, json.dumps(value))]
+    return [(prefix, "–" if value is None else str(value))]
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the engine's probe JSON unchanged.")
+def probe(as_json: bool) -> int:
+    """What the engine can do here: I/O backends, kernel features, TSC."""
+    from vswbench.engine.probe import probe as run_probe
+
+    result = run_probe()
+    if as_json:
+        click.echo(result.text.rstrip("\n"))
+        return 0
+    backends = Table(title="I/O backends")
+    for column in ("backend", "usable", "reason"):
+        backends.add_column(column)
+    for b in result.backends:
+        backends.add_row(b.name, "[green]yes[/]" if b.usable else "[red]no[/]", b.reason or "")
+    facts = Table(title="probe")
+    facts.add_column("key")
+    facts.add_column("value")
+    rest = {k: v for k, v in result.raw.items() if k not in ("backends", "type")}
+    for key, value in _flatten("", rest):
+        facts.add_row(key, value)
+    out.print(backends)
+    out.print(facts)
+    return 0
+
+
+# -- clean -------------------------------------------------------------------------------------
+def _check_prefix(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not value.startswith("vsb"):
+        raise click.BadParameter("must start with 'vsb': clean never touches other names")
+    return value
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+@click.option("--force", is_flag=True,
+              help="Also remove vsb namespaces in which unrecorded processes still run.")
+@click.option("--prefix", default="vsb", show_default=True, callback=_check_prefix,
+              help="Only names starting with this (e.g. one run id); must start with vsb.")
+def clean(dry_run: bool, force: bool, prefix: str) -> int:
+    """Remove what killed runs left behind (vsb* namespaces, links, /tmp/vsb-<run id>-*)."""
+    from vswbench.testbed.leftovers import describe_skips, dry_run_lines, execute, plan_clean
+
+    if os.geteuid() != 0:
+        raise VswbenchError("clean removes network namespaces: run it as root")
+    plan = plan_clean(force=force, prefix=prefix)
+    for note in describe_skips(plan):
+        err.print(f"[yellow]{note}[/]")
+    if plan.empty:
+        out.print("nothing to clean")
+        return 0
+    if dry_run:
+        for line in dry_run_lines(plan):
+            out.print(line)
+        return 0
+    execute(plan, report=lambda message: out.print(message, highlight=False))
+    return 0
+
+
+# -- demo --------------------------------------------------------------------------------------
+@click.command()
+@click.option("--duration", type=click.FloatRange(min=0.1), default=3.0, show_default=True,
+              help="Seconds of gen -> sink per backend.")
+@click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True,
+              help="Frame size in bytes, FCS included.")
+@click.option("--backend", "backends", multiple=True,
+              type=click.Choice(["afpacket", "udp", "afxdp"]),
+              help="Only this backend (repeatable). Default: every usable one.")
+@click.option("--rtt-rate", default="10k", show_default=True, help="Round-trip probe rate (pps).")
+@click.option("--rtt-duration", type=click.FloatRange(min=0.1), default=2.0, show_default=True)
+@click.option("--tx-cpu", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--rx-cpu", type=click.IntRange(min=0), default=None,
+              help="CPU for sink/reflect [default: 1, or 0 on a one-CPU machine].")
+@click.option("--results-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("results"), show_default=True)
+def demo(duration: float, size: int, backends: tuple[str, ...], rtt_rate: str,
+         rtt_duration: float, tx_cpu: int, rx_cpu: int | None, results_dir: Path) -> int:
+    """Engine demonstration: gen -> sink and loop <-> reflect over a veth pair, per backend."""
+    from vswbench.measure.demo import DemoOptions, run_demo
+    from vswbench.report.demo_page import save_report
+
+    if rx_cpu is None:
+        rx_cpu = 1 if (os.cpu_count() or 1) > 1 else 0
+    options = DemoOptions(duration=duration, size=size, rtt_rate=rtt_rate,
+                          rtt_duration=rtt_duration, backends=backends, results_dir=results_dir,
+                          tx_cpu=tx_cpu, rx_cpu=rx_cpu)
+    report = run_demo(options, progress=lambda m: err.print(m, style="dim", highlight=False))
+    table = Table(title=f"vswbench demo ({size}-byte frames, veth pair, run {report.run_id})")
+    for column in ("backend", "TX kpps", "RX kpps", "loss", "RTT p50 µs", "RTT p99 µs"):
+        table.add_column(column, justify="left" if column == "backend" else "right")
+    for r in report.results:
+        loss = "–" if r.loss_ratio is None else f"{r.lost:,} ({r.loss_ratio * 100:.2f} %)"
+        table.add_row(r.backend, _num(r.tx_kpps), _num(r.rx_kpps), loss, _num(r.rtt_p50_us),
+                      _num(r.rtt_p99_us))
+    out.print(table)
+    for r in report.results:
+        for message in r.errors:
+            err.print(f"[red]{r.backend}: {message}[/]", highlight=False)
+    for name, reason in report.skipped.items():
+        err.print(f"[yellow]{name}: skipped: {reason}[/]", highlight=False)
+    json_path, html_path = save_report(report, results_dir)
+    out.print(f"results: {json_path} and {html_path}", highlight=False)
+    return 0 if report.ok and report.results else EXIT_FAILURE
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def switches(as_json: bool) -> int:
+    """Switch backends: available here or not, why, how to fix it, versions."""
+    from dataclasses import asdict
+
+    from vswbench.measure.plan import switch_rows
+
+    rows = switch_rows()
+    if as_json:
+        click.echo(json.dumps([asdict(r) for r in rows], indent=1))
+        return 0
+    table = Table(title="virtual switches")
+    for column in ("name", "available", "reason / fix", "version"):
+        table.add_column(column)
+    for r in rows:
+        why = "" if r.available else r.reason + (f"\nfix: {r.fix}" if r.fix else "")
+        table.add_row(r.name, "[green]yes[/]" if r.available else "[red]no[/]", why,
+                      versions_text(r.versions))
+    out.print(table)
+    return 0
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def doctor(as_json: bool) -> int:
+    """Tools, kernel features and host tuning (what to change and why)."""
+    from vswbench.host.doctor import run_doctor
+
+    report = run_doctor()
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=1))
+        return 0
+    tools = Table(title="tools")
+    for column in ("tool", "present", "needed for"):
+        tools.add_column(column)
+    for t in report.tools:
+        tools.add_row(t.name, "[green]yes[/]" if t.present else "[red]no[/]", t.needed_for)
+    kernel = Table(title="kernel features (vswbench-engine probe)")
+    kernel.add_column("feature")
+    kernel.add_column("value")
+    for key, value in report.kernel.items():
+        kernel.add_row(key, "–" if value is None else str(value))
+    for b in report.io_backends:
+        kernel.add_row(f"engine io {b['name']}", "usable" if b["usable"] else
+                       f"no: {b['reason'] or ''}")
+    tuning = Table(title="tuning (Fang et al., 002_..., section 3.1)")
+    for column in ("setting", "current", "recommended", "ok", "why"):
+        tuning.add_column(column)
+    for c in report.tuning:
+        ok = "?" if c.ok is None else ("[green]yes[/]" if c.ok else "[red]no[/]")
+        tuning.add_row(c.name, c.current, c.recommended, ok, c.why)
+    for table in (tools, kernel, tuning):
+        out.print(table)
+    for note in report.notes:
+        err.print(f"[yellow]{note}[/]", highlight=False)
+    return 0
+
+

@@ -1,0 +1,154 @@
+"""`vswbench latency | b2b | calibrate`: latency at fractions of the NDR, back-to-back frames
+(RFC 2544 26.4 / RFC 9004), and the tester's own ceiling."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+from rich.table import Table
+
+from vswbench.cli.common import (emit, method_plan, num, out, rate, say, testbed_options,
+                                 trial_line)
+from vswbench.errors import UsageError
+from vswbench.measure.session import control_capable
+
+
+def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | None]:
+    """The NDR given on the command line, or found now by a `fast` search in the same session."""
+    if given is not None:
+        return given, None
+    from vswbench.measure.method import find_ndr
+
+    say("no --ndr given: finding it first with a `fast` search")
+    return find_ndr(ctx, "fast", progress=trial_line)
+
+
+@click.command()
+@testbed_options
+@click.option("--ndr", default=None, help="The NDR in pps [found by a fast search first].")
+@click.option("--at", "at", default="10,50,90,100", show_default=True,
+              help="Percentages of the NDR to measure at.")
+@click.option("--duration", type=click.FloatRange(min=0.1), default=5.0, show_default=True)
+@click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Measure every fraction N times (statistics per point).")
+def latency(**kw: Any) -> int:
+    """Latency distributions at fixed fractions of the NDR (full histograms in --json)."""
+    from vswbench.measure.method import method_context
+    from vswbench.measure.loadcurve import latency_at, parse_fractions, repeated_points_json
+
+    plan = method_plan(kw)
+    fractions = parse_fractions(kw["at"])
+    ndr_given = rate(kw["ndr"])
+    with method_context(plan, drain=0.05, progress=say) as ctx:
+        ndr, search_summary = _ndr_first(ctx, ndr_given)
+        runs = [latency_at(ctx.session, ndr, fractions, kw["duration"],
+                           progress=lambda pt: trial_line(pt.trial))
+                for _ in range(kw["repeat"])]
+        points = runs[0]
+        points_json, warnings = repeated_points_json(runs)
+        data = {**ctx.environment(), "method": "latency", "ndr_pps": ndr, "search": search_summary,
+                "points": points_json, "repetitions": kw["repeat"], "warnings": warnings,
+                "notes": ctx.notes}
+    emit(data, kw)
+    if not kw["as_json"]:
+        table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
+                            f"latency at fractions of NDR {ndr:,.0f} pps "
+                            f"({points[0].trial.result.latency_kind or '–'})")
+        for col in ("% NDR", "offered pps", "lost", "min", "p50", "p90", "p99", "p99.9", "max"):
+            table.add_column(col, justify="right")
+        for pt in data["points"]:
+            lat = pt["latency_us"]
+            table.add_row(f"{pt['fraction_of_ndr'] * 100:.0f}", num(pt["offered_pps"]),
+                          f"{pt['lost']:,}",
+                          *(num(lat.get(k), 1) for k in ("min", "p50", "p90", "p99", "p999", "max")))
+        out.print(table)
+        out.print("latency in microseconds", style="dim")
+    return 0
+
+
+@click.command()
+@testbed_options
+@click.option("--trials", type=click.IntRange(1, 1000), default=50, show_default=True,
+              help="Repetitions of the burst-length search (RFC 2544 asks for 50).")
+@click.option("--max-frames", type=click.IntRange(2, 10_000_000), default=100_000, show_default=True)
+@click.option("--throughput", default=None,
+              help="Measured throughput in pps for the corrected buffer time [fast search].")
+def b2b(**kw: Any) -> int:
+    """Back-to-back frames: the longest burst at maximum rate without loss (RFC 9004)."""
+    from vswbench.measure.b2b import B2BConfig, back_to_back
+    from vswbench.measure.method import method_context
+
+    plan = method_plan(kw)
+    if not plan.restart_engines and not control_capable(plan.trial.scenario):
+        raise UsageError(f"scenario {plan.trial.scenario.name}: back-to-back needs a tester that "
+                         "sends and receives (p2p, pvp, chain:N, rr)")
+    cfg = B2BConfig(trials=kw["trials"], max_frames=kw["max_frames"],
+                    frame_size=plan.workload.frame_size)
+    throughput_given = rate(kw["throughput"])
+    with method_context(plan, drain=0.05, progress=say) as ctx:
+        throughput, search_summary = _ndr_first(ctx, throughput_given)
+        from dataclasses import replace
+
+        cfg = replace(cfg, tester_pps=ctx.ceiling)
+        result = back_to_back(ctx.session, cfg, throughput_pps=throughput, progress=say)
+        data = {**ctx.environment(), "method": "back-to-back", "throughput_pps": throughput,
+                "search": search_summary, **result.to_json(), "notes_testbed": ctx.notes}
+    emit(data, kw)
+    if not kw["as_json"]:
+        st = data["statistics"]
+        out.print(f"longest lossless burst over {data['searches_run']} searches: mean "
+                  f"{data['benchmark_frames']:,.1f} frames (min {st['min']:,.0f}, max "
+                  f"{st['max']:,.0f}, CV {(st['cv'] or 0) * 100:.1f} %)"
+                  f"{' (at least: unbounded)' if data['unbounded'] else ''}", highlight=False)
+        out.print(f"burst rate {num(data['offered_pps'])} pps ({data['max_rate_source']}); "
+                  f"throughput {num(data['throughput_pps'])} pps", highlight=False)
+        implied, corrected = data["implied_buffer_s"], data["corrected_buffer_s"]
+        out.print(f"implied buffer time {num(implied and implied * 1e6, 1)} us, corrected "
+                  f"{num(corrected and corrected * 1e6, 1)} us (RFC 9004)", highlight=False)
+        for note in [*data["notes"], *data["warnings"], *data["notes_testbed"]]:
+            out.print(f"[yellow]{note}[/]", highlight=False)
+    return 0
+
+
+@click.command()
+@click.option("--scenario", default="p2p", show_default=True)
+@click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True)
+@click.option("--io", type=click.Choice(["afpacket", "udp", "afxdp", "dpdk"]), default="afpacket",
+              show_default=True, help="dpdk: the DPDK switches' tester, calibrated on memif.")
+@click.option("--flows", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--tester-cpu", type=int, default=None)
+@click.option("--switch-cpu", type=int, default=None)
+@click.option("--force", is_flag=True, help="Measure again even if a cached value exists.")
+@click.option("--json", "as_json", is_flag=True)
+def calibrate(scenario: str, size: int, io: str, flows: int, tester_cpu: int | None,
+              switch_cpu: int | None, force: bool, as_json: bool) -> int:
+    """The tester's own ceiling on a scenario and frame size, through veth (memif for --io dpdk),
+    cached per machine."""
+    import json
+
+    from vswbench.measure.calibration import calibrate as run_calibration
+    from vswbench.measure.plan import TrialOptions, plan_trial
+    from vswbench.run.scope import run_scope
+    from vswbench.measure.session import Workload
+
+    from vswbench.measure.calibration import baseline_switch
+
+    plan = plan_trial(TrialOptions(baseline_switch(io), scenario, size, "10k", 1.0, 0.0, io, flows, 1,
+                                   tester_cpu, switch_cpu))
+    if not control_capable(plan.scenario):
+        raise UsageError(f"scenario {scenario}: calibration needs a tester that sends and "
+                         "receives (p2p, pvp, chain:N, rr)")
+    if os.geteuid() != 0:
+        raise UsageError("calibration builds network namespaces: run it as root")
+    workload = Workload(size, flows, 1, io)
+    with run_scope() as run:
+        cal = run_calibration(run, plan.scenario, workload, plan.placement, force=force)
+    if as_json:
+        click.echo(json.dumps(cal.to_json(), indent=1))
+    else:
+        out.print(f"tester ceiling ({scenario}, {size} B, {io}): {cal.ceiling_pps:,.0f} pps "
+                  f"received, {cal.tx_pps:,.0f} pps sent{' (cached)' if cal.cached else ''}",
+                  highlight=False)
+    return 0

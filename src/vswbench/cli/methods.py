@@ -1,0 +1,173 @@
+"""`vswbench search | sweep`: NDR/PDR searches and load sweeps (bodies in measure/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from vswbench.cli.common import (emit, err, method_plan, num, out, rate, say, testbed_options,
+                                 trial_line)
+from vswbench.measure.stats import steal_fraction
+
+
+# -- search ------------------------------------------------------------------------------------
+@click.command()
+@testbed_options
+@click.option("--preset", "preset_name", type=click.Choice(["fast", "quick", "rfc2544", "tst009", "binary"]),
+              default="fast", show_default=True, help="Search goals (see the README).")
+@click.option("--min-load", default="1k", show_default=True, help="Lowest load searched (pps).")
+@click.option("--max-load", default=None, help="Highest load [the tester's calibrated ceiling].")
+@click.option("--trial-duration", type=click.FloatRange(min=0.1), default=None,
+              help="Override the preset's final trial duration (s).")
+@click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Repeat the whole search N times (statistics over the repetitions).")
+@click.option("--latency-at", default=None,
+              help="Then measure latency at these percentages of the NDR, e.g. 10,50,90,100.")
+@click.option("--latency-duration", type=click.FloatRange(min=0.1), default=5.0, show_default=True)
+def search(**kw: Any) -> int:
+    """NDR and PDR by MLRsearch (or RFC 2544 binary search), with bounds and trial counts."""
+    from vswbench.measure.method import method_context
+    from vswbench.measure.loadcurve import latency_at, parse_fractions
+    from vswbench.measure.search import preset, search as run_search
+
+    plan = method_plan(kw)
+    p = preset(kw["preset_name"], trial_duration=kw["trial_duration"])
+    min_load, max_given = rate(kw["min_load"]), rate(kw["max_load"])
+    fractions = parse_fractions(kw["latency_at"]) if kw["latency_at"] else ()
+    with method_context(plan, drain=p.drain_s, progress=say) as ctx:
+        max_load = ctx.max_load(max_given)
+        results = []
+        stat0 = Path("/proc/stat").read_text()
+        for i in range(kw["repeat"]):
+            say(f"search {i + 1}/{kw['repeat']} ({p.name}: {p.description})")
+            ctx.session.trials.clear()
+            results.append(run_search(ctx.session, p, min_load=min_load or 1000.0,
+                                      max_load=max_load, generator_ceiling=ctx.ceiling,
+                                      progress=trial_line))
+        steal = steal_fraction(stat0, Path("/proc/stat").read_text())
+        data = _search_json(results, ctx.environment(), ctx.notes, steal)
+        ndr = data.get("ndr_pps")
+        if fractions and ndr:
+            points = latency_at(ctx.session, ndr, fractions, kw["latency_duration"],
+                                progress=lambda pt: trial_line(pt.trial))
+            data["latency_at_ndr"] = [pt.to_json() for pt in points]
+    emit(data, kw)
+    if not kw["as_json"]:
+        _print_search(results, data)
+    return 0
+
+
+def _search_json(results: list[Any], env: dict[str, Any], notes: list[str],
+                 steal: float | None = None) -> dict[str, Any]:
+    ordered = sorted(results, key=lambda r: r.ndr_pps or 0.0)
+    chosen = ordered[len(ordered) // 2]
+    data = {**env, **chosen.to_json()}
+    data["notes"] = [*notes, *data["notes"]]
+    data["ndr"] = chosen.describe_ndr()
+    data["repetitions"] = len(results)
+    data["steal_fraction"] = steal
+    if len(results) > 1:
+        from vswbench.measure.stats import noise_warning, summarize
+
+        stats = {}
+        warnings = []
+        for metric in ("ndr_pps", "pdr_pps"):
+            values = [getattr(r, metric) for r in results if getattr(r, metric) is not None]
+            if values:
+                s = summarize(values)
+                stats[metric] = {**s.to_json(), "worst_of_n": s.worst(higher_is_better=True),
+                                 "best_of_n": s.best(higher_is_better=True)}
+                w = noise_warning(metric, s, steal_fraction=steal)
+                if w:
+                    warnings.append(w)
+        data["statistics"] = stats
+        data["warnings"] = warnings
+        data["searches"] = [{k: v for k, v in r.to_json().items() if k != "trials"}
+                            for r in results]
+        data["total_trial_seconds"] = round(sum(r.trial_seconds for r in results), 3)
+    return data
+
+
+def _print_search(results: list[Any], data: dict[str, Any]) -> None:
+    table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
+                        f"{data['preset']} ({data['forwarding_mode']})")
+    for col in ("#", "NDR pps", "PDR pps", "NDR bounds", "trials", "trial s", "wall s",
+                "overhead/trial"):
+        table.add_column(col, justify="right")
+    for i, r in enumerate(results, 1):
+        ndr = r.outcome("NDR")
+        bounds = f"{num(ndr.lower_bound_pps)}..{num(ndr.upper_bound_pps)}" if ndr else "–"
+        table.add_row(str(i), num(r.ndr_pps), num(r.pdr_pps), bounds, str(len(r.trials)),
+                      f"{r.trial_seconds:g}", f"{r.wall_seconds:.1f}",
+                      f"{r.session.get('mean_s', 0) * 1000:.0f} ms")
+    out.print(table)
+    out.print(f"NDR: {data['ndr']}", highlight=False)
+    if data.get("headroom"):
+        out.print(f"generator ceiling {data['generator_ceiling_pps']:,.0f} pps "
+                  f"(NDR is {data['headroom'] * 100:.0f} % of it)", highlight=False)
+    if "statistics" in data and "ndr_pps" in data["statistics"]:
+        s = data["statistics"]["ndr_pps"]
+        out.print(f"NDR over {s['n']} searches: median {s['median']:,.0f}, min {s['min']:,.0f}, "
+                  f"max {s['max']:,.0f}, CI [{s['ci_low']:,.0f}, {s['ci_high']:,.0f}], "
+                  f"CV {(s['cv'] or 0) * 100:.2f} %", highlight=False)
+    for point in data.get("latency_at_ndr", []):
+        lat = point["latency_us"]
+        out.print(f"latency at {point['fraction_of_ndr'] * 100:.0f} % of NDR "
+                  f"({point['offered_pps']:,.0f} pps): p50 {num(lat.get('p50'), 1)} "
+                  f"p99 {num(lat.get('p99'), 1)} max {num(lat.get('max'), 1)} us, "
+                  f"lost {point['lost']}", highlight=False)
+    for note in [*data.get("notes", []), *data.get("warnings", [])]:
+        err.print(f"[yellow]{note}[/]", highlight=False)
+
+
+# -- sweep -------------------------------------------------------------------------------------
+@click.command()
+@testbed_options
+@click.option("--points", type=click.IntRange(2, 200), default=20, show_default=True)
+@click.option("--min-load", default=None, help="Lowest offered load [max / points].")
+@click.option("--max-load", default=None, help="Highest offered load [the tester's ceiling].")
+@click.option("--duration", type=click.FloatRange(min=0.1), default=2.0, show_default=True)
+@click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Run the whole sweep N times (statistics per point).")
+def sweep(**kw: Any) -> int:
+    """Offered load from low to beyond saturation: achieved throughput, loss, latency."""
+    from vswbench.measure.method import method_context
+    from vswbench.measure.loadcurve import repeated_points_json, run_sweep, saturation, sweep_loads
+
+    plan = method_plan(kw)
+    max_given, min_given = rate(kw["max_load"]), rate(kw["min_load"])
+    if max_given is not None:
+        sweep_loads(max_given, kw["points"], min_given)   # check before building anything
+    with method_context(plan, drain=0.05, progress=say) as ctx:
+        loads = sweep_loads(ctx.max_load(max_given), kw["points"], min_given)
+        runs = [run_sweep(ctx.session, loads, kw["duration"],
+                          progress=lambda pt: trial_line(pt.trial))
+                for _ in range(kw["repeat"])]
+        points_json, warnings = repeated_points_json(runs)
+        data = {**ctx.environment(), "method": "sweep", "notes": ctx.notes,
+                "points": points_json, "saturation": saturation(runs[0]),
+                "repetitions": kw["repeat"], "warnings": warnings,
+                "overhead_per_trial": ctx.session.overhead_summary()}
+    emit(data, kw)
+    if not kw["as_json"]:
+        table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
+                            "load sweep")
+        for col in ("offered pps", "sent pps", "achieved pps", "loss %", "p50 us", "p99 us",
+                    "cycles/pkt"):
+            table.add_column(col, justify="right")
+        for pt in data["points"]:
+            lat = pt["latency_us"]
+            table.add_row(num(pt["offered_pps"]), num(pt["tx_pps"]), num(pt["achieved_pps"]),
+                          f"{pt['loss_ratio'] * 100:.3f}", num(lat.get("p50"), 1),
+                          num(lat.get("p99"), 1), num(pt["cycles_per_packet"]))
+        out.print(table)
+        sat = data["saturation"]
+        out.print(f"highest lossless offered load {num(sat.get('highest_lossless_offered_pps'))} "
+                  f"pps; peak {num(sat.get('peak_achieved_pps'))} pps at "
+                  f"{num(sat.get('peak_at_offered_pps'))} offered"
+                  f"{'; throughput falls beyond the peak' if sat.get('falls_beyond_peak') else ''}",
+                  highlight=False)
+    return 0

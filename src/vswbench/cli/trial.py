@@ -1,0 +1,96 @@
+"""`vswbench trial`: one fixed offered load through a switch in a scenario (measure/plan.py)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.table import Table
+
+from vswbench.cli.common import err, num, out
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return num(value, digits)
+
+
+@click.command()
+@click.option("--switch", "switch", required=True, help="Backend (see `vswbench switches`).")
+@click.option("--scenario", default="p2p", show_default=True,
+              help="p2p, p2p-pair, pvp, chain:N, pairs:N or rr.")
+@click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True,
+              help="Frame size in bytes, FCS included.")
+@click.option("--rate", default="10k", show_default=True, help="Offered pps, e.g. 100k, 1.5M.")
+@click.option("--duration", type=click.FloatRange(min=0.1), default=5.0, show_default=True)
+@click.option("--warmup", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Seconds of warm-up traffic before the measurement.")
+@click.option("--io", type=click.Choice(["afpacket", "udp", "afxdp"]), default="afpacket",
+              show_default=True, help="Engine I/O backend.")
+@click.option("--flows", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--burst", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--tester-cpu", type=int, default=None, help="CPU of the tester [default: 0].")
+@click.option("--switch-cpu", type=int, default=None,
+              help="CPU of the switch's threads [default: the next CPU].")
+@click.option("--nf-cpus", default=None, help="CPUs of the network functions, e.g. 1,2.")
+@click.option("--option", "options", multiple=True, help="Backend option key=value (repeatable).")
+@click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Repeat the trial N times (median, CI, CV, worst/best of N).")
+@click.option("--json", "as_json", is_flag=True, help="Print the trial's JSON.")
+def trial(switch: str, scenario: str, size: int, rate: str, duration: float, warmup: float,
+          io: str, flows: int, burst: int, tester_cpu: int | None, switch_cpu: int | None,
+          nf_cpus: str | None, options: tuple[str, ...], repeat: int, as_json: bool) -> int:
+    """One trial: fixed offered load through a switch in a scenario."""
+    from vswbench.measure.plan import (TrialOptions, execute_trials, plan_trial,
+                                    repeat_statistics)
+
+    plan = plan_trial(TrialOptions(switch, scenario, size, rate, duration, warmup, io, flows,
+                                   burst, tester_cpu, switch_cpu, nf_cpus, options))
+    results = execute_trials(plan, repeat,
+                             progress=lambda m: err.print(m, style="dim", highlight=False))
+    if repeat > 1:
+        stats, warnings = repeat_statistics(results)
+        if as_json:
+            click.echo(json.dumps({"trials": [r.to_json() for r in results],
+                                   "statistics": stats, "warnings": warnings}, indent=1))
+            return 0
+        table = Table(title=f"{results[0].switch} / {results[0].scenario} / "
+                            f"{results[0].frame_size} B: {repeat} trials")
+        for column in ("metric", "median", "min", "max", "95 % CI", "CV %"):
+            table.add_column(column, justify="right")
+        for metric, s in stats.items():
+            digits = 6 if metric == "loss_ratio" else 1
+            table.add_row(metric, *(_num(s[k], digits) for k in ("median", "min", "max")),
+                          f"{_num(s['ci_low'], digits)}..{_num(s['ci_high'], digits)}",
+                          "–" if s["cv"] is None else f"{s['cv'] * 100:.2f}")
+        out.print(table)
+        for w in warnings:
+            err.print(f"[yellow]warning: {w}[/]", highlight=False)
+        return 0
+    result = results[0]
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=1))
+    else:
+        table = Table(title=f"{result.switch} / {result.scenario} / {result.frame_size} B "
+                            f"({result.forwarding_mode})")
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        lat = result.latency_us
+        rows = [("offered pps", _num(result.offered_pps, 0)), ("tx pps", _num(result.tx_pps, 0)),
+                ("achieved pps", _num(result.achieved_pps, 0)),
+                ("tx / rx frames", f"{result.tx_frames:,} / {result.rx_frames:,}"),
+                ("loss", f"{result.lost:,} ({result.loss_ratio * 100:.3f} %)"),
+                (f"latency µs ({result.latency_kind or '–'}) min/p50/p99/max",
+                 " / ".join(_num(lat.get(k), 1) for k in ("min", "p50", "p99", "max"))),
+                ("cycles per packet (all cores)", _num(result.cycles_per_packet, 0)),
+                ("CPU busy per core", ", ".join(f"cpu{c} {u['busy'] * 100:.0f} %"
+                                                for c, u in result.cpu.items())),
+                ("drops", ", ".join(f"{k} {v}" for k, v in result.drops.items() if v) or "none"),
+                ("kernel counters agree", "yes" if result.counters_agree else "[red]no[/]")]
+        for key, value in rows:
+            table.add_row(key, value)
+        out.print(table)
+        for w in result.warnings:
+            err.print(f"[yellow]warning: {w}[/]", highlight=False)
+    return 0
+
+

@@ -1,0 +1,1 @@
+"""The host machine: namespaces and links, CPU counters, the system fingerprint, doctor."""

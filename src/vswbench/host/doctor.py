@@ -1,0 +1,156 @@
+"""`vswbench doctor`: tools present, kernel features, and the host tuning that decides whether
+numbers are trustworthy (Fang et al., 002_..., section 3.1 "System Configuration": energy saving,
+HyperThreading, core isolation and hugepages change switch throughput and its stability; their
+BESS story: transparent hugepages caused losses of tens of milliseconds on a worker core).
+
+Only reads: nothing here changes the host or stops a process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vswbench.engine.process import EngineError, EngineNotFound, find_engine
+
+TOOLS = {  # tool -> what needs it
+    "ip": "every testbed (iproute2)", "tc": "tc-bpf backend (iproute2)",
+    "ethtool": "offloads, GRO for veth NAPI", "clang": "BPF programs of tc-bpf and xdp",
+    "ovs-vswitchd": "ovs and ovs-afxdp backends (openvswitch-switch)",
+    "trafgen": "comparison generator (netsniff-ng)", "iperf3": "comparison generator",
+    "sockperf": "comparison latency tool",
+}
+SYS = Path("/sys")
+PAPER = "Fang et al. (002_...), section 3.1"
+
+
+@dataclass(frozen=True)
+class ToolCheck:
+    name: str
+    present: bool
+    path: str
+    needed_for: str
+
+
+@dataclass(frozen=True)
+class TuningCheck:
+    name: str
+    current: str
+    recommended: str
+    ok: bool | None          # None: cannot tell here
+    why: str
+
+
+@dataclass
+class DoctorReport:
+    tools: list[ToolCheck]
+    kernel: dict[str, Any]
+    io_backends: list[dict[str, Any]]
+    tuning: list[TuningCheck]
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def check_tools() -> list[ToolCheck]:
+    checks = [ToolCheck(t, shutil.which(t) is not None, shutil.which(t) or "", why)
+              for t, why in TOOLS.items()]
+    try:
+        engine = str(find_engine())
+        checks.append(ToolCheck("vswbench-engine", True, engine, "all traffic"))
+    except EngineNotFound as exc:
+        checks.append(ToolCheck("vswbench-engine", False, "", f"all traffic: {exc}"))
+    return checks
+
+
+def governor(sys_root: Path = SYS) -> TuningCheck:
+    why = (f"energy saving lowers and destabilises throughput; {PAPER} disables it: set "
+           "`cpupower frequency-set -g performance`")
+    govs = sorted({g for p in (sys_root / "devices/system/cpu").glob("cpu[0-9]*/cpufreq/"
+                                                                   "scaling_governor")
+                   if (g := _read(p))})
+    if not govs:
+        return TuningCheck("cpu governor", "no cpufreq in /sys (a VM: the hypervisor decides)",
+                           "performance", None, why)
+    return TuningCheck("cpu governor", ",".join(govs), "performance", govs == ["performance"], why)
+
+
+def turbo(sys_root: Path = SYS) -> TuningCheck:
+    why = (f"turbo/boost makes the clock depend on load and temperature, so cycles per packet "
+           f"drift between trials; {PAPER} turns it off")
+    no_turbo = _read(sys_root / "devices/system/cpu/intel_pstate/no_turbo")
+    if no_turbo is not None:
+        return TuningCheck("turbo", "off" if no_turbo == "1" else "on", "off", no_turbo == "1", why)
+    boost = _read(sys_root / "devices/system/cpu/cpufreq/boost")
+    if boost is not None:
+        return TuningCheck("turbo", "on" if boost == "1" else "off", "off", boost == "0", why)
+    return TuningCheck("turbo", "no boost control in /sys (a VM: the hypervisor decides)", "off",
+                       None, why)
+
+
+def smt(sys_root: Path = SYS) -> TuningCheck:
+    why = (f"SMT siblings share a core's pipeline: a switch thread and a generator on siblings "
+           f"disturb each other; {PAPER}: 'standard practice to disable HyperThreading' "
+           "(echo off > /sys/devices/system/cpu/smt/control)")
+    active = _read(sys_root / "devices/system/cpu/smt/active")
+    control = _read(sys_root / "devices/system/cpu/smt/control")
+    if active is None:
+        return TuningCheck("SMT", "unknown (no /sys/devices/system/cpu/smt)", "off", None, why)
+    current = ("on" if active == "1" else "off") + (f" (control: {control})" if control else "")
+    return TuningCheck("SMT", current, "off", active == "0", why)
+
+
+def thp(sys_root: Path = SYS) -> TuningCheck:
+    why = ("khugepaged compaction can run on a switch core and stall it for tens of milliseconds "
+           "(Fang et al., 002_..., the BESS loss story); set "
+           "`echo never > /sys/kernel/mm/transparent_hugepage/enabled` and use explicit hugepages")
+    value = _read(sys_root / "kernel/mm/transparent_hugepage/enabled")
+    if value is None:
+        return TuningCheck("transparent hugepages", "not available", "never", None, why)
+    current = value[value.find("[") + 1:value.find("]")] if "[" in value else value
+    return TuningCheck("transparent hugepages", current, "never", current == "never", why)
+
+
+def irqbalance(proc_root: Path = Path("/proc")) -> TuningCheck:
+    why = ("irqbalance moves interrupts between cores during a run, so the switch core changes "
+           f"under the measurement; {PAPER}: isolate and assign cores by hand "
+           "(systemctl stop irqbalance)")
+    pids = []
+    for entry in proc_root.iterdir() if proc_root.is_dir() else []:
+        if entry.name.isdigit() and _read(entry / "comm") == "irqbalance":
+            pids.append(entry.name)
+    current = f"running (PID {', '.join(pids)})" if pids else "not running"
+    return TuningCheck("irqbalance", current, "not running", not pids, why)
+
+
+def tuning_checks(sys_root: Path = SYS, proc_root: Path = Path("/proc")) -> list[TuningCheck]:
+    return [governor(sys_root), turbo(sys_root), smt(sys_root), thp(sys_root),
+            irqbalance(proc_root)]
+
+
+def run_doctor() -> DoctorReport:
+    report = DoctorReport(check_tools(), {}, [], tuning_checks())
+    try:
+        from vswbench.engine.probe import probe
+
+        found = probe()
+        report.kernel = dict(found.raw.get("kernel") or {})
+        report.kernel["tsc_hz"] = found.tsc_hz
+        report.kernel["tsc_invariant"] = found.tsc_invariant
+        report.io_backends = [asdict(b) for b in found.backends]
+    except (EngineError, EngineNotFound) as exc:
+        report.notes.append(f"kernel features unknown: the engine's probe failed: {exc}")
+    if os.geteuid() != 0:
+        report.notes.append("not root: trials need root (network namespaces)")
+    return report

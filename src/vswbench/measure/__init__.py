@@ -1,0 +1,1 @@
+"""Measurement methods: trials, sessions, searches, load curves, b2b, calibration, statistics."""

@@ -1,0 +1,135 @@
+"""Load sweeps and latency under load (Emmerich et al., 000_... Fig. 8, 13 and 14; Raumer et al.,
+001_... Fig. 4 and 6): trials at offered loads from low to beyond saturation, and latency
+distributions at fixed fractions of a found NDR.
+
+Both run through a TrialSession, so every point is an honest trial: offered, sent and received
+frames, loss, latency percentiles and the histogram, cycles per packet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vswbench.errors import UsageError
+from vswbench.measure.session import SessionTrial, TrialSession
+
+DEFAULT_FRACTIONS = (0.1, 0.5, 0.9, 1.0)
+
+
+@dataclass
+class LoadPoint:
+    """One trial of a sweep or a latency measurement."""
+    offered_pps: float
+    fraction: float | None          # of the NDR, for latency-at-NDR points
+    trial: SessionTrial
+
+    def to_json(self, *, histogram: bool = True) -> dict[str, Any]:
+        r = self.trial.result
+        data = {"offered_pps": self.offered_pps, "fraction_of_ndr": self.fraction,
+                **self.trial.to_json(), "latency_kind": r.latency_kind,
+                "drops": r.drops, "cpu": r.cpu,
+                "cycles_per_packet_by_process": r.cycles_per_packet_by_process}
+        if r.nf_counters:   # chains: frames and drops per element (Raumer Fig. 5) at this load
+            data["nf_counters"] = r.nf_counters
+        if histogram:
+            data["histogram"] = r.histogram
+        return data
+
+
+def sweep_loads(max_load: float, points: int, min_load: float | None = None) -> list[float]:
+    """`points` offered loads spaced evenly from min_load (default max_load / points) to max_load."""
+    if points < 2:
+        raise UsageError("--points must be at least 2")
+    if max_load <= 0:
+        raise UsageError("--max-load must be positive")
+    low = max_load / points if min_load is None else min_load
+    if not 0 < low < max_load:
+        raise UsageError(f"--min-load {low:,.0f} must be below --max-load {max_load:,.0f}")
+    step = (max_load - low) / (points - 1)
+    return [round(low + i * step, 1) for i in range(points)]
+
+
+def parse_fractions(text: str) -> tuple[float, ...]:
+    """'10,50,90,100' (percent of the NDR) -> (0.1, 0.5, 0.9, 1.0)."""
+    try:
+        values = tuple(float(x) / 100 for x in text.split(",") if x.strip())
+    except ValueError:
+        raise UsageError(f"--latency-at {text!r}: expected percentages of the NDR, e.g. 10,50,90,100") \
+            from None
+    if not values or any(not 0 < v <= 2 for v in values):
+        raise UsageError(f"--latency-at {text!r}: percentages must be in (0, 200]")
+    return values
+
+
+def run_sweep(session: TrialSession, loads: Sequence[float], duration: float,
+              progress: Callable[[LoadPoint], None] = lambda p: None) -> list[LoadPoint]:
+    points = []
+    for load in loads:
+        point = LoadPoint(load, None, session.measure(load, duration))
+        progress(point)
+        points.append(point)
+    return points
+
+
+def latency_at(session: TrialSession, ndr_pps: float, fractions: Sequence[float], duration: float,
+               progress: Callable[[LoadPoint], None] = lambda p: None) -> list[LoadPoint]:
+    if ndr_pps <= 0:
+        raise UsageError("latency at fractions of the NDR needs a positive NDR")
+    points = []
+    for f in fractions:
+        load = round(ndr_pps * f, 1)
+        point = LoadPoint(load, f, session.measure(load, duration))
+        progress(point)
+        points.append(point)
+    return points
+
+
+def saturation(points: Sequence[LoadPoint]) -> dict[str, Any]:
+    """Where the curve bends: the highest offered load forwarded without loss, the peak of the
+    achieved throughput, and whether throughput falls again beyond the peak (software drops
+    wasting cycles, 001_... Fig. 4)."""
+    if not points:
+        return {}
+    clean = [p for p in points if p.trial.result.lost == 0 and not p.trial.unsent_count]
+    peak = max(points, key=lambda p: p.trial.result.achieved_pps)
+    last = points[-1]
+    falls = last.trial.result.achieved_pps < 0.95 * peak.trial.result.achieved_pps
+    return {"highest_lossless_offered_pps": max((p.offered_pps for p in clean), default=None),
+            "peak_achieved_pps": peak.trial.result.achieved_pps,
+            "peak_at_offered_pps": peak.offered_pps,
+            "falls_beyond_peak": falls}
+
+
+def repeated_points_json(runs: Sequence[Sequence[LoadPoint]]) -> tuple[list[dict[str, Any]],
+                                                                         list[str]]:
+    """Points measured in several repetitions of the same load list (runs[r][i] is point i of
+    repetition r): per point, the repetition with the median achieved rate stands for it, with
+    statistics of achieved rate, loss and latency over all repetitions; noise warnings."""
+    from vswbench.measure.stats import noise_warning, summarize
+
+    if len(runs) == 1:
+        return [p.to_json() for p in runs[0]], []
+    out, warnings = [], []
+    for i in range(len(runs[0])):
+        reps = [run[i] for run in runs]
+        ordered = sorted(reps, key=lambda p: p.trial.result.achieved_pps)
+        data = ordered[len(ordered) // 2].to_json()
+        stats = {}
+        for metric, values in (
+                ("achieved_pps", [p.trial.result.achieved_pps for p in reps]),
+                ("loss_ratio", [p.trial.result.loss_ratio for p in reps]),
+                ("p50_us", [p.trial.result.latency_us.get("p50") for p in reps]),
+                ("p99_us", [p.trial.result.latency_us.get("p99") for p in reps])):
+            clean = [float(v) for v in values if v is not None]
+            if clean:
+                s = summarize(clean)
+                stats[metric] = s.to_json()
+                w = noise_warning(f"{metric} at {data['offered_pps']:,.0f} pps", s)
+                if w and metric != "loss_ratio":
+                    warnings.append(w)
+        data["statistics"] = stats
+        data["repetitions"] = len(reps)
+        out.append(data)
+    return out, warnings

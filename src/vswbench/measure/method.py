@@ -1,0 +1,146 @@
+"""Bodies of `vswbench search | sweep | latency | b2b | calibrate` (cli_methods.py parses and
+prints). Every input is checked before anything is created (plan_method); then one run scope
+holds the calibration testbed (veth, if the ceiling is not cached) and the testbed under test,
+with one trial session over it for all the method's trials.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from vswbench.measure.calibration import Calibration, baseline_switch, calibrate
+from vswbench.switches.chain_nf import calibration_target
+from vswbench.measure.plan import TrialOptions, TrialPlan, ensure_runnable, plan_trial
+from vswbench.errors import UsageError, VswbenchError
+from vswbench.run.ids import RunId
+from vswbench.measure.session import TrialSession, Workload, control_capable, open_session
+from vswbench.switches.catalog import all_switches
+from vswbench.testbed.build import Testbed, unsupported
+
+WARMUP_RATE = 10_000.0
+FALLBACK_MAX_LOAD = 1_000_000.0
+
+
+@dataclass(frozen=True)
+class MethodOptions:
+    trial: TrialOptions             # switch, scenario, size, io, flows, burst, CPUs, --option
+    shape_pps: str | None = None
+    calibrate: bool = True          # measure (or reuse) the tester's ceiling on veth
+    recalibrate: bool = False
+    restart_engines: bool = False   # fresh engine processes per trial (slow; for comparison)
+
+
+@dataclass(frozen=True)
+class MethodPlan:
+    trial: TrialPlan
+    workload: Workload
+    calibrate: bool
+    recalibrate: bool
+    restart_engines: bool
+
+
+def plan_method(opts: MethodOptions) -> MethodPlan:
+    """Check every input; nothing is created here."""
+    trial_opts = opts.trial
+    extra = list(trial_opts.options)
+    if opts.shape_pps is not None:
+        if trial_opts.switch != "shaped":
+            raise UsageError("--shape-pps is for --switch shaped (the calibration device)")
+        extra += [f"shape_pps={opts.shape_pps}", f"shape_frame_size={trial_opts.size}"]
+    trial_opts = replace(trial_opts, options=tuple(extra))
+    plan = plan_trial(trial_opts)
+    if plan.switch_cls.name == "shaped":
+        from vswbench.switches.shaped import shaper_from_options
+
+        shaper_from_options(plan.options)
+    w = Workload(plan.spec.frame_size, plan.spec.flows, plan.spec.burst, plan.spec.io)
+    return MethodPlan(plan, w, opts.calibrate, opts.recalibrate, opts.restart_engines)
+
+
+@dataclass
+class MethodContext:
+    session: TrialSession
+    testbed: Testbed
+    calibration: Calibration | None
+    notes: list[str]
+
+    def environment(self) -> dict[str, Any]:
+        tb = self.testbed
+        assert tb.switch is not None
+        return {"switch": tb.switch_cls.name, "scenario": tb.scenario.name,
+                "frame_size": self.session.workload.frame_size, "io": self.session.workload.io,
+                "flows": self.session.workload.flows, "burst": self.session.workload.burst,
+                "forwarding_mode": tb.switch.forwarding_mode(),
+                "placement": asdict(tb.placement), "switch_versions": tb.switch_cls.versions(),
+                "session": self.session.kind, "run_id": str(tb.run.id),
+                "calibration": self.calibration.to_json() if self.calibration else None,
+                "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+    @property
+    def ceiling(self) -> float | None:
+        return self.calibration.ceiling_pps if self.calibration else None
+
+    def max_load(self, given: float | None) -> float:
+        if given is not None:
+            return given
+        if self.ceiling:
+            return self.ceiling
+        self.notes.append(f"no generator calibration: searching up to {FALLBACK_MAX_LOAD:,.0f} pps")
+        return FALLBACK_MAX_LOAD
+
+
+@contextmanager
+def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], None] = print,
+                   run_id: RunId | None = None) -> Iterator[MethodContext]:
+    tp = plan.trial
+    ensure_runnable(tp.switch_cls)
+    from vswbench.run.scope import run_scope
+
+    notes: list[str] = []
+    with run_scope(run_id=run_id) as run:
+        cal = None
+        base = all_switches()[baseline_switch(plan.workload.io)]
+        cal_scenario, cal_placement = calibration_target(
+            tp.options, tp.scenario, tp.placement, on_baseline=tp.switch_cls is base)
+        if plan.calibrate and control_capable(tp.scenario) and unsupported(tp.scenario, base):
+            notes.append(f"no generator calibration for {tp.scenario.name} on the DPDK switches: "
+                         f"{unsupported(tp.scenario, base)}")
+        elif plan.calibrate and control_capable(tp.scenario):
+            progress(f"run {run.id}: generator ceiling on {baseline_switch(plan.workload.io)} ({cal_scenario.name}, "
+                     f"{plan.workload.frame_size} B)")
+            cal = calibrate(run, cal_scenario, plan.workload, cal_placement,
+                            force=plan.recalibrate)
+            progress(f"run {run.id}: generator ceiling {cal.ceiling_pps:,.0f} pps"
+                     f"{' (cached)' if cal.cached else ''}")
+        elif plan.calibrate:
+            notes.append(f"generator calibration is not available for {tp.scenario.name}")
+        with Testbed(tp.scenario, tp.switch_cls, run, tp.placement, tp.options,
+                     flows=plan.workload.flows) as tb:
+            assert tb.switch is not None
+            progress(f"run {run.id}: {tp.switch_cls.name} / {tp.scenario.name} ready "
+                     f"({tb.switch.forwarding_mode()})")
+            with open_session(tb, plan.workload, drain=drain,
+                              restart=plan.restart_engines) as session:
+                if tp.spec.warmup > 0:
+                    session.warm_up(WARMUP_RATE, tp.spec.warmup)
+                yield MethodContext(session, tb, cal, notes)
+
+
+def find_ndr(ctx: MethodContext, preset_name: str = "fast",
+             progress: Callable[[Any], None] = lambda t: None) -> tuple[float, dict[str, Any]]:
+    """Search the NDR in the context's session (for latency and back-to-back points that were
+    given none): the NDR and the search's summary (without its trials); the session's trial list
+    is left empty for the measurement that follows."""
+    from vswbench.measure.search import preset, search
+
+    found = search(ctx.session, preset(preset_name), min_load=1000.0,
+                   max_load=ctx.max_load(None), generator_ceiling=ctx.ceiling, progress=progress)
+    ctx.session.trials.clear()
+    if found.ndr_pps is None:
+        raise VswbenchError("the search found no load without loss: nothing to measure at")
+    return found.ndr_pps, {k: v for k, v in found.to_json().items() if k != "trials"}
+

@@ -1,0 +1,226 @@
+"""Bodies of `vswbench switches` and `vswbench trial` (cli.py only parses and prints).
+
+Every input is checked before anything is created: unknown switch or scenario, bad rate, CPUs
+this machine lacks, malformed --option -> UsageError (exit 2). A switch that cannot run here ->
+SwitchUnavailable (exit 3) with its reason and fix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from vswbench.switches.options import check_keys
+from vswbench.switches.chain_nf import check_nf
+from vswbench.errors import UsageError, VswbenchError
+from vswbench.scenario import Role, Scenario, parse
+from vswbench.switches.base import Placement, Switch
+from vswbench.measure.trial import TrialResult, TrialSpec
+from vswbench.units import parse_rate
+
+
+class SwitchUnavailable(VswbenchError):
+    exit_code = 3
+
+
+@dataclass(frozen=True)
+class SwitchRow:
+    name: str
+    available: bool
+    reason: str
+    fix: str
+    versions: dict[str, str]
+    description: str
+
+
+def switch_rows() -> list[SwitchRow]:
+    from vswbench.switches.catalog import all_switches
+
+    rows = []
+    for name, cls in sorted(all_switches().items()):
+        avail = cls.availability()
+        versions = cls.versions() if avail.ok else {}
+        rows.append(SwitchRow(name, avail.ok, avail.reason, avail.fix, versions,
+                              getattr(cls, "description", "")))
+    return rows
+
+
+@dataclass(frozen=True)
+class TrialOptions:
+    switch: str
+    scenario: str
+    size: int = 64
+    rate: str = "10k"
+    duration: float = 5.0
+    warmup: float = 1.0
+    io: str = "afpacket"
+    flows: int = 1
+    burst: int = 1
+    tester_cpu: int | None = None
+    switch_cpu: int | None = None
+    nf_cpus: str | None = None
+    options: tuple[str, ...] = ()
+
+
+def _cpu(value: int, flag: str, cpus: int) -> int:
+    if not 0 <= value < cpus:
+        raise UsageError(f"{flag} {value}: this machine has CPUs 0..{cpus - 1}")
+    return value
+
+
+def default_nf_cpus(tester: int, switch: int, cpus: int, nfs: int = 1) -> tuple[int, ...]:
+    """Network functions on cores of their own where there are any. On a small machine a single
+    NF goes beside the switch, not the tester: the tester busy-polls, so an NF sharing its core
+    waits for the scheduler's time slice (seen on 2 vCPUs: pvp p50 7.9 ms beside the tester, 10 us
+    beside a bridge's NAPI thread). Several NFs alternate over both cores, starting beside the
+    tester (NFs are assigned round robin), so they never crowd the switch's core (seen: ovs
+    chain:3 drops 0.2-0.7 % at 10 kpps with two NFs beside ovs-vswitchd, none this way, at the
+    price of milliseconds of latency). NFs that share a core sleep when idle (--no-busy-poll)."""
+    free = tuple(c for c in range(cpus) if c not in (tester, switch))
+    if free:
+        return free
+    return (switch,) if nfs <= 1 else tuple(dict.fromkeys((tester, switch)))
+
+
+def make_placement(opts: TrialOptions, cpus: int | None = None) -> Placement:
+    cpus = cpus or os.cpu_count() or 1
+    tester = _cpu(0 if opts.tester_cpu is None else opts.tester_cpu, "--tester-cpu", cpus)
+    default_switch = (tester + 1) % cpus
+    switch = _cpu(default_switch if opts.switch_cpu is None else opts.switch_cpu,
+                  "--switch-cpu", cpus)
+    if opts.nf_cpus is None:
+        nfs = sum(1 for h in parse(opts.scenario).hosts if h.role is Role.NF)
+        nf: tuple[int, ...] = default_nf_cpus(tester, switch, cpus, nfs)
+    else:
+        try:
+            nf = tuple(int(x) for x in opts.nf_cpus.split(",") if x.strip())
+        except ValueError:
+            raise UsageError(f"--nf-cpus {opts.nf_cpus!r}: expected a list like 1 or 1,2,3") \
+                from None
+        if not nf:
+            raise UsageError("--nf-cpus: give at least one CPU, e.g. --nf-cpus 1")
+        nf = tuple(_cpu(c, "--nf-cpus", cpus) for c in nf)
+    return Placement(tester, switch, nf)
+
+
+def parse_options(items: tuple[str, ...]) -> dict[str, str]:
+    result = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--option {item!r}: expected key=value, e.g. --option ovs_mode=normal")
+        result[key.strip()] = value.strip()
+    check_keys(result)
+    return result
+
+
+@dataclass(frozen=True)
+class TrialPlan:
+    switch_cls: type[Switch]
+    scenario: Scenario
+    spec: TrialSpec
+    placement: Placement
+    options: dict[str, str]
+
+
+def plan_trial(opts: TrialOptions) -> TrialPlan:
+    """Check every input; nothing is created here."""
+    from vswbench.switches.catalog import all_switches
+
+    scenario = parse(opts.scenario)
+    spec = TrialSpec(opts.size, parse_rate(opts.rate), opts.duration, opts.warmup, opts.flows,
+                     opts.burst, opts.io)
+    spec.validate()
+    placement = make_placement(opts)
+    options = parse_options(opts.options)
+    switches = all_switches()
+    if opts.switch not in switches:
+        raise UsageError(f"unknown switch {opts.switch!r}: choose from "
+                         f"{', '.join(sorted(switches))} (see `vswbench switches`)")
+    switch_cls = switches[opts.switch]
+    check_nf(options, scenario, switch_cls)   # option nf: veth chains only (chain_nf.py)
+    switch_cls.check_options(options)
+    return TrialPlan(switch_cls, scenario, replace(spec, io=engine_io(switch_cls, spec.io)),
+                     placement, options)
+
+
+def engine_io(switch_cls: type[Switch], io: str) -> str:
+    """The engine I/O a switch's ports take: DPDK switches have DPDK ports only (`dpdk`), kernel
+    switches kernel interfaces (never `dpdk`)."""
+    if switch_cls.port_kind == "dpdk":
+        return "dpdk"
+    if io == "dpdk":
+        raise UsageError(f"--io dpdk: switch {switch_cls.name} has kernel ports; DPDK ports come "
+                         "with the DPDK switches (memif, testpmd, ovs-dpdk)")
+    return io
+
+
+def ensure_runnable(switch_cls: type[Switch]) -> None:
+    """SwitchUnavailable (exit 3) with the reason and the fix, or UsageError without root."""
+    avail = switch_cls.availability()
+    if not avail.ok:
+        fix = f"; fix: {avail.fix}" if avail.fix else ""
+        raise SwitchUnavailable(f"switch {switch_cls.name} is not available here: "
+                                f"{avail.reason}{fix}")
+    if os.geteuid() != 0:
+        raise UsageError("this builds network namespaces: run it as root")
+
+
+def execute_trial(plan: TrialPlan, progress: Callable[[str], None] = print) -> TrialResult:
+    return execute_trials(plan, 1, progress)[0]
+
+
+def execute_trials(plan: TrialPlan, repeat: int,
+                   progress: Callable[[str], None] = print) -> list[TrialResult]:
+    """`repeat` trials, one after the other, through one testbed."""
+    from vswbench.run.scope import run_scope
+    from vswbench.testbed.build import Testbed
+    from vswbench.measure.trial import run_trial
+
+    ensure_runnable(plan.switch_cls)
+    with run_scope() as run:
+        progress(f"run {run.id}: {plan.switch_cls.name}, {plan.scenario.name}, "
+                 f"{plan.spec.frame_size} B at {plan.spec.rate_pps:,.0f} pps for "
+                 f"{plan.spec.duration:g} s (warm-up {plan.spec.warmup:g} s)")
+        with Testbed(plan.scenario, plan.switch_cls, run, plan.placement, plan.options,
+                     flows=plan.spec.flows) as tb:
+            progress(f"run {run.id}: testbed ready ({tb.switch.forwarding_mode() if tb.switch else ''})")
+            results = []
+            for i in range(repeat):
+                if repeat > 1:
+                    progress(f"run {run.id}: trial {i + 1}/{repeat}")
+                results.append(run_trial(tb, plan.spec))
+            return results
+
+
+REPEATED_METRICS = ("achieved_pps", "loss_ratio", "p50_us", "p99_us", "cycles_per_packet")
+
+
+def repeat_statistics(results: list[TrialResult]) -> tuple[dict[str, Any], list[str]]:
+    """Summary of each metric over repeated trials, and noise warnings (stats.py)."""
+    from vswbench.measure.stats import noise_warning, summarize
+
+    values: dict[str, list[float]] = {m: [] for m in REPEATED_METRICS}
+    for r in results:
+        for metric, value in (("achieved_pps", r.achieved_pps), ("loss_ratio", r.loss_ratio),
+                              ("p50_us", r.latency_us.get("p50")),
+                              ("p99_us", r.latency_us.get("p99")),
+                              ("cycles_per_packet", r.cycles_per_packet)):
+            if value is not None:
+                values[metric].append(float(value))
+    stats: dict[str, Any] = {}
+    warnings = []
+    for metric, vals in values.items():
+        if not vals:
+            continue
+        s = summarize(vals)
+        higher_better = metric == "achieved_pps"
+        stats[metric] = {**s.to_json(), "worst_of_n": s.worst(higher_is_better=higher_better),
+                         "best_of_n": s.best(higher_is_better=higher_better)}
+        if metric != "loss_ratio":
+            w = noise_warning(metric, s)
+            if w:
+                warnings.append(w)
+    return stats, warnings

@@ -1,0 +1,293 @@
+"""Throughput search: NDR and PDR in one MLRsearch (FD.io CSIT's reference implementation, PyPI
+`MLRsearch`, draft-ietf-bmwg-mlrsearch), or a plain RFC 2544 binary search for comparison.
+
+The presets are goal configurations of MLRsearch (except `binary`):
+
+    fast     CSIT's: 1 s trials, 21 s duration sum per load, exceed ratio 50 %, width 0.5 %
+    quick    0.25 s trials, 2 s duration sum per load, exceed ratio 50 %, width 2 % (the quick
+             suite, which must compare every switch at two frame sizes in minutes: coarser and
+             less patient with a noisy load than fast)
+    rfc2544  one 60 s trial per load, no loss, no exceeding trial allowed (RFC 2544 26.1)
+    tst009   ETSI GS NFV-TST 009 binary search with loss verification: 60 s trials, a load with
+             loss is tried again and passes if the repeat is clean (exceed ratio 50 % over 120 s)
+    binary   RFC 2544 binary search, one trial per load, no loss, until the interval is 0.5 %
+
+The measurer runs each trial through a TrialSession (session.py); frames the generator could not
+send count as lost, as MLRsearch requires (a load that was not offered was not passed). When the
+search ends at the generator's own ceiling the result says "at least X (generator-bound)".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from vswbench.errors import UsageError, VswbenchError
+from vswbench.measure.session import SessionTrial, TrialSession
+
+GENERATOR_BOUND_FRACTION = 0.97   # a bound this close to the tester's ceiling is the tester's
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Goal:
+    name: str                     # "NDR", "PDR"
+    loss_ratio: float
+    exceed_ratio: float
+    relative_width: float
+    initial_trial_duration: float
+    final_trial_duration: float
+    duration_sum: float
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    algorithm: str                # "mlrsearch" | "binary"
+    goals: tuple[Goal, ...]
+    description: str
+    drain_s: float = 0.05         # wait for frames in flight after a trial with loss
+    max_search_s: float = 3600.0
+
+
+def _goals(exceed: float, width: float, initial: float, final: float, total: float,
+           pdr: float = 0.005) -> tuple[Goal, ...]:
+    return (Goal("NDR", 0.0, exceed, width, initial, final, total),
+            Goal("PDR", pdr, exceed, width, initial, final, total))
+
+
+PRESETS: dict[str, Preset] = {
+    "fast": Preset("fast", "mlrsearch", _goals(0.5, 0.005, 1.0, 1.0, 21.0),
+                   "CSIT: 1 s trials, 21 s duration sum, exceed ratio 50 %, width 0.5 %",
+                   max_search_s=900.0),
+    "quick": Preset("quick", "mlrsearch", _goals(0.5, 0.02, 0.25, 0.25, 2.0),
+                    "the quick suite: quarter-second trials, 2 s duration sum, exceed ratio 50 %, "
+                    "width 2 %", max_search_s=300.0),
+    "rfc2544": Preset("rfc2544", "mlrsearch", _goals(0.0, 0.005, 1.0, 60.0, 60.0),
+                      "RFC 2544: a 60 s trial per load, zero loss, no exceeding trial",
+                      drain_s=2.0, max_search_s=7200.0),
+    "tst009": Preset("tst009", "mlrsearch", _goals(0.5, 0.005, 1.0, 60.0, 120.0),
+                     "NFV-TST 009 binary search with loss verification (60 s trials, one retry)",
+                     drain_s=2.0, max_search_s=7200.0),
+    "binary": Preset("binary", "binary",
+                     (Goal("NDR", 0.0, 0.0, 0.005, 60.0, 60.0, 60.0),),
+                     "RFC 2544 binary search: one 60 s trial per load, zero loss, width 0.5 %",
+                     drain_s=2.0, max_search_s=7200.0),
+}
+
+
+def preset(name: str, *, trial_duration: float | None = None) -> Preset:
+    """A preset by name; `trial_duration` overrides the final (and, for binary, every) trial."""
+    if name not in PRESETS:
+        raise UsageError(f"--preset {name!r}: choose from {', '.join(PRESETS)}")
+    p = PRESETS[name]
+    if trial_duration is not None:
+        if trial_duration <= 0:
+            raise UsageError("--trial-duration must be positive")
+        goals = tuple(dataclasses.replace(
+            g, final_trial_duration=trial_duration,
+            initial_trial_duration=min(g.initial_trial_duration, trial_duration),
+            duration_sum=max(trial_duration, g.duration_sum * trial_duration
+                             / g.final_trial_duration)) for g in p.goals)
+        p = dataclasses.replace(p, goals=goals)
+    return p
+
+
+@dataclass
+class GoalOutcome:
+    goal: Goal
+    lower_bound_pps: float | None
+    upper_bound_pps: float | None
+    conditional_throughput_pps: float | None
+
+
+@dataclass
+class SearchResult:
+    preset: str
+    algorithm: str
+    goals: list[GoalOutcome]
+    min_load_pps: float
+    max_load_pps: float
+    trials: list[SessionTrial]
+    wall_seconds: float
+    session: dict[str, Any]
+    generator_ceiling_pps: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def outcome(self, name: str) -> GoalOutcome | None:
+        return next((g for g in self.goals if g.goal.name == name), None)
+
+    def _throughput(self, name: str) -> float | None:
+        g = self.outcome(name)
+        if g is None:
+            return None
+        return g.conditional_throughput_pps if g.conditional_throughput_pps is not None \
+            else g.lower_bound_pps
+
+    @property
+    def ndr_pps(self) -> float | None:
+        return self._throughput("NDR")
+
+    @property
+    def pdr_pps(self) -> float | None:
+        return self._throughput("PDR")
+
+    @property
+    def trial_seconds(self) -> float:
+        return round(sum(t.intended_duration for t in self.trials), 3)
+
+    @property
+    def generator_bound(self) -> bool:
+        """The NDR is the tester's limit, not the switch's: the search never found a failing load
+        that the tester could offer, or the lower bound sits at the tester's own ceiling."""
+        ndr = self.outcome("NDR")
+        if ndr is None:
+            return False
+        if ndr.upper_bound_pps is None and ndr.lower_bound_pps is not None:
+            return True
+        ceiling = self.generator_ceiling_pps
+        return bool(ceiling and ndr.lower_bound_pps is not None
+                    and ndr.lower_bound_pps >= GENERATOR_BOUND_FRACTION * ceiling)
+
+    def describe_ndr(self) -> str:
+        ndr = self.ndr_pps
+        if ndr is None:
+            return f"below the minimum load {self.min_load_pps:,.0f} pps"
+        if self.generator_bound:
+            ceiling = self.generator_ceiling_pps or self.max_load_pps
+            return (f"at least {ndr:,.0f} pps (generator-bound: the tester's ceiling here is "
+                    f"{ceiling:,.0f} pps, so this is not the switch's limit)")
+        return f"{ndr:,.0f} pps"
+
+    def to_json(self) -> dict[str, Any]:
+        ndr = self.outcome("NDR")
+        return {
+            "preset": self.preset, "algorithm": self.algorithm,
+            "ndr_pps": self.ndr_pps, "pdr_pps": self.pdr_pps,
+            "lower_bound_pps": ndr.lower_bound_pps if ndr else None,
+            "upper_bound_pps": ndr.upper_bound_pps if ndr else None,
+            "generator_bound": self.generator_bound,
+            "generator_ceiling_pps": self.generator_ceiling_pps,
+            "headroom": (round(self.ndr_pps / self.generator_ceiling_pps, 4)
+                         if self.ndr_pps and self.generator_ceiling_pps else None),
+            "goals": [{**dataclasses.asdict(g.goal), "lower_bound_pps": g.lower_bound_pps,
+                       "upper_bound_pps": g.upper_bound_pps,
+                       "conditional_throughput_pps": g.conditional_throughput_pps}
+                      for g in self.goals],
+            "min_load_pps": self.min_load_pps, "max_load_pps": self.max_load_pps,
+            "trials": [t.to_json() for t in self.trials],
+            "trial_count": len(self.trials),
+            "trial_seconds": self.trial_seconds, "wall_seconds": round(self.wall_seconds, 3),
+            "overhead_per_trial": self.session, "notes": self.notes,
+        }
+
+
+# -- MLRsearch ---------------------------------------------------------------------------------
+def _mlrsearch_goal(goal: Goal) -> Any:
+    from MLRsearch import SearchGoal
+
+    return SearchGoal(loss_ratio=goal.loss_ratio, exceed_ratio=goal.exceed_ratio,
+                      relative_width=goal.relative_width,
+                      initial_trial_duration=goal.initial_trial_duration,
+                      final_trial_duration=goal.final_trial_duration,
+                      duration_sum=goal.duration_sum, fail_fast=False)
+
+
+def measurement_of(trial: SessionTrial) -> Any:
+    """A session trial as MLRsearch's MeasurementResult (unsent frames count as lost)."""
+    from MLRsearch import MeasurementResult
+
+    return MeasurementResult(
+        intended_duration=trial.intended_duration, intended_load=trial.intended_load,
+        offered_count=trial.offered_count, forwarding_count=trial.forwarded_count,
+        intended_count=trial.offered_count + trial.unsent_count,
+        offered_duration=trial.result.duration_s or trial.intended_duration,
+        duration_with_overheads=trial.wall_s)
+
+
+def _make_measurer(session: TrialSession, progress: Callable[[SessionTrial], None]) -> Any:
+    from MLRsearch import AbstractMeasurer
+
+    class SessionMeasurer(AbstractMeasurer):  # type: ignore[misc]
+        def measure(self, intended_duration: float, intended_load: float) -> Any:
+            trial = session.measure(float(intended_load), float(intended_duration))
+            progress(trial)
+            return measurement_of(trial)
+
+    return SessionMeasurer()
+
+
+def _bound(stat: Any) -> float | None:
+    return None if stat is None else round(float(stat), 1)
+
+
+def run_mlrsearch(session: TrialSession, p: Preset, min_load: float, max_load: float,
+                  progress: Callable[[SessionTrial], None]) -> list[GoalOutcome]:
+    from MLRsearch import Config, MultipleLossRatioSearch
+
+    goals = [_mlrsearch_goal(g) for g in p.goals]
+    config = Config(goals=goals, min_load=min_load, max_load=max_load,
+                    search_duration_max=p.max_search_s, warmup_duration=None)
+    try:
+        found = MultipleLossRatioSearch(config=config).search(
+            measurer=_make_measurer(session, progress), debug=log.debug)
+    except RuntimeError as exc:
+        raise VswbenchError(f"MLRsearch stopped: {exc}") from exc
+    outcomes = []
+    for goal, ml_goal in zip(p.goals, goals):
+        r = found[ml_goal]
+        outcomes.append(GoalOutcome(goal, _bound(r.relevant_lower_bound),
+                                    _bound(r.relevant_upper_bound),
+                                    _bound(r.conditional_throughput)))
+    return outcomes
+
+
+# -- RFC 2544 binary search --------------------------------------------------------------------
+def run_binary(session: TrialSession, p: Preset, min_load: float, max_load: float,
+               progress: Callable[[SessionTrial], None]) -> list[GoalOutcome]:
+    """Trial at max_load; then halve the interval between the highest passing and the lowest
+    failing load until it is narrower than the goal's relative width (of the upper end)."""
+    goal = p.goals[0]
+
+    def passes(load: float) -> bool:
+        trial = session.measure(load, goal.final_trial_duration)
+        progress(trial)
+        return measurement_of(trial).loss_ratio <= goal.loss_ratio
+
+    if passes(max_load):
+        return [GoalOutcome(goal, max_load, None, max_load)]
+    lo, hi = None, max_load
+    if passes(min_load):
+        lo = min_load
+    else:
+        return [GoalOutcome(goal, None, min_load, None)]
+    while (hi - lo) > goal.relative_width * hi:
+        mid = (lo + hi) / 2
+        if passes(mid):
+            lo = mid
+        else:
+            hi = mid
+    return [GoalOutcome(goal, round(lo, 1), round(hi, 1), round(lo, 1))]
+
+
+def search(session: TrialSession, p: Preset, *, min_load: float, max_load: float,
+           generator_ceiling: float | None = None,
+           progress: Callable[[SessionTrial], None] = lambda t: None) -> SearchResult:
+    if not 0 < min_load < max_load:
+        raise UsageError(f"search range {min_load:,.0f}..{max_load:,.0f} pps: need "
+                         "0 < --min-load < --max-load")
+    start = time.monotonic()
+    runner = run_binary if p.algorithm == "binary" else run_mlrsearch
+    outcomes = runner(session, p, min_load, max_load, progress)
+    result = SearchResult(p.name, p.algorithm, outcomes, min_load, max_load, list(session.trials),
+                          time.monotonic() - start, session.overhead_summary(), generator_ceiling)
+    unsent = [t for t in result.trials if t.unsent_count]
+    if unsent:
+        result.notes.append(
+            f"{len(unsent)} trial(s) could not send every frame (the sender was pushed back by "
+            "the path or reached its own ceiling); those frames count as lost")
+    return result

@@ -1,0 +1,289 @@
+"""Trial sessions: many trials through one built testbed, at loads a search or sweep chooses.
+
+`ControlSession` keeps every engine running between trials: the network functions and reflectors
+run for the whole session, the tester is one engine in control mode (trials as JSON lines on its
+stdin, one final record each, a new epoch per trial so late frames of an earlier trial are counted
+as stale, never as this trial's). Between two trials only the kernel, switch and CPU counters are
+sampled: the overhead per trial is measured and reported (`SessionTrial.overhead_s`).
+
+`RestartSession` runs each trial with fresh engine processes (trial.run_trial); it serves the
+scenarios whose receivers are separate engines (p2p-pair, pairs:N), at about a second per trial.
+
+A trial's frame count is exact in control mode: the tester sends `round(rate x duration)` frames
+paced at `rate`, and stops at duration + RATE_SLACK_S; what it could not send by then is reported
+as unsent (the tester reached its ceiling, or the path pushed back).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
+from vswbench.engine.process import EngineProcess, EngineResult
+from vswbench.errors import UsageError, VswbenchError
+from vswbench.engine.records import RecordError, parse_final
+from vswbench.scenario import Role, Scenario
+from vswbench.testbed.build import EngineCommand, Testbed, Traffic
+from vswbench.measure.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, TrialSpec, _daemon_pids,
+                            build_result, run_trial)
+
+
+SESSION_SERVER_SECONDS = 7 * 86400.0   # long-running engines: until the session stops them
+# A paced trial may end up to RATE_SLACK_S late: the same time for a 1 s and a 60 s trial. Over
+# veth the path pushes back on the sender instead of dropping (its socket holds every frame until
+# the receiver frees it), so a switch that stalls for a moment makes the tester late, not lossy;
+# lateness beyond this slack is counted as frames not sent (lost). An absolute slack treats short
+# and long trials alike, as a tester's buffer would (a relative one would let a 60 s trial absorb
+# a 60 ms stall that fails a 1 s trial).
+RATE_SLACK_S = 0.005
+DEFAULT_DRAIN = 0.05                   # wait for frames in flight after a lossy trial (seconds)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What stays fixed across the trials of a session."""
+    frame_size: int = 64
+    flows: int = 1
+    burst: int = 1
+    io: str = "afpacket"
+
+    def spec(self, rate_pps: float, duration: float) -> TrialSpec:
+        return TrialSpec(self.frame_size, rate_pps, duration, 0.0, self.flows, self.burst, self.io)
+
+
+@dataclass
+class SessionTrial:
+    """One trial of a session: its result plus what the search needs to judge it."""
+    result: TrialResult
+    intended_load: float        # pps asked for (0 = as fast as possible)
+    intended_duration: float
+    intended_count: int         # frames that should have been sent
+    wall_s: float               # wall clock of the whole trial, counters included
+    unsent_tolerance: int = 2   # frames short that are pacing granularity, not a failure
+
+    @property
+    def offered_count(self) -> int:
+        return self.result.tx_frames
+
+    @property
+    def forwarded_count(self) -> int:
+        return self.offered_count - self.result.lost
+
+    @property
+    def unsent_count(self) -> int:
+        """Frames the generator could not send (0 when it kept up within the slack)."""
+        short = self.intended_count - self.offered_count
+        return short if short > self.unsent_tolerance else 0
+
+    @property
+    def generator_limited(self) -> bool:
+        return self.unsent_count > 0
+
+    @property
+    def overhead_s(self) -> float:
+        return max(0.0, self.wall_s - self.intended_duration)
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        return {"intended_pps": self.intended_load, "intended_s": self.intended_duration,
+                "intended_count": self.intended_count, "tx_frames": r.tx_frames,
+                "rx_frames": r.rx_frames, "lost": r.lost, "unsent": self.unsent_count,
+                "loss_ratio": r.loss_ratio, "tx_pps": r.tx_pps, "achieved_pps": r.achieved_pps,
+                "latency_us": r.latency_us, "cycles_per_packet": r.cycles_per_packet,
+                "useful_cycles_per_packet": r.switch_useful_cycles_per_packet,
+                "counters_agree": r.counters_agree, "overhead_s": round(self.overhead_s, 4),
+                "wall_s": round(self.wall_s, 4)}
+
+
+class TrialSession(ABC):
+    """Context manager over a built testbed: measure(rate, duration) as often as needed."""
+
+    kind: str = "?"
+
+    def __init__(self, testbed: Testbed, workload: Workload, *, drain: float = DEFAULT_DRAIN) -> None:
+        if testbed.switch is None:
+            raise VswbenchError("a trial session needs a built testbed")
+        self.testbed = testbed
+        self.workload = workload
+        self.drain = drain
+        self.trials: list[SessionTrial] = []
+
+    def __enter__(self) -> TrialSession:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(graceful=exc_type is None)
+
+    def close(self, *, graceful: bool = True) -> None:
+        pass
+
+    def warm_up(self, rate_pps: float, seconds: float) -> None:
+        """Traffic before the measured trials (switch learning, caches); its result is dropped."""
+        if seconds > 0 and rate_pps > 0:
+            self._run(rate_pps, seconds, None)
+
+    def measure(self, rate_pps: float, duration: float, *, count: int | None = None) -> SessionTrial:
+        if rate_pps < 0 or duration < 0 or (count is None and duration <= 0):
+            raise UsageError(f"trial at {rate_pps} pps for {duration} s: give a positive "
+                             "duration or an exact frame count (rate 0 = as fast as possible)")
+        trial = self._run(rate_pps, duration, count)
+        self.trials.append(trial)
+        return trial
+
+    @abstractmethod
+    def _run(self, rate_pps: float, duration: float, count: int | None) -> SessionTrial: ...
+
+    def overhead_summary(self) -> dict[str, float | int | str]:
+        overheads = sorted(t.overhead_s for t in self.trials)
+        if not overheads:
+            return {"session": self.kind, "trials": 0}
+        return {"session": self.kind, "trials": len(overheads),
+                "mean_s": round(sum(overheads) / len(overheads), 4),
+                "median_s": round(overheads[len(overheads) // 2], 4),
+                "max_s": round(overheads[-1], 4)}
+
+
+def control_capable(scenario: Scenario) -> bool:
+    """One driver that also receives (p2p, pvp, chain:N, rr): it can run in control mode."""
+    drivers = [h for h in scenario.hosts if h.role in (Role.TESTER, Role.SENDER, Role.CLIENT)]
+    receivers = [h for h in scenario.hosts if h.role == Role.RECEIVER]
+    return len(drivers) == 1 and drivers[0].role != Role.SENDER and not receivers
+
+
+def open_session(testbed: Testbed, workload: Workload, *, drain: float = DEFAULT_DRAIN,
+                 restart: bool = False) -> TrialSession:
+    if not restart and control_capable(testbed.scenario):
+        return ControlSession(testbed, workload, drain=drain)
+    return RestartSession(testbed, workload, drain=drain)
+
+
+class RestartSession(TrialSession):
+    """Fresh engine processes per trial (trial.run_trial)."""
+
+    kind = "restart"
+
+    def _run(self, rate_pps: float, duration: float, count: int | None) -> SessionTrial:
+        if count is not None or rate_pps <= 0:
+            raise UsageError(f"scenario {self.testbed.scenario.name}: exact frame counts "
+                             "and maximum-rate trials (back-to-back, calibration) need a scenario whose tester also receives "
+                             "(p2p, pvp, chain:N)")
+        t0 = time.monotonic()
+        result = run_trial(self.testbed, self.workload.spec(rate_pps, duration))
+        # a duration-bound run ends on time, a few frames either side of rate x duration
+        return SessionTrial(result, rate_pps, duration, round(rate_pps * duration),
+                            time.monotonic() - t0, max(2, round(rate_pps * RATE_SLACK_S)))
+
+
+class ControlSession(TrialSession):
+    """Engines started once; the tester takes trials in control mode."""
+
+    kind = "control"
+
+    def __init__(self, testbed: Testbed, workload: Workload, *, drain: float = DEFAULT_DRAIN) -> None:
+        super().__init__(testbed, workload, drain=drain)
+        if not control_capable(testbed.scenario):
+            raise UsageError(f"scenario {testbed.scenario.name}: control mode needs one tester "
+                             "that sends and receives")
+        self._stack = ExitStack()
+        self.servers: dict[str, EngineProcess] = {}
+        self.driver: EngineProcess | None = None
+        self.driver_cmd: EngineCommand | None = None
+        self.commands: dict[str, EngineCommand] = {}
+
+    def __enter__(self) -> ControlSession:
+        try:
+            self._start()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def _start(self) -> None:
+        tb, run, w = self.testbed, self.testbed.run, self.workload
+        traffic = Traffic(w.frame_size, 1000.0, 1.0, w.flows, w.burst, w.io,
+                          server_duration=SESSION_SERVER_SECONDS)
+        for c in tb.engine_commands(traffic):
+            self.commands[c.label] = c
+            if c.long_running:
+                proc = EngineProcess(c.args, registry=run.registry, state=run.state,
+                                     label=f"{c.role.value} {c.label}", env=dict(c.env))
+                self.servers[c.label] = self._stack.enter_context(proc)
+                if tb.dpdk:  # a memif client needs its server (the engine before) up
+                    proc.wait_for_record("start", READY_TIMEOUT)
+            else:
+                self.driver_cmd = c
+        for proc in self.servers.values():
+            proc.wait_for_record("start", READY_TIMEOUT)
+        assert self.driver_cmd is not None
+        args = ("control", *self.driver_cmd.args[1:])
+        driver = EngineProcess(args, registry=run.registry, state=run.state,
+                               label=f"control {self.driver_cmd.label}", interactive=True,
+                               env=dict(self.driver_cmd.env))
+        self.driver = self._stack.enter_context(driver)
+        self.driver.wait_for_record("ready", READY_TIMEOUT)
+
+    def close(self, *, graceful: bool = True) -> None:
+        """Normal end: ask the tester to quit. On an error or Ctrl-C it may be in the middle of a
+        trial and would not read its stdin until the trial ends: stop it right away (SIGTERM)."""
+        if graceful and self.driver is not None and self.driver.running:
+            self.driver.quit()
+        self._stack.close()
+
+    def _command(self, rate_pps: float, duration: float,
+                 count: int | None) -> tuple[dict[str, Any], int, float]:
+        w = self.workload
+        cmd: dict[str, Any] = {"cmd": "trial", "mode": "loop", "rate": rate_pps,
+                               "size": str(w.frame_size), "burst": w.burst, "flows": w.flows,
+                               "warmup": 0, "drain": self.drain}
+        if count is None and rate_pps > 0:
+            count = max(1, round(rate_pps * duration))
+            cap = duration + RATE_SLACK_S
+        else:
+            cap = duration if duration > 0 else 0.0
+        if count is not None:
+            cmd["count"] = count
+        if cap > 0:
+            cmd["duration"] = round(cap, 6)
+        return cmd, count or 0, cap
+
+    def _run(self, rate_pps: float, duration: float, count: int | None) -> SessionTrial:
+        assert self.driver is not None and self.driver_cmd is not None
+        tb, switch = self.testbed, self.testbed.switch
+        assert switch is not None
+        t0 = time.monotonic()
+        cmd, intended_count, cap = self._command(rate_pps, duration, count)
+        k0, (s0, b0) = tb.kernel_counters(), switch.sample()
+        daemons = _daemon_pids(switch)
+        pids = {**{lab: p.pid for lab, p in self.servers.items()}, **daemons}
+        p0 = {lab: process_cpu_s(pid) for lab, pid in pids.items()}
+        driver_cpu0 = process_cpu_s(self.driver.pid)
+        c0 = read_proc_stat()
+        after = self.driver.record_count()
+        self.driver.send_command(cmd)
+        answer = self.driver.wait_for_answer(after, timeout=(cap or duration) + 30 + self.drain)
+        if answer.type == "error":
+            raise VswbenchError(f"the control engine refused a trial: {answer.data.get('msg')}")
+        try:
+            parse_final(answer)
+        except RecordError as exc:
+            raise VswbenchError(f"bad final record from the control engine: {exc}") from exc
+        c1 = read_proc_stat()
+        driver_cpu1 = process_cpu_s(self.driver.pid)
+        p1 = {lab: process_cpu_s(pid) for lab, pid in pids.items()}
+        k1, (s1, b1) = tb.kernel_counters(), switch.sample()
+        process_cpu = {lab: (None if p0[lab] is None or p1[lab] is None
+                             else round(p1[lab] - p0[lab], 4)) for lab in p0}  # type: ignore
+        label = self.driver_cmd.label
+        process_cpu[label] = (None if driver_cpu0 is None or driver_cpu1 is None
+                              else round(driver_cpu1 - driver_cpu0, 4))
+        start = self.driver.result().start
+        records = [r for r in (start, answer) if r is not None]
+        result = EngineResult(list(self.driver.argv), None, records, "")
+        outcome = PhaseOutcome({label: result}, {label: self.driver_cmd}, k0, k1, s0, s1,
+                               core_usage(c0, c1), process_cpu, b0, b1)
+        trial = build_result(tb, self.workload.spec(rate_pps, duration or cap), outcome)
+        return SessionTrial(trial, rate_pps, duration, intended_count, time.monotonic() - t0)

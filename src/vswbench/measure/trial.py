@@ -1,0 +1,371 @@
+"""One trial: a fixed offered load for a fixed time through a Testbed.
+
+Phases (each a fresh set of engine processes, so every count belongs to exactly one phase):
+  warm-up   network functions / receivers / reflectors, then the drivers at the trial rate for
+            `warmup` seconds with other stream ids (switch learning, caches), all stopped;
+  measured  the long-running engines start and report ready (their start record), kernel counters,
+            switch port counters and /proc/stat are sampled, the drivers run for `duration`, the
+            testbed waits until no frame is in flight, everything is sampled again, the
+            long-running engines are stopped (SIGTERM: final record).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from vswbench.switches.chain_nf import element_counters, nf_hosts
+from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, process_cpu_s,
+                              read_proc_stat)
+from vswbench.engine.process import EngineProcess, EngineResult, FinalRecord
+from vswbench.errors import UsageError, VswbenchError
+from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
+from vswbench.engine.records import HistogramBucket, LatencySummary
+from vswbench.scenario import Role
+from vswbench.switches.base import BusyCycles, PortCounters
+from vswbench.testbed.build import EngineCommand, Testbed, Traffic
+
+READY_TIMEOUT = 15.0
+WARMUP_STREAM_BASE = 100
+IO_CHOICES = ("afpacket", "udp", "afxdp", "dpdk")
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    frame_size: int = 64
+    rate_pps: float = 10_000.0
+    duration: float = 2.0
+    warmup: float = 1.0
+    flows: int = 1
+    burst: int = 1
+    io: str = "afpacket"
+
+    def validate(self) -> None:
+        if not 64 <= self.frame_size <= 1518:
+            raise UsageError(f"--size {self.frame_size}: frame sizes are 64..1518 bytes")
+        if self.rate_pps <= 0:
+            raise UsageError("--rate must be positive (e.g. 100k or 1.5M)")
+        if self.duration <= 0 or self.warmup < 0:
+            raise UsageError("--duration must be positive and --warmup not negative")
+        if self.flows < 1 or self.burst < 1:
+            raise UsageError("--flows and --burst must be at least 1")
+        if self.io not in IO_CHOICES:
+            raise UsageError(f"--io {self.io}: choose from {', '.join(IO_CHOICES)}")
+
+
+@dataclass
+class CounterCheck:
+    port: str
+    counter: str        # "tx_packets" / "rx_packets"
+    kernel: int
+    engine: int
+
+    @property
+    def ok(self) -> bool:
+        return self.kernel == self.engine
+
+
+@dataclass
+class TrialResult:
+    switch: str
+    scenario: str
+    frame_size: int
+    offered_pps: float
+    tx_pps: float
+    achieved_pps: float
+    tx_frames: int
+    rx_frames: int
+    lost: int
+    loss_ratio: float
+    duration_s: float
+    latency_kind: str | None
+    latency_us: dict[str, float | None]
+    histogram: list[list[float]]
+    cpu: dict[str, dict[str, float]]
+    cycles_per_packet: float | None
+    cycles_per_packet_by_process: dict[str, float | None]
+    process_cpu_s: dict[str, float | None]
+    tsc_hz: float
+    drops: dict[str, int]
+    kernel_counters: dict[str, dict[str, int]]
+    counter_checks: list[CounterCheck]
+    switch_ports: list[dict[str, Any]]
+    forwarding_mode: str
+    placement: dict[str, Any]
+    switch_versions: dict[str, str]
+    config_dump: str
+    spec: dict[str, Any]
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    # polling switches: cycles per packet on bursts that carried frames (the rest is idle polling)
+    switch_useful_cycles_per_packet: float | None = None
+    # chains: how the network functions forward (chain_nf.py: fwd, router, ovs; None without
+    # NFs) and per NF its frames in and out and its drops (chain_nf.ElementCounters)
+    nf_kind: str | None = None
+    nf_counters: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def counters_agree(self) -> bool:
+        return all(c.ok for c in self.counter_checks)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["counters_agree"] = self.counters_agree
+        return data
+
+
+# -- latency of several receivers --------------------------------------------------------------
+def _percentile(buckets: list[HistogramBucket], q: float) -> float | None:
+    total = sum(b.count for b in buckets)
+    if not total:
+        return None
+    need, seen = q * total, 0
+    for b in sorted(buckets, key=lambda b: b.low_ns):
+        seen += b.count
+        if seen >= need:
+            return b.high_ns / 1000.0
+    return buckets[-1].high_ns / 1000.0
+
+
+def merge_latency(finals: list[FinalRecord]) -> dict[str, float | None]:
+    """One receiver: its summary. Several: percentiles from the merged histograms (bucket upper
+    bounds), min/max/mean exact."""
+    with_lat = [f for f in finals if f.latency_us is not None and not f.latency_us.empty]
+    keys = ("min", "p50", "p90", "p99", "p999", "max", "mean")
+    if not with_lat:
+        return {k: None for k in keys}
+    if len(with_lat) == 1:
+        lat: LatencySummary = with_lat[0].latency_us  # type: ignore[assignment]
+        return {k: getattr(lat, k) for k in keys}
+    buckets = [b for f in with_lat for b in f.hist]
+    lats = [f.latency_us for f in with_lat]
+    counts = [max(1, f.rx_frames) for f in with_lat]
+    mean = sum((la.mean or 0) * c for la, c in zip(lats, counts)) / sum(counts)  # type: ignore
+    low = min(la.min for la in lats if la.min is not None)  # type: ignore[type-var]
+    high = max(la.max for la in lats if la.max is not None)  # type: ignore[type-var]
+
+    def within(q: float) -> float | None:  # a bucket's upper bound may pass the exact extremes
+        v = _percentile(buckets, q)
+        return None if v is None else min(max(v, low), high)
+
+    return {"min": low, "p50": within(0.5), "p90": within(0.9), "p99": within(0.99),
+            "p999": within(0.999), "max": high, "mean": mean}
+
+
+# -- phases ------------------------------------------------------------------------------------
+@dataclass
+class PhaseOutcome:
+    results: dict[str, EngineResult]
+    commands: dict[str, EngineCommand]
+    kernel_before: dict[str, LinkCounters]
+    kernel_after: dict[str, LinkCounters]
+    switch_before: list[PortCounters]
+    switch_after: list[PortCounters]
+    cpu_usage: dict[int, Any]
+    process_cpu: dict[str, float | None]
+    busy_before: BusyCycles | None = None
+    busy_after: BusyCycles | None = None
+
+
+def _settle(testbed: Testbed, timeout: float = 3.0) -> None:
+    """Wait until no host port counter changes for 100 ms (nothing left in flight)."""
+    last = [testbed.activity()]
+    stable_since = [time.monotonic()]
+
+    def quiet() -> bool:
+        now = testbed.activity()
+        if now != last[0]:
+            last[0], stable_since[0] = now, time.monotonic()
+        return time.monotonic() - stable_since[0] >= 0.1
+
+    try:
+        wait_until(quiet, timeout=timeout, what="frames in flight to arrive", interval=0.02)
+    except TimeoutWaiting:
+        pass  # a steady trickle (e.g. a backend's own frames): measure what is there
+
+
+def _phase(testbed: Testbed, traffic: Traffic, *, measure: bool) -> PhaseOutcome:
+    run, switch = testbed.run, testbed.switch
+    assert switch is not None
+    cmds = {c.label: c for c in testbed.engine_commands(traffic)}
+    results: dict[str, EngineResult] = {}
+    with ExitStack() as stack:
+        servers: dict[str, EngineProcess] = {}
+        for c in cmds.values():
+            if c.long_running:
+                proc = EngineProcess(c.args, registry=run.registry, state=run.state,
+                                     label=f"{c.role.value} {c.label}", env=dict(c.env))
+                servers[c.label] = stack.enter_context(proc)
+                if testbed.dpdk:  # a memif client needs its server (the engine before) up
+                    proc.wait_for_record("start", READY_TIMEOUT)
+        for proc in servers.values():
+            proc.wait_for_record("start", READY_TIMEOUT)
+        k0 = testbed.kernel_counters() if measure else {}
+        s0, b0 = switch.sample() if measure else ([], None)
+        daemons = _daemon_pids(switch)
+        p0 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
+              **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
+        c0 = read_proc_stat()
+        drivers = [stack.enter_context(EngineProcess(c.args, registry=run.registry,
+                                                     state=run.state, label=c.label,
+                                                     env=dict(c.env)))
+                   for c in cmds.values() if not c.long_running]
+        for proc, label in zip(drivers, [c.label for c in cmds.values() if not c.long_running]):
+            results[label] = proc.wait(timeout=traffic.duration + 30).check()
+        _settle(testbed)
+        c1 = read_proc_stat()
+        p1 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
+              **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
+        for label, proc in servers.items():
+            results[label] = proc.stop().check()
+    process_cpu = {label: (None if p0.get(label) is None or p1.get(label) is None
+                           else round(p1[label] - p0[label], 4)) for label in p0}  # type: ignore
+    for label, res in results.items():
+        if not cmds[label].long_running:
+            process_cpu[label] = res.final.cpu_s
+    s1, b1 = switch.sample() if measure else ([], None)
+    return PhaseOutcome(results, cmds, k0, testbed.kernel_counters() if measure else {},
+                        s0, s1, core_usage(c0, c1), process_cpu, b0, b1)
+
+
+def _daemon_pids(switch: Any) -> dict[str, int]:
+    """Processes and threads of the switch whose CPU time each trial reports: its daemons
+    ("daemon <name>") and kernel threads doing chain elements' work (cpu_threads(): "nf1", ...;
+    never recorded for `vswbench clean`)."""
+    pids: dict[str, int] = {}
+    getter = getattr(switch, "daemon_pids", None)
+    found = getter() if callable(getter) else {}
+    if isinstance(found, dict):
+        pids.update({f"daemon {k}": int(v) for k, v in found.items()})
+    else:
+        pids.update({f"daemon {pid}": int(pid) for pid in found})
+    threads = getattr(switch, "cpu_threads", None)
+    if callable(threads):
+        pids.update({str(k): int(v) for k, v in threads().items()})
+    return pids
+
+
+# -- the trial ---------------------------------------------------------------------------------
+def counter_checks(outcome: PhaseOutcome) -> list[CounterCheck]:
+    """What the kernel counted on each host port against what the engines say they sent and
+    received (frames the engine received but did not count as its own: stale/foreign/malformed)."""
+    checks = []
+    delta = {k: outcome.kernel_after[k] - outcome.kernel_before[k] for k in outcome.kernel_after}
+    if not delta:
+        return checks  # DPDK ports: no kernel counters to check against
+    for label, cmd in outcome.commands.items():
+        final = outcome.results[label].final
+        raw = final.raw
+        rx_seen = final.rx_frames + final.stale + final.foreign + final.malformed
+        ports = cmd.ports
+        if cmd.role in (Role.TESTER, Role.SENDER, Role.CLIENT):
+            checks.append(CounterCheck(ports[0], "tx_packets", delta[ports[0]].tx_packets,
+                                       final.tx_frames))
+            if cmd.role != Role.SENDER:
+                rx_port = ports[-1]
+                checks.append(CounterCheck(rx_port, "rx_packets", delta[rx_port].rx_packets,
+                                           rx_seen))
+        elif cmd.role == Role.RECEIVER:
+            checks.append(CounterCheck(ports[0], "rx_packets", delta[ports[0]].rx_packets, rx_seen))
+        else:  # NF, SERVER: what they forwarded left through their ports
+            forwarded = int(raw.get("forwarded", 0))
+            checks.append(CounterCheck("+".join(ports), "tx_packets",
+                                       sum(delta[p].tx_packets for p in ports), forwarded))
+    return checks
+
+
+def _drops(outcome: PhaseOutcome) -> dict[str, int]:
+    drops: dict[str, int] = {"generator_tx_errors": 0, "receiver_rx_dropped": 0,
+                             "nf_fwd_dropped": 0, "switch_ports": 0, "host_ports_kernel": 0}
+    for label, res in outcome.results.items():
+        raw = res.final.raw
+        stats = raw.get("port_stats") or []
+        role = outcome.commands[label].role
+        if role in (Role.TESTER, Role.SENDER, Role.CLIENT):
+            drops["generator_tx_errors"] += sum(int(s.get("tx_errors", 0)) for s in stats)
+        drops["receiver_rx_dropped"] += sum(int(s.get("rx_dropped", 0)) for s in stats)
+        drops["nf_fwd_dropped"] += int(raw.get("fwd_dropped", 0) or 0)
+    before = {c.port: c for c in outcome.switch_before}
+    for c in outcome.switch_after:
+        b = before.get(c.port, PortCounters(c.port))
+        drops["switch_ports"] += (c.rx_dropped - b.rx_dropped) + (c.tx_dropped - b.tx_dropped)
+    for k, after in outcome.kernel_after.items():
+        d = after - outcome.kernel_before[k]
+        drops["host_ports_kernel"] += d.rx_dropped + d.tx_dropped
+    return drops
+
+
+def run_trial(testbed: Testbed, spec: TrialSpec) -> TrialResult:
+    spec.validate()
+    switch = testbed.switch
+    if switch is None:
+        raise VswbenchError("run_trial needs a built testbed (use it as a context manager)")
+    base = Traffic(spec.frame_size, spec.rate_pps, spec.duration, spec.flows, spec.burst, spec.io)
+    if spec.warmup > 0:
+        warm = Traffic(spec.frame_size, spec.rate_pps, spec.warmup, spec.flows, spec.burst,
+                       spec.io, stream_base=WARMUP_STREAM_BASE)
+        _phase(testbed, warm, measure=False)
+        _settle(testbed)
+    outcome = _phase(testbed, base, measure=True)
+    return build_result(testbed, spec, outcome)
+
+
+def build_result(testbed: Testbed, spec: TrialSpec, outcome: PhaseOutcome) -> TrialResult:
+    """The TrialResult of one measured phase (fresh processes or one control-mode trial)."""
+    switch = testbed.switch
+    assert switch is not None
+    drivers = [lab for lab, c in outcome.commands.items() if not c.long_running]
+    receivers = [lab for lab, c in outcome.commands.items()
+                 if c.role in (Role.TESTER, Role.CLIENT, Role.RECEIVER)]
+    finals = {lab: res.final for lab, res in outcome.results.items()}
+    tx = sum(finals[lab].tx_frames for lab in drivers)
+    rx_unique = sum(int(finals[lab].raw.get("rx_unique", finals[lab].rx_frames))
+                    for lab in receivers)
+    rx = sum(finals[lab].rx_frames for lab in receivers)
+    lost = max(0, tx - rx_unique)
+    duration = max((float(finals[lab].raw.get("duration_s") or 0) for lab in drivers),
+                   default=spec.duration) or spec.duration
+    tsc_hz = next((float(r.start.data["tsc_hz"]) for r in outcome.results.values()
+                   if r.start is not None and r.start.data.get("tsc_hz")), 0.0)
+    tsc_hz = tsc_hz or float(finals[drivers[0]].raw.get("tsc_hz") or 0.0)
+    cycles = busy_cycles(outcome.cpu_usage, tsc_hz)
+    kinds = {finals[lab].latency_kind for lab in receivers} - {None}
+    rx_finals = [finals[lab] for lab in receivers]
+    buckets = sorted((b for f in rx_finals for b in f.hist), key=lambda b: b.low_ns)
+    delta = {k: outcome.kernel_after[k] - outcome.kernel_before[k] for k in outcome.kernel_after}
+    warnings = [w for f in finals.values() for w in f.warnings] + testbed.placement_warnings()
+    try:
+        dump = switch.config_dump()
+    except VswbenchError as exc:
+        dump = f"(config dump failed: {exc})"
+    return TrialResult(
+        switch=testbed.switch_cls.name, scenario=testbed.scenario.name,
+        frame_size=spec.frame_size, offered_pps=spec.rate_pps,
+        tx_pps=round(tx / duration, 1), achieved_pps=round(rx_unique / duration, 1),
+        tx_frames=tx, rx_frames=rx, lost=lost, loss_ratio=lost / tx if tx else 0.0,
+        duration_s=round(duration, 4), latency_kind=next(iter(kinds), None),
+        latency_us=merge_latency(rx_finals),
+        histogram=[[b.low_ns, b.high_ns, b.count] for b in buckets],
+        cpu={str(cpu): {k: v for k, v in asdict(u).items() if k != "cpu"}
+             for cpu, u in outcome.cpu_usage.items()},
+        cycles_per_packet=cycles_per_packet(cycles, rx_unique),
+        cycles_per_packet_by_process={
+            lab: (None if s is None or not rx_unique else round(s * tsc_hz / rx_unique, 1))
+            for lab, s in outcome.process_cpu.items()},
+        process_cpu_s=outcome.process_cpu, tsc_hz=tsc_hz, drops=_drops(outcome),
+        kernel_counters={k: asdict(v) for k, v in delta.items()},
+        counter_checks=counter_checks(outcome),
+        switch_ports=[asdict(c) for c in outcome.switch_after],
+        forwarding_mode=switch.forwarding_mode(), placement=asdict(testbed.placement),
+        switch_versions=testbed.switch_cls.versions(), config_dump=dump, spec=asdict(spec),
+        engines={lab: {"args": list(outcome.commands[lab].args), "final": f.raw}
+                 for lab, f in finals.items()},
+        warnings=warnings,
+        switch_useful_cycles_per_packet=(outcome.busy_after.per_packet_since(outcome.busy_before)
+                                         if outcome.busy_after else None),
+        nf_kind=testbed.nf if nf_hosts(testbed.scenario) else None,
+        nf_counters=element_counters(testbed.scenario, testbed.nf, delta,
+                                     {k: v.ifname for k, v in testbed.ports.items()},
+                                     outcome.switch_before, outcome.switch_after))

@@ -1,0 +1,1 @@
+"""The results store, its one reader of stored points, exports and compare."""

@@ -1,0 +1,261 @@
+"""`vswbench compare A B [C ...]`: the same campaign points across runs, and whether they changed.
+
+Points are matched by their key (campaign.Point.key: the same parameters give the same key on
+every run and machine). For two runs, per point and metric: the ratio B/A and a verdict:
+
+- with repetitions on both sides (`statistics` in the search result): a bootstrap confidence
+  interval of the ratio of medians (stats.significant_difference); significant when 1 is outside;
+- with single searches (compare_noise.py): a change is significant when the ranges of loads over
+  which each search's trials were mixed (failed at the low end, passed at the high end) do not
+  overlap, the ratio leaves the noise band (default 10 %: ten fast searches of the bridge here had
+  a CV of 3.8 %, so two single searches differ within 1.96 x sqrt(2) x 3.8 % = 10.5 %), and, with
+  6 or more points, the point stands out (modified z-score > 3.5) from the common shift of all
+  points between the runs: a whole VM measured 12 % faster four minutes later, which is the
+  machine, not a switch. The shift is printed;
+- when both runs' throughput is generator-bound, the figures are the tester's ceiling (measured
+  anew by each machine's calibration), not the switch's: never significant;
+- single latency percentiles and cycles per packet carry no measure of their own spread (a p99
+  of one second of a VM's traffic moves by tens of per cent from run to run): the ratio is shown
+  and judged only with repetitions (`repetitions = 3` in the spec).
+
+Over three or more runs, the series of each metric is split into groups by CSIT's `jumpavg`
+(minimum description length); a new group at the end is a regression or progression.
+
+`--fail-if ndr:-5%` (NDR fell by more than 5 %, significantly) or `p99:+10%` (p99 latency rose by
+more than 10 %) make the command exit 1, so CI can gate on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vswbench.results.noise import OUTLIER_Z, Shift, common_shift, overlap, transition_interval
+from vswbench.errors import UsageError
+from vswbench.measure.stats import significant_difference
+
+METRICS = {  # name -> (headline column, higher is better)
+    "ndr": ("ndr_pps", True), "pdr": ("pdr_pps", True),
+    "p50": ("latency_p50_us", False), "p99": ("latency_p99_us", False),
+    "cycles": ("cycles_per_packet", False),
+}
+DEFAULT_NOISE = 0.10
+
+
+@dataclass(frozen=True)
+class Threshold:
+    metric: str
+    change: float          # signed relative change that fails, e.g. -0.05 or +0.10
+
+    def violated_by(self, ratio: float) -> bool:
+        return ratio - 1 < self.change if self.change < 0 else ratio - 1 > self.change
+
+
+def parse_threshold(text: str) -> Threshold:
+    m = re.fullmatch(r"\s*([a-z0-9]+)\s*:\s*([+-])\s*(\d+(?:\.\d+)?)\s*%\s*", text)
+    if not m or m.group(1) not in METRICS:
+        raise UsageError(f"--fail-if {text!r}: expected METRIC:+N% or METRIC:-N% with METRIC one "
+                         f"of {', '.join(METRICS)}, e.g. ndr:-5% or p99:+10%")
+    sign = -1.0 if m.group(2) == "-" else 1.0
+    return Threshold(m.group(1), sign * float(m.group(3)) / 100)
+
+
+@dataclass
+class Change:
+    key: str
+    label: str
+    metric: str
+    a: float
+    b: float
+    significant: bool
+    how: str                              # "bootstrap CI", "bounds + noise band", ...
+    ci: tuple[float, float] | None = None
+    series_groups: int | None = None      # jumpavg groups over all runs (3+ runs)
+    ranges: tuple[tuple[float, float] | None, ...] = ()   # single searches: transition intervals
+
+    @property
+    def ratio(self) -> float:
+        return self.b / self.a if self.a else float("inf")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "label": self.label, "metric": self.metric, "a": self.a,
+                "b": self.b, "ratio": round(self.ratio, 5), "significant": self.significant,
+                "how": self.how, "ci": self.ci, "series_groups": self.series_groups}
+
+
+@dataclass
+class Comparison:
+    runs: list[str]
+    changes: list[Change]
+    unmatched: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    shifts: list[Shift] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "changes": [c.to_json() for c in self.changes],
+                "unmatched": self.unmatched, "failures": self.failures,
+                "shifts": [s.to_json() for s in self.shifts]}
+
+
+@dataclass
+class PointValues:
+    label: str
+    row: dict[str, Any]
+    result: dict[str, Any]
+    repetitions: tuple[dict[str, Any], ...] = ()   # a campaign's repetitions: every result
+
+
+SETUP_COLUMNS = ("switch", "scenario", "size", "flows", "burst", "placement", "io", "shape_pps")
+
+
+def load_points(path: Path) -> dict[str, PointValues]:
+    """Key -> headline row of every setup's done searches, with the p50/p99 of the latency point
+    on the same setup folded in (the ranking's latency at 90 % of the NDR). A campaign's
+    repetitions (fresh testbeds) are one setup: keyed by the first repetition's key, its row the
+    median repetition's (by NDR, as the ranking), all of them kept for judging."""
+    from vswbench.results.store import STORE_NAME, ResultStore, headline
+
+    db = path / STORE_NAME if path.is_dir() else path
+    if not db.exists():
+        raise UsageError(f"{path}: no results store here (run `vswbench run ... --out {path}`)")
+    with ResultStore(db, create=False) as store:
+        stored = [p for p in store.points() if p.status == "done"]
+    searches: dict[tuple[Any, ...], list[tuple[int, str, str, dict[str, Any], dict[str, Any]]]] = {}
+    latency: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for p in stored:
+        row = headline(p)
+        setup = tuple(str(row.get(c)) for c in SETUP_COLUMNS) + (str(p.params.get("options")),)
+        rep = p.params.get("repetition") or 0
+        if p.kind == "search":
+            searches.setdefault(setup, []).append((rep, p.key, p.label, row, p.result or {}))
+        elif p.kind == "latency" and (setup not in latency or rep == 0):
+            latency[setup] = row
+    out: dict[str, PointValues] = {}
+    for setup, reps in searches.items():
+        reps.sort(key=lambda r: r[0])
+        _, key, label, _, _ = reps[0]
+        by_ndr = sorted(reps, key=lambda r: r[3].get("ndr_pps") or 0.0)
+        _, _, _, row, result = by_ndr[len(by_ndr) // 2]
+        if len(reps) > 1:
+            label = f"{label.split(' #')[0]} ({len(reps)} repetitions)"
+        out[key] = PointValues(label, dict(row), result, tuple(r[4] for r in reps))
+        lat = latency.get(setup)
+        for col in ("latency_p50_us", "latency_p99_us"):
+            out[key].row[col] = lat.get(col) if lat else None
+    return out
+
+
+def _interval(values: PointValues, goal: str) -> tuple[float, float] | None:
+    """The loads over which the point's searches were mixed: one search's transition interval,
+    or the hull of its repetitions' (instantiations of a testbed differ: ovs-dpdk at 1518 B gave
+    NDRs of 1.38 to 2.99 Mpps over six, with its own cycles per packet moving with them)."""
+    found = [transition_interval(r, goal) for r in values.repetitions or (values.result,)]
+    ranges = [i for i in found if i is not None]
+    if len(ranges) < len(found):
+        return None
+    return min(low for low, _ in ranges), max(high for _, high in ranges)
+
+
+def _values(result: dict[str, Any], column: str) -> list[float]:
+    stats = (result.get("statistics") or {}).get(column)
+    return [float(v) for v in stats.get("values", [])] if isinstance(stats, dict) else []
+
+
+def judge(metric: str, a: PointValues, b: PointValues, noise: float) -> Change | None:
+    column, _ = METRICS[metric]
+    va, vb = a.row.get(column), b.row.get(column)
+    if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or not va:
+        return None
+    reps_a, reps_b = _values(a.result, column), _values(b.result, column)
+    if len(reps_a) >= 2 and len(reps_b) >= 2:
+        lo, hi, sig = significant_difference(reps_a, reps_b)
+        return Change("", a.label, metric, float(va), float(vb), sig and abs(vb / va - 1) > 0,
+                      "bootstrap CI of the ratio of medians", (round(lo, 5), round(hi, 5)))
+    outside_noise = abs(vb / va - 1) > noise
+    if metric in ("ndr", "pdr") and a.row.get("generator_bound") and b.row.get("generator_bound"):
+        return Change("", a.label, metric, float(va), float(vb), False,
+                      "generator-bound in both runs (the tester's ceiling)")
+    if metric not in ("ndr", "pdr"):
+        return Change("", a.label, metric, float(va), float(vb), False,
+                      "single measurement: not judged without repetitions")
+    goal = metric.upper()
+    ia, ib = _interval(a, goal), _interval(b, goal)
+    if ia is not None and ib is not None:
+        apart = not overlap(ia, ib)
+        how = (f"trial ranges {_mpps(ia)} and {_mpps(ib)} Mpps " +
+               ("apart" if apart else "overlap") + f", {noise * 100:g} % noise band")
+        return Change("", a.label, metric, float(va), float(vb), outside_noise and apart, how,
+                      ranges=(ia, ib))
+    bounds = [a.row.get("lower_bound_pps"), a.row.get("upper_bound_pps"),
+              b.row.get("lower_bound_pps"), b.row.get("upper_bound_pps")]
+    if metric == "ndr" and all(isinstance(x, (int, float)) for x in bounds):
+        la, ua, lb, ub = bounds  # type: ignore[misc]
+        apart = not overlap((la, ua), (lb, ub))
+        return Change("", a.label, metric, float(va), float(vb), outside_noise and apart,
+                      f"search bounds + {noise * 100:g} % noise band")
+    return Change("", a.label, metric, float(va), float(vb), outside_noise,
+                  f"{noise * 100:g} % noise band (single measurement)")
+
+
+def _mpps(interval: tuple[float, float]) -> str:
+    return f"[{interval[0] / 1e6:.3g}, {interval[1] / 1e6:.3g}]"
+
+
+def _against_shift(changes: list[Change], noise: float) -> list[Shift]:
+    """Single-search throughput changes are judged against the run's common shift: a point is
+    significant only if it also stands out from how every point moved (compare_noise.py)."""
+    shifts = []
+    for metric in ("ndr", "pdr"):
+        single = [c for c in changes if c.metric == metric and c.ci is None
+                  and not c.how.startswith("generator-bound")]
+        shift = common_shift(metric, [c.ratio for c in single], noise)
+        if shift is None:
+            continue
+        shifts.append(shift)
+        for c in single:
+            z = shift.z(c.ratio, *c.ranges)
+            c.how += f", z {z:+.1f} vs the run's shift"
+            if c.significant and abs(z) <= OUTLIER_Z:
+                c.significant = False
+    return shifts
+
+
+def series_groups(values: Sequence[float]) -> int:
+    """How many groups jumpavg sees in a series (1: no change)."""
+    from jumpavg import classify
+
+    return len(classify(list(values)))
+
+
+def compare(paths: Sequence[Path], *, noise: float = DEFAULT_NOISE,
+            thresholds: Sequence[Threshold] = ()) -> Comparison:
+    if len(paths) < 2:
+        raise UsageError("compare needs at least two results directories")
+    if not 0 <= noise < 1:
+        raise UsageError("--noise must be a fraction in [0, 1), e.g. 0.05")
+    runs = [load_points(p) for p in paths]
+    first, last = runs[0], runs[-1]
+    comparison = Comparison([str(p) for p in paths], [])
+    comparison.unmatched = sorted(set(first) ^ set(last))
+    for key in sorted(set(first) & set(last)):
+        for metric in METRICS:
+            change = judge(metric, first[key], last[key], noise)
+            if change is None:
+                continue
+            change.key = key
+            column = METRICS[metric][0]
+            series = [r[key].row.get(column) for r in runs if key in r]
+            if len(runs) >= 3 and all(isinstance(v, (int, float)) for v in series):
+                change.series_groups = series_groups(series)  # type: ignore[arg-type]
+            comparison.changes.append(change)
+    comparison.shifts = _against_shift(comparison.changes, noise)
+    for change in comparison.changes:
+        for t in thresholds:
+            if t.metric == change.metric and change.significant and t.violated_by(change.ratio):
+                comparison.failures.append(
+                    f"{change.label}: {change.metric} {change.a:,.1f} -> {change.b:,.1f} "
+                    f"({(change.ratio - 1) * 100:+.1f} %), beyond {t.change * 100:+g} %")
+    return comparison

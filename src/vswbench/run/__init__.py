@@ -1,0 +1,1 @@
+"""Run identity and lifetime: run ids, state files, the cleanup registry."""

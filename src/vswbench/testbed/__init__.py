@@ -1,0 +1,1 @@
+"""Testbeds: a scenario instantiated around a switch, and the removal of leftovers."""
