@@ -23,7 +23,8 @@ from vswbench.host.netns import list_namespaces
 from vswbench.run.scope import run_scope
 from vswbench.run.state import process_start_time, state_dir
 from vswbench.scenario import parse
-from vswbench.measure.session import ControlSession, Workload
+from vswbench.engine.params import TrialParams
+from vswbench.measure.session import ControlSession
 from vswbench.switches.base import Placement
 from vswbench.switches.ovs import Ovs
 from vswbench.testbed.build import Testbed
@@ -48,7 +49,7 @@ def session(options: dict[str, str], flows: int, seen: list[tuple[str, list[int]
         with Testbed(parse("p2p"), Ovs, run, PLACEMENT, options, flows=flows) as tb:
             assert isinstance(tb.switch, Ovs) and tb.switch.ovs is not None
             seen.append((str(run.id), tb.switch.ovs.pids()))
-            with ControlSession(tb, Workload(64, flows)) as s:
+            with ControlSession(tb, TrialParams(64, flows=flows)) as s:
                 s.warm_up(RATE, 0.5)
                 yield tb, s
 

@@ -16,7 +16,8 @@ from vswbench.measure.loadcurve import latency_at, run_sweep, saturation
 from vswbench.host.netns import list_namespaces
 from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
-from vswbench.measure.session import ControlSession, Workload
+from vswbench.engine.params import TrialParams
+from vswbench.measure.session import ControlSession
 from vswbench.switches.catalog import all_switches
 from vswbench.switches.base import Placement
 from vswbench.testbed.build import Testbed
@@ -78,10 +79,10 @@ def test_sweep_latency_and_back_to_back_on_one_testbed(root, engine):
     shaped = all_switches()["shaped"]
     with run_scope() as run:
         prefix = str(run.id)
-        ceiling = calibrate(run, parse("p2p"), Workload(64), PLACEMENT).ceiling_pps
+        ceiling = calibrate(run, parse("p2p"), TrialParams(64), PLACEMENT).ceiling_pps
         with Testbed(parse("p2p"), shaped, run, PLACEMENT,
                      {"shape_pps": "50000", "shape_frame_size": "64"}) as tb:
-            with ControlSession(tb, Workload(64)) as session:
+            with ControlSession(tb, TrialParams(64)) as session:
                 session.warm_up(10_000, 0.3)
                 # below: 40 % and 70 % of the shaper, so that a tester stall of a few ms on a
                 # shared CI VM (a catch-up burst into the 0.5 ms bucket) is not read as loss;

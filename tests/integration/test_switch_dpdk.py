@@ -17,7 +17,8 @@ import pytest
 
 from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
-from vswbench.measure.session import ControlSession, Workload
+from vswbench.engine.params import TrialParams
+from vswbench.measure.session import ControlSession
 from vswbench.switches.catalog import all_switches
 from vswbench.testbed.build import Testbed
 
@@ -50,7 +51,7 @@ def test_dpdk_switch_forwards_and_cleans_up(root, engine, switch, scenario, opti
         run_id = str(run.id)
         with Testbed(parse(scenario), all_switches()[switch], run, options=options) as tb:
             assert tb.dpdk
-            with ControlSession(tb, Workload(64, 1, 1, "dpdk")) as session:
+            with ControlSession(tb, TrialParams(64, io="dpdk")) as session:
                 session.warm_up(10_000, 0.5)
                 trial = session.measure(RATE, SECONDS).result
     expected = int(RATE * SECONDS)

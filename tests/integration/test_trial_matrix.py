@@ -28,11 +28,12 @@ from vswbench.switches.catalog import all_switches
 from vswbench.switches.base import Placement
 from vswbench.errors import UsageError
 from vswbench.testbed.build import Testbed
-from vswbench.measure.trial import TrialSpec, run_trial
+from vswbench.engine.params import TrialParams
+from vswbench.measure.trial import run_trial
 
 SWITCHES = sorted(n for n, c in all_switches().items() if not c.calibration)
 SCENARIOS = ("p2p", "p2p-pair", "pvp", "rr", "chain:3", "pairs:2")
-SPEC = TrialSpec(frame_size=64, rate_pps=10_000, duration=2.0, warmup=0.5)
+SPEC = TrialParams(64, rate_pps=10_000, duration=2.0, warmup=0.5)
 VSWBENCH = Path(sys.executable).parent / "vswbench"
 MAX_LATENCY_US = 1_000_000  # a VM can preempt for milliseconds; a second means something broke
 

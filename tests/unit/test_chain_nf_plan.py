@@ -15,7 +15,8 @@ from vswbench.results.store import StoredPoint
 from vswbench.switches.base import Attachment, Placement, PortCounters, SwitchContext
 from vswbench.switches.nf_ovs import bridge_commands, parse_dpctl_ports, parse_interfaces
 from vswbench.switches.nf_router import plan_elements
-from vswbench.testbed.build import Testbed, Traffic, plan_paths, plan_ports
+from vswbench.engine.params import TrialParams as Traffic
+from vswbench.testbed.build import Testbed, plan_paths, plan_ports
 
 from fake_testbed import wired_testbed
 

@@ -4,7 +4,8 @@ import pytest
 
 from vswbench.errors import UsageError
 from vswbench.measure.loadcurve import parse_fractions, sweep_loads
-from vswbench.measure.session import ControlSession, Workload
+from vswbench.engine.params import TrialParams
+from vswbench.measure.session import ControlSession
 from vswbench.switches.shaped import Shaper, shaper_from_options
 
 
@@ -43,7 +44,7 @@ def test_shaper_options():
 
 def test_control_trial_command_sends_an_exact_count():
     s = ControlSession.__new__(ControlSession)
-    s.workload, s.drain = Workload(512, 4, 1, "afpacket"), 0.05
+    s.params, s.drain = TrialParams(512, flows=4, burst=1, io="afpacket"), 0.05
     cmd, count, cap = s._command(100_000, 2.0, None)
     assert count == 200_000 and cmd["count"] == 200_000
     assert cmd["duration"] == 2.005 and cmd["size"] == "512" and cmd["flows"] == 4
@@ -79,14 +80,13 @@ def test_calibration_cache_round_trip(tmp_path):
 
     from vswbench.measure import calibration as cal
     from vswbench.scenario import parse
-    from vswbench.measure.session import Workload
     from vswbench.switches.base import Placement
 
     path = tmp_path / "c.json"
-    scen, w, pl = parse("p2p"), Workload(64), Placement(0, 1, (1,))
+    scen, w, pl = parse("p2p"), TrialParams(64), Placement(0, 1, (1,))
     assert cal.cached(scen, w, pl, path) is None
     key = cal.cache_key(scen, w, pl)
-    assert key != cal.cache_key(scen, Workload(1518), pl)
+    assert key != cal.cache_key(scen, TrialParams(1518), pl)
     assert key != cal.cache_key(scen, w, Placement(1, 0, (0,)))
     entry = cal.Calibration(key, 300_000.0, 310_000.0, 3, 1.0, time.time(), "p2p", 64,
                             "afpacket", 1)

@@ -166,5 +166,5 @@ def test_shipped_specs() -> None:
     assert sorted((p.size, dict(p.options)["clones"]) for p in clones) == [
         (s, k) for s in (64, 1518) for k in ("1", "2", "3")]
     # the warm-up sends every flow once at 10 kpps
-    assert plan_for(flows[-1]).trial.spec.warmup == 10.0
-    assert plan_for(flows[0]).trial.spec.warmup == 1.0
+    assert plan_for(flows[-1]).trial.params.warmup == 10.0
+    assert plan_for(flows[0]).trial.params.warmup == 1.0

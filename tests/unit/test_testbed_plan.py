@@ -6,7 +6,8 @@ import pytest
 from vswbench.run.ids import RunId
 from vswbench.scenario import Role, parse
 from vswbench.switches.base import Placement
-from vswbench.testbed.build import Testbed, Traffic, host_abbr, host_cpu, plan_paths, plan_ports
+from vswbench.engine.params import TrialParams as Traffic
+from vswbench.testbed.build import Testbed, host_abbr, host_cpu, plan_paths, plan_ports
 
 from fake_testbed import wired_testbed
 

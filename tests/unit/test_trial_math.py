@@ -5,7 +5,8 @@ from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, p
                               parse_proc_stat)
 from vswbench.errors import UsageError
 from vswbench.engine.records import parse_final
-from vswbench.measure.trial import TrialSpec, merge_latency
+from vswbench.engine.params import TrialParams
+from vswbench.measure.trial import merge_latency
 from vswbench.units import parse_rate
 
 STAT0 = """cpu  10 0 10 100 0 0 0 0 0 0
@@ -53,10 +54,10 @@ def test_bad_rates(text):
 
 def test_spec_validation():
     with pytest.raises(UsageError):
-        TrialSpec(frame_size=32).validate()
+        TrialParams(size=32).validate()
     with pytest.raises(UsageError):
-        TrialSpec(io="dpdk-magic").validate()
-    TrialSpec().validate()
+        TrialParams(io="dpdk-magic").validate()
+    TrialParams().validate()
 
 
 def _final(lat, hist, rx=100):

@@ -18,11 +18,11 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from vswbench.switches import chain_nf
 from vswbench.switches.catalog import nf_unavailable
 from vswbench.campaign.spec import CampaignSpec, Point, expand, search_twin
 from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
                                   method_context, plan_method)
+from vswbench.engine.params import TrialParams
 from vswbench.measure.plan import TrialOptions
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.results.store import STORE_NAME, ResultStore
@@ -105,19 +105,14 @@ def plan_for(point: Point) -> MethodPlan:
 
     nfs = sum(1 for h in parse(point.scenario).hosts if h.role is Role.NF)
     tester, switch, nf = placement_cpus(point.placement, nfs)
-    size = point.size if isinstance(point.size, int) else 64
     # the warm-up sends every flow at least once (switches that cache per flow install them all)
     warmup = max(1.0, point.flows / WARMUP_RATE)
-    trial = TrialOptions(point.switch, point.scenario, size, "10k", 1.0, warmup, point.io,
-                         point.flows, point.burst, tester, switch, nf,
+    traffic = TrialParams(point.size, warmup=warmup, flows=point.flows, burst=point.burst,
+                          io=point.io)
+    trial = TrialOptions(point.switch, point.scenario, traffic, tester, switch, nf,
                          tuple(f"{k}={v}" for k, v in point.options))
     shape = None if point.shape_pps is None else str(point.shape_pps)
-    plan = plan_method(MethodOptions(trial, shape))
-    if point.size == "imix":
-        from dataclasses import replace
-
-        plan = replace(plan, workload=replace(plan.workload, frame_size="imix"))  # type: ignore
-    return plan
+    return plan_method(MethodOptions(trial, shape))
 
 
 class CampaignRunner:
@@ -288,7 +283,7 @@ def execute_point(ctx: Any, p: Point, store: ResultStore, campaign: str) -> dict
 
         ndr, searched = ndr_for()
         cfg = B2BConfig(trials=p.trials or 50, max_frames=p.max_frames or 100_000,
-                        frame_size=p.size if isinstance(p.size, int) else 64,
+                        frame_size=p.size,
                         tester_pps=ctx.ceiling)
         r = back_to_back(session, cfg, throughput_pps=ndr)
         return {**env, **r.to_json(), "throughput_pps": ndr, "search": searched}

@@ -31,7 +31,6 @@ study (counted from 1, in file order) and the key; nothing is created before the
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import itertools
 import json
@@ -39,22 +38,15 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from vswbench.switches import chain_nf
 from vswbench.switches.catalog import nf_option_problems
-from vswbench.switches.options import unknown_key
 from vswbench import scenario as scenarios
 from vswbench.errors import UsageError
-from vswbench.measure.search import PRESETS
-from vswbench.measure.trial import IO_CHOICES
-from vswbench.units import parse_rate
 from vswbench.campaign.suites import BUILTIN
+from vswbench.campaign.values import (ALL_SWITCHES, CALIBRATION_SWITCH, CHECKS, KINDS,
+                                      SCALAR_ONLY, BadValue, did_you_mean)
 
-KINDS = ("search", "sweep", "trial", "latency", "b2b")
-PLACEMENTS = ("default", "s_core", "bi", "pbp")
-CALIBRATION_SWITCH = "shaped"
-ALL_SWITCHES = "*"
 DEFAULT_DURATION = {"trial": 5.0, "sweep": 2.0, "latency": 5.0}
 # Keys only some kinds use: given for a study none of whose kinds uses it, a key is a mistake.
 KIND_KEYS = {"rate": ("trial",), "preset": ("search", "latency", "b2b"),
@@ -65,10 +57,6 @@ STUDY_KEYS = ("kind", "scenario", "switch", "size", "rate", "burst", "flows", "c
               "options", "shape_pps", "trials", "max_frames")
 CAMPAIGN_KEYS = ("name", "description", "out")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
-
-class _Bad(Exception):
-    """One value's problem (collected, never shown alone)."""
 
 
 @dataclass(frozen=True)
@@ -195,123 +183,6 @@ def _pps(value: float) -> str:
     return f"{value:g}"
 
 
-# -- value checks ------------------------------------------------------------------------------
-def _int(v: Any, low: int, high: int | None = None) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise _Bad(f"{v!r} is not a whole number")
-    if high is None and v < low:
-        raise _Bad(f"{v} is out of range: must be at least {low}")
-    if high is not None and not low <= v <= high:
-        raise _Bad(f"{v} is out of range {low}..{high}")
-    return v
-
-
-def _number(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v == float("inf"):
-        raise _Bad(f"{v!r} is not a positive number")
-    return float(v)
-
-
-def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
-    def check(v: Any) -> str:
-        if not isinstance(v, str) or v not in choices:
-            raise _Bad(f"{v!r} is not one of {', '.join(choices)}{_did_you_mean(v, choices)}")
-        return v
-    return check
-
-
-def _rate(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise _Bad(f"{v!r} is not a rate (packets per second like 100000 or \"100k\")")
-    try:
-        return parse_rate(str(v))
-    except UsageError as e:
-        raise _Bad(str(e)) from None
-
-
-def _shape_pps(v: Any) -> float:
-    from vswbench.switches.shaped import MAX_SHAPE_PPS
-
-    pps = _rate(v)
-    if pps > MAX_SHAPE_PPS:
-        raise _Bad(f"{v!r} is above the shaper's limit of {MAX_SHAPE_PPS:,.0f} pps")
-    return pps
-
-
-def _size(v: Any) -> int | str:
-    if isinstance(v, str) and v.lower() == "imix":
-        return "imix"
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise _Bad(f"{v!r} is not a frame size: give bytes 64..1518 (FCS included) or \"imix\"")
-    if not 64 <= v <= 1518:
-        raise _Bad(f"{v} is out of range: frame sizes are 64..1518 bytes (FCS included) "
-                   "or \"imix\"")
-    return v
-
-
-def _scenario(v: Any) -> str:
-    if not isinstance(v, str):
-        raise _Bad(f"{v!r} is not a scenario name")
-    if v.strip().lower() in ("chain", "pairs"):
-        return v.strip().lower()           # resolved with the chain / pairs key
-    try:
-        return scenarios.parse(v).name
-    except UsageError as e:
-        raise _Bad(str(e)) from None
-
-
-def _switch(v: Any) -> str:
-    from vswbench.switches.catalog import all_switches
-
-    names = sorted(all_switches())
-    if v == ALL_SWITCHES or (isinstance(v, str) and v in names):
-        return v
-    raise _Bad(f"unknown switch {v!r}{_did_you_mean(v, names)}: choose from {', '.join(names)} "
-               f"or \"*\" (see `vswbench switches`)")
-
-
-def _options(v: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(v, dict):
-        raise _Bad(f"{v!r} is not a table of backend options, e.g. {{ ovs_mode = \"normal\" }}")
-    items = []
-    for k, x in v.items():
-        if k in ("shape_pps", "shape_frame_size"):
-            raise _Bad(f"{k} is set by the campaign: use the study key shape_pps (and size)")
-        if (problem := unknown_key(k)) is not None:
-            raise _Bad(problem)
-        if not isinstance(x, (str, int, float, bool)):
-            raise _Bad(f"option {k} = {x!r}: values are strings, numbers or booleans")
-        items.append((k, str(x).lower() if isinstance(x, bool) else str(x)))
-    return tuple(sorted(items))
-
-
-def _fraction(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 200:
-        raise _Bad(f"{v!r} is not a percentage of the NDR in (0, 200]")
-    return v / 100
-
-
-CHECKS: dict[str, Callable[[Any], Any]] = {
-    "kind": _choice(KINDS), "scenario": _scenario, "switch": _switch, "size": _size,
-    "rate": _rate, "burst": lambda v: _int(v, 1), "flows": lambda v: _int(v, 1),
-    "chain": lambda v: _int(v, 1, scenarios.MAX_CHAIN),
-    "pairs": lambda v: _int(v, 1, scenarios.MAX_PAIRS),
-    "placement": _choice(PLACEMENTS), "repetitions": lambda v: _int(v, 1, 1000),
-    "preset": _choice(tuple(PRESETS)), "duration": _number,
-    "points": lambda v: _int(v, 2, 200), "fractions": _fraction,
-    "io": _choice(tuple(io for io in IO_CHOICES if io != "dpdk")),  # DPDK switches imply it
-    "options": _options, "shape_pps": _shape_pps, "trials": lambda v: _int(v, 1, 1000),
-    "max_frames": lambda v: _int(v, 2, 10_000_000)}
-SCALAR_ONLY = ("repetitions",)
-
-
-def _did_you_mean(word: Any, choices: Any) -> str:
-    if not isinstance(word, str):
-        return ""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 # -- parsing -----------------------------------------------------------------------------------
 def load_spec(path: str | Path) -> CampaignSpec:
     p = Path(path)
@@ -333,7 +204,7 @@ def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
     for key in data:
         if key not in ("campaign", "study"):
             problems.append(f"unknown top-level key {key!r}"
-                            f"{_did_you_mean(key, ('campaign', 'study'))}: "
+                            f"{did_you_mean(key, ('campaign', 'study'))}: "
                             "a spec has one [campaign] table and [[study]] tables")
     head = data.get("campaign")
     name, description, out = "", "", None
@@ -343,7 +214,7 @@ def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
         for key in head:
             if key not in CAMPAIGN_KEYS:
                 problems.append(f"[campaign], unknown key {key!r}"
-                                f"{_did_you_mean(key, CAMPAIGN_KEYS)}: the keys are "
+                                f"{did_you_mean(key, CAMPAIGN_KEYS)}: the keys are "
                                 f"{', '.join(CAMPAIGN_KEYS)}")
         name = head.get("name", "")
         if not isinstance(name, str) or not NAME_RE.fullmatch(name):
@@ -390,7 +261,7 @@ def _values(i: int, key: str, raw: Any, problems: list[str]) -> list[Any] | None
     for v in values:
         try:
             out.append(CHECKS[key](v))
-        except _Bad as e:
+        except BadValue as e:
             problems.append(f"{where}: {e}")
             ok = False
     return list(dict.fromkeys(out)) if ok else None
@@ -403,7 +274,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
     before = len(problems)
     for key in raw:
         if key not in STUDY_KEYS:
-            problems.append(f"study {i}, unknown key {key!r}{_did_you_mean(key, STUDY_KEYS)}")
+            problems.append(f"study {i}, unknown key {key!r}{did_you_mean(key, STUDY_KEYS)}")
     v = {key: _values(i, key, raw[key], problems) for key in STUDY_KEYS if key in raw}
     for key in ("kind", "switch"):
         if key not in raw:
@@ -535,6 +406,6 @@ def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> li
 
 def builtin(name: str) -> CampaignSpec:
     if name not in BUILTIN:
-        raise UsageError(f"unknown built-in suite {name!r}{_did_you_mean(name, BUILTIN)}: "
+        raise UsageError(f"unknown built-in suite {name!r}{did_you_mean(name, BUILTIN)}: "
                          f"choose from {', '.join(BUILTIN)}, or give a spec file")
     return parse_spec(BUILTIN[name], source=f"built-in suite {name}")

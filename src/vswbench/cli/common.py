@@ -11,8 +11,11 @@ from typing import Any
 import click
 from rich.console import Console
 
+from vswbench.engine.params import MAX_BURST, MAX_DURATION_S, MAX_FLOWS, TrialParams
 from vswbench.errors import UsageError
+from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
 from vswbench.measure.plan import TrialOptions
+from vswbench.units import FrameSize
 
 out = Console()
 err = Console(stderr=True)
@@ -38,24 +41,81 @@ def rate(text: str | None) -> float | None:
     return None if text is None else parse_rate(text)
 
 
-def testbed_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Options shared by every method: what to build and how to drive it."""
+class FrameSizeType(click.ParamType):
+    """--size: bytes 64..1518 (FCS included) or imix / imix:GENOME, parsed into a FrameSize."""
+
+    name = "SIZE"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> FrameSize:
+        try:
+            return FrameSize.parse(value)
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+KERNEL_IO = ("afpacket", "udp", "afxdp")
+
+
+def size_option(**kw: Any) -> Callable[..., Any]:
+    """The one declaration of --size (every command that sends frames)."""
+    return click.option("--size", type=FrameSizeType(), default="64", show_default=True,
+                        help="Frame size: bytes 64..1518, FCS included, or imix.", **kw)
+
+
+def io_option(choices: tuple[str, ...] = KERNEL_IO) -> Callable[..., Any]:
+    return click.option("--io", type=click.Choice(choices), default="afpacket",
+                        show_default=True, help="Engine I/O backend.")
+
+
+def traffic_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--size, --io, --flows, --burst, --warmup: the fixed part of TrialParams."""
+    decorators = [
+        size_option(),
+        io_option(),
+        click.option("--flows", type=click.IntRange(1, MAX_FLOWS), default=1, show_default=True),
+        click.option("--burst", type=click.IntRange(1, MAX_BURST), default=1, show_default=True),
+        click.option("--warmup", type=click.FloatRange(0, MAX_DURATION_S), default=1.0,
+                     show_default=True, help="Seconds of warm-up traffic before the measurement."),
+    ]
+    for deco in reversed(decorators):
+        func = deco(func)
+    return func
+
+
+def placement_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--switch, --scenario, the CPUs and backend options: where a trial runs."""
     decorators = [
         click.option("--switch", "switch", required=True, help="Backend (see `vswbench switches`)."),
         click.option("--scenario", default="p2p", show_default=True,
                      help="p2p, p2p-pair, pvp, chain:N, pairs:N or rr."),
-        click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True,
-                     help="Frame size in bytes, FCS included."),
-        click.option("--io", type=click.Choice(["afpacket", "udp", "afxdp"]), default="afpacket",
-                     show_default=True, help="Engine I/O backend."),
-        click.option("--flows", type=click.IntRange(min=1), default=1, show_default=True),
-        click.option("--burst", type=click.IntRange(min=1), default=1, show_default=True),
-        click.option("--warmup", type=click.FloatRange(min=0), default=1.0, show_default=True,
-                     help="Seconds of warm-up traffic before the first trial."),
         click.option("--tester-cpu", type=int, default=None, help="CPU of the tester [0]."),
         click.option("--switch-cpu", type=int, default=None, help="CPU of the switch [next]."),
         click.option("--nf-cpus", default=None, help="CPUs of the network functions, e.g. 1."),
         click.option("--option", "options", multiple=True, help="Backend option key=value."),
+    ]
+    for deco in reversed(decorators):
+        func = deco(func)
+    return func
+
+
+def trial_options(kw: dict[str, Any], *, rate_pps: float | None = None,
+                  duration: float | None = None) -> TrialOptions:
+    """TrialOptions from the parsed placement and traffic options (a method varies the rate and
+    duration of its trials: the record's defaults stand until then)."""
+    traffic = TrialParams(kw["size"], flows=kw["flows"], burst=kw["burst"], io=kw["io"],
+                          warmup=kw["warmup"])
+    if rate_pps is not None and duration is not None:
+        traffic = traffic.at(rate_pps, duration, kw["warmup"])
+    return TrialOptions(kw["switch"], kw["scenario"], traffic, kw["tester_cpu"],
+                        kw["switch_cpu"], kw["nf_cpus"], tuple(kw["options"]))
+
+
+def testbed_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options shared by every method: what to build and how to drive it."""
+    decorators = [
+        placement_options,
+        traffic_options,
         click.option("--shape-pps", default=None,
                      help="shaped switch: the shaper's rate in packets/s for --size frames."),
         click.option("--no-calibration", "no_calibration", is_flag=True,
@@ -72,14 +132,10 @@ def testbed_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def method_plan(kw: dict[str, Any]):  # type: ignore[no-untyped-def]
-    from vswbench.measure.method import MethodOptions, plan_method
-
-    trial = TrialOptions(kw["switch"], kw["scenario"], kw["size"], "10k", 1.0, kw["warmup"],
-                         kw["io"], kw["flows"], kw["burst"], kw["tester_cpu"], kw["switch_cpu"],
-                         kw["nf_cpus"], tuple(kw["options"]))
-    return plan_method(MethodOptions(trial, kw["shape_pps"], not kw["no_calibration"],
-                                     kw["recalibrate"], kw["restart_engines"]))
+def method_plan(kw: dict[str, Any]) -> MethodPlan:
+    return plan_method(MethodOptions(trial_options(kw), kw["shape_pps"],
+                                     not kw["no_calibration"], kw["recalibrate"],
+                                     kw["restart_engines"]))
 
 
 def emit(data: dict[str, Any], kw: dict[str, Any]) -> None:

@@ -9,8 +9,10 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (emit, method_plan, num, out, rate, say, testbed_options,
-                                 trial_line)
+from vswbench.cli.common import (KERNEL_IO, emit, io_option, method_plan, num, out, rate, say,
+                                 size_option, testbed_options, trial_line)
+from vswbench.engine.params import MAX_FLOWS, TrialParams
+from vswbench.units import FrameSize
 from vswbench.errors import UsageError
 from vswbench.measure.session import control_capable
 
@@ -85,7 +87,7 @@ def b2b(**kw: Any) -> int:
         raise UsageError(f"scenario {plan.trial.scenario.name}: back-to-back needs a tester that "
                          "sends and receives (p2p, pvp, chain:N, rr)")
     cfg = B2BConfig(trials=kw["trials"], max_frames=kw["max_frames"],
-                    frame_size=plan.workload.frame_size)
+                    frame_size=plan.trial.params.frame_size)
     throughput_given = rate(kw["throughput"])
     with method_context(plan, drain=0.05, progress=say) as ctx:
         throughput, search_summary = _ndr_first(ctx, throughput_given)
@@ -114,41 +116,37 @@ def b2b(**kw: Any) -> int:
 
 @click.command()
 @click.option("--scenario", default="p2p", show_default=True)
-@click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True)
-@click.option("--io", type=click.Choice(["afpacket", "udp", "afxdp", "dpdk"]), default="afpacket",
-              show_default=True, help="dpdk: the DPDK switches' tester, calibrated on memif.")
-@click.option("--flows", type=click.IntRange(min=1), default=1, show_default=True)
+@size_option()
+@io_option((*KERNEL_IO, "dpdk"))
+@click.option("--flows", type=click.IntRange(1, MAX_FLOWS), default=1, show_default=True)
 @click.option("--tester-cpu", type=int, default=None)
 @click.option("--switch-cpu", type=int, default=None)
 @click.option("--force", is_flag=True, help="Measure again even if a cached value exists.")
 @click.option("--json", "as_json", is_flag=True)
-def calibrate(scenario: str, size: int, io: str, flows: int, tester_cpu: int | None,
+def calibrate(scenario: str, size: FrameSize, io: str, flows: int, tester_cpu: int | None,
               switch_cpu: int | None, force: bool, as_json: bool) -> int:
     """The tester's own ceiling on a scenario and frame size, through veth (memif for --io dpdk),
     cached per machine."""
     import json
 
-    from vswbench.measure.calibration import calibrate as run_calibration
+    from vswbench.measure.calibration import baseline_switch, calibrate as run_calibration
     from vswbench.measure.plan import TrialOptions, plan_trial
     from vswbench.run.scope import run_scope
-    from vswbench.measure.session import Workload
 
-    from vswbench.measure.calibration import baseline_switch
-
-    plan = plan_trial(TrialOptions(baseline_switch(io), scenario, size, "10k", 1.0, 0.0, io, flows, 1,
-                                   tester_cpu, switch_cpu))
+    traffic = TrialParams(size, flows=flows, io=io, warmup=0.0)
+    plan = plan_trial(TrialOptions(baseline_switch(io), scenario, traffic, tester_cpu,
+                                   switch_cpu))
     if not control_capable(plan.scenario):
         raise UsageError(f"scenario {scenario}: calibration needs a tester that sends and "
                          "receives (p2p, pvp, chain:N, rr)")
     if os.geteuid() != 0:
         raise UsageError("calibration builds network namespaces: run it as root")
-    workload = Workload(size, flows, 1, io)
     with run_scope() as run:
-        cal = run_calibration(run, plan.scenario, workload, plan.placement, force=force)
+        cal = run_calibration(run, plan.scenario, plan.params, plan.placement, force=force)
     if as_json:
         click.echo(json.dumps(cal.to_json(), indent=1))
     else:
-        out.print(f"tester ceiling ({scenario}, {size} B, {io}): {cal.ceiling_pps:,.0f} pps "
+        out.print(f"tester ceiling ({scenario}, {size}, {io}): {cal.ceiling_pps:,.0f} pps "
                   f"received, {cal.tx_pps:,.0f} pps sent{' (cached)' if cal.cached else ''}",
                   highlight=False)
     return 0

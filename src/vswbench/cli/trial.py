@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 from rich.table import Table
 
-from vswbench.cli.common import err, num, out
+from vswbench.cli.common import (err, num, out, placement_options, traffic_options,
+                                 trial_options)
+from vswbench.engine.params import MAX_DURATION_S
+from vswbench.units import parse_rate
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -15,36 +19,20 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 
 @click.command()
-@click.option("--switch", "switch", required=True, help="Backend (see `vswbench switches`).")
-@click.option("--scenario", default="p2p", show_default=True,
-              help="p2p, p2p-pair, pvp, chain:N, pairs:N or rr.")
-@click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True,
-              help="Frame size in bytes, FCS included.")
+@placement_options
+@traffic_options
 @click.option("--rate", default="10k", show_default=True, help="Offered pps, e.g. 100k, 1.5M.")
-@click.option("--duration", type=click.FloatRange(min=0.1), default=5.0, show_default=True)
-@click.option("--warmup", type=click.FloatRange(min=0), default=1.0, show_default=True,
-              help="Seconds of warm-up traffic before the measurement.")
-@click.option("--io", type=click.Choice(["afpacket", "udp", "afxdp"]), default="afpacket",
-              show_default=True, help="Engine I/O backend.")
-@click.option("--flows", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--burst", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--tester-cpu", type=int, default=None, help="CPU of the tester [default: 0].")
-@click.option("--switch-cpu", type=int, default=None,
-              help="CPU of the switch's threads [default: the next CPU].")
-@click.option("--nf-cpus", default=None, help="CPUs of the network functions, e.g. 1,2.")
-@click.option("--option", "options", multiple=True, help="Backend option key=value (repeatable).")
+@click.option("--duration", type=click.FloatRange(0.1, MAX_DURATION_S), default=5.0,
+              show_default=True)
 @click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Repeat the trial N times (median, CI, CV, worst/best of N).")
 @click.option("--json", "as_json", is_flag=True, help="Print the trial's JSON.")
-def trial(switch: str, scenario: str, size: int, rate: str, duration: float, warmup: float,
-          io: str, flows: int, burst: int, tester_cpu: int | None, switch_cpu: int | None,
-          nf_cpus: str | None, options: tuple[str, ...], repeat: int, as_json: bool) -> int:
+def trial(rate: str, duration: float, repeat: int, as_json: bool, **kw: Any) -> int:
     """One trial: fixed offered load through a switch in a scenario."""
-    from vswbench.measure.plan import (TrialOptions, execute_trials, plan_trial,
+    from vswbench.measure.plan import (execute_trials, plan_trial,
                                     repeat_statistics)
 
-    plan = plan_trial(TrialOptions(switch, scenario, size, rate, duration, warmup, io, flows,
-                                   burst, tester_cpu, switch_cpu, nf_cpus, options))
+    plan = plan_trial(trial_options(kw, rate_pps=parse_rate(rate), duration=duration))
     results = execute_trials(plan, repeat,
                              progress=lambda m: err.print(m, style="dim", highlight=False))
     if repeat > 1:

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from vswbench.units import FrameSize
 from vswbench.errors import UsageError
 from vswbench.measure.stats import Summary, noise_warning, summarize
 
@@ -74,7 +75,7 @@ class B2BConfig:
     resolution   the search stops when the interval between the longest passing and shortest
                  failing burst is within this fraction of the failing one ((hi - lo) / hi), or
                  is one frame: the result is then within `resolution` of the true limit
-    frame_size   bytes per frame (reported; the session's workload sends it)
+    frame_size   the frame size as stored: bytes or the IMIX text (reported; the session sends it)
     tester_pps   the tester's own maximum rate (its calibrated ceiling). A burst of N frames must
                  have left within N / tester_pps + BURST_SLACK_S; frames still unsent then count
                  against it: over veth an overloaded path slows the sender down instead of
@@ -86,7 +87,7 @@ class B2BConfig:
     min_frames: int = 1
     tester_pps: float | None = None
     resolution: float = 0.01
-    frame_size: int = 64
+    frame_size: int | str = 64
 
     def __post_init__(self) -> None:
         if self.trials < 1:
@@ -97,8 +98,7 @@ class B2BConfig:
             raise UsageError(f"max_frames {self.max_frames} is below min_frames {self.min_frames}")
         if not 0.0 <= self.resolution < 1.0:
             raise UsageError(f"resolution {self.resolution}: a fraction in [0, 1), e.g. 0.01")
-        if not 64 <= self.frame_size <= 1518:
-            raise UsageError(f"frame size {self.frame_size}: frame sizes are 64..1518 bytes")
+        FrameSize.parse(self.frame_size)       # UsageError naming the bounds
 
     def to_json(self) -> dict[str, Any]:
         return {"trials": self.trials, "max_frames": self.max_frames,

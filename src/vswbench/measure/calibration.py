@@ -24,7 +24,8 @@ from typing import Any
 from vswbench.engine.process import find_engine
 from vswbench.run.scope import Run
 from vswbench.scenario import Scenario
-from vswbench.measure.session import ControlSession, Workload, control_capable
+from vswbench.engine.params import TrialParams
+from vswbench.measure.session import ControlSession, control_capable
 from vswbench.switches.base import Placement
 from vswbench.testbed.build import Testbed
 
@@ -47,7 +48,7 @@ class Calibration:
     seconds_each: float
     measured_at: float          # unix time
     scenario: str
-    frame_size: int
+    frame_size: int | str
     io: str
     flows: int
     cached: bool = False
@@ -79,7 +80,7 @@ def _engine_digest() -> str:
 TESTBED_VERSION = "2"
 
 
-def cache_key(scenario: Scenario, workload: Workload, placement: Placement) -> str:
+def cache_key(scenario: Scenario, workload: TrialParams, placement: Placement) -> str:
     parts = [TESTBED_VERSION, platform.release(), _cpu_model(), str(os.cpu_count()), _engine_digest(),
              scenario.name, str(workload.frame_size), workload.io, str(workload.flows),
              str(workload.burst), json.dumps(asdict(placement), sort_keys=True)]
@@ -106,7 +107,7 @@ def _store(path: Path, cal: Calibration) -> None:
         pass  # a read-only cache only costs a new calibration next time
 
 
-def cached(scenario: Scenario, workload: Workload, placement: Placement,
+def cached(scenario: Scenario, workload: TrialParams, placement: Placement,
            path: Path = CACHE_PATH, now: float | None = None) -> Calibration | None:
     """The cached ceiling of this scenario, workload and placement, unless older than
     CACHE_MAX_AGE_S (or dated in the future: a clock that jumped)."""
@@ -127,7 +128,7 @@ def baseline_switch(io: str) -> str:
     return "memif" if io == "dpdk" else "veth"
 
 
-def measure(run: Run, scenario: Scenario, workload: Workload, placement: Placement) -> Calibration:
+def measure(run: Run, scenario: Scenario, workload: TrialParams, placement: Placement) -> Calibration:
     """Build the scenario on the baseline (veth or memif) and measure the tester at its maximum
     rate."""
     from vswbench.switches.catalog import all_switches
@@ -155,7 +156,7 @@ def raise_unsupported(scenario: Scenario) -> None:
                      "tester that sends and receives (p2p, pvp, chain:N, rr)")
 
 
-def calibrate(run: Run, scenario: Scenario, workload: Workload, placement: Placement, *,
+def calibrate(run: Run, scenario: Scenario, workload: TrialParams, placement: Placement, *,
               force: bool = False, path: Path = CACHE_PATH) -> Calibration:
     # The baseline varies flows by UDP source port (from 1024: room for SPORT_FLOWS); the tester's
     # work per frame is the same whatever field varies, so more flows calibrate at that count.

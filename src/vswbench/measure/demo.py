@@ -7,7 +7,6 @@ to results/demo-<timestamp>.json and .html. Everything created is removed on exi
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time

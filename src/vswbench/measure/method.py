@@ -17,7 +17,7 @@ from vswbench.switches.chain_nf import calibration_target
 from vswbench.measure.plan import TrialOptions, TrialPlan, ensure_runnable, plan_trial
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.run.ids import RunId
-from vswbench.measure.session import TrialSession, Workload, control_capable, open_session
+from vswbench.measure.session import TrialSession, control_capable, open_session
 from vswbench.switches.catalog import all_switches
 from vswbench.testbed.build import Testbed, unsupported
 
@@ -36,8 +36,7 @@ class MethodOptions:
 
 @dataclass(frozen=True)
 class MethodPlan:
-    trial: TrialPlan
-    workload: Workload
+    trial: TrialPlan                # its params: the traffic every trial of the method sends
     calibrate: bool
     recalibrate: bool
     restart_engines: bool
@@ -50,15 +49,17 @@ def plan_method(opts: MethodOptions) -> MethodPlan:
     if opts.shape_pps is not None:
         if trial_opts.switch != "shaped":
             raise UsageError("--shape-pps is for --switch shaped (the calibration device)")
-        extra += [f"shape_pps={opts.shape_pps}", f"shape_frame_size={trial_opts.size}"]
+        size = trial_opts.traffic.size
+        if size.is_imix:
+            raise UsageError("--shape-pps: the shaper's byte rate needs one frame size, not IMIX")
+        extra += [f"shape_pps={opts.shape_pps}", f"shape_frame_size={size.bytes}"]
     trial_opts = replace(trial_opts, options=tuple(extra))
     plan = plan_trial(trial_opts)
     if plan.switch_cls.name == "shaped":
         from vswbench.switches.shaped import shaper_from_options
 
         shaper_from_options(plan.options)
-    w = Workload(plan.spec.frame_size, plan.spec.flows, plan.spec.burst, plan.spec.io)
-    return MethodPlan(plan, w, opts.calibrate, opts.recalibrate, opts.restart_engines)
+    return MethodPlan(plan, opts.calibrate, opts.recalibrate, opts.restart_engines)
 
 
 @dataclass
@@ -72,8 +73,8 @@ class MethodContext:
         tb = self.testbed
         assert tb.switch is not None
         return {"switch": tb.switch_cls.name, "scenario": tb.scenario.name,
-                "frame_size": self.session.workload.frame_size, "io": self.session.workload.io,
-                "flows": self.session.workload.flows, "burst": self.session.workload.burst,
+                "frame_size": self.session.params.frame_size, "io": self.session.params.io,
+                "flows": self.session.params.flows, "burst": self.session.params.burst,
                 "forwarding_mode": tb.switch.forwarding_mode(),
                 "placement": asdict(tb.placement), "switch_versions": tb.switch_cls.versions(),
                 "session": self.session.kind, "run_id": str(tb.run.id),
@@ -103,27 +104,27 @@ def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], 
     notes: list[str] = []
     with run_scope(run_id=run_id) as run:
         cal = None
-        base = all_switches()[baseline_switch(plan.workload.io)]
+        base = all_switches()[baseline_switch(plan.trial.params.io)]
         cal_scenario, cal_placement = calibration_target(
             tp.options, tp.scenario, tp.placement, on_baseline=tp.switch_cls is base)
         if plan.calibrate and control_capable(tp.scenario) and unsupported(tp.scenario, base):
             notes.append(f"no generator calibration for {tp.scenario.name} on the DPDK switches: "
                          f"{unsupported(tp.scenario, base)}")
         elif plan.calibrate and control_capable(tp.scenario):
-            progress(f"run {run.id}: generator ceiling on {baseline_switch(plan.workload.io)} ({cal_scenario.name}, "
-                     f"{plan.workload.frame_size} B)")
-            cal = calibrate(run, cal_scenario, plan.workload, cal_placement,
+            progress(f"run {run.id}: generator ceiling on {baseline_switch(plan.trial.params.io)} ({cal_scenario.name}, "
+                     f"{plan.trial.params.size})")
+            cal = calibrate(run, cal_scenario, plan.trial.params, cal_placement,
                             force=plan.recalibrate)
             progress(f"run {run.id}: generator ceiling {cal.ceiling_pps:,.0f} pps"
                      f"{' (cached)' if cal.cached else ''}")
         elif plan.calibrate:
             notes.append(f"generator calibration is not available for {tp.scenario.name}")
         with Testbed(tp.scenario, tp.switch_cls, run, tp.placement, tp.options,
-                     flows=plan.workload.flows) as tb:
+                     flows=plan.trial.params.flows) as tb:
             assert tb.switch is not None
             progress(f"run {run.id}: {tp.switch_cls.name} / {tp.scenario.name} ready "
                      f"({tb.switch.forwarding_mode()})")
-            with open_session(tb, plan.workload, drain=drain,
+            with open_session(tb, plan.trial.params, drain=drain,
                               restart=plan.restart_engines) as session:
                 if tp.spec.warmup > 0:
                     session.warm_up(WARMUP_RATE, tp.spec.warmup)

@@ -1,4 +1,5 @@
-"""Bodies of `vswbench switches` and `vswbench trial` (cli.py only parses and prints).
+"""Planning and running trials: TrialOptions checked into a TrialPlan (nothing created), then
+run through one testbed; the switch table of `vswbench switches`.
 
 Every input is checked before anything is created: unknown switch or scenario, bad rate, CPUs
 this machine lacks, malformed --option -> UsageError (exit 2). A switch that cannot run here ->
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vswbench.switches.options import check_keys
@@ -17,8 +18,8 @@ from vswbench.switches.chain_nf import check_nf
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
-from vswbench.measure.trial import TrialResult, TrialSpec
-from vswbench.units import parse_rate
+from vswbench.engine.params import TrialParams
+from vswbench.measure.trial import TrialResult
 
 
 class SwitchUnavailable(VswbenchError):
@@ -49,15 +50,11 @@ def switch_rows() -> list[SwitchRow]:
 
 @dataclass(frozen=True)
 class TrialOptions:
+    """What a trial or a method is asked for: where (switch, scenario, CPUs, backend options) and
+    the traffic (a search varies its rate and duration)."""
     switch: str
     scenario: str
-    size: int = 64
-    rate: str = "10k"
-    duration: float = 5.0
-    warmup: float = 1.0
-    io: str = "afpacket"
-    flows: int = 1
-    burst: int = 1
+    traffic: TrialParams = field(default_factory=TrialParams)
     tester_cpu: int | None = None
     switch_cpu: int | None = None
     nf_cpus: str | None = None
@@ -120,7 +117,7 @@ def parse_options(items: tuple[str, ...]) -> dict[str, str]:
 class TrialPlan:
     switch_cls: type[Switch]
     scenario: Scenario
-    spec: TrialSpec
+    params: TrialParams
     placement: Placement
     options: dict[str, str]
 
@@ -130,9 +127,8 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
     from vswbench.switches.catalog import all_switches
 
     scenario = parse(opts.scenario)
-    spec = TrialSpec(opts.size, parse_rate(opts.rate), opts.duration, opts.warmup, opts.flows,
-                     opts.burst, opts.io)
-    spec.validate()
+    params = opts.traffic
+    params.validate()
     placement = make_placement(opts)
     options = parse_options(opts.options)
     switches = all_switches()
@@ -142,7 +138,7 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
     switch_cls = switches[opts.switch]
     check_nf(options, scenario, switch_cls)   # option nf: veth chains only (chain_nf.py)
     switch_cls.check_options(options)
-    return TrialPlan(switch_cls, scenario, replace(spec, io=engine_io(switch_cls, spec.io)),
+    return TrialPlan(switch_cls, scenario, replace(params, io=engine_io(switch_cls, params.io)),
                      placement, options)
 
 
@@ -182,16 +178,16 @@ def execute_trials(plan: TrialPlan, repeat: int,
     ensure_runnable(plan.switch_cls)
     with run_scope() as run:
         progress(f"run {run.id}: {plan.switch_cls.name}, {plan.scenario.name}, "
-                 f"{plan.spec.frame_size} B at {plan.spec.rate_pps:,.0f} pps for "
-                 f"{plan.spec.duration:g} s (warm-up {plan.spec.warmup:g} s)")
+                 f"{plan.params.size} at {plan.params.rate_pps:,.0f} pps for "
+                 f"{plan.params.duration:g} s (warm-up {plan.params.warmup:g} s)")
         with Testbed(plan.scenario, plan.switch_cls, run, plan.placement, plan.options,
-                     flows=plan.spec.flows) as tb:
+                     flows=plan.params.flows) as tb:
             progress(f"run {run.id}: testbed ready ({tb.switch.forwarding_mode() if tb.switch else ''})")
             results = []
             for i in range(repeat):
                 if repeat > 1:
                     progress(f"run {run.id}: trial {i + 1}/{repeat}")
-                results.append(run_trial(tb, plan.spec))
+                results.append(run_trial(tb, plan.params))
             return results
 
 

@@ -27,8 +27,9 @@ from vswbench.engine.process import EngineProcess, EngineResult
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.engine.records import RecordError, parse_final
 from vswbench.scenario import Role, Scenario
-from vswbench.testbed.build import EngineCommand, Testbed, Traffic
-from vswbench.measure.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, TrialSpec, _daemon_pids,
+from vswbench.engine.params import TrialParams
+from vswbench.testbed.build import EngineCommand, Testbed
+from vswbench.measure.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, _daemon_pids,
                             build_result, run_trial)
 
 
@@ -41,18 +42,6 @@ SESSION_SERVER_SECONDS = 7 * 86400.0   # long-running engines: until the session
 # a 60 ms stall that fails a 1 s trial).
 RATE_SLACK_S = 0.005
 DEFAULT_DRAIN = 0.05                   # wait for frames in flight after a lossy trial (seconds)
-
-
-@dataclass(frozen=True)
-class Workload:
-    """What stays fixed across the trials of a session."""
-    frame_size: int = 64
-    flows: int = 1
-    burst: int = 1
-    io: str = "afpacket"
-
-    def spec(self, rate_pps: float, duration: float) -> TrialSpec:
-        return TrialSpec(self.frame_size, rate_pps, duration, 0.0, self.flows, self.burst, self.io)
 
 
 @dataclass
@@ -104,11 +93,11 @@ class TrialSession(ABC):
 
     kind: str = "?"
 
-    def __init__(self, testbed: Testbed, workload: Workload, *, drain: float = DEFAULT_DRAIN) -> None:
+    def __init__(self, testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN) -> None:
         if testbed.switch is None:
             raise VswbenchError("a trial session needs a built testbed")
         self.testbed = testbed
-        self.workload = workload
+        self.params = params
         self.drain = drain
         self.trials: list[SessionTrial] = []
 
@@ -154,11 +143,11 @@ def control_capable(scenario: Scenario) -> bool:
     return len(drivers) == 1 and drivers[0].role != Role.SENDER and not receivers
 
 
-def open_session(testbed: Testbed, workload: Workload, *, drain: float = DEFAULT_DRAIN,
+def open_session(testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN,
                  restart: bool = False) -> TrialSession:
     if not restart and control_capable(testbed.scenario):
-        return ControlSession(testbed, workload, drain=drain)
-    return RestartSession(testbed, workload, drain=drain)
+        return ControlSession(testbed, params, drain=drain)
+    return RestartSession(testbed, params, drain=drain)
 
 
 class RestartSession(TrialSession):
@@ -172,7 +161,7 @@ class RestartSession(TrialSession):
                              "and maximum-rate trials (back-to-back, calibration) need a scenario whose tester also receives "
                              "(p2p, pvp, chain:N)")
         t0 = time.monotonic()
-        result = run_trial(self.testbed, self.workload.spec(rate_pps, duration))
+        result = run_trial(self.testbed, self.params.at(rate_pps, duration))
         # a duration-bound run ends on time, a few frames either side of rate x duration
         return SessionTrial(result, rate_pps, duration, round(rate_pps * duration),
                             time.monotonic() - t0, max(2, round(rate_pps * RATE_SLACK_S)))
@@ -183,8 +172,8 @@ class ControlSession(TrialSession):
 
     kind = "control"
 
-    def __init__(self, testbed: Testbed, workload: Workload, *, drain: float = DEFAULT_DRAIN) -> None:
-        super().__init__(testbed, workload, drain=drain)
+    def __init__(self, testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN) -> None:
+        super().__init__(testbed, params, drain=drain)
         if not control_capable(testbed.scenario):
             raise UsageError(f"scenario {testbed.scenario.name}: control mode needs one tester "
                              "that sends and receives")
@@ -203,10 +192,10 @@ class ControlSession(TrialSession):
         return self
 
     def _start(self) -> None:
-        tb, run, w = self.testbed, self.testbed.run, self.workload
-        traffic = Traffic(w.frame_size, 1000.0, 1.0, w.flows, w.burst, w.io,
-                          server_duration=SESSION_SERVER_SECONDS)
-        for c in tb.engine_commands(traffic):
+        tb, run = self.testbed, self.testbed.run
+        # the tester starts at a placeholder load: every trial's command sets its own
+        traffic = self.params.at(1000.0, 1.0)
+        for c in tb.engine_commands(traffic, server_duration=SESSION_SERVER_SECONDS):
             self.commands[c.label] = c
             if c.long_running:
                 proc = EngineProcess(c.args, registry=run.registry, state=run.state,
@@ -235,19 +224,13 @@ class ControlSession(TrialSession):
 
     def _command(self, rate_pps: float, duration: float,
                  count: int | None) -> tuple[dict[str, Any], int, float]:
-        w = self.workload
-        cmd: dict[str, Any] = {"cmd": "trial", "mode": "loop", "rate": rate_pps,
-                               "size": str(w.frame_size), "burst": w.burst, "flows": w.flows,
-                               "warmup": 0, "drain": self.drain}
         if count is None and rate_pps > 0:
             count = max(1, round(rate_pps * duration))
             cap = duration + RATE_SLACK_S
         else:
             cap = duration if duration > 0 else 0.0
-        if count is not None:
-            cmd["count"] = count
-        if cap > 0:
-            cmd["duration"] = round(cap, 6)
+        cmd = self.params.at(rate_pps, duration).control_command(count=count, cap_s=cap,
+                                                                 drain=self.drain)
         return cmd, count or 0, cap
 
     def _run(self, rate_pps: float, duration: float, count: int | None) -> SessionTrial:
@@ -285,5 +268,5 @@ class ControlSession(TrialSession):
         result = EngineResult(list(self.driver.argv), None, records, "")
         outcome = PhaseOutcome({label: result}, {label: self.driver_cmd}, k0, k1, s0, s1,
                                core_usage(c0, c1), process_cpu, b0, b1)
-        trial = build_result(tb, self.workload.spec(rate_pps, duration or cap), outcome)
+        trial = build_result(tb, self.params.at(rate_pps, duration or cap), outcome)
         return SessionTrial(trial, rate_pps, duration, intended_count, time.monotonic() - t0)

@@ -20,39 +20,16 @@ from vswbench.switches.chain_nf import element_counters, nf_hosts
 from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, process_cpu_s,
                               read_proc_stat)
 from vswbench.engine.process import EngineProcess, EngineResult, FinalRecord
-from vswbench.errors import UsageError, VswbenchError
+from vswbench.errors import VswbenchError
 from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
 from vswbench.engine.records import HistogramBucket, LatencySummary
 from vswbench.scenario import Role
 from vswbench.switches.base import BusyCycles, PortCounters
-from vswbench.testbed.build import EngineCommand, Testbed, Traffic
+from vswbench.engine.params import TrialParams
+from vswbench.testbed.build import EngineCommand, Testbed
 
 READY_TIMEOUT = 15.0
 WARMUP_STREAM_BASE = 100
-IO_CHOICES = ("afpacket", "udp", "afxdp", "dpdk")
-
-
-@dataclass(frozen=True)
-class TrialSpec:
-    frame_size: int = 64
-    rate_pps: float = 10_000.0
-    duration: float = 2.0
-    warmup: float = 1.0
-    flows: int = 1
-    burst: int = 1
-    io: str = "afpacket"
-
-    def validate(self) -> None:
-        if not 64 <= self.frame_size <= 1518:
-            raise UsageError(f"--size {self.frame_size}: frame sizes are 64..1518 bytes")
-        if self.rate_pps <= 0:
-            raise UsageError("--rate must be positive (e.g. 100k or 1.5M)")
-        if self.duration <= 0 or self.warmup < 0:
-            raise UsageError("--duration must be positive and --warmup not negative")
-        if self.flows < 1 or self.burst < 1:
-            raise UsageError("--flows and --burst must be at least 1")
-        if self.io not in IO_CHOICES:
-            raise UsageError(f"--io {self.io}: choose from {', '.join(IO_CHOICES)}")
 
 
 @dataclass
@@ -71,7 +48,7 @@ class CounterCheck:
 class TrialResult:
     switch: str
     scenario: str
-    frame_size: int
+    frame_size: int | str          # bytes, or the IMIX text
     offered_pps: float
     tx_pps: float
     achieved_pps: float
@@ -186,10 +163,11 @@ def _settle(testbed: Testbed, timeout: float = 3.0) -> None:
         pass  # a steady trickle (e.g. a backend's own frames): measure what is there
 
 
-def _phase(testbed: Testbed, traffic: Traffic, *, measure: bool) -> PhaseOutcome:
+def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
+           stream_base: int = 1) -> PhaseOutcome:
     run, switch = testbed.run, testbed.switch
     assert switch is not None
-    cmds = {c.label: c for c in testbed.engine_commands(traffic)}
+    cmds = {c.label: c for c in testbed.engine_commands(traffic, stream_base=stream_base)}
     results: dict[str, EngineResult] = {}
     with ExitStack() as stack:
         servers: dict[str, EngineProcess] = {}
@@ -297,22 +275,22 @@ def _drops(outcome: PhaseOutcome) -> dict[str, int]:
     return drops
 
 
-def run_trial(testbed: Testbed, spec: TrialSpec) -> TrialResult:
-    spec.validate()
+def run_trial(testbed: Testbed, params: TrialParams) -> TrialResult:
+    """One trial with fresh engine processes: warm-up (its result dropped), then the measured
+    phase."""
+    params.validate()
     switch = testbed.switch
     if switch is None:
         raise VswbenchError("run_trial needs a built testbed (use it as a context manager)")
-    base = Traffic(spec.frame_size, spec.rate_pps, spec.duration, spec.flows, spec.burst, spec.io)
-    if spec.warmup > 0:
-        warm = Traffic(spec.frame_size, spec.rate_pps, spec.warmup, spec.flows, spec.burst,
-                       spec.io, stream_base=WARMUP_STREAM_BASE)
-        _phase(testbed, warm, measure=False)
+    if params.warmup > 0:
+        _phase(testbed, params.at(params.rate_pps, params.warmup), measure=False,
+               stream_base=WARMUP_STREAM_BASE)
         _settle(testbed)
-    outcome = _phase(testbed, base, measure=True)
-    return build_result(testbed, spec, outcome)
+    outcome = _phase(testbed, params, measure=True)
+    return build_result(testbed, params, outcome)
 
 
-def build_result(testbed: Testbed, spec: TrialSpec, outcome: PhaseOutcome) -> TrialResult:
+def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> TrialResult:
     """The TrialResult of one measured phase (fresh processes or one control-mode trial)."""
     switch = testbed.switch
     assert switch is not None

@@ -27,7 +27,7 @@ ports live, and the per-element counters of a trial (Raumer's drops per chain el
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from vswbench.switches.chain_nf import (AUTO, FWD, SLEEP, check_nf, effective_placement, nf_hosts,
                                nf_poll, ports_in_switch_namespace, runs_engine)
+from vswbench.engine.params import TrialParams
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.netns import (LinkCounters, Namespace, add_address, addresses, ip_json,
                             mac_address, namespace_pids, set_neighbour, sysctl, wait_link_up)
@@ -127,19 +128,6 @@ def host_cpu(placement: Placement, role: Role, nf_index: int) -> int | None:
 
 
 # -- engine command lines ----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Traffic:
-    """What the drivers send in one engine run (a trial phase)."""
-    frame_size: int = 64
-    rate_pps: float = 10_000.0   # aggregate over all senders
-    duration: float = 2.0
-    flows: int = 1
-    burst: int = 1
-    io: str = "afpacket"
-    stream_base: int = 1         # stream id of the first sender (warm-up uses another)
-    server_duration: float = 0.0  # long-running engines: 0 = duration + 60
-
-
 @dataclass(frozen=True)
 class EngineCommand:
     host: str
@@ -393,12 +381,15 @@ class Testbed:
                 "next_hop_mac": {f"{s}->{d}": m for (s, d), m in self.next_hop_mac.items()}}
 
     # -- engine command lines --------------------------------------------------------------
-    def engine_commands(self, traffic: Traffic) -> list[EngineCommand]:
+    def engine_commands(self, traffic: TrialParams, *, stream_base: int = 1,
+                        server_duration: float = 0.0) -> list[EngineCommand]:
+        """The engine processes of one run of `traffic`: drivers (gen/loop) from stream id
+        `stream_base` on, and long-running NFs, sinks and reflectors that stay up for
+        `server_duration` seconds (0: the traffic's duration + 60)."""
         cmds: list[EngineCommand] = []
         senders = [h for h in self.scenario.hosts if h.role in DRIVERS]
-        per_sender = traffic.rate_pps / max(1, len(senders))
-        server_duration = traffic.server_duration or traffic.duration + 60
-        stream = traffic.stream_base
+        server_duration = server_duration or traffic.duration + 60
+        stream = stream_base
         nf_index = 0
         for host in self.scenario.hosts:
             ns = self.run.id.name(host.name)
@@ -415,9 +406,7 @@ class Testbed:
                 common += ["--eal-args", f"--file-prefix {self.run.id.name('e' + host_abbr(host.name))}"]
             for key in keys:
                 common += ["--port", self.ports[key].ifname]
-            send = ["--size", str(traffic.frame_size), "--rate", _fmt(per_sender),
-                    "--duration", _fmt(traffic.duration), "--flows", str(traffic.flows),
-                    "--burst", str(traffic.burst)]
+            send = traffic.send_args(len(senders))
             field = self.switch.flow_field() if self.switch is not None else None
             send += ["--flow-field", field] if field else []
             if host.role in DRIVERS:
@@ -486,5 +475,5 @@ class Testbed:
         return self.ports[to_key].mac
 
 
-__all__ = ["EngineCommand", "PortInfo", "Testbed", "Traffic", "host_abbr", "host_cpu",
+__all__ = ["EngineCommand", "PortInfo", "Testbed", "host_abbr", "host_cpu",
            "plan_paths", "plan_ports"]
