@@ -1,4 +1,4 @@
-"""The built-in campaign suites, as TOML texts (parsed and validated by campaign.py)."""
+"""The built-in campaign suites, as TOML texts (parsed and validated by campaign/spec.py)."""
 
 # switch = ["*"] is every switch but the calibration device; the runner skips those unavailable
 # on the machine. quick is the README's main command: the fast search's NDR then latency at 90 %

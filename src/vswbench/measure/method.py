@@ -1,4 +1,4 @@
-"""Bodies of `vswbench search | sweep | latency | b2b | calibrate` (cli_methods.py parses and
+"""Bodies of `vswbench search | sweep | latency | b2b | calibrate` (cli/methods.py parses and
 prints). Every input is checked before anything is created (plan_method); then one run scope
 holds the calibration testbed (veth, if the ceiling is not cached) and the testbed under test,
 with one trial session over it for all the method's trials.

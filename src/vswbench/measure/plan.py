@@ -136,7 +136,7 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
         raise UsageError(f"unknown switch {opts.switch!r}: choose from "
                          f"{', '.join(sorted(switches))} (see `vswbench switches`)")
     switch_cls = switches[opts.switch]
-    check_nf(options, scenario, switch_cls)   # option nf: veth chains only (chain_nf.py)
+    check_nf(options, scenario, switch_cls)   # option nf: veth chains only (switches/chain_nf.py)
     switch_cls.check_options(options)
     return TrialPlan(switch_cls, scenario, replace(params, io=engine_io(switch_cls, params.io)),
                      placement, options)

@@ -1,6 +1,6 @@
 """The chain cost model applied to a results store: one fitted model per switch and frame size
 with its validation, break-even chain lengths and recommended placements. Shared by
-`vswbench model fit|predict` (cli_model_cost.py) and the report's "chain model" section, so both
+`vswbench model fit|predict` (cli/model_cost.py) and the report's "chain model" section, so both
 show the same numbers.
 """
 

@@ -56,7 +56,7 @@ RECOMMENDABLE = ("s_core", "bi", "pbp")
 # NF kinds whose elements cannot be spread over cores: every OVS bridge runs in one ovs-vswitchd
 # pinned to the switch core (chain_nf.effective_placement), so bi and pbp are s_core for them.
 ONE_CORE_NFS = OVS_KINDS
-# A group of observations fitted together: switch, NF kind (chain_nf.py: fwd, router, ovs),
+# A group of observations fitted together: switch, NF kind (switches/chain_nf.py: fwd, router, ovs),
 # frame size, and whether hops have a switch core of their own
 Group = tuple[str, str, int | str, bool]
 HORIZON = 64                 # break-even is searched for n = 1..HORIZON
@@ -106,7 +106,7 @@ class CostModel:
     rel_residual_sd: float | None
     extras: tuple[Parameter, ...] = ()   # measured breakdown (C_VNF, C_link, ...) and C_SWdrops
     notes: tuple[str, ...] = ()
-    nf: str = "fwd"               # how the NFs forward (chain_nf.py): fwd, router, ovs
+    nf: str = "fwd"               # how the NFs forward (switches/chain_nf.py): fwd, router, ovs
 
     @property
     def label(self) -> str:
@@ -344,13 +344,13 @@ class ChainObservation:
     forwarding_mode: str = ""
     cycles_per_packet: float | None = None   # measured, all cores, near the NDR / at the peak
     key: str = ""
-    nf: str = "fwd"               # how the NFs forward (chain_nf.py): fitted separately
+    nf: str = "fwd"               # how the NFs forward (switches/chain_nf.py): fitted separately
     repetition: int = 0           # the campaign's repetition (0-based): forwarding_rates
 
     @property
     def pattern(self) -> str:
         """Raumer's name of the layout it ran on: the campaign's name when the layout fits it,
-        else the name that does (runner.py's bi/pbp may be Raumer's pbp/bi)."""
+        else the name that does (campaign/runner.py's bi/pbp may be Raumer's pbp/bi)."""
         if self.placement in PLACEMENTS and self.layout.nf_cpus:
             k = max(2, max(self.layout.nf_cpus) + 1)
             sc = self.layout.switch_cpu is not None

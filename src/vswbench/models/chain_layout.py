@@ -78,7 +78,7 @@ def bottleneck_loads(loads: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
 
 def layout_for(placement: str, n: int, cores: int = 2, switch_core: bool = False) -> Layout:
     """Raumer's placements (section V) with the tester on core 0: s_core = every NF on one core,
-    core 1, the tester alone on core 0 (Raumer's generator is another machine; runner.py);
+    core 1, the tester alone on core 0 (Raumer's generator is another machine; campaign/runner.py);
     bi (block interleaving) = consecutive blocks of ceil(n/k) NFs per core, the fewest core
     switches; pbp (pipeline by pipeline) = NF i on core (i-1) mod k, a switch after every NF;
     default = the CLI's (cmd_trial.default_nf_cpus): NFs round robin over the cores other than

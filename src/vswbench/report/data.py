@@ -1,4 +1,4 @@
-"""Typed rows for the report, read from a results store (store.py).
+"""Typed rows for the report, read from a results store (results/store.py).
 
 Every point keeps its result JSON exactly as the methodology commands wrote it (search, sweep,
 trial, latency, b2b; see runner.execute_point). This module turns those dicts into small frozen
@@ -27,7 +27,7 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.results.store import StoredPoint, StoredRun, ResultStore, wire_gbps
 
-STORE_NAME = "results.sqlite"          # the name runner.py gives the store in a run's directory
+STORE_NAME = "results.sqlite"          # the name campaign/runner.py gives the store in a run's directory
 DEFAULT_LINK_BPS = 10e9                # the reference link of the line-rate curve: 10 GbE
 WIRE_OVERHEAD_BYTES = 20               # preamble (8) and inter-frame gap (12) per frame
 LATENCY_FRACTION = 0.9                 # the ranking's latency is taken at 90 % of the NDR

@@ -5,7 +5,7 @@ every run and machine). For two runs, per point and metric: the ratio B/A and a 
 
 - with repetitions on both sides (`statistics` in the search result): a bootstrap confidence
   interval of the ratio of medians (stats.significant_difference); significant when 1 is outside;
-- with single searches (compare_noise.py): a change is significant when the ranges of loads over
+- with single searches (results/noise.py): a change is significant when the ranges of loads over
   which each search's trials were mixed (failed at the low end, passed at the high end) do not
   overlap, the ratio leaves the noise band (default 10 %: ten fast searches of the bridge here had
   a CV of 3.8 %, so two single searches differ within 1.96 x sqrt(2) x 3.8 % = 10.5 %), and, with
@@ -206,7 +206,7 @@ def _mpps(interval: tuple[float, float]) -> str:
 
 def _against_shift(changes: list[Change], noise: float) -> list[Shift]:
     """Single-search throughput changes are judged against the run's common shift: a point is
-    significant only if it also stands out from how every point moved (compare_noise.py)."""
+    significant only if it also stands out from how every point moved (results/noise.py)."""
     shifts = []
     for metric in ("ndr", "pdr"):
         single = [c for c in changes if c.metric == metric and c.ci is None

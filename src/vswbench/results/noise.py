@@ -1,4 +1,4 @@
-"""How uncertain a single search is, and how much whole runs move: the noise models of compare.py.
+"""How uncertain a single search is, and how much whole runs move: the noise models of results/compare.py.
 
 Two facts measured on this project's 2-vCPU VMs shape them (two `vswbench run --suite quick` runs
 four minutes apart, nothing changed between them, 2026-11-22):

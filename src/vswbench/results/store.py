@@ -5,7 +5,7 @@ recorded, and a rerun must know which points are finished. Every write is its ow
 transaction (autocommit, WAL, synchronous=FULL), and points are unique per (campaign, point key),
 so a rerun of the same campaign asks `finished_keys` and skips those points.
 
-A run records the exact spec text and the system fingerprint (sysinfo.py) beside its points, so a
+A run records the exact spec text and the system fingerprint (host/sysinfo.py) beside its points, so a
 result can always be traced to the configuration that produced it (RFC 8172, RFC 8204).
 Exports: JSON (everything), CSV and Parquet (one row per point with the headline numbers).
 """

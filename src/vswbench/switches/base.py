@@ -1,5 +1,5 @@
-"""The switch backend interface. One module per backend, each a subclass of Switch, registered in
-switches/__init__.py. A backend is handed the wiring (which host ports attach to it and which paths
+"""The switch backend interface. One module per backend, each a subclass of Switch, listed in
+switches/catalog.py. A backend is handed the wiring (which host ports attach to it and which paths
 it must forward) and builds everything inside its own namespace; the root namespace is never touched.
 
 Life cycle, driven by testbed.Testbed:

@@ -51,7 +51,7 @@ class BpfBuilder:
             if ctx.temp_dir:
                 self._dir = Path(ctx.temp_dir)
             else:
-                # /tmp/vsb-<run id>-bpf-*: the name `vswbench clean` looks for (clean.py)
+                # /tmp/vsb-<run id>-bpf-*: the name `vswbench clean` looks for (testbed/leftovers.py)
                 self._dir = Path(tempfile.mkdtemp(prefix=f"vsb-{ctx.run_id}-bpf-"))
                 path = self._dir
                 self.switch.register(f"temp dir {path}",

@@ -1,4 +1,5 @@
-"""Shared helpers of the kernel switch backends (veth, bridge, router, macvlan, tc-bpf, xdp).
+"""KernelSwitch, the base class of the kernel switch backends (veth, bridge, router, macvlan,
+tc-bpf, xdp), and their shared forwarding-placement helpers.
 
 1. Forwarding placement (issue section 3, design.md): a veth has no queue of its own, so by default
    a frame crosses veth -> switch -> veth -> receiver synchronously in the *sender's* softirq and

@@ -22,7 +22,7 @@ Pitfall (Linux 6.x, veth_skb_is_eligible_for_gro): a veth hands a frame to its p
 if the *sending* device has no TSO, or the frame comes from a local socket and the peer does UDP
 GRO forwarding. With TSO on (the default) GRO + threaded NAPI change nothing: the receive work
 still runs in the sender's softirq and the pinned napi/* threads stay idle (measured: 0 ticks of
-CPU time at 100 kpps). create_veth (napi.py) therefore turns TSO off on both ends of every veth
+CPU time at 100 kpps). create_veth (switches/kernel.py) therefore turns TSO off on both ends of every veth
 in kernel_mode napi, for every kernel backend, so each hop's receive work really runs in its
 pinned NAPI thread (measured: the threads then carry it).
 """
@@ -125,7 +125,7 @@ class VethSwitch(KernelSwitch):
         return self.ovs_chain.daemon_pids() if self.ovs_chain is not None else {}
 
     def cpu_threads(self) -> dict[str, int]:
-        """Kernel threads doing the router elements' work (per-element CPU time, trial.py)."""
+        """Kernel threads doing the router elements' work (per-element CPU time, measure/trial.py)."""
         return self.router.cpu_threads() if self.router is not None else {}
 
     def forwarding_mode(self) -> str:

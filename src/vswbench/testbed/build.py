@@ -14,7 +14,7 @@ destination host port's MAC; l3: the gateway's, i.e. the switch side of the sour
 and builds the engine command line of every host (`engine_commands`).
 
 Chains whose network functions are not engines (option nf=router|ovs of the veth backend,
-chain_nf.py): no engine runs for the NFs, the backend builds them (ctx.nf_hosts). nf=ovs elements
+switches/chain_nf.py): no engine runs for the NFs, the backend builds them (ctx.nf_hosts). nf=ovs elements
 are bridges: their ports are planned into the switch namespace without addresses (no NF
 namespaces), the drivers address frames to the stream's final port (the bridges forward them
 unchanged), and the recorded placement puts the NFs on the switch CPU, where ovs-vswitchd runs.
@@ -165,8 +165,8 @@ class Testbed:
     """Context manager: builds the scenario around a switch; tears all of it down on exit."""
 
     __test__ = False  # not a pytest test class
-    nf: str = FWD     # how the network functions forward (option nf, chain_nf.py)
-    nf_poll: str = AUTO   # how fwd engines wait for frames (option nf_poll, chain_nf.py)
+    nf: str = FWD     # how the network functions forward (option nf, switches/chain_nf.py)
+    nf_poll: str = AUTO   # how fwd engines wait for frames (option nf_poll, switches/chain_nf.py)
 
     def __init__(self, scenario: Scenario, switch_cls: type[Switch], run: Run,
                  placement: Placement | None = None,

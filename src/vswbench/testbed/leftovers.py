@@ -25,7 +25,7 @@ from vswbench.run.state import RecordedProcess, RunState, is_same_process, load_
 
 TEMP_ROOT = Path("/tmp")
 TEMP_GLOB = "vsb-vsb*"
-# what the project names its temp dirs (run.py, ovs_daemon.py, bpfobj.py): vsb-<run id>-...; a
+# what the project names its temp dirs (run/scope.py, ovs_daemon.py, bpfobj.py): vsb-<run id>-...; a
 # directory of anyone else's that merely starts with vsb- is left alone
 TEMP_NAME_RE = re.compile(r"^vsb-vsb[0-9a-f]{4}-")
 BPF_FS = Path("/sys/fs/bpf")  # pinned BPF objects named vsb<run id>... (programs on interfaces
