@@ -17,6 +17,7 @@ MIN_FRAME, MAX_FRAME = 64, 1518          # bytes, FCS included (the engine's lim
 WIRE_OVERHEAD_BYTES = 20                 # preamble (8) and inter-frame gap (12) per frame
 DEFAULT_LINK_BPS = 10e9                  # the reference link of line-rate curves: 10 GbE
 MAX_RATE_PPS = 1e9                       # no tester here comes near: larger is a typo
+MIN_RATE_PPS = 1.0                       # the engine paces whole packets per second
 # RFC 6985 letters (engine/src/frame.c); the engine's default genome is "aaaaaaaddddg".
 IMIX_LETTERS = {"a": 64, "b": 128, "c": 256, "d": 512, "e": 1024, "f": 1280, "g": 1518}
 IMIX_DEFAULT_GENOME = "aaaaaaaddddg"
@@ -33,8 +34,9 @@ def parse_rate(text: str) -> float:
     except ValueError:
         raise UsageError(f"rate {text!r}: expected packets per second like 10k, 100k or 1.5M") \
             from None
-    if not math.isfinite(value) or not value > 0:
-        raise UsageError(f"rate {text!r}: must be a positive number of packets per second")
+    if not math.isfinite(value) or not MIN_RATE_PPS <= value <= MAX_RATE_PPS:
+        raise UsageError(f"rate {text!r}: must be {MIN_RATE_PPS:g} to {MAX_RATE_PPS:g} packets "
+                         "per second (e.g. 10k, 100k or 1.5M)")
     return value
 
 

@@ -18,14 +18,20 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from vswbench.switches.catalog import nf_unavailable
 from vswbench.campaign.spec import CampaignSpec, Point, expand, search_twin
-from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
-                                  method_context, plan_method)
 from vswbench.engine.params import TrialParams
-from vswbench.measure.plan import TrialOptions
 from vswbench.errors import UsageError, VswbenchError
+from vswbench.measure.method import (
+    WARMUP_RATE,
+    MethodOptions,
+    MethodPlan,
+    find_ndr,
+    method_context,
+    plan_method,
+)
+from vswbench.measure.plan import TrialOptions
 from vswbench.results.store import STORE_NAME, ResultStore
+from vswbench.switches.catalog import nf_unavailable
 
 EST_SECONDS = {"search": 45.0, "trial": 2.0, "b2b": 40.0}
 
@@ -86,8 +92,8 @@ def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None
 def _tsc_hz() -> float | None:
     """The TSC frequency the engine measured (cycles per second), recorded with the run so that
     CPU time of any result converts to cycles (the chain cost model needs it)."""
-    from vswbench.errors import VswbenchError
     from vswbench.engine.probe import probe
+    from vswbench.errors import VswbenchError
 
     try:
         return probe().tsc_hz
@@ -124,8 +130,8 @@ class CampaignRunner:
         self.points = expand(spec)
 
     def run(self) -> RunSummary:
-        from vswbench.run.ids import new_run_id
         from vswbench.host.sysinfo import fingerprint
+        from vswbench.run.ids import new_run_id
 
         if os.geteuid() != 0:
             raise UsageError("a campaign builds network namespaces: run it as root")

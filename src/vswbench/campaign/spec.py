@@ -40,12 +40,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vswbench.switches.catalog import nf_option_problems
 from vswbench import scenario as scenarios
-from vswbench.errors import UsageError
 from vswbench.campaign.suites import BUILTIN
-from vswbench.campaign.values import (ALL_SWITCHES, CALIBRATION_SWITCH, CHECKS, KINDS,
-                                      SCALAR_ONLY, BadValue, did_you_mean)
+from vswbench.campaign.values import (
+    ALL_SWITCHES,
+    CALIBRATION_SWITCH,
+    CHECKS,
+    KINDS,
+    SCALAR_ONLY,
+    BadValue,
+    did_you_mean,
+)
+from vswbench.errors import UsageError
+from vswbench.switches.catalog import nf_option_problems
 
 DEFAULT_DURATION = {"trial": 5.0, "sweep": 2.0, "latency": 5.0}
 # Keys only some kinds use: given for a study none of whose kinds uses it, a key is a mistake.

@@ -8,10 +8,10 @@ from typing import Any, Callable
 
 from vswbench import scenario as scenarios
 from vswbench.engine.params import IO_CHOICES
+from vswbench.errors import UsageError
 from vswbench.measure.search import PRESETS
 from vswbench.switches.options import unknown_key
 from vswbench.units import FrameSize, parse_rate
-from vswbench.errors import UsageError
 
 KINDS = ("search", "sweep", "trial", "latency", "b2b")
 PLACEMENTS = ("default", "s_core", "bi", "pbp")

@@ -4,6 +4,7 @@ of the methodology commands, planning a method from them and writing its JSON.""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,30 @@ class FrameSizeType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+class SecondsType(click.ParamType):
+    """A duration in seconds: finite, at least `low`, at most a day (nan, inf and 1e9 refused)."""
+
+    name = "SECONDS"
+
+    def __init__(self, low: float = 0.1) -> None:
+        self.low = low
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or not self.low <= seconds <= MAX_DURATION_S:
+            self.fail(f"{value!r}: give seconds from {self.low:g} to {MAX_DURATION_S:g}",
+                      param, ctx)
+        return seconds
+
+
+def seconds(low: float = 0.1) -> SecondsType:
+    return SecondsType(low)
+
+
 KERNEL_IO = ("afpacket", "udp", "afxdp")
 
 
@@ -75,7 +100,7 @@ def traffic_options(func: Callable[..., Any]) -> Callable[..., Any]:
         io_option(),
         click.option("--flows", type=click.IntRange(1, MAX_FLOWS), default=1, show_default=True),
         click.option("--burst", type=click.IntRange(1, MAX_BURST), default=1, show_default=True),
-        click.option("--warmup", type=click.FloatRange(0, MAX_DURATION_S), default=1.0,
+        click.option("--warmup", type=seconds(0.0), default=1.0,
                      show_default=True, help="Seconds of warm-up traffic before the measurement."),
     ]
     for deco in reversed(decorators):

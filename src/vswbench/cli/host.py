@@ -11,7 +11,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import err, num, out, versions_text, EXIT_FAILURE
+from vswbench.cli.common import EXIT_FAILURE, err, num, out, seconds, versions_text
 from vswbench.errors import VswbenchError
 
 
@@ -92,7 +92,7 @@ def clean(dry_run: bool, force: bool, prefix: str) -> int:
 
 # -- demo --------------------------------------------------------------------------------------
 @click.command()
-@click.option("--duration", type=click.FloatRange(min=0.1), default=3.0, show_default=True,
+@click.option("--duration", type=seconds(), default=3.0, show_default=True,
               help="Seconds of gen -> sink per backend.")
 @click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True,
               help="Frame size in bytes, FCS included.")
@@ -100,7 +100,7 @@ def clean(dry_run: bool, force: bool, prefix: str) -> int:
               type=click.Choice(["afpacket", "udp", "afxdp"]),
               help="Only this backend (repeatable). Default: every usable one.")
 @click.option("--rtt-rate", default="10k", show_default=True, help="Round-trip probe rate (pps).")
-@click.option("--rtt-duration", type=click.FloatRange(min=0.1), default=2.0, show_default=True)
+@click.option("--rtt-duration", type=seconds(), default=2.0, show_default=True)
 @click.option("--tx-cpu", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--rx-cpu", type=click.IntRange(min=0), default=None,
               help="CPU for sink/reflect [default: 1, or 0 on a one-CPU machine].")

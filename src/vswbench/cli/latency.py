@@ -9,12 +9,24 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (KERNEL_IO, emit, io_option, method_plan, num, out, rate, say,
-                                 size_option, testbed_options, trial_line)
+from vswbench.cli.common import (
+    KERNEL_IO,
+    emit,
+    io_option,
+    method_plan,
+    num,
+    out,
+    rate,
+    say,
+    seconds,
+    size_option,
+    testbed_options,
+    trial_line,
+)
 from vswbench.engine.params import MAX_FLOWS, TrialParams
-from vswbench.units import FrameSize
 from vswbench.errors import UsageError
 from vswbench.measure.session import control_capable
+from vswbench.units import FrameSize
 
 
 def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | None]:
@@ -32,13 +44,13 @@ def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | N
 @click.option("--ndr", default=None, help="The NDR in pps [found by a fast search first].")
 @click.option("--at", "at", default="10,50,90,100", show_default=True,
               help="Percentages of the NDR to measure at.")
-@click.option("--duration", type=click.FloatRange(min=0.1), default=5.0, show_default=True)
+@click.option("--duration", type=seconds(), default=5.0, show_default=True)
 @click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
               help="Measure every fraction N times (statistics per point).")
 def latency(**kw: Any) -> int:
     """Latency distributions at fixed fractions of the NDR (full histograms in --json)."""
-    from vswbench.measure.method import method_context
     from vswbench.measure.loadcurve import latency_at, parse_fractions, repeated_points_json
+    from vswbench.measure.method import method_context
 
     plan = method_plan(kw)
     fractions = parse_fractions(kw["at"])
@@ -129,7 +141,8 @@ def calibrate(scenario: str, size: FrameSize, io: str, flows: int, tester_cpu: i
     cached per machine."""
     import json
 
-    from vswbench.measure.calibration import baseline_switch, calibrate as run_calibration
+    from vswbench.measure.calibration import baseline_switch
+    from vswbench.measure.calibration import calibrate as run_calibration
     from vswbench.measure.plan import TrialOptions, plan_trial
     from vswbench.run.scope import run_scope
 

@@ -8,8 +8,18 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (emit, err, method_plan, num, out, rate, say, testbed_options,
-                                 trial_line)
+from vswbench.cli.common import (
+    emit,
+    err,
+    method_plan,
+    num,
+    out,
+    rate,
+    say,
+    seconds,
+    testbed_options,
+    trial_line,
+)
 from vswbench.measure.stats import steal_fraction
 
 
@@ -20,18 +30,19 @@ from vswbench.measure.stats import steal_fraction
               default="fast", show_default=True, help="Search goals (see the README).")
 @click.option("--min-load", default="1k", show_default=True, help="Lowest load searched (pps).")
 @click.option("--max-load", default=None, help="Highest load [the tester's calibrated ceiling].")
-@click.option("--trial-duration", type=click.FloatRange(min=0.1), default=None,
+@click.option("--trial-duration", type=seconds(), default=None,
               help="Override the preset's final trial duration (s).")
 @click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Repeat the whole search N times (statistics over the repetitions).")
 @click.option("--latency-at", default=None,
               help="Then measure latency at these percentages of the NDR, e.g. 10,50,90,100.")
-@click.option("--latency-duration", type=click.FloatRange(min=0.1), default=5.0, show_default=True)
+@click.option("--latency-duration", type=seconds(), default=5.0, show_default=True)
 def search(**kw: Any) -> int:
     """NDR and PDR by MLRsearch (or RFC 2544 binary search), with bounds and trial counts."""
-    from vswbench.measure.method import method_context
     from vswbench.measure.loadcurve import latency_at, parse_fractions
-    from vswbench.measure.search import preset, search as run_search
+    from vswbench.measure.method import method_context
+    from vswbench.measure.search import preset
+    from vswbench.measure.search import search as run_search
 
     plan = method_plan(kw)
     p = preset(kw["preset_name"], trial_duration=kw["trial_duration"])
@@ -129,13 +140,13 @@ def _print_search(results: list[Any], data: dict[str, Any]) -> None:
 @click.option("--points", type=click.IntRange(2, 200), default=20, show_default=True)
 @click.option("--min-load", default=None, help="Lowest offered load [max / points].")
 @click.option("--max-load", default=None, help="Highest offered load [the tester's ceiling].")
-@click.option("--duration", type=click.FloatRange(min=0.1), default=2.0, show_default=True)
+@click.option("--duration", type=seconds(), default=2.0, show_default=True)
 @click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
               help="Run the whole sweep N times (statistics per point).")
 def sweep(**kw: Any) -> int:
     """Offered load from low to beyond saturation: achieved throughput, loss, latency."""
-    from vswbench.measure.method import method_context
     from vswbench.measure.loadcurve import repeated_points_json, run_sweep, saturation, sweep_loads
+    from vswbench.measure.method import method_context
 
     plan = method_plan(kw)
     max_given, min_given = rate(kw["max_load"]), rate(kw["min_load"])

@@ -8,8 +8,15 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (err, num, out, placement_options, traffic_options,
-                                 trial_options)
+from vswbench.cli.common import (
+    err,
+    num,
+    out,
+    placement_options,
+    seconds,
+    traffic_options,
+    trial_options,
+)
 from vswbench.engine.params import MAX_DURATION_S
 from vswbench.units import parse_rate
 
@@ -22,15 +29,14 @@ def _num(value: float | None, digits: int = 1) -> str:
 @placement_options
 @traffic_options
 @click.option("--rate", default="10k", show_default=True, help="Offered pps, e.g. 100k, 1.5M.")
-@click.option("--duration", type=click.FloatRange(0.1, MAX_DURATION_S), default=5.0,
+@click.option("--duration", type=seconds(), default=5.0,
               show_default=True)
 @click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Repeat the trial N times (median, CI, CV, worst/best of N).")
 @click.option("--json", "as_json", is_flag=True, help="Print the trial's JSON.")
 def trial(rate: str, duration: float, repeat: int, as_json: bool, **kw: Any) -> int:
     """One trial: fixed offered load through a switch in a scenario."""
-    from vswbench.measure.plan import (execute_trials, plan_trial,
-                                    repeat_statistics)
+    from vswbench.measure.plan import execute_trials, plan_trial, repeat_statistics
 
     plan = plan_trial(trial_options(kw, rate_pps=parse_rate(rate), duration=duration))
     results = execute_trials(plan, repeat,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.units import MAX_RATE_PPS, FrameSize
+from vswbench.units import MAX_RATE_PPS, MIN_RATE_PPS, FrameSize
 
 IO_CHOICES = ("afpacket", "udp", "afxdp", "dpdk")
 MAX_DURATION_S = 24 * 3600.0         # one trial of a day; longer is a typo (e.g. 1e9)
@@ -52,8 +52,8 @@ class TrialParams:
         for flag, value in numbers.items():
             if not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise UsageError(f"{flag} {value!r}: must be a finite number")
-        if not 0 < self.rate_pps <= MAX_RATE_PPS:
-            raise UsageError(f"--rate {self.rate_pps:g}: must be positive and at most "
+        if not MIN_RATE_PPS <= self.rate_pps <= MAX_RATE_PPS:
+            raise UsageError(f"--rate {self.rate_pps:g}: must be {MIN_RATE_PPS:g} to "
                              f"{MAX_RATE_PPS:g} packets per second (e.g. 100k or 1.5M)")
         if not 0 < self.duration <= MAX_DURATION_S or not 0 <= self.warmup <= MAX_DURATION_S:
             raise UsageError(f"--duration {self.duration:g} / --warmup {self.warmup:g}: the "

@@ -20,10 +20,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vswbench.run.registry import CleanupRegistry, Registration
+from vswbench.engine.records import (
+    EngineRecord,
+    FinalRecord,
+    LatencySummary,
+    RecordError,
+    parse_final,
+    parse_line,
+)
 from vswbench.errors import VswbenchError
-from vswbench.engine.records import (EngineRecord, FinalRecord, LatencySummary, RecordError,
-                              parse_final, parse_line)
+from vswbench.run.registry import CleanupRegistry, Registration
 from vswbench.run.state import RunState
 
 __all__ = ["ENGINE_NAME", "EngineError", "EngineNotFound", "EngineProcess", "EngineRecord",

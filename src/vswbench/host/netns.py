@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vswbench.run.registry import CleanupRegistry, Registration
 from vswbench.errors import CommandError, VswbenchError
+from vswbench.run.registry import CleanupRegistry, Registration
 
 
 class TimeoutWaiting(VswbenchError):

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
-from vswbench.run.registry import CleanupRegistry
 from vswbench.host.netns import Namespace, VethPair, add_address, mac_address, set_neighbour
 from vswbench.run.ids import RunId
+from vswbench.run.registry import CleanupRegistry
 
 
 @dataclass(frozen=True)

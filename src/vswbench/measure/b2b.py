@@ -37,9 +37,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from vswbench.units import FrameSize
 from vswbench.errors import UsageError
 from vswbench.measure.stats import Summary, noise_warning, summarize
+from vswbench.units import FrameSize
 
 RFC = "RFC 2544 section 26.4 as updated by RFC 9004"
 

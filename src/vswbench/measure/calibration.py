@@ -21,11 +21,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from vswbench.engine.params import TrialParams
 from vswbench.engine.process import find_engine
+from vswbench.measure.session import ControlSession, control_capable
 from vswbench.run.scope import Run
 from vswbench.scenario import Scenario
-from vswbench.engine.params import TrialParams
-from vswbench.measure.session import ControlSession, control_capable
 from vswbench.switches.base import Placement
 from vswbench.testbed.build import Testbed
 

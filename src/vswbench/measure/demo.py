@@ -16,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from vswbench import __version__
-from vswbench.engine.process import EngineError, EngineProcess, EngineResult, find_engine, run_engine
+from vswbench.engine.probe import DEMO_BACKENDS, ProbeResult, probe
+from vswbench.engine.process import (
+    EngineError,
+    EngineProcess,
+    EngineResult,
+    find_engine,
+    run_engine,
+)
 from vswbench.errors import UsageError
 from vswbench.host.pair import Endpoint, NamespacePair, namespace_pair
-from vswbench.engine.probe import DEMO_BACKENDS, ProbeResult, probe
 from vswbench.run.scope import Run, run_scope
 
 READY_TIMEOUT = 15.0  # seconds for an engine to open its port and print its start record

@@ -12,13 +12,13 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from vswbench.measure.calibration import Calibration, baseline_switch, calibrate
-from vswbench.switches.chain_nf import calibration_target
-from vswbench.measure.plan import TrialOptions, TrialPlan, ensure_runnable, plan_trial
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.run.ids import RunId
+from vswbench.measure.calibration import Calibration, baseline_switch, calibrate
+from vswbench.measure.plan import TrialOptions, TrialPlan, ensure_runnable, plan_trial
 from vswbench.measure.session import TrialSession, control_capable, open_session
+from vswbench.run.ids import RunId
 from vswbench.switches.catalog import all_switches
+from vswbench.switches.chain_nf import calibration_target
 from vswbench.testbed.build import Testbed, unsupported
 
 WARMUP_RATE = 10_000.0

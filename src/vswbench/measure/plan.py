@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vswbench.switches.options import check_keys
-from vswbench.switches.chain_nf import check_nf
+from vswbench.engine.params import TrialParams
 from vswbench.errors import UsageError, VswbenchError
+from vswbench.measure.trial import TrialResult
 from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
-from vswbench.engine.params import TrialParams
-from vswbench.measure.trial import TrialResult
+from vswbench.switches.chain_nf import check_nf
+from vswbench.switches.options import check_keys
 
 
 class SwitchUnavailable(VswbenchError):
@@ -171,9 +171,9 @@ def execute_trial(plan: TrialPlan, progress: Callable[[str], None] = print) -> T
 def execute_trials(plan: TrialPlan, repeat: int,
                    progress: Callable[[str], None] = print) -> list[TrialResult]:
     """`repeat` trials, one after the other, through one testbed."""
+    from vswbench.measure.trial import run_trial
     from vswbench.run.scope import run_scope
     from vswbench.testbed.build import Testbed
-    from vswbench.measure.trial import run_trial
 
     ensure_runnable(plan.switch_cls)
     with run_scope() as run:

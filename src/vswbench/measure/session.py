@@ -22,16 +22,21 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
-from vswbench.engine.process import EngineProcess, EngineResult
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.engine.records import RecordError, parse_final
-from vswbench.scenario import Role, Scenario
 from vswbench.engine.params import TrialParams
+from vswbench.engine.process import EngineProcess, EngineResult
+from vswbench.engine.records import RecordError, parse_final
+from vswbench.errors import UsageError, VswbenchError
+from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
+from vswbench.measure.trial import (
+    READY_TIMEOUT,
+    PhaseOutcome,
+    TrialResult,
+    _daemon_pids,
+    build_result,
+    run_trial,
+)
+from vswbench.scenario import Role, Scenario
 from vswbench.testbed.build import EngineCommand, Testbed
-from vswbench.measure.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, _daemon_pids,
-                            build_result, run_trial)
-
 
 SESSION_SERVER_SECONDS = 7 * 86400.0   # long-running engines: until the session stops them
 # A paced trial may end up to RATE_SLACK_S late: the same time for a 1 s and a 60 s trial. Over

@@ -16,16 +16,21 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vswbench.switches.chain_nf import element_counters, nf_hosts
-from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, process_cpu_s,
-                              read_proc_stat)
+from vswbench.engine.params import TrialParams
 from vswbench.engine.process import EngineProcess, EngineResult, FinalRecord
-from vswbench.errors import VswbenchError
-from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
 from vswbench.engine.records import HistogramBucket, LatencySummary
+from vswbench.errors import VswbenchError
+from vswbench.host.cpustat import (
+    busy_cycles,
+    core_usage,
+    cycles_per_packet,
+    process_cpu_s,
+    read_proc_stat,
+)
+from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
 from vswbench.scenario import Role
 from vswbench.switches.base import BusyCycles, PortCounters
-from vswbench.engine.params import TrialParams
+from vswbench.switches.chain_nf import element_counters, nf_hosts
 from vswbench.testbed.build import EngineCommand, Testbed
 
 READY_TIMEOUT = 15.0

@@ -27,8 +27,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from vswbench.run.registry import CleanupRegistry
 from vswbench.run.ids import RunId
+from vswbench.run.registry import CleanupRegistry
 
 
 @dataclass(frozen=True)

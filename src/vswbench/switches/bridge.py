@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from vswbench.errors import UsageError
 from vswbench.host.netns import ip, namespace_exists, run, wait_link_up
-from vswbench.switches.base import Attachment, Availability, HostPort, ForwardPath
+from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort
 from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
 
 FDB_MODES = ("static", "learn")

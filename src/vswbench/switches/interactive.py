@@ -12,8 +12,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from vswbench.run.registry import CleanupRegistry, Registration, wait_or_kill
 from vswbench.errors import VswbenchError
+from vswbench.run.registry import CleanupRegistry, Registration, wait_or_kill
 from vswbench.run.state import RunState
 
 

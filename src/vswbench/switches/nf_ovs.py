@@ -40,9 +40,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from vswbench.switches.chain_nf import OVS_PORT_PREFIX
 from vswbench.host.netns import wait_until
 from vswbench.switches.base import Attachment, PortCounters, SwitchContext
+from vswbench.switches.chain_nf import OVS_PORT_PREFIX
 from vswbench.switches.ovs_daemon import OvsError, OvsInstance, pmd_on
 
 IN_PORT, OUT_PORT = 1, 2

@@ -29,10 +29,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from vswbench.switches.chain_nf import PER_ELEMENT
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import ip, set_neighbour, sysctl
 from vswbench.switches.base import Attachment, ForwardPath, SwitchContext
+from vswbench.switches.chain_nf import PER_ELEMENT
 from vswbench.switches.kernel import Placed, kernel_mode, napi_thread_pids, place_napi
 
 

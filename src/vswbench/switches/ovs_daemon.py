@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vswbench.run.registry import CleanupRegistry, Registration, wait_or_kill
 from vswbench.errors import CommandError, VswbenchError
 from vswbench.host.netns import in_netns, run, wait_until
 from vswbench.run.ids import RunId
+from vswbench.run.registry import CleanupRegistry, Registration, wait_or_kill
 from vswbench.run.state import RunState, open_state
 
 BINARIES = ("ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")

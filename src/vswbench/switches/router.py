@@ -20,8 +20,15 @@ from __future__ import annotations
 import ipaddress
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import BENCHMARK_NET, add_address, ip, namespace_exists, set_neighbour, sysctl
-from vswbench.switches.base import Attachment, Availability, HostPort, ForwardPath
+from vswbench.host.netns import (
+    BENCHMARK_NET,
+    add_address,
+    ip,
+    namespace_exists,
+    set_neighbour,
+    sysctl,
+)
+from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort
 from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
 
 TABLE_BASE = 100

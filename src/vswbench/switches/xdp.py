@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vswbench.engine.probe import probe
 from vswbench.engine.process import EngineNotFound, find_engine
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import ip, namespace_exists
-from vswbench.engine.probe import probe
 from vswbench.switches.base import Availability
 from vswbench.switches.bpfobj import BpfRedirectSwitch, bpf_missing
 from vswbench.switches.kernel import basic_availability, section
