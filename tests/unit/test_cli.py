@@ -86,3 +86,35 @@ def test_console_script_usage_error_in_subprocess():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "no-such-option" in proc.stderr
+
+
+@pytest.mark.parametrize("exc,code,fragment", [
+    (PermissionError(13, "Permission denied", "/ro/x.json"), 2, "/ro/x.json: Permission denied"),
+    (FileNotFoundError(2, "No such file or directory", "/nonexistent/r.json"), 2,
+     "/nonexistent/r.json"),
+    (__import__("sqlite3").DatabaseError("file is not a database"), 2, "damaged or not"),
+    (__import__("sqlite3").OperationalError("database is locked"), 1, "another run"),
+    (RuntimeError("boom"), 1, "This is a bug"),
+])
+def test_error_boundary_one_line_and_documented_status(monkeypatch, capsys, exc, code, fragment):
+    import vswbench.engine.probe
+
+    def failing_probe(*a, **k):
+        raise exc
+
+    monkeypatch.setattr(vswbench.engine.probe, "probe", failing_probe)
+    assert cli.main(["probe"]) == code
+    captured = capsys.readouterr()
+    assert fragment in captured.err and "Traceback" not in captured.err
+    assert len(captured.err.strip().splitlines()) <= 3   # one message (wrapped at most)
+
+
+def test_debug_prints_the_traceback_of_a_bug(monkeypatch, capsys):
+    import vswbench.engine.probe
+
+    def failing_probe(*a, **k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(vswbench.engine.probe, "probe", failing_probe)
+    assert cli.main(["--debug", "probe"]) == 1
+    assert "Traceback" in capsys.readouterr().err

@@ -1,12 +1,21 @@
-"""The `vswbench` command group, its command table and the entry point.
+"""The `vswbench` command group, its command table and the entry point: the one error boundary.
 
-Exit statuses: 0 ok, 1 runtime failure, 2 bad usage, 3 not supported here (from the engine),
-130 interrupted. Errors are one clear message on stderr, never a traceback.
+Exit statuses (README, "Exit statuses"):
+  0    ok
+  1    a measurement or the machine failed (a daemon died, the engine failed, a store in use)
+  2    bad input: a flag, a spec, a path that cannot be read or written, a store that is not one
+  3    not supported here (a switch or backend this machine cannot run), with the fix
+  130  interrupted (Ctrl-C, SIGTERM): everything the run created has been removed
+Every expected failure is one line on stderr. Anything else is a bug: one line saying so, and
+the traceback only with `--debug` (or VSB_DEBUG=1).
 """
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import sys
+import traceback
 
 import click
 
@@ -17,8 +26,19 @@ from vswbench.engine.process import EngineError
 from vswbench.errors import UsageError, VswbenchError
 
 
+EXIT_UNSUPPORTED = 3
+_debug = {"on": bool(os.environ.get("VSB_DEBUG"))}
+
+
+def _set_debug(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    _debug["on"] = _debug["on"] or value
+    return value
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="vswbench")
+@click.option("--debug", is_flag=True, expose_value=False, is_eager=True, callback=_set_debug,
+              help="On an unexpected error, print the traceback (for a bug report).")
 def cli() -> None:
     """Benchmark virtual switches for containers (network namespaces)."""
 
@@ -65,7 +85,30 @@ def main(argv: list[str] | None = None) -> int:
         return int(getattr(exc, "exit_code", EXIT_FAILURE))
     except BrokenPipeError:
         return EXIT_FAILURE
+    except OSError as exc:
+        if exc.filename is None:
+            return _unexpected(exc)
+        what = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
+        _error(f"{what}: {exc.strerror or exc}; check the path and its permissions")
+        return EXIT_USAGE
+    except sqlite3.Error as exc:
+        locked = "locked" in str(exc) or "busy" in str(exc)
+        _error(f"results store: {exc}" + ("; another run is writing it: wait for it to end"
+                                          if locked else
+                                          "; the file is damaged or not a vswbench store: "
+                                          "measure again into a new --out directory"))
+        return EXIT_FAILURE if locked else EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - the boundary: anything else is a bug
+        return _unexpected(exc)
     return rv if isinstance(rv, int) else 0
+
+
+def _unexpected(exc: BaseException) -> int:
+    if _debug["on"]:
+        traceback.print_exception(exc)
+    _error(f"unexpected {type(exc).__name__}: {exc}. This is a bug in vswbench: please report it "
+           "with the output of the same command run with --debug")
+    return EXIT_FAILURE
 
 
 if __name__ == "__main__":

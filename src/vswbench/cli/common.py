@@ -19,7 +19,7 @@ from vswbench.measure.plan import TrialOptions
 from vswbench.units import FrameSize
 
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)   # messages are never cut into lines
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
