@@ -33,12 +33,13 @@ def test_clean_removes_vsb_leftovers_and_nothing_else(root, run_id, tmp_path):
     leftover = run_id.name("x")             # a killed run's namespace
     busy = run_id.name("y")                 # a vsb namespace with an unrecorded process in it
     other = "tst" + str(run_id)[3:] + "z"   # not ours: must survive
+    lookalike = "vsb-user" + str(run_id)[3:]  # starts with vsb, but no run names things so
     root_link = run_id.ifname("r0")         # a veth left in the root namespace
     temp_dir = Path(f"/tmp/vsb-{run_id}-leftover")
     state_file = state_dir() / f"{run_id}.json"
     sleeper = stranger = None
     try:
-        for ns in (leftover, busy, other):
+        for ns in (leftover, busy, other, lookalike):
             run(["ip", "netns", "add", ns])
         run(["ip", "link", "add", root_link, "type", "veth", "peer", "name", run_id.ifname("r1")])
         temp_dir.mkdir()
@@ -67,6 +68,8 @@ def test_clean_removes_vsb_leftovers_and_nothing_else(root, run_id, tmp_path):
         assert f"would remove directory {temp_dir}" in preview.stdout
         assert other not in preview.stdout, "a non-vsb namespace must never be a candidate"
         assert f"left namespace {busy} alone" in preview.stderr
+        assert lookalike not in preview.stdout, "a bare vsb prefix is not a run's object"
+        assert f"left {lookalike} alone" in preview.stderr
         assert leftover in list_namespaces(), "a dry run removes nothing"
 
         result = vswbench("clean", "--prefix", str(run_id))
@@ -92,7 +95,7 @@ def test_clean_removes_vsb_leftovers_and_nothing_else(root, run_id, tmp_path):
             if proc is not None and proc.poll() is None:
                 proc.kill()  # our own child, by PID
                 proc.wait()
-        for ns in (leftover, busy, other):
+        for ns in (leftover, busy, other, lookalike):
             delete_namespace(ns)
         run(["ip", "link", "del", root_link], check=False)
         state_file.unlink(missing_ok=True)

@@ -1,7 +1,7 @@
 import os
 from pathlib import Path
 
-from vswbench.testbed.leftovers import select_leftovers
+from vswbench.testbed.leftovers import describe_skips, select_leftovers
 from vswbench.run.state import RecordedProcess, RunState, process_start_time
 
 
@@ -21,11 +21,16 @@ def select(namespaces=(), links=(), temp_dirs=(), states=(), busy=None, alive=la
                             process_alive=alive, force=force, prefix=prefix)
 
 
-def test_only_vsb_names():
-    plan = select(namespaces=["vsb1234a", "blue", "xvsb1234", "vsbother"],
-                  links=["eth0", "vsb1234a0", "lo", "docker0"])
-    assert plan.namespaces == ["vsb1234a", "vsbother"]
+def test_only_names_a_run_makes():
+    plan = select(namespaces=["vsb1234a", "blue", "xvsb1234", "vsbother", "vsb-user", "vsbuser",
+                              "vsbzzzz-notmine", "vsbabcdtester", "vsbabcd-x"],
+                  links=["eth0", "vsb1234a0", "lo", "docker0", "vsb-user0"])
+    assert plan.namespaces == ["vsb1234a", "vsbabcdtester"]
     assert plan.links == ["vsb1234a0"]
+    # a bare vsb prefix is not a run's name: left alone, and said so
+    assert {"vsbother", "vsb-user", "vsbuser", "vsbzzzz-notmine", "vsbabcd-x",
+            "vsb-user0"} <= set(plan.not_ours)
+    assert any("vsb-user " in note for note in describe_skips(plan))
 
 
 def test_live_run_is_protected():

@@ -1,11 +1,14 @@
 """`vswbench clean`: remove what killed runs left behind, and nothing else.
 
-Removed: namespaces and root-namespace links whose names start with `vsb` (or a narrower prefix
-such as one run id), temporary directories /tmp/vsb-<run id>-*, and the processes recorded in the
+Removed: namespaces, root-namespace links, pinned BPF objects and DPDK leftovers named exactly as
+a run names them (`vsb` + 4 hex digits of the run id + a role such as `sw`, `tester`, `nf3`,
+`br0`; RUN_NAME_RE), temporary directories /tmp/vsb-<run id>-*, and the processes recorded in the
 state file of a run whose owner is gone (by PID, and only if the PID still belongs to the very
-process recorded). Never touched: objects of a run that is still alive (its state file names a
-live owner), namespaces in which some process still runs (unless --force; those processes are
-never killed), every name without the `vsb` prefix, and /tmp directories not named by a run id.
+process recorded). A narrower --prefix (e.g. one run id) limits all of it. Never touched, and said
+so: objects of a run that is still alive (its state file names a live owner), namespaces in which
+some process still runs (unless --force; those processes are never killed), names that merely
+start with `vsb` (`vsb-user`, `vsbuser`, `vsbzzzz-notmine`), and /tmp directories not named by a
+run id.
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ TEMP_NAME_RE = re.compile(r"^vsb-vsb[0-9a-f]{4}-")
 BPF_FS = Path("/sys/fs/bpf")  # pinned BPF objects named vsb<run id>... (programs on interfaces
                               # of a run's namespaces disappear with the namespaces themselves)
 DPDK_RUN = Path("/var/run/dpdk")  # DPDK runtime dirs, one per --file-prefix (vsb...)
+# what a run names its kernel objects: run id + role (run/ids.py RunId.name / ifname)
+RUN_NAME_RE = re.compile(r"^(vsb[0-9a-f]{4})([a-z][a-z0-9]{0,11})?$")
+# the engine's own DPDK file prefix when none is given (engine/README.md): vsbdpdk<pid>
+ENGINE_DPDK_RE = re.compile(r"^vsbdpdk[0-9]+")
 
 
 @dataclass
@@ -44,6 +51,7 @@ class CleanPlan:
     live_runs: list[str] = field(default_factory=list)
     bpf_pins: list[Path] = field(default_factory=list)
     dpdk_files: list[Path] = field(default_factory=list)   # runtime dirs, hugepage files
+    not_ours: list[str] = field(default_factory=list)       # vsb... names no run makes
 
     @property
     def empty(self) -> bool:
@@ -79,7 +87,13 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
     live = tuple(plan.live_runs)
 
     def ours(name: str) -> bool:
-        return name.startswith(prefix) and not (live and name.startswith(live))
+        if not name.startswith(prefix):
+            return False
+        match = RUN_NAME_RE.match(name)
+        if match is None:
+            plan.not_ours.append(name)
+            return False
+        return match.group(1) not in live
 
     doomed = {p.pid for _, p in plan.processes}
     for ns in namespaces:
@@ -94,7 +108,11 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
     plan.bpf_pins = [path for path in bpf_pins if ours(path.name)]
     # DPDK leaves its runtime dir (and, with hugepages, hugepage files) after a SIGKILL; a live
     # DPDK process keeps them open, so only files nobody holds are removed
-    plan.dpdk_files = [path for path in dpdk_files if ours(path.name) and not path_in_use(path)]
+    plan.dpdk_files = [path for path in dpdk_files
+                       if (ours(path.name.split("map_")[0])
+                           or (prefix == PREFIX and ENGINE_DPDK_RE.match(path.name)))
+                       and not path_in_use(path)]
+    plan.not_ours = sorted(set(n for n in plan.not_ours if not ENGINE_DPDK_RE.match(n)))
     for path in temp_dirs:
         run_part = path.name[len("vsb-"):]
         if str(path) in protected_dirs or (live and run_part.startswith(live)):
@@ -234,6 +252,8 @@ def describe_skips(plan: CleanPlan) -> list[str]:
     notes = [f"left namespace {ns} alone: processes {', '.join(map(str, pids))} still run in it "
              f"(use --force to remove it anyway)" for ns, pids in plan.busy_namespaces.items()]
     notes += [f"left run {run_id} alone: it is still running" for run_id in plan.live_runs]
+    notes += [f"left {name} alone: not named like a vswbench run's object (vsb + 4 hex digits "
+              "of a run id + a role)" for name in plan.not_ours]
     return notes
 
 
