@@ -101,7 +101,10 @@ class FrameSize:
 
     def stored(self) -> int | str:
         """The form kept in specs and stores: bytes as an int, IMIX as its engine text."""
-        return self.bytes if self.genome is None else self.engine_arg()
+        if self.genome is None:
+            assert self.bytes is not None
+            return self.bytes
+        return self.engine_arg()
 
     def __str__(self) -> str:
         return f"{self.bytes} B" if self.genome is None else self.engine_arg()

@@ -136,3 +136,16 @@ def test_repeated_points_take_the_median_repetition():
     assert any("p99_us" in w for w in warnings) and not any("achieved" in w for w in warnings)
     single, none = repeated_points_json(runs[:1])
     assert "statistics" not in single[0] and none == []
+
+
+def test_an_interrupted_method_says_what_it_had_found() -> None:
+    from types import SimpleNamespace as NS
+
+    from vswbench.measure.method import interrupted_summary
+
+    trials = [NS(intended_load=load, result=NS(lost=lost))
+              for load, lost in ((100_000, 0), (400_000, 1200), (250_000, 0), (300_000, 3))]
+    text = interrupted_summary(trials)
+    assert "after 4 trials" in text and "250,000 pps without loss" in text
+    assert "300,000 pps with loss" in text
+    assert "before the first" in interrupted_summary([])

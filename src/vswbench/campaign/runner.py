@@ -32,6 +32,7 @@ from vswbench.measure.method import (
 from vswbench.measure.plan import TrialOptions
 from vswbench.results.store import STORE_NAME, ResultStore
 from vswbench.switches.catalog import nf_unavailable
+from vswbench.units import FrameSize
 
 EST_SECONDS = {"search": 45.0, "trial": 2.0, "b2b": 40.0}
 
@@ -113,7 +114,7 @@ def plan_for(point: Point) -> MethodPlan:
     tester, switch, nf = placement_cpus(point.placement, nfs)
     # the warm-up sends every flow at least once (switches that cache per flow install them all)
     warmup = max(1.0, point.flows / WARMUP_RATE)
-    traffic = TrialParams(point.size, warmup=warmup, flows=point.flows, burst=point.burst,
+    traffic = TrialParams(FrameSize.parse(point.size), warmup=warmup, flows=point.flows, burst=point.burst,
                           io=point.io)
     trial = TrialOptions(point.switch, point.scenario, traffic, tester, switch, nf,
                          tuple(f"{k}={v}" for k, v in point.options))

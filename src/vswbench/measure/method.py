@@ -126,9 +126,25 @@ def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], 
                      f"({tb.switch.forwarding_mode()})")
             with open_session(tb, plan.trial.params, drain=drain,
                               restart=plan.restart_engines) as session:
-                if tp.spec.warmup > 0:
-                    session.warm_up(WARMUP_RATE, tp.spec.warmup)
-                yield MethodContext(session, tb, cal, notes)
+                if tp.params.warmup > 0:
+                    session.warm_up(WARMUP_RATE, tp.params.warmup)
+                try:
+                    yield MethodContext(session, tb, cal, notes)
+                except KeyboardInterrupt:
+                    progress(interrupted_summary(session.trials))
+                    raise
+
+
+def interrupted_summary(trials: list[Any]) -> str:
+    """What an interrupted method had found: its trials, the highest load without loss and the
+    lowest with loss (the bounds a search had reached)."""
+    if not trials:
+        return "interrupted before the first measured trial"
+    clean = [t.intended_load for t in trials if t.result.lost == 0]
+    lossy = [t.intended_load for t in trials if t.result.lost > 0]
+    lower = f"{max(clean):,.0f} pps without loss" if clean else "no load without loss"
+    upper = f"{min(lossy):,.0f} pps with loss" if lossy else "no load with loss"
+    return f"interrupted after {len(trials)} trials: highest {lower}, lowest {upper}"
 
 
 def find_ndr(ctx: MethodContext, preset_name: str = "fast",
