@@ -129,3 +129,22 @@ def test_doctor_reads_fake_sys(tmp_path):
     assert checks["transparent hugepages"].ok and checks["transparent hugepages"].current == "never"
     assert checks["irqbalance"].ok is False and "42" in checks["irqbalance"].current
     assert all(c.why for c in checks.values())
+
+
+def test_search_output_path_checked_before_anything_runs(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = run_cli(capsys, "search", "--switch", "fake-on", "--out",
+                           str(blocker / "sub" / "r.json"))
+    assert code == 2 and "--out" in err and "Traceback" not in err
+
+
+def test_a_huge_campaign_needs_yes(capsys, tmp_path):
+    spec = tmp_path / "big.toml"
+    spec.write_text('[campaign]\nname = "big"\n[[study]]\nkind = "search"\nswitch = "fake-on"\n'
+                    'size = [64, 128, 256, 512, 1024, 1280, 1518]\n'
+                    'flows = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nburst = [1, 2, 4, 8, 16, 32, 64, 128]\n'
+                    'repetitions = 2\n')
+    code, _, err = run_cli(capsys, "run", str(spec), "--out", str(tmp_path / "out"))
+    assert code == 2 and "1,120 points" in err and "--yes" in err
+    assert not (tmp_path / "out").exists(), "nothing created before the refusal"

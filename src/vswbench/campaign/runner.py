@@ -69,6 +69,33 @@ def estimate(point: Point) -> float:
     return EST_SECONDS.get(point.kind, 30.0)
 
 
+MAX_POINTS_WITHOUT_YES = 1_000
+MAX_SECONDS_WITHOUT_YES = 12 * 3600.0
+
+
+@dataclass(frozen=True)
+class CampaignSize:
+    points: int
+    seconds: float                  # estimated from per-kind estimates (testbed builds included)
+
+    def describe(self) -> str:
+        hours, rest = divmod(int(self.seconds), 3600)
+        return (f"{self.points:,} points, about {hours} h {rest // 60:02d} min"
+                if hours else f"{self.points:,} points, about {max(1, rest // 60)} min")
+
+    def refusal(self) -> str | None:
+        """Why a campaign this big needs --yes (None: it does not)."""
+        if self.points > MAX_POINTS_WITHOUT_YES or self.seconds > MAX_SECONDS_WITHOUT_YES:
+            return (f"this campaign is {self.describe()}: more than {MAX_POINTS_WITHOUT_YES:,} "
+                    f"points or {MAX_SECONDS_WITHOUT_YES / 3600:g} hours; shrink the spec's lists "
+                    "or add --yes to run it anyway")
+        return None
+
+
+def campaign_size(points: list[Point]) -> CampaignSize:
+    return CampaignSize(len(points), sum(estimate(p) for p in points))
+
+
 def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None, str | None]:
     """(tester, switch, nf_cpus) for a placement name on a 2-core machine (Raumer et al. 001_...,
     section V), the tester always on core 0: default = the CLI's; s_core = every network function

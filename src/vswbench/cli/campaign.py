@@ -37,13 +37,20 @@ def _eta(seconds: float) -> str:
               help="Results directory [a spec: results/<campaign name>; a suite: "
                    "results/<suite>-<date-time>]; rerun with the same --out to resume.")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
-def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: bool) -> int:
+@click.option("--yes", is_flag=True,
+              help="Run a campaign of more than 1,000 points or 12 hours without asking.")
+def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: bool,
+        yes: bool) -> int:
     """Run a campaign (TOML spec or built-in suite); resumable: finished points are skipped."""
+    from vswbench.campaign.runner import CampaignRunner, campaign_size
     from vswbench.campaign.spec import expand
-    from vswbench.campaign.runner import CampaignRunner
 
     campaign = _load(spec, suite)
-    expand(campaign)                      # every point checked before anything is created
+    size = campaign_size(expand(campaign))   # every point checked before anything is created
+    refusal = size.refusal()
+    if refusal and not yes:
+        raise UsageError(refusal)
+    err.print(f"campaign {campaign.name}: {size.describe()} (estimated)", highlight=False)
     if out_dir is None:
         # a built-in suite measures afresh each time (a spec file's directory resumes)
         default = (f"results/{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"

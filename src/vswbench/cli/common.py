@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -157,7 +158,22 @@ def testbed_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def writable_file(path: Path | None, flag: str = "--out") -> None:
+    """Fail now, not after an hour of measuring, when `path` cannot be written: its directory is
+    created if missing."""
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot create {path.parent}: {exc.strerror}") from None
+    if path.is_dir() or not os.access(path.parent, os.W_OK) or (
+            path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{flag} {path}: not a writable file; give a path you may write")
+
+
 def method_plan(kw: dict[str, Any]) -> MethodPlan:
+    writable_file(kw.get("out_file"))
     return plan_method(MethodOptions(trial_options(kw), kw["shape_pps"],
                                      not kw["no_calibration"], kw["recalibrate"],
                                      kw["restart_engines"]))
