@@ -1,5 +1,5 @@
 """report/data.py, spread.py, notes.py: typed rows from fixture stores (invented numbers, see
-vswbench/report/fixtures.py; never measurements)."""
+tests/report_fixtures.py; never measurements)."""
 
 import math
 
@@ -9,7 +9,7 @@ from vswbench.errors import UsageError
 from vswbench.report.data import (IMIX_MEAN_SIZE, ReportInput, Setup, cycles_below_ndr, ecdf,
                                   gbps_on_wire, latency_at, line_rate_pps, load, load_series,
                                   pairs_points, ranking, rebin_log, setup_of)
-from vswbench.report.fixtures import (NDR, PAIRS_NDR, TSC_HZ, hist_bucket, latency_samples,
+from report_fixtures import (NDR, PAIRS_NDR, TSC_HZ, hist_bucket, latency_samples,
                                       summarize, write_fixture_store)
 from vswbench.report.notes import fingerprint_from_json, warnings
 from vswbench.report.spread import error_bars
