@@ -37,8 +37,8 @@ import numpy as np
 
 from vswbench.errors import UsageError
 from vswbench.switches.chain_nf import FWD, PER_ELEMENT
-from vswbench.models.chain_cost import (LEVEL, ChainObservation, Group, Layout, Parameter,
-                                        t_quantile)
+from vswbench.models.chain_cost import LEVEL, ChainObservation, Group, Layout, Parameter
+from vswbench.models.student_t import t_quantile
 from vswbench.results.store import ResultStore, StoredPoint, StoredRun, headline
 
 STORE_NAME = "results.sqlite"
