@@ -370,7 +370,7 @@ def test_breakdown_and_software_drop_costs() -> None:
 # -- the report section ------------------------------------------------------------------------------
 def test_report_section_shows_every_n_with_errors(chain_dir) -> None:
     from vswbench.report.chain import chain_analyses, chain_empty, chain_figures, chain_tables
-    from vswbench.report.data import load
+    from vswbench.results.points import load
     from vswbench.report.model import build_model
 
     section = chain_analyses(build_model(load(chain_dir)))

@@ -1,7 +1,7 @@
 """The report's figures (matplotlib, Agg canvas, no pyplot state), rendered to PNG and SVG bytes.
 
-Each function takes typed rows from data.py and returns a Figure, or None when it has nothing
-to draw (the page then says so instead of showing an empty plot). Output is deterministic: the
+Each function takes typed rows (report/data.py, results/series.py) and returns a Figure, or
+None when it has nothing to draw (the page then says so instead of showing an empty plot). Output is deterministic: the
 same store gives byte-identical files (fixed SVG hash salt, no dates in the metadata).
 """
 
@@ -22,10 +22,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
-from vswbench.report.data import (LoadSeries, PairsPoint, RankingRow, ecdf, line_rate_pps,
-                                  rebin_log, size_order)
+from vswbench.report.data import PairsPoint, RankingRow, ecdf, rebin_log
 from vswbench.report.model import ReportModel
 from vswbench.report.spread import ErrorBar
+from vswbench.results.points import size_order
+from vswbench.results.series import LoadSeries
+from vswbench.units import line_rate_pps
 
 if TYPE_CHECKING:
     from vswbench.models.delay import DelayModel
