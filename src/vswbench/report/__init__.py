@@ -6,7 +6,7 @@
 
 Modules: data.py (the ranking and other report rows, built on results/points.py's records),
 spread.py (parameter error bars), notes.py (warnings, fingerprints), model.py (all of it
-together), plots.py (matplotlib figures, Agg), chain.py, delay.py
+together), figure.py (style and legends), plots.py (matplotlib figures, Agg), chain.py, delay.py
 and studies.py (their sections), html.py (the page). The output is deterministic: the same
 store gives the same bytes.
 """

@@ -20,7 +20,8 @@ from vswbench.report.delay import delay_empty, delay_tables
 from vswbench.report.model import ReportModel
 from vswbench.report.notes import ReportWarning, RunInfo
 from vswbench.results.series import LoadSeries
-from vswbench.report.plots import DPI, Plot
+from vswbench.report.figure import DPI
+from vswbench.report.plots import Plot
 from vswbench.report.studies import CLONING_EMPTY, CLONING_INTRO, FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO
 
 SECTIONS = (

@@ -22,6 +22,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from vswbench.report.figure import LINESTYLES, MARKERS, PPS, new_figure, place_legend
 from vswbench.results.points import StoredResults, number, setup_of, size_order, throughput_of
 from vswbench.results.store import StoredPoint
 
@@ -131,11 +132,9 @@ def _by_series(points: Sequence[StudyPoint]) -> dict[tuple[str, ...], list[Study
 
 
 def flow_count_plot(points: Sequence[StudyPoint], colours: Any) -> Figure | None:
-    from vswbench.report.plots import LINESTYLES, MARKERS, PPS, _figure, _legend
-
     if not points:
         return None
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     dp_ax = None
     count = 0
     for i, (_, pts) in enumerate(_by_series(points).items()):
@@ -164,18 +163,16 @@ def flow_count_plot(points: Sequence[StudyPoint], colours: Any) -> Figure | None
     ax.set_ylabel("throughput (packets/s)")
     ax.set_title("Throughput vs number of flows")
     if dp_ax is None:
-        _legend(ax, count)
+        place_legend(ax, count)
     else:   # beside the axes, clear of the right axis' labels
         ax.legend(loc="upper left", bbox_to_anchor=(1.16, 1.0), borderaxespad=0.0)
     return fig
 
 
 def cloning_plot(points: Sequence[StudyPoint], colours: Any) -> Figure | None:
-    from vswbench.report.plots import LINESTYLES, MARKERS, PPS, _figure, _legend
-
     if not points:
         return None
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     series = _by_series(points)
     for i, (_, pts) in enumerate(series.items()):
         pts.sort(key=lambda q: q.x)
@@ -194,5 +191,5 @@ def cloning_plot(points: Sequence[StudyPoint], colours: Any) -> Figure | None:
     ax.set_xlabel("output ports per frame (clones)")
     ax.set_ylabel("throughput at the tester (packets/s)")
     ax.set_title("Effects of cloning a flow")
-    _legend(ax, len(series))
+    place_legend(ax, len(series))
     return fig
