@@ -12,9 +12,9 @@ from vswbench.campaign.spec import expand, parse_spec
 from vswbench.errors import UsageError
 from vswbench.models.chain_analysis import analyze, read_models, save
 from vswbench.models.chain_cost import (PARAMS, ChainObservation, CostModel, Layout, Parameter,
-                                        classify, fit, holdout, layout_for, t_quantile,
-                                        usable)
+                                        classify, fit, holdout, layout_for, usable)
 from vswbench.models.chain_data import from_points, layout_of
+from vswbench.models.student_t import t_quantile
 from vswbench.campaign.runner import placement_cpus
 from vswbench.results.store import ResultStore, StoredPoint
 
@@ -370,7 +370,7 @@ def test_breakdown_and_software_drop_costs() -> None:
 # -- the report section ------------------------------------------------------------------------------
 def test_report_section_shows_every_n_with_errors(chain_dir) -> None:
     from vswbench.report.chain import chain_analyses, chain_empty, chain_figures, chain_tables
-    from vswbench.report.data import load
+    from vswbench.results.points import load
     from vswbench.report.model import build_model
 
     section = chain_analyses(build_model(load(chain_dir)))

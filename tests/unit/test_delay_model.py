@@ -17,9 +17,9 @@ from vswbench.models.delay import (QUANTILES, DelayCondition, DelayModel, dkw_bo
                                    engine_buckets_ns, ks_critical, load_json)
 from vswbench.models.delay_data import (INDEX_NAME, KS_NAME, file_stem, ks_matrix,
                                         load_models, write_models)
-from vswbench.report.data import load
+from vswbench.results.points import load
 from vswbench.report.delay import delay_empty, delay_tables
-from vswbench.report.fixtures import (hist_bucket, latency_samples, summarize,
+from report_fixtures import (hist_bucket, latency_samples, summarize,
                                       write_fixture_store)
 from vswbench.report.model import build_model
 from vswbench.results.store import ResultStore

@@ -41,7 +41,8 @@ def test_repeated_sweeps_share_one_legend_entry_per_setup() -> None:
     still lays out (matplotlib had collapsed the axes under 120 entries)."""
     import warnings
 
-    from vswbench.report.data import LoadPoint, LoadSeries, Setup
+    from vswbench.results.points import Setup
+    from vswbench.results.series import LoadPoint, LoadSeries
     from vswbench.report.plots import Colours, offered_vs_achieved, render
 
     def sweep(n: int, rep: int) -> LoadSeries:

@@ -1,15 +1,17 @@
 """report/data.py, spread.py, notes.py: typed rows from fixture stores (invented numbers, see
-vswbench/report/fixtures.py; never measurements)."""
+tests/report_fixtures.py; never measurements)."""
 
 import math
 
 import pytest
 
 from vswbench.errors import UsageError
-from vswbench.report.data import (IMIX_MEAN_SIZE, ReportInput, Setup, cycles_below_ndr, ecdf,
-                                  gbps_on_wire, latency_at, line_rate_pps, load, load_series,
-                                  pairs_points, ranking, rebin_log, setup_of)
-from vswbench.report.fixtures import (NDR, PAIRS_NDR, TSC_HZ, hist_bucket, latency_samples,
+from vswbench.report.data import ecdf, pairs_points, ranking, rebin_log
+from vswbench.results.points import (Setup, StoredResults, cycles_near_ndr, latency_at, load,
+                                     setup_of)
+from vswbench.results.series import load_series
+from vswbench.units import FrameSize, line_rate_pps, wire_gbps
+from report_fixtures import (NDR, PAIRS_NDR, TSC_HZ, hist_bucket, latency_samples,
                                       summarize, write_fixture_store)
 from vswbench.report.notes import fingerprint_from_json, warnings
 from vswbench.report.spread import error_bars
@@ -18,7 +20,7 @@ from vswbench.host.sysinfo import NA, missing_tuning
 
 
 @pytest.fixture(scope="module")
-def full(tmp_path_factory) -> ReportInput:
+def full(tmp_path_factory) -> StoredResults:
     path = write_fixture_store(tmp_path_factory.mktemp("store") / "results.sqlite")
     return load(path.parent)
 
@@ -33,10 +35,10 @@ def point(kind: str, result: dict | None, status: str = "done", error: str | Non
     return StoredPoint("t", "vsb0001", key, key, prm, kind, status, result, error, None, "now")
 
 
-def data_of(*points: StoredPoint) -> ReportInput:
+def data_of(*points: StoredPoint) -> StoredResults:
     from pathlib import Path
 
-    return ReportInput(Path("results.sqlite"), tuple(points), ())
+    return StoredResults(Path("results.sqlite"), tuple(points), ())
 
 
 # -- loading -----------------------------------------------------------------------------------
@@ -61,10 +63,11 @@ def test_line_rate_and_wire_rate() -> None:
     assert line_rate_pps(64, 25e9) == pytest.approx(37_202_380.95, rel=1e-9)
     with pytest.raises(UsageError):
         line_rate_pps(0)
-    assert gbps_on_wire(line_rate_pps(64), 64) == pytest.approx(10.0)
-    assert gbps_on_wire(1e6, "imix") == pytest.approx((IMIX_MEAN_SIZE + 20) * 8 / 1e3)
-    assert IMIX_MEAN_SIZE == pytest.approx(334.5)
-    assert gbps_on_wire(None, 64) is None
+    assert wire_gbps(line_rate_pps(64), 64) == pytest.approx(10.0)
+    imix = FrameSize.parse("imix").mean_bytes
+    assert wire_gbps(1e6, "imix") == pytest.approx((imix + 20) * 8 / 1e3)
+    assert imix == pytest.approx(334.5)
+    assert wire_gbps(None, 64) is None
 
 
 # -- ranking -----------------------------------------------------------------------------------
@@ -145,14 +148,18 @@ def test_repetitions_give_median_and_cv() -> None:
                for w in warnings(data_of(*runs)))
 
 
-def test_cycles_below_ndr() -> None:
-    trials = [{"intended_pps": 50.0, "cycles_per_packet": 9.0},
-              {"intended_pps": 90.0, "cycles_per_packet": 8.0},
-              {"intended_pps": 99.0, "cycles_per_packet": None},
-              {"intended_pps": 120.0, "cycles_per_packet": 5.0}]
-    assert cycles_below_ndr({"ndr_pps": 100.0, "trials": trials}) == 8.0
-    assert cycles_below_ndr({"ndr_pps": 40.0, "trials": trials}) is None
-    assert cycles_below_ndr({"ndr_pps": None, "trials": trials}) is None
+def test_cycles_near_ndr() -> None:
+    """The highest-load trial at or below the NDR without loss or unsent frames."""
+    trials = [{"intended_pps": 50.0, "lost": 0, "cycles_per_packet": 9.0},
+              {"intended_pps": 90.0, "lost": 0, "unsent": 0, "cycles_per_packet": 8.0},
+              {"intended_pps": 95.0, "lost": 3, "cycles_per_packet": 7.5},      # lossy
+              {"intended_pps": 97.0, "lost": 0, "unsent": 40, "cycles_per_packet": 7.4},
+              {"intended_pps": 99.0, "lost": 0, "cycles_per_packet": None},
+              {"intended_pps": 120.0, "lost": 0, "cycles_per_packet": 5.0}]   # above the NDR
+    assert cycles_near_ndr({"ndr_pps": 100.0, "trials": trials}) == 8.0
+    assert cycles_near_ndr({"ndr_pps": 90.0, "trials": trials}) == 8.0        # at the NDR
+    assert cycles_near_ndr({"ndr_pps": 40.0, "trials": trials}) is None
+    assert cycles_near_ndr({"ndr_pps": None, "trials": trials}) is None
 
 
 # -- load curves, histograms -------------------------------------------------------------------

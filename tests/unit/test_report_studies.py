@@ -3,7 +3,7 @@ root."""
 
 from pathlib import Path
 
-from vswbench.report.data import ReportInput
+from vswbench.results.points import StoredResults
 from vswbench.report.studies import cloning_points, flow_count_points
 from vswbench.results.store import StoredPoint
 
@@ -18,8 +18,8 @@ def _point(ndr: float, flows: int = 1, rep: int = 0, options: dict | None = None
     return StoredPoint("c", "vsb0001", key, key, prm, "search", "done", result, None, None, "now")
 
 
-def _data(*points: StoredPoint) -> ReportInput:
-    return ReportInput(Path("results.sqlite"), points, ())
+def _data(*points: StoredPoint) -> StoredResults:
+    return StoredResults(Path("results.sqlite"), points, ())
 
 
 def test_flow_count_points() -> None:

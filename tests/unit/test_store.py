@@ -1,4 +1,5 @@
-"""store.py: points survive reopening, reruns skip finished points, exports, foreign files."""
+"""store.py and export.py: points survive reopening, reruns skip finished points, exports,
+foreign files."""
 import csv
 import json
 import sqlite3
@@ -7,7 +8,9 @@ import pytest
 
 from vswbench.campaign.spec import expand, parse_spec
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.results.store import HEADLINE_COLUMNS, ResultStore, headline
+from vswbench.results.export import (HEADLINE_COLUMNS, export_csv, export_json, export_parquet,
+                                     headline)
+from vswbench.results.store import ResultStore
 
 SPEC = parse_spec('[campaign]\nname = "demo"\n[[study]]\nkind = ["search", "latency"]\n'
                   'switch = "bridge"\nsize = [64, 1518]\nfractions = [50, 90]\n')
@@ -107,12 +110,13 @@ def _filled(db) -> ResultStore:
 
 def test_export_json_and_csv(db, tmp_path) -> None:
     with _filled(db) as store:
-        store.export_json(tmp_path / "r.json")
-        store.export_csv(tmp_path / "r.csv")
+        export_json(store, tmp_path / "r.json")
+        export_csv(store, tmp_path / "r.csv")
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["runs"][0]["spec_text"] == SPEC.text
     assert data["runs"][0]["fingerprint"] == {"cpu_model": "x"}
     assert len(data["points"]) == 4 and data["points"][0]["result"]["ndr_pps"] == 200_000.0
+    assert data["points"][0]["headline"]["cycles_per_packet"] == 8000.0
     with (tmp_path / "r.csv").open(newline="") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == HEADLINE_COLUMNS
@@ -134,10 +138,10 @@ def test_export_parquet_or_clear_error(db, tmp_path) -> None:
             import pyarrow.parquet as pq
         except ImportError:
             with pytest.raises(UsageError, match="pip install pyarrow"):
-                store.export_parquet(tmp_path / "r.parquet")
+                export_parquet(store, tmp_path / "r.parquet")
             assert not (tmp_path / "r.parquet").exists()
             return
-        store.export_parquet(tmp_path / "r.parquet")
+        export_parquet(store, tmp_path / "r.parquet")
     table = pq.read_table(tmp_path / "r.parquet")
     assert table.num_rows == 4 and "ndr_pps" in table.column_names
 

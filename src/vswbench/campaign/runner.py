@@ -21,14 +21,8 @@ from typing import Any
 from vswbench.campaign.spec import CampaignSpec, Point, expand, search_twin
 from vswbench.engine.params import TrialParams
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.method import (
-    WARMUP_RATE,
-    MethodOptions,
-    MethodPlan,
-    find_ndr,
-    method_context,
-    plan_method,
-)
+from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
+                                     method_context, plan_method)
 from vswbench.measure.plan import TrialOptions
 from vswbench.results.store import STORE_NAME, ResultStore
 from vswbench.switches.catalog import nf_unavailable

@@ -42,15 +42,8 @@ from typing import Any
 
 from vswbench import scenario as scenarios
 from vswbench.campaign.suites import BUILTIN
-from vswbench.campaign.values import (
-    ALL_SWITCHES,
-    CALIBRATION_SWITCH,
-    CHECKS,
-    KINDS,
-    SCALAR_ONLY,
-    BadValue,
-    did_you_mean,
-)
+from vswbench.campaign.values import (ALL_SWITCHES, CALIBRATION_SWITCH, CHECKS, KINDS, SCALAR_ONLY,
+                                      BadValue, did_you_mean)
 from vswbench.errors import UsageError
 from vswbench.switches.catalog import nf_option_problems
 

@@ -83,7 +83,8 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
 def print_ranking(store_path: Path) -> None:
     """The report's ranking table (report.data.ranking): repetitions are one row (the median NDR,
     with their count), each variant (options, placement, flows, ...) its own row and latency."""
-    from vswbench.report.data import load, ranking
+    from vswbench.report.data import ranking
+    from vswbench.results.points import load
 
     rows = ranking(load(store_path))
     if not rows:
@@ -130,12 +131,13 @@ def report(directory: Path) -> int:
 @click.option("--to", "target", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def export(directory: Path, fmt: str, target: Path | None) -> int:
     """Export a results store to JSON, CSV or Parquet."""
-    from vswbench.results.store import STORE_NAME
+    from vswbench.results.export import export as write_export
+    from vswbench.results.points import store_file
     from vswbench.results.store import ResultStore
 
     target = target or directory / f"results.{fmt}"
-    with ResultStore(directory / STORE_NAME, create=False) as store:
-        getattr(store, f"export_{fmt}")(target)
+    with ResultStore(store_file(directory), create=False) as store:
+        write_export(store, fmt, target)
     out.print(f"wrote {target}", highlight=False)
     return 0
 

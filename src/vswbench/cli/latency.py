@@ -9,20 +9,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (
-    KERNEL_IO,
-    emit,
-    io_option,
-    method_plan,
-    num,
-    out,
-    rate,
-    say,
-    seconds,
-    size_option,
-    testbed_options,
-    trial_line,
-)
+from vswbench.cli.common import (KERNEL_IO, emit, io_option, method_plan, num, out, rate, say,
+                                 seconds, size_option, testbed_options, trial_line)
 from vswbench.engine.params import MAX_FLOWS, TrialParams
 from vswbench.errors import UsageError
 from vswbench.measure.session import control_capable

@@ -8,18 +8,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (
-    emit,
-    err,
-    method_plan,
-    num,
-    out,
-    rate,
-    say,
-    seconds,
-    testbed_options,
-    trial_line,
-)
+from vswbench.cli.common import (emit, err, method_plan, num, out, rate, say, seconds,
+                                 testbed_options, trial_line)
 from vswbench.measure.stats import steal_fraction
 
 

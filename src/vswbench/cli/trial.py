@@ -8,16 +8,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (
-    err,
-    num,
-    out,
-    placement_options,
-    seconds,
-    traffic_options,
-    trial_options,
-)
-from vswbench.engine.params import MAX_DURATION_S
+from vswbench.cli.common import (err, num, out, placement_options, seconds, traffic_options,
+                                 trial_options)
 from vswbench.units import parse_rate
 
 

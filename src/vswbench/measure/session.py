@@ -27,14 +27,8 @@ from vswbench.engine.process import EngineProcess, EngineResult
 from vswbench.engine.records import RecordError, parse_final
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
-from vswbench.measure.trial import (
-    READY_TIMEOUT,
-    PhaseOutcome,
-    TrialResult,
-    _daemon_pids,
-    build_result,
-    run_trial,
-)
+from vswbench.measure.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, _daemon_pids,
+                                    build_result, run_trial)
 from vswbench.scenario import Role, Scenario
 from vswbench.testbed.build import EngineCommand, Testbed
 

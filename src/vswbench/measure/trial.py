@@ -20,13 +20,8 @@ from vswbench.engine.params import TrialParams
 from vswbench.engine.process import EngineProcess, EngineResult, FinalRecord
 from vswbench.engine.records import HistogramBucket, LatencySummary
 from vswbench.errors import VswbenchError
-from vswbench.host.cpustat import (
-    busy_cycles,
-    core_usage,
-    cycles_per_packet,
-    process_cpu_s,
-    read_proc_stat,
-)
+from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, process_cpu_s,
+                                   read_proc_stat)
 from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
 from vswbench.scenario import Role
 from vswbench.switches.base import BusyCycles, PortCounters

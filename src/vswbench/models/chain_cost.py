@@ -41,10 +41,11 @@ from typing import Any
 
 import numpy as np
 
-from vswbench.switches.chain_nf import OVS_KINDS
 from vswbench.errors import UsageError
 from vswbench.models.chain_layout import (PARAMS, PLACEMENTS, Layout,  # noqa: F401
                                           bottleneck_loads, classify, layout_for)
+from vswbench.models.student_t import t_quantile
+from vswbench.switches.chain_nf import OVS_KINDS
 
 MEANING = {
     "C_base": "tester path: C_TX + C_RX (+ C_other) of the tester's core",
@@ -280,40 +281,6 @@ def _alternate(loads: list[dict[int, np.ndarray]], y: np.ndarray, pick: list[int
     return best
 
 
-def t_quantile(q: float, dof: int) -> float:
-    """Student's t quantile by bisection on its CDF (regularized incomplete beta)."""
-    def betacf(a: float, b: float, x: float) -> float:      # Numerical Recipes, modified Lentz
-        tiny = 1e-300
-        c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        h = d
-        for m in range(1, 300):
-            for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                        -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-                d = 1.0 + num * d
-                d = 1.0 / (d if abs(d) > tiny else tiny)
-                c = 1.0 + num / c
-                c = c if abs(c) > tiny else tiny
-                h *= d * c
-            if abs(d * c - 1.0) < 1e-15:
-                break
-        return h
-
-    def cdf(t: float) -> float:
-        x = dof / (dof + t * t)
-        a, b = dof / 2.0, 0.5
-        front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                         + a * math.log(x) + b * math.log1p(-x))
-        tail = front * betacf(a, b, x) / a if x < (a + 1) / (a + b + 2) else \
-            1.0 - front * betacf(b, a, 1 - x) / b
-        return 1.0 - tail / 2 if t > 0 else tail / 2
-    lo, hi = 0.0, 1e4
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if cdf(mid) < q else (lo, mid)
-    return (lo + hi) / 2
-
-
 def parameters(fit: _Fit, level: float = LEVEL) -> tuple[Parameter, ...]:
     t = t_quantile(0.5 + level / 2, fit.dof) if fit.cov is not None else None
     out = []
@@ -507,10 +474,3 @@ def measured_break_even(observations: Sequence[ChainObservation], placement: str
     if not common or single[common[-1]] >= multi[common[-1]]:
         return None
     return max([n for n in common if single[n] >= multi[n]], default=0)
-
-
-def load_observations(results_dir: Any) -> list[ChainObservation]:
-    """Every chain throughput in a results directory (chain_data.load has the rest)."""
-    from vswbench.models.chain_data import load
-
-    return list(load(results_dir).observations)

@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 
 from vswbench.errors import UsageError
+from vswbench.models.chain_cost import LEVEL, ChainObservation, Group, Layout, Parameter
+from vswbench.models.student_t import t_quantile
+from vswbench.results.points import load as load_store, read_point
+from vswbench.results.store import StoredPoint, StoredRun
 from vswbench.switches.chain_nf import FWD, PER_ELEMENT
-from vswbench.models.chain_cost import (LEVEL, ChainObservation, Group, Layout, Parameter,
-                                        t_quantile)
-from vswbench.results.store import ResultStore, StoredPoint, StoredRun, headline
 
-STORE_NAME = "results.sqlite"
 CHAIN_RE = re.compile(r"chain:(\d+)$")
 MIN_DROP_SHARE = 0.01        # beyond the peak, a load point with fewer drops says nothing
 CONSTANT_COST_TOLERANCE = 0.15   # constancy_note: the held-out target; a larger drift is flagged
@@ -141,11 +141,11 @@ def from_points(points: Iterable[StoredPoint], runs: Sequence[StoredRun] = ()) -
                       tsc_hz=float(tsc) if tsc else None,
                       forwarding_mode=str(r.get("forwarding_mode") or ""), key=p.key, nf=nf,
                       repetition=int(p.params.get("repetition") or 0))
-        if p.kind == "search" and r.get("ndr_pps"):
-            row = headline(p)
-            obs.append(ChainObservation(**common, throughput_pps=float(r["ndr_pps"]),
-                                        metric="ndr", lower_bound=bool(r.get("generator_bound")),
-                                        cycles_per_packet=row["cycles_per_packet"]))
+        h = read_point(p).headline if p.kind == "search" else None
+        if h is not None and h.ndr_pps:
+            obs.append(ChainObservation(**common, throughput_pps=h.ndr_pps, metric="ndr",
+                                        lower_bound=bool(h.generator_bound),
+                                        cycles_per_packet=h.cycles_per_packet))
         elif p.kind == "sweep" and isinstance(r.get("points"), list) and r["points"]:
             pts = r["points"]
             peak = max(pts, key=lambda q: q.get("achieved_pps") or 0)
@@ -205,13 +205,9 @@ def _breakdown(group: Group, n: int, place: str, r: dict[str, Any]) -> CostBreak
 
 def load(results_dir: str | Path) -> ChainData:
     """Read DIR/results.sqlite (or the store file itself) without changing it."""
-    path = Path(results_dir)
-    store = path / STORE_NAME if path.is_dir() else path
-    if not store.is_file():
-        raise UsageError(f"no results store at {store}: give the --out directory of a "
-                         "`vswbench run` that measured scenario chain:N")
-    with ResultStore(store, create=False) as s:
-        data = from_points(s.points(), s.runs())
+    stored = load_store(results_dir)
+    store = stored.store_path
+    data = from_points(stored.points, stored.runs)
     if not data.observations:
         why = f" ({len(data.skipped)} skipped: {data.skipped[0]})" if data.skipped else ""
         raise UsageError(f"no chain throughput in {store}{why}: run a campaign with search or "

@@ -7,8 +7,9 @@ the same condition are pooled by default (their histograms added: the paper repe
 experiment and builds one ECDF from all of it); `pool=False` keeps one model per repetition,
 which is what to compare when asking whether repetitions agree.
 
-The store is read with the report's loaders (report/data.py: load, load_series, setup_of,
-parse_histogram), so the report and the CLI see exactly the same conditions.
+The store is read with the loaders the report uses too (results/points.py and results/series.py:
+load, setup_of, load_series, parse_histogram), so the report and the CLI see exactly the same
+conditions.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.models.delay import ALPHA, DelayCondition, DelayModel, dumps, ks_critical
-from vswbench.report.data import (LoadSeries, ReportInput, Setup, load, load_series, number,
-                                  parse_histogram, repetition_of, setup_of, size_order)
+from vswbench.results.points import (Setup, StoredResults, load, number, repetition_of, setup_of,
+                                     size_order)
+from vswbench.results.series import LoadSeries, load_series, parse_histogram
 
 KINDS = ("latency", "sweep", "trial")
 DEFAULT_KINDS = ("latency", "sweep")
@@ -41,7 +43,7 @@ def _condition(setup: Setup, kind: str, offered: float | None, fraction: float |
                           fraction, repetition, repetitions)
 
 
-def _trial_series(data: ReportInput) -> list[tuple[Setup, int, float | None, tuple[Any, ...]]]:
+def _trial_series(data: StoredResults) -> list[tuple[Setup, int, float | None, tuple[Any, ...]]]:
     out = []
     for p in data.done("trial"):
         r = p.result or {}
@@ -87,7 +89,7 @@ def _order(m: DelayModel) -> tuple[Any, ...]:
             c.fraction_of_ndr or 0.0, c.offered_pps or 0.0, c.repetition or 0)
 
 
-def models_from_input(data: ReportInput, kinds: Sequence[str] = DEFAULT_KINDS, *,
+def models_from_input(data: StoredResults, kinds: Sequence[str] = DEFAULT_KINDS, *,
                       pool: bool = True) -> list[DelayModel]:
     bad = [k for k in kinds if k not in KINDS]
     if bad:

@@ -4,9 +4,11 @@
     files.html        # results/quick/report.html (plots embedded, CSS inline, no network)
     files.plots_dir   # results/quick/plots/ (every plot as NAME.png and NAME.svg)
 
-Modules: data.py (typed rows from the store), spread.py (parameter error bars), notes.py
-(warnings, fingerprints), model.py (all of it together), plots.py (matplotlib figures, Agg),
-html.py (the page). The output is deterministic: the same store gives the same bytes.
+Modules: data.py (the ranking and other report rows, built on results/points.py's records),
+spread.py (parameter error bars), notes.py (warnings, fingerprints), model.py (all of it
+together), figure.py (style and legends), plots.py (matplotlib figures, Agg), chain.py, delay.py
+and studies.py (their sections), html.py (the page). The output is deterministic: the same
+store gives the same bytes.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vswbench.errors import UsageError
-from vswbench.report.data import DEFAULT_LINK_BPS, load
 from vswbench.report.html import SECTION_IDS, render_page
 from vswbench.report.model import ReportModel, build_model
 from vswbench.report.plots import Plot, make_plots
 from vswbench.report.spread import error_bars_csv, error_bars_json
+from vswbench.results.points import load
+from vswbench.units import DEFAULT_LINK_BPS
 
 REPORT_NAME = "report.html"
 PLOTS_DIR = "plots"

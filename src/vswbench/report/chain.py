@@ -17,6 +17,8 @@ from matplotlib.figure import Figure
 from vswbench.models.chain_analysis import GroupAnalysis, analyze, verdict
 from vswbench.models.chain_cost import METRIC_TITLES, Parameter
 from vswbench.models.chain_data import ChainData, chain_length, from_points
+from vswbench.report.figure import (LINESTYLES, MARKERS, PALETTE, PPS, new_figure,
+                                    place_legend, slug)
 from vswbench.report.model import ReportModel
 
 INTRO = (
@@ -66,11 +68,9 @@ def chain_empty(section: ChainSection) -> str:
 
 # -- the figure --------------------------------------------------------------------------------
 def chain_figures(section: ChainSection) -> list[tuple[str, str, Figure]]:
-    from vswbench.report.plots import LINESTYLES, MARKERS, PALETTE, PPS, _figure, _legend, slug
-
     out = []
     for a in section.analyses:
-        fig, (ax,) = _figure()
+        fig, (ax,) = new_figure()
         count = 0
         measured = {c.placement for c in a.checks}
         names = [*a.curves, *sorted(measured - set(a.curves))]
@@ -96,7 +96,7 @@ def chain_figures(section: ChainSection) -> list[tuple[str, str, Figure]]:
         ax.set_ylim(bottom=0)
         metric = METRIC_TITLES.get(a.model.metric, a.model.metric)
         ax.set_title(f"Chain cost model: {a.model.label} ({metric})")
-        _legend(ax, count)
+        place_legend(ax, count)
         out.append((f"chain-model-{slug(a.model.label)}", f"Chain cost model: {a.model.label}",
                     fig))
     return out

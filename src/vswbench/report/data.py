@@ -1,16 +1,15 @@
-"""Typed rows for the report, read from a results store (results/store.py).
+"""The report's own shaping of stored results: the ranking table, pairs scaling, histogram curves.
 
-Every point keeps its result JSON exactly as the methodology commands wrote it (search, sweep,
-trial, latency, b2b; see runner.execute_point). This module turns those dicts into small frozen
-dataclasses the plots and the page use, so that neither of them reads JSON keys:
+Reading the store and every headline number (NDR, PDR, cycles per packet near the NDR, latency
+at 90 % of the NDR, Gbit/s on the wire) is results/points.py's, and grouping searches by setup
+with their matched latency results/setups.py's, exactly as export and compare see them. Here:
 
-- `Setup`: what was measured (switch, scenario, frame size and any non-default workload knob);
-- `RankingRow`: one per setup with a search: NDR (median over repetitions), PDR, latency at 90 %
-  of the NDR from the matching latency point, cycles per packet near the NDR, generator bound;
-- `SweepSeries`, `LatencySeries`: the load curves and latency distributions;
-- `PairsPoint`: throughput of the pairs:N scenarios against N.
+- `RankingRow`: one per setup with a search, ranked by NDR within its scenario, frame size and
+  variant;
+- `PairsPoint`: throughput of the pairs:N scenarios against N;
+- `ecdf`, `rebin_log`: a latency histogram as the plots draw it.
 
-Nothing here draws or formats; nothing writes to the store (it is opened with create=False).
+Nothing here draws or formats; nothing writes to the store.
 """
 
 from __future__ import annotations
@@ -19,155 +18,16 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.results.store import StoredPoint, StoredRun, ResultStore, wire_gbps
+from vswbench.results.points import Setup, StoredResults, size_order
+from vswbench.results.series import Bucket
+from vswbench.results.setups import search_setups
+from vswbench.units import wire_gbps
 
-STORE_NAME = "results.sqlite"          # the name campaign/runner.py gives the store in a run's directory
-DEFAULT_LINK_BPS = 10e9                # the reference link of the line-rate curve: 10 GbE
-WIRE_OVERHEAD_BYTES = 20               # preamble (8) and inter-frame gap (12) per frame
-LATENCY_FRACTION = 0.9                 # the ranking's latency is taken at 90 % of the NDR
-FRACTION_TOLERANCE = 1e-6
-# The engine's default IMIX genome "aaaaaaaddddg" (engine/src/frame.c): 7 x 64, 4 x 512, 1 x 1518.
-IMIX_MEAN_SIZE = (7 * 64 + 4 * 512 + 1518) / 12
-VARIANT_KEYS = (("flows", 1), ("burst", 1), ("placement", "default"), ("io", "afpacket"),
-                ("preset", "fast"), ("shape_pps", None), ("options", None))
 PAIRS_RE = re.compile(r"pairs:(\d+)$")
-
-
-# -- input -------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ReportInput:
-    """Everything the report reads from one store."""
-    store_path: Path
-    points: tuple[StoredPoint, ...]
-    runs: tuple[StoredRun, ...]
-
-    @property
-    def campaigns(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([r.spec_name for r in self.runs]
-                                   + [p.campaign for p in self.points]))
-
-    def done(self, kind: str | None = None) -> list[StoredPoint]:
-        """Points that finished with a result (of one kind, or all)."""
-        return [p for p in self.points if p.status == "done" and isinstance(p.result, dict)
-                and (kind is None or p.kind == kind)]
-
-
-def store_file(store_path_or_dir: str | Path) -> Path:
-    """The store's file: the path itself, or results.sqlite inside a run's directory."""
-    path = Path(store_path_or_dir)
-    if path.is_dir():
-        path = path / STORE_NAME
-    if not path.is_file():
-        raise UsageError(f"no results store at {path}: give the --out directory of a "
-                         f"`vswbench run` (it holds {STORE_NAME}) or the store file itself")
-    return path
-
-
-def load(store_path_or_dir: str | Path, campaign: str | None = None) -> ReportInput:
-    """Read a store (never creating or changing it); `campaign` keeps only that campaign."""
-    path = store_file(store_path_or_dir)
-    with ResultStore(path, create=False) as store:
-        points = store.points(campaign)
-        runs = store.runs()
-    if campaign is not None:
-        if not any(r.spec_name == campaign for r in runs):
-            names = ", ".join(sorted({r.spec_name for r in runs})) or "none"
-            raise UsageError(f"campaign {campaign!r} is not in {path} (campaigns there: {names})")
-        runs = [r for r in runs if r.spec_name == campaign]
-    return ReportInput(path, tuple(points), tuple(runs))
-
-
-# -- what was measured -------------------------------------------------------------------------
-@dataclass(frozen=True, order=True)
-class Setup:
-    """The testbed and workload of a point, without the kind and the repetition. `variant` names
-    the knobs that differ from their defaults (flows=4, burst=32, placement=s_core, ...)."""
-    switch: str
-    scenario: str
-    size: int | str
-    variant: str = ""
-
-    @property
-    def size_label(self) -> str:
-        return f"{self.size} B" if isinstance(self.size, int) else str(self.size)
-
-    @property
-    def label(self) -> str:
-        parts = [self.switch, self.scenario, self.size_label]
-        return " ".join(parts + ([self.variant] if self.variant else []))
-
-    @property
-    def size_bytes(self) -> float | None:
-        """The frame size as a number (IMIX: the mean of the engine's default genome)."""
-        return frame_bytes(self.size)
-
-
-def frame_bytes(size: Any) -> float | None:
-    if isinstance(size, bool):
-        return None
-    if isinstance(size, (int, float)):
-        return float(size)
-    if isinstance(size, str) and size.lower() == "imix":
-        return IMIX_MEAN_SIZE
-    return None
-
-
-def size_order(size: int | str) -> tuple[float, str]:
-    """Sort key: numeric sizes ascending, IMIX (and anything else) after them."""
-    return (size, "") if isinstance(size, int) else (math.inf, str(size))
-
-
-def setup_of(p: StoredPoint) -> Setup:
-    prm, r = p.params, p.result or {}
-    size = prm.get("size", r.get("frame_size"))
-    variant = []
-    for key, default in VARIANT_KEYS:
-        value = prm.get(key, default)
-        if value == default or (key == "preset" and p.kind not in ("search", "latency", "b2b")):
-            continue
-        if isinstance(value, dict):
-            variant += [f"{k}={v}" for k, v in sorted(value.items())]
-        else:
-            variant.append(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}")
-    return Setup(str(prm.get("switch", r.get("switch", "?"))),
-                 str(prm.get("scenario", r.get("scenario", "?"))),
-                 size if isinstance(size, (int, str)) else "?", " ".join(variant))
-
-
-def repetition_of(p: StoredPoint) -> int:
-    rep = p.params.get("repetition", 0)
-    return rep if isinstance(rep, int) else 0
-
-
-def number(value: Any) -> float | None:
-    """A finite float, or None for anything else (missing, bool, text, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def line_rate_pps(size: float, link_bps: float = DEFAULT_LINK_BPS) -> float:
-    """Frames per second a link carries at full rate: link / ((size + 20 bytes) x 8 bits)."""
-    if size <= 0 or link_bps <= 0:
-        raise UsageError(f"line rate of {size}-byte frames on a {link_bps} bit/s link: both must "
-                         "be positive")
-    return link_bps / ((size + WIRE_OVERHEAD_BYTES) * 8)
-
-
-def gbps_on_wire(pps: float | None, size: int | str) -> float | None:
-    """store.wire_gbps for byte sizes; IMIX at the mean size of its genome."""
-    if pps is None:
-        return None
-    if isinstance(size, int):
-        return wire_gbps(pps, size)
-    mean = frame_bytes(size)
-    return None if mean is None else round(pps * (mean + WIRE_OVERHEAD_BYTES) * 8 / 1e9, 6)
 
 
 # -- ranking -----------------------------------------------------------------------------------
@@ -197,97 +57,20 @@ class RankingRow:
         return None if self.pdr_pps is None else self.pdr_pps / 1e6
 
 
-def cycles_below_ndr(result: dict[str, Any], field: str = "cycles_per_packet") -> float | None:
-    """Cycles per packet (or another per-trial field) of the search's trial nearest below (or
-    at) the NDR."""
-    ndr, trials = number(result.get("ndr_pps")), result.get("trials")
-    if ndr is None or not isinstance(trials, list):
-        return None
-    below = [(number(t.get("intended_pps")), number(t.get(field)))
-             for t in trials if isinstance(t, dict)]
-    below = [(load, cpp) for load, cpp in below
-             if load is not None and cpp is not None and load <= ndr * (1 + 1e-9)]
-    return max(below, key=lambda lc: lc[0])[1] if below else None
-
-
-def latency_at(result: dict[str, Any], fraction: float = LATENCY_FRACTION,
-               key: str = "points") -> dict[str, float | None] | None:
-    """latency_us of the entry of result[key] measured at `fraction` of the NDR, if any."""
-    entries = result.get(key)
-    if not isinstance(entries, list):
-        return None
-    for e in entries:
-        f = number(e.get("fraction_of_ndr")) if isinstance(e, dict) else None
-        if f is not None and abs(f - fraction) <= FRACTION_TOLERANCE:
-            lat = e.get("latency_us")
-            return lat if isinstance(lat, dict) else None
-    return None
-
-
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
-def _cv(values: Sequence[float]) -> float | None:
-    if len(values) < 2 or not statistics.fmean(values):
-        return None
-    return statistics.stdev(values) / abs(statistics.fmean(values))
-
-
-def latency_by_setup(data: ReportInput, fraction: float = LATENCY_FRACTION
-                     ) -> dict[Setup, tuple[float | None, float | None]]:
-    """(p50, p99) in us at `fraction` of the NDR per setup: medians over the latency points
-    (repetitions) that measured that fraction."""
-    found: dict[Setup, list[dict[str, Any]]] = defaultdict(list)
-    for p in data.done("latency"):
-        lat = latency_at(p.result or {}, fraction)
-        if lat is not None:
-            found[setup_of(p)].append(lat)
-    out = {}
-    for setup, lats in found.items():
-        p50 = [v for v in (number(x.get("p50")) for x in lats) if v is not None]
-        p99 = [v for v in (number(x.get("p99")) for x in lats) if v is not None]
-        out[setup] = (_median(p50), _median(p99))
-    return out
-
-
-def _match_latency(setup: Setup, table: dict[Setup, tuple[float | None, float | None]]
-                   ) -> tuple[float | None, float | None]:
-    """Same setup first; otherwise the only latency setup with this switch, scenario and size."""
-    if setup in table:
-        return table[setup]
-    loose = [v for s, v in table.items()
-             if (s.switch, s.scenario, s.size) == (setup.switch, setup.scenario, setup.size)]
-    return loose[0] if len(loose) == 1 else (None, None)
-
-
-def ranking(data: ReportInput, fraction: float = LATENCY_FRACTION) -> list[RankingRow]:
-    """One row per setup that has a finished search, ranked by NDR within its scenario, frame
-    size and variant. Repeated searches give the median NDR; PDR, cycles and the generator bound
-    come from the repetition whose NDR is that median (the upper one of an even count)."""
-    searches: dict[Setup, list[dict[str, Any]]] = defaultdict(list)
-    for p in data.done("search"):
-        searches[setup_of(p)].append(p.result or {})
-    lat_table = latency_by_setup(data, fraction)
+def ranking(data: StoredResults) -> list[RankingRow]:
+    """One row per setup that has a finished search (results.setups.search_setups: the median
+    NDR over repetitions, the rest from the median repetition, latency at 90 % of the NDR),
+    ranked by NDR within its scenario, frame size and variant."""
     rows = []
-    for setup, results in searches.items():
-        ordered = sorted(results, key=lambda r: number(r.get("ndr_pps")) or 0.0)
-        chosen = ordered[len(ordered) // 2]
-        ndrs = [v for v in (number(r.get("ndr_pps")) for r in results) if v is not None]
-        ndr = _median(ndrs)
-        pdr = number(chosen.get("pdr_pps"))
-        p50, p99 = _match_latency(setup, lat_table)
-        if p50 is None and p99 is None:        # a search run with --latency-at
-            lat = latency_at(chosen, fraction, key="latency_at_ndr") or {}
-            p50, p99 = number(lat.get("p50")), number(lat.get("p99"))
-        stats = (chosen.get("statistics") or {}).get("ndr_pps")
-        own_cv = number(stats.get("cv")) if isinstance(stats, dict) else None
-        rows.append(RankingRow(0, setup, ndr, gbps_on_wire(ndr, setup.size), pdr,
-                               gbps_on_wire(pdr, setup.size), p50, p99, cycles_below_ndr(chosen),
-                               bool(chosen.get("generator_bound")),
-                               number(chosen.get("generator_ceiling_pps")), len(results),
-                               _cv(ndrs) if len(ndrs) > 1 else own_cv,
-                               cycles_below_ndr(chosen, "useful_cycles_per_packet")))
+    for s in search_setups(data.records()):
+        h = s.chosen.headline
+        lat = s.latency
+        rows.append(RankingRow(0, s.setup, s.ndr_pps, wire_gbps(s.ndr_pps, s.setup.size),
+                               h.pdr_pps, s.chosen.pdr_gbps,
+                               None if lat is None else lat.p50_us,
+                               None if lat is None else lat.p99_us, h.cycles_per_packet,
+                               bool(h.generator_bound), h.generator_ceiling_pps,
+                               len(s.repetitions), s.ndr_cv, h.useful_cycles_per_packet))
     rows.sort(key=lambda r: (r.setup.scenario, size_order(r.setup.size), r.setup.variant,
                              -(r.ndr_pps or -1.0), r.setup.switch))
     ranked, previous, rank = [], None, 0
@@ -299,76 +82,7 @@ def ranking(data: ReportInput, fraction: float = LATENCY_FRACTION) -> list[Ranki
     return ranked
 
 
-# -- load curves and latency distributions -----------------------------------------------------
-Bucket = tuple[float, float, int]        # [low_ns, high_ns, count] as the engine writes it
-
-
-@dataclass(frozen=True)
-class LoadPoint:
-    offered_pps: float
-    achieved_pps: float | None
-    loss_ratio: float | None
-    latency_us: dict[str, float | None]
-    histogram: tuple[Bucket, ...]
-    fraction_of_ndr: float | None = None
-    lost: int | None = None
-    cycles_per_packet: float | None = None
-
-
-@dataclass(frozen=True)
-class LoadSeries:
-    """A sweep (offered load from low to beyond saturation) or a latency point (a few fractions
-    of the NDR), of one setup and repetition."""
-    kind: str                            # "sweep" or "latency"
-    setup: Setup
-    repetition: int
-    loads: tuple[LoadPoint, ...]
-    ndr_pps: float | None = None
-
-    @property
-    def label(self) -> str:
-        return self.setup.label + (f" #{self.repetition + 1}" if self.repetition else "")
-
-
-def parse_histogram(raw: Any) -> tuple[Bucket, ...]:
-    """[[low_ns, high_ns, count], ...] -> tuples; malformed buckets and empty ones dropped."""
-    out = []
-    for b in raw if isinstance(raw, list) else []:
-        if isinstance(b, (list, tuple)) and len(b) == 3:
-            low, high, count = number(b[0]), number(b[1]), number(b[2])
-            if low is not None and high is not None and count and count > 0 and high >= low >= 0:
-                out.append((low, high, int(count)))
-    return tuple(sorted(out))
-
-
-def _load_point(raw: dict[str, Any]) -> LoadPoint | None:
-    offered = number(raw.get("offered_pps"))
-    if offered is None:
-        return None
-    lat = raw.get("latency_us") if isinstance(raw.get("latency_us"), dict) else {}
-    lost = raw.get("lost")
-    return LoadPoint(offered, number(raw.get("achieved_pps")), number(raw.get("loss_ratio")),
-                     {k: number(v) for k, v in lat.items()}, parse_histogram(raw.get("histogram")),
-                     number(raw.get("fraction_of_ndr")),
-                     lost if isinstance(lost, int) and not isinstance(lost, bool) else None,
-                     number(raw.get("cycles_per_packet")))
-
-
-def load_series(data: ReportInput, kind: str) -> list[LoadSeries]:
-    """Every finished sweep (kind "sweep") or latency point (kind "latency"), loads ascending."""
-    out = []
-    for p in data.done(kind):
-        raw = (p.result or {}).get("points")
-        loads = [lp for lp in (_load_point(x) for x in raw if isinstance(x, dict))
-                 if lp is not None] if isinstance(raw, list) else []
-        if loads:
-            out.append(LoadSeries(kind, setup_of(p), repetition_of(p),
-                                  tuple(sorted(loads, key=lambda lp: lp.offered_pps)),
-                                  number((p.result or {}).get("ndr_pps"))))
-    return sorted(out, key=lambda s: (s.setup.scenario, size_order(s.setup.size), s.setup.switch,
-                                      s.setup.variant, s.repetition))
-
-
+# -- latency histograms ------------------------------------------------------------------------
 def ecdf(buckets: Iterable[Bucket]) -> tuple[list[float], list[float]]:
     """Empirical CDF of a histogram as a step curve in microseconds: x are the bucket upper
     edges (a sample in a bucket is at most its high edge), y the cumulative fraction; the curve
@@ -420,33 +134,16 @@ class PairsPoint:
     generator_bound: bool = False
 
 
-def throughput_of(p: StoredPoint) -> tuple[str, float] | None:
-    """The point's throughput and what it is: a search's NDR, a trial's achieved rate, or a
-    sweep's peak achieved rate. None for other kinds or when it is missing."""
-    r = p.result or {}
-    if p.kind == "search":
-        value, metric = number(r.get("ndr_pps")), "NDR"
-    elif p.kind == "trial":
-        value, metric = number(r.get("achieved_pps")), "achieved"
-    elif p.kind == "sweep":
-        sat = r.get("saturation") if isinstance(r.get("saturation"), dict) else {}
-        value, metric = number(sat.get("peak_achieved_pps")), "peak achieved"
-    else:
-        return None
-    return None if value is None else (metric, value)
-
-
-def pairs_points(data: ReportInput) -> list[PairsPoint]:
+def pairs_points(data: StoredResults) -> list[PairsPoint]:
     """Throughput of every pairs:N point (medians over repetitions), sorted for plotting."""
     found: dict[tuple[str, int | str, str, str, int], list[tuple[float, bool]]] = defaultdict(list)
-    for p in data.done():
-        setup = setup_of(p)
-        m = PAIRS_RE.fullmatch(setup.scenario)
-        tp = throughput_of(p)
+    for r in data.records():
+        m = PAIRS_RE.fullmatch(r.setup.scenario)
+        tp = r.throughput()
         if m is None or tp is None:
             continue
-        found[(setup.switch, setup.size, setup.variant, tp[0], int(m.group(1)))].append(
-            (tp[1], bool((p.result or {}).get("generator_bound"))))
+        found[(r.setup.switch, r.setup.size, r.setup.variant, tp[0], int(m.group(1)))].append(
+            (tp[1], bool(r.headline.generator_bound)))
     out = [PairsPoint(sw, size, var, metric, n, statistics.median(v for v, _ in values),
                       any(b for _, b in values))
            for (sw, size, var, metric, n), values in found.items()]

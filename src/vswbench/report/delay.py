@@ -6,20 +6,15 @@ The models are built from the latency series and sweeps the report already loade
 (ReportModel.latencies and .sweeps), with repetitions pooled, exactly as `vswbench model delay`
 builds them by default; the condition numbers C1..Cn are the same in the plot, the tables and the
 CLI's output.
-
-models.delay_data imports report.data, so it is imported inside the functions here: a top-level
-import would close a cycle whenever models.delay_data is imported first.
 """
 
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING
 
+from vswbench.models.delay import DelayModel
+from vswbench.models.delay_data import ks_matrix, models_from_series
 from vswbench.report.model import ReportModel
-
-if TYPE_CHECKING:
-    from vswbench.models.delay import DelayModel
 
 EMPTY_NO_POINTS = "no latency point or sweep in this campaign"
 EMPTY_NO_HISTOGRAM = "no latency histogram recorded in the latency points or sweeps"
@@ -27,8 +22,6 @@ EMPTY_NO_HISTOGRAM = "no latency histogram recorded in the latency points or swe
 
 def delay_models(model: ReportModel) -> list[DelayModel]:
     """One model per condition, in the CLI's order."""
-    from vswbench.models.delay_data import models_from_series
-
     return models_from_series([*model.latencies, *model.sweeps])
 
 
@@ -47,8 +40,6 @@ def _table(head: list[str], rows: list[list[str]], first_is_text: bool = True) -
 
 def delay_tables(model: ReportModel) -> str:
     """The conditions table and the KS matrix (empty string when there is no model)."""
-    from vswbench.models.delay_data import ks_matrix
-
     models = delay_models(model)
     if not models:
         return ""

@@ -15,11 +15,13 @@ from html import escape
 from typing import Any
 
 from vswbench.report.chain import INTRO as CHAIN_INTRO, chain_analyses, chain_empty, chain_tables
-from vswbench.report.data import PAIRS_RE, LoadSeries, RankingRow
+from vswbench.report.data import PAIRS_RE, RankingRow
 from vswbench.report.delay import delay_empty, delay_tables
 from vswbench.report.model import ReportModel
 from vswbench.report.notes import ReportWarning, RunInfo
-from vswbench.report.plots import DPI, Plot
+from vswbench.results.series import LoadSeries
+from vswbench.report.figure import DPI
+from vswbench.report.plots import Plot
 from vswbench.report.studies import CLONING_EMPTY, CLONING_INTRO, FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO
 
 SECTIONS = (

@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vswbench.errors import UsageError
-from vswbench.report.data import (DEFAULT_LINK_BPS, LoadSeries, PairsPoint, RankingRow,
-                                  ReportInput, load_series, pairs_points, ranking)
+from vswbench.report.data import PairsPoint, RankingRow, pairs_points, ranking
 from vswbench.report.notes import ReportWarning, RunInfo, run_infos, warnings
 from vswbench.report.spread import ErrorBar, error_bars
+from vswbench.results.points import StoredResults
+from vswbench.results.series import LoadSeries, load_series
+from vswbench.units import DEFAULT_LINK_BPS
 
 
 @dataclass(frozen=True)
 class ReportModel:
-    data: ReportInput
+    data: StoredResults
     link_bps: float
     ranking: tuple[RankingRow, ...]
     sweeps: tuple[LoadSeries, ...]
@@ -30,7 +32,7 @@ class ReportModel:
         return tuple(sorted(names))
 
 
-def build_model(data: ReportInput, link_bps: float = DEFAULT_LINK_BPS) -> ReportModel:
+def build_model(data: StoredResults, link_bps: float = DEFAULT_LINK_BPS) -> ReportModel:
     if not link_bps > 0:
         raise UsageError(f"reference link speed {link_bps} bit/s: must be positive")
     return ReportModel(data, link_bps, tuple(ranking(data)), tuple(load_series(data, "sweep")),

@@ -12,8 +12,9 @@ import json
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
-from vswbench.report.data import ReportInput, number, ranking, setup_of
 from vswbench.host.sysinfo import NA, Fingerprint, missing_tuning
+from vswbench.report.data import ranking
+from vswbench.results.points import StoredResults, number, setup_of
 
 HIGH_CV = 0.05
 
@@ -58,7 +59,7 @@ def fingerprint_from_json(data: dict[str, Any]) -> Fingerprint:
     return Fingerprint(**kwargs)
 
 
-def run_infos(data: ReportInput) -> list[RunInfo]:
+def run_infos(data: StoredResults) -> list[RunInfo]:
     groups: dict[str, list[Any]] = {}
     for run in data.runs:
         key = json.dumps([run.spec_name, run.spec_text, run.fingerprint], sort_keys=True,
@@ -73,7 +74,7 @@ def run_infos(data: ReportInput) -> list[RunInfo]:
     return out
 
 
-def warnings(data: ReportInput) -> list[ReportWarning]:
+def warnings(data: StoredResults) -> list[ReportWarning]:
     out: list[ReportWarning] = []
     for p in data.done():
         r = p.result or {}
@@ -111,7 +112,7 @@ def warnings(data: ReportInput) -> list[ReportWarning]:
     return out
 
 
-def _repetition_cv(data: ReportInput) -> list[ReportWarning]:
+def _repetition_cv(data: StoredResults) -> list[ReportWarning]:
     """High CV of the NDR over repetitions stored as separate points (campaign repetitions)."""
     return [ReportWarning("high CV", row.setup.label + " (search)",
                           f"NDR varies by {row.ndr_cv * 100:.1f} % (coefficient of variation) "

@@ -1,48 +1,35 @@
 """The report's figures (matplotlib, Agg canvas, no pyplot state), rendered to PNG and SVG bytes.
 
-Each function takes typed rows from data.py and returns a Figure, or None when it has nothing
-to draw (the page then says so instead of showing an empty plot). Output is deterministic: the
-same store gives byte-identical files (fixed SVG hash salt, no dates in the metadata).
+Each function takes typed rows (report/data.py, results/series.py) and returns a Figure, or None
+when it has nothing to draw (the page then says so instead of showing an empty plot). Output is
+deterministic: the same store gives byte-identical files (figure.py: fixed SVG hash salt, no dates
+in the metadata).
 """
 
 from __future__ import annotations
 
-import io
-import math
-import re
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-import matplotlib
-from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter
 
-from vswbench.report.data import (LoadSeries, PairsPoint, RankingRow, ecdf, line_rate_pps,
-                                  rebin_log, size_order)
+from vswbench.models.delay import DelayModel
+from vswbench.report.chain import chain_analyses, chain_figures
+from vswbench.report.data import PairsPoint, RankingRow, ecdf, rebin_log
+from vswbench.report.delay import delay_models
+from vswbench.report.figure import (DPI, FIGSIZE_WIDE, LINESTYLES, MARKERS, PPS, Colours,
+                                    new_figure, place_legend, render, report_style, slug)
 from vswbench.report.model import ReportModel
 from vswbench.report.spread import ErrorBar
+from vswbench.report.studies import (cloning_plot, cloning_points, flow_count_plot,
+                                     flow_count_points)
+from vswbench.results.points import size_order
+from vswbench.results.series import LoadSeries
+from vswbench.units import line_rate_pps
 
-if TYPE_CHECKING:
-    from vswbench.models.delay import DelayModel
-
-FIGSIZE = (7.5, 4.2)                     # inches; at DPI 100 a 750 x 420 pixel PNG
-FIGSIZE_WIDE = (10.0, 4.2)
-LEGEND_BESIDE = 14                       # legend entries that fit beside the axes
-LEGEND_ROW_INCHES = 0.2                  # height added per legend row under the axes
-DPI = 100
-RC = {"svg.hashsalt": "vswbench-report", "svg.fonttype": "path", "font.size": 9,
-      "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 7, "legend.framealpha": 0.8}
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
-LINESTYLES = ("-", "--", ":", "-.")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 PERCENTILES = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
-PPS = EngFormatter(sep="")               # 200k, 1.5M
 
 
 @dataclass(frozen=True)
@@ -52,59 +39,6 @@ class Plot:
     title: str
     png: bytes
     svg: bytes
-
-
-@contextmanager
-def _style() -> Iterator[None]:
-    with matplotlib.rc_context(RC):
-        yield
-
-
-def _figure(wide: bool = False, ncols: int = 1) -> tuple[Figure, list[Axes]]:
-    fig = Figure(figsize=FIGSIZE_WIDE if wide else FIGSIZE, dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, ncols, squeeze=False)[0]
-    return fig, list(axes)
-
-
-def render(fig: Figure) -> tuple[bytes, bytes]:
-    """(PNG, SVG) bytes of a figure, without timestamps."""
-    png, svg = io.BytesIO(), io.BytesIO()
-    fig.savefig(png, format="png", dpi=DPI, metadata={"Software": None})
-    fig.set_layout_engine("none")        # the layout is done: the SVG reuses it (half the time)
-    fig.savefig(svg, format="svg", metadata={"Date": None})
-    return png.getvalue(), svg.getvalue()
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "plot"
-
-
-class Colours:
-    """One colour per switch, the same in every plot of a report."""
-
-    def __init__(self, switches: Sequence[str]) -> None:
-        self.map = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(sorted(switches))}
-
-    def __call__(self, switch: str) -> str:
-        return self.map.get(switch, "#333333")
-
-
-def _legend(ax: Axes, count: int) -> None:
-    """Beside the axes, never over the data (constrained layout makes room for it); more than
-    LEGEND_BESIDE entries go in two columns under the axes, the figure taller by their rows
-    (beside the axes, two columns of long setup labels had left the axes no width at all: a
-    chains campaign's 33 sweep setups)."""
-    if not count:
-        return
-    if count <= LEGEND_BESIDE:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-        return
-    fig = ax.get_figure()
-    if isinstance(fig, Figure):
-        fig.set_figheight(fig.get_figheight() + LEGEND_ROW_INCHES * math.ceil(count / 2))
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), borderaxespad=0.0, ncols=2,
-              fontsize="small")
 
 
 # -- 2. throughput vs frame size ---------------------------------------------------------------
@@ -117,7 +51,7 @@ def throughput_vs_size(rows: Sequence[RankingRow], colours: Colours,
     if len({r.setup.size_bytes for pts in series.values() for r in pts}) < 2:
         return None     # a column of dots: the ranking says it (and a chains campaign's 57
         #                 setups at 64 B made a legend that left the axes no room)
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     scenarios = {k[1:] for k in series}
     bound_shown = False
     markers = {s: MARKERS[i % len(MARKERS)] for i, s in enumerate(sorted(scenarios))}
@@ -144,7 +78,7 @@ def throughput_vs_size(rows: Sequence[RankingRow], colours: Colours,
     ax.set_xlabel("frame size (bytes, FCS included)")
     ax.set_ylabel("NDR (packets/s, log scale)")
     ax.set_title("Throughput (NDR) vs frame size")
-    _legend(ax, len(series) + 1 + bound_shown)
+    place_legend(ax, len(series) + 1 + bound_shown)
     return fig
 
 
@@ -153,7 +87,7 @@ def offered_vs_achieved(sweeps: Sequence[LoadSeries], colours: Colours) -> Figur
     drawn = [s for s in sweeps if any(lp.achieved_pps is not None for lp in s.loads)]
     if not drawn:
         return None
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     top = 0.0
     # the repetitions of one setup share its line style and one legend entry (a campaign with
     # 73 sweeps, three repetitions each, had collapsed the axes under the legend)
@@ -174,13 +108,13 @@ def offered_vs_achieved(sweeps: Sequence[LoadSeries], colours: Colours) -> Figur
     ax.set_ylabel("achieved throughput (packets/s)")
     ax.set_title("Offered vs achieved load (load sweeps"
                  + (", every repetition)" if len(drawn) > len(style) else ")"))
-    _legend(ax, len(style) + 1)
+    place_legend(ax, len(style) + 1)
     return fig
 
 
 # -- 4. latency percentiles vs load ------------------------------------------------------------
 def latency_vs_load(series: LoadSeries) -> Figure | None:
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     drawn = 0
     for (key, name), style in zip(PERCENTILES, LINESTYLES):
         pts = [(lp.offered_pps, lp.latency_us.get(key)) for lp in series.loads]
@@ -196,7 +130,7 @@ def latency_vs_load(series: LoadSeries) -> Figure | None:
     ax.set_xlabel("offered load (packets/s)")
     ax.set_ylabel("latency (µs, log scale)")
     ax.set_title(f"Latency percentiles vs offered load: {series.label}")
-    _legend(ax, drawn)
+    place_legend(ax, drawn)
     return fig
 
 
@@ -211,7 +145,7 @@ def latency_distribution(group: Sequence[LoadSeries], colours: Colours,
                          title: str) -> Figure | None:
     """Histogram (log-spaced bins, fraction of packets per bin) and ECDF (step curve) of every
     measured load of the given latency series, on log latency axes."""
-    fig, (hist_ax, cdf_ax) = _figure(wide=True, ncols=2)
+    fig, (hist_ax, cdf_ax) = new_figure(wide=True, ncols=2)
     drawn = 0
     for s in group:
         for j, lp in enumerate(s.loads):
@@ -237,7 +171,7 @@ def latency_distribution(group: Sequence[LoadSeries], colours: Colours,
     cdf_ax.set_ylim(0, 1.02)
     cdf_ax.set_title("ECDF")
     fig.suptitle(title)
-    _legend(cdf_ax, drawn)
+    place_legend(cdf_ax, drawn)
     return fig
 
 
@@ -268,7 +202,7 @@ def delay_ecdf_plot(models: Sequence[DelayModel], colours: Colours,
     if below:
         fig.legend(loc="outside lower center", ncols=2, fontsize="small")
     else:
-        _legend(ax, len(models))
+        place_legend(ax, len(models))
     return fig
 
 
@@ -300,7 +234,7 @@ def error_bar_plot(bars: Sequence[ErrorBar], colours: Colours) -> Figure | None:
     categories = sorted({(b.parameter, b.metric) for b in bars},
                         key=lambda c: (order.index(c[0]) if c[0] in order else 99, c[1]))
     switches = sorted({b.switch for b in bars})
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     width = 0.8 / max(1, len(switches))
     for k, sw in enumerate(switches):
         xs, lows, highs = [], [], []
@@ -321,7 +255,7 @@ def error_bar_plot(bars: Sequence[ErrorBar], colours: Colours) -> Figure | None:
     ax.set_ylabel("throughput / median (ratio)")
     metric = metrics[0] if len(metrics) == 1 else "throughput"
     ax.set_title(f"Parameter error bars: {metric} min and max over the workload space")
-    _legend(ax, len(switches))
+    place_legend(ax, len(switches))
     return fig
 
 
@@ -333,7 +267,7 @@ def cycles_plot(rows: Sequence[RankingRow], colours: Colours) -> Figure | None:
     groups = sorted({(r.setup.scenario, r.setup.size, r.setup.variant) for r in have},
                     key=lambda g: (g[0], size_order(g[1]), g[2]))
     switches = sorted({r.setup.switch for r in have})
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     width = 0.8 / len(switches)
     for k, sw in enumerate(switches):
         xs, ys = [], []
@@ -351,7 +285,7 @@ def cycles_plot(rows: Sequence[RankingRow], colours: Colours) -> Figure | None:
     ax.set_xlabel("frame size (bytes)" + ("" if one_scenario else " and scenario"))
     ax.set_ylabel("CPU cycles per packet")
     ax.set_title("CPU cost near the NDR (cycles per packet)")
-    _legend(ax, len(switches))
+    place_legend(ax, len(switches))
     return fig
 
 
@@ -362,7 +296,7 @@ def pairs_plot(points: Sequence[PairsPoint], colours: Colours) -> Figure | None:
     series: dict[tuple[str, str, str, str], list[PairsPoint]] = defaultdict(list)
     for q in points:
         series[(q.metric, q.switch, str(q.size), q.variant)].append(q)
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     for i, ((metric, sw, size, variant), pts) in enumerate(sorted(series.items())):
         pts.sort(key=lambda q: q.pairs)
         label = " ".join(x for x in (sw, f"{size} B" if size.isdigit() else size, variant,
@@ -375,7 +309,7 @@ def pairs_plot(points: Sequence[PairsPoint], colours: Colours) -> Figure | None:
     ax.set_xlabel("container pairs N (scenario pairs:N)")
     ax.set_ylabel("aggregate throughput (packets/s)")
     ax.set_title("Scalability with the number of pairs")
-    _legend(ax, len(series))
+    place_legend(ax, len(series))
     return fig
 
 
@@ -396,7 +330,7 @@ def make_plots(model: ReportModel) -> list[Plot]:
         png, svg = render(fig)
         plots.append(Plot(unique, section, title, png, svg))
 
-    with _style():
+    with report_style():
         add("throughput-size", "throughput-size", "Throughput vs frame size",
             throughput_vs_size(model.ranking, colours, model.link_bps))
         add("offered-achieved", "offered-achieved", "Offered vs achieved load",
@@ -412,21 +346,17 @@ def make_plots(model: ReportModel) -> list[Plot]:
             add(f"latency-dist-{slug(what)}", "latency-distribution",
                 f"Latency distribution: {what}",
                 latency_distribution(group, colours, f"Latency distribution: {what}"))
-        from vswbench.report.delay import delay_models
         delay = delay_models(model)
-        for what, numbers, group in delay_groups(delay):
-            add("delay-model" + ("" if len(delay) == len(group) else f"-{slug(what)}"),
+        for what, numbers, models in delay_groups(delay):
+            add("delay-model" + ("" if len(delay) == len(models) else f"-{slug(what)}"),
                 "delay-model", f"Empirical delay model: ECDF per condition, {what}",
-                delay_ecdf_plot(group, colours, numbers, what))
+                delay_ecdf_plot(models, colours, numbers, what))
         add("error-bars", "error-bars", "Parameter error bars",
             error_bar_plot(model.error_bars, colours))
         add("cycles", "cycles", "Cycles per packet", cycles_plot(model.ranking, colours))
-        from vswbench.report.chain import chain_analyses, chain_figures
         for name, title, fig in chain_figures(chain_analyses(model)):
             add(name, "chain-model", title, fig)
         add("pairs", "pairs", "Scalability with pairs", pairs_plot(model.pairs, colours))
-        from vswbench.report.studies import (cloning_plot, cloning_points, flow_count_plot,
-                                             flow_count_points)
         add("flow-count", "flow-count", "Throughput vs number of flows",
             flow_count_plot(flow_count_points(model.data), colours))
         add("cloning", "cloning", "Throughput vs output ports (cloning)",

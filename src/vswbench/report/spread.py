@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from vswbench.report.data import ReportInput, throughput_of
+from vswbench.results.points import StoredResults, throughput_of
 
 PARAMETERS = ("size", "flows", "burst", "rate")
 REPETITION = "repetition"
@@ -56,7 +56,7 @@ def _bar(switch: str, metric: str, parameter: str, groups: list[list[float]],
                     max(max(g) / m for g, m in zip(groups, medians)), len(distinct), len(groups))
 
 
-def error_bars(data: ReportInput) -> list[ErrorBar]:
+def error_bars(data: StoredResults) -> list[ErrorBar]:
     """Bars for every (switch, metric, parameter) varied in at least one context."""
     samples: dict[tuple[str, str], list[tuple[dict[str, Any], float]]] = defaultdict(list)
     for p in data.done():

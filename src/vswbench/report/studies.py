@@ -8,7 +8,7 @@ section 5.3, Fig. 6 "Flow table entries vs. cache misses" and Fig. 7 "Effects of
 - cloning: the throughput against the number of output ports a frame is copied to (the ovs
   option `clones = K`), labelled with the change against one port.
 
-Throughput is what data.throughput_of takes (a search's NDR, a trial's achieved rate, a sweep's
+Throughput is what results.points.throughput_of takes (a search's NDR, a trial's achieved rate, a sweep's
 peak), the median over repetitions. plots.make_plots draws the figures; html.py the sections.
 """
 
@@ -22,7 +22,8 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from vswbench.report.data import ReportInput, number, setup_of, size_order, throughput_of
+from vswbench.report.figure import LINESTYLES, MARKERS, PPS, new_figure, place_legend
+from vswbench.results.points import StoredResults, number, setup_of, size_order, throughput_of
 from vswbench.results.store import StoredPoint
 
 FLOW_COUNT_EMPTY = ("no flow-count study (one setup measured at two or more flow counts) in this "
@@ -76,7 +77,7 @@ def _datapath_flows(p: StoredPoint) -> int | None:
     return None if value is None else int(value)
 
 
-def _collect(data: ReportInput, x_of: Any, strip: dict[str, Any]) -> list[StudyPoint]:
+def _collect(data: StoredResults, x_of: Any, strip: dict[str, Any]) -> list[StudyPoint]:
     found: dict[tuple[Any, ...], list[tuple[float, bool, int | None]]] = defaultdict(list)
     for p in data.done():
         x, tp = x_of(p), throughput_of(p)
@@ -96,7 +97,7 @@ def _collect(data: ReportInput, x_of: Any, strip: dict[str, Any]) -> list[StudyP
                                       q.variant, q.x))
 
 
-def flow_count_points(data: ReportInput) -> list[StudyPoint]:
+def flow_count_points(data: StoredResults) -> list[StudyPoint]:
     """Every series (setup without its flow count, and metric) seen at two or more flow counts."""
     def flows(p: StoredPoint) -> int | None:
         value = p.params.get("flows", 1)
@@ -117,7 +118,7 @@ def clone_ports(p: StoredPoint) -> int | None:
         return None
 
 
-def cloning_points(data: ReportInput) -> list[StudyPoint]:
+def cloning_points(data: StoredResults) -> list[StudyPoint]:
     """Every point with the clones option, by its number of output ports."""
     return _collect(data, clone_ports, {"option": "clones"})
 
@@ -131,11 +132,9 @@ def _by_series(points: Sequence[StudyPoint]) -> dict[tuple[str, ...], list[Study
 
 
 def flow_count_plot(points: Sequence[StudyPoint], colours: Any) -> Figure | None:
-    from vswbench.report.plots import LINESTYLES, MARKERS, PPS, _figure, _legend
-
     if not points:
         return None
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     dp_ax = None
     count = 0
     for i, (_, pts) in enumerate(_by_series(points).items()):
@@ -164,18 +163,16 @@ def flow_count_plot(points: Sequence[StudyPoint], colours: Any) -> Figure | None
     ax.set_ylabel("throughput (packets/s)")
     ax.set_title("Throughput vs number of flows")
     if dp_ax is None:
-        _legend(ax, count)
+        place_legend(ax, count)
     else:   # beside the axes, clear of the right axis' labels
         ax.legend(loc="upper left", bbox_to_anchor=(1.16, 1.0), borderaxespad=0.0)
     return fig
 
 
 def cloning_plot(points: Sequence[StudyPoint], colours: Any) -> Figure | None:
-    from vswbench.report.plots import LINESTYLES, MARKERS, PPS, _figure, _legend
-
     if not points:
         return None
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     series = _by_series(points)
     for i, (_, pts) in enumerate(series.items()):
         pts.sort(key=lambda q: q.x)
@@ -194,5 +191,5 @@ def cloning_plot(points: Sequence[StudyPoint], colours: Any) -> Figure | None:
     ax.set_xlabel("output ports per frame (clones)")
     ax.set_ylabel("throughput at the tester (packets/s)")
     ax.set_title("Effects of cloning a flow")
-    _legend(ax, len(series))
+    place_legend(ax, len(series))
     return fig

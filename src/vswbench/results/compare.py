@@ -33,11 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vswbench.results.noise import OUTLIER_Z, Shift, common_shift, overlap, transition_interval
 from vswbench.errors import UsageError
 from vswbench.measure.stats import significant_difference
+from vswbench.results.noise import OUTLIER_Z, Shift, common_shift, overlap, transition_interval
+from vswbench.results.points import load
+from vswbench.results.setups import SetupSearches, search_setups
 
-METRICS = {  # name -> (headline column, higher is better)
+METRICS = {  # name -> (compared_row column, higher is better)
     "ndr": ("ndr_pps", True), "pdr": ("pdr_pps", True),
     "p50": ("latency_p50_us", False), "p99": ("latency_p99_us", False),
     "cycles": ("cycles_per_packet", False),
@@ -108,43 +110,33 @@ class PointValues:
     repetitions: tuple[dict[str, Any], ...] = ()   # a campaign's repetitions: every result
 
 
-SETUP_COLUMNS = ("switch", "scenario", "size", "flows", "burst", "placement", "io", "shape_pps")
+def compared_row(s: SetupSearches) -> dict[str, Any]:
+    """The numbers compared for one setup, exactly as the report's ranking shows them
+    (results.setups): the median NDR, the median repetition's PDR, bounds and cycles per packet
+    near the NDR, latency at 90 % of the NDR."""
+    h, lat = s.chosen.headline, s.latency
+    return {"ndr_pps": s.ndr_pps, "pdr_pps": h.pdr_pps, "lower_bound_pps": h.lower_bound_pps,
+            "upper_bound_pps": h.upper_bound_pps, "generator_bound": h.generator_bound,
+            "cycles_per_packet": h.cycles_per_packet,
+            "latency_p50_us": None if lat is None else lat.p50_us,
+            "latency_p99_us": None if lat is None else lat.p99_us}
 
 
 def load_points(path: Path) -> dict[str, PointValues]:
-    """Key -> headline row of every setup's done searches, with the p50/p99 of the latency point
-    on the same setup folded in (the ranking's latency at 90 % of the NDR). A campaign's
-    repetitions (fresh testbeds) are one setup: keyed by the first repetition's key, its row the
-    median repetition's (by NDR, as the ranking), all of them kept for judging."""
-    from vswbench.results.store import STORE_NAME, ResultStore, headline
-
-    db = path / STORE_NAME if path.is_dir() else path
-    if not db.exists():
-        raise UsageError(f"{path}: no results store here (run `vswbench run ... --out {path}`)")
-    with ResultStore(db, create=False) as store:
-        stored = [p for p in store.points() if p.status == "done"]
-    searches: dict[tuple[Any, ...], list[tuple[int, str, str, dict[str, Any], dict[str, Any]]]] = {}
-    latency: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for p in stored:
-        row = headline(p)
-        setup = tuple(str(row.get(c)) for c in SETUP_COLUMNS) + (str(p.params.get("options")),)
-        rep = p.params.get("repetition") or 0
-        if p.kind == "search":
-            searches.setdefault(setup, []).append((rep, p.key, p.label, row, p.result or {}))
-        elif p.kind == "latency" and (setup not in latency or rep == 0):
-            latency[setup] = row
+    """Key -> the compared values of every setup with a done search (results.setups: one setup
+    whatever its repetitions, with the latency of its latency points folded in). A campaign's
+    repetitions (fresh testbeds) are keyed by the first repetition's key, all of their results
+    kept for judging."""
+    data = load(path)
+    raw = {p.key: p.result or {} for p in data.done("search")}
     out: dict[str, PointValues] = {}
-    for setup, reps in searches.items():
-        reps.sort(key=lambda r: r[0])
-        _, key, label, _, _ = reps[0]
-        by_ndr = sorted(reps, key=lambda r: r[3].get("ndr_pps") or 0.0)
-        _, _, _, row, result = by_ndr[len(by_ndr) // 2]
+    for s in search_setups(data.records()):
+        reps = sorted(s.repetitions, key=lambda r: r.repetition)
+        label = reps[0].label
         if len(reps) > 1:
             label = f"{label.split(' #')[0]} ({len(reps)} repetitions)"
-        out[key] = PointValues(label, dict(row), result, tuple(r[4] for r in reps))
-        lat = latency.get(setup)
-        for col in ("latency_p50_us", "latency_p99_us"):
-            out[key].row[col] = lat.get(col) if lat else None
+        out[reps[0].key] = PointValues(label, compared_row(s), raw[s.chosen.key],
+                                       tuple(raw[r.key] for r in reps))
     return out
 
 

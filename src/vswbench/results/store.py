@@ -7,17 +7,16 @@ so a rerun of the same campaign asks `finished_keys` and skips those points.
 
 A run records the exact spec text and the system fingerprint (host/sysinfo.py) beside its points, so a
 result can always be traced to the configuration that produced it (RFC 8172, RFC 8204).
-Exports: JSON (everything), CSV and Parquet (one row per point with the headline numbers).
+Reading points as typed records with their headline numbers is points.py's; exports are
+export.py's.
 """
 
 from __future__ import annotations
 
-import csv
 import json
-import os
 import sqlite3
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -203,127 +202,3 @@ class ResultStore:
                           r["spec_text"],
                           json.loads(r["fingerprint"]) if r["fingerprint"] else None, r["version"])
                 for r in self.db.execute("SELECT * FROM runs ORDER BY started, rowid")]
-
-    # -- exports -------------------------------------------------------------------------------
-    def export_json(self, path: str | Path) -> None:
-        data = {"schema_version": SCHEMA_VERSION, "vswbench_version": __version__,
-                "runs": [asdict(r) for r in self.runs()],
-                "points": [asdict(p) for p in self.points()]}
-        _write_atomic(Path(path), lambda f: json.dump(data, f, indent=1))
-
-    def export_csv(self, path: str | Path) -> None:
-        rows = [headline(p) for p in self.points()]
-
-        def write(f: Any) -> None:
-            w = csv.DictWriter(f, fieldnames=HEADLINE_COLUMNS)
-            w.writeheader()
-            w.writerows(rows)
-        _write_atomic(Path(path), write, newline="")
-
-    def export_parquet(self, path: str | Path) -> None:
-        """Headline columns plus params and result as JSON text (pyarrow, optional)."""
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise UsageError("export to Parquet needs pyarrow: pip install pyarrow "
-                             "(into the virtual environment: .venv/bin/pip install pyarrow)") \
-                from None
-        rows = [{**headline(p), "params": json.dumps(p.params), "result": json.dumps(p.result)}
-                for p in self.points()]
-        columns = [*HEADLINE_COLUMNS, "params", "result"]
-        table = pa.Table.from_pydict({c: [r[c] for r in rows] for c in columns})
-        tmp = Path(path).with_name(Path(path).name + ".tmp")
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-
-
-def _write_atomic(path: Path, write: Any, **open_args: Any) -> None:
-    """A reader never sees half an export: write beside it, then rename."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8", **open_args) as f:
-        write(f)
-    os.replace(tmp, path)
-
-
-# -- headline numbers --------------------------------------------------------------------------
-HEADLINE_COLUMNS = [
-    "campaign", "run_id", "point_key", "label", "status", "kind", "switch", "scenario", "size",
-    "flows", "burst", "placement", "io", "preset", "rate_pps", "shape_pps", "repetition",
-    "forwarding_mode", "ndr_pps", "ndr_gbps", "pdr_pps", "lower_bound_pps", "upper_bound_pps",
-    "generator_bound", "generator_ceiling_pps", "ndr_cv", "offered_pps", "achieved_pps",
-    "loss_ratio", "latency_fraction_of_ndr", "latency_p50_us", "latency_p99_us",
-    "cycles_per_packet", "useful_cycles_per_packet", "peak_achieved_pps", "highest_lossless_pps", "b2b_frames",
-    "implied_buffer_s", "corrected_buffer_s", "trial_count", "trial_seconds", "wall_seconds",
-    "error", "started", "finished"]
-LATENCY_HEADLINE_FRACTION = 0.9      # the report ranks p50/p99 at 90 % of the NDR
-
-
-def wire_gbps(pps: float | None, size: Any) -> float | None:
-    """Gbit/s on the wire: frame (FCS included) plus 20 bytes of preamble and gap."""
-    if pps is None or not isinstance(size, int):
-        return None
-    return round(pps * (size + 20) * 8 / 1e9, 6)
-
-
-def _as_number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def headline(p: StoredPoint) -> dict[str, Any]:
-    """One flat row of the numbers a reader compares first, from whichever result shape the
-    point's kind produces (search, sweep, trial, latency, b2b); absent fields stay empty."""
-    r = p.result or {}
-    prm = p.params
-    row: dict[str, Any] = dict.fromkeys(HEADLINE_COLUMNS)
-    row.update(campaign=p.campaign, run_id=p.run_id, point_key=p.key, label=p.label,
-               status=p.status, kind=p.kind, error=p.error, started=p.started,
-               finished=p.finished, repetition=prm.get("repetition", 0),
-               switch=prm.get("switch", r.get("switch")),
-               scenario=prm.get("scenario", r.get("scenario")),
-               size=prm.get("size", r.get("frame_size")), rate_pps=prm.get("rate"),
-               **{k: prm.get(k) for k in ("flows", "burst", "placement", "io", "preset",
-                                          "shape_pps")})
-    for k in ("forwarding_mode", "ndr_pps", "pdr_pps", "lower_bound_pps", "upper_bound_pps",
-              "generator_bound", "generator_ceiling_pps", "offered_pps", "achieved_pps",
-              "loss_ratio", "cycles_per_packet", "trial_count", "trial_seconds", "wall_seconds",
-              "implied_buffer_s", "corrected_buffer_s"):
-        if k in r and not isinstance(r[k], (dict, list)):
-            row[k] = r[k]
-    row["ndr_gbps"] = wire_gbps(_as_number(row["ndr_pps"]), row["size"])
-    stats = (r.get("statistics") or {}).get("ndr_pps") if p.kind == "search" else None
-    row["ndr_cv"] = stats.get("cv") if isinstance(stats, dict) else None
-    if p.kind == "b2b":
-        row["b2b_frames"] = r.get("benchmark_frames")
-    lat = r.get("latency_us") if isinstance(r.get("latency_us"), dict) else None
-    points = r.get("points") if p.kind == "latency" else r.get("latency_at_ndr")
-    if isinstance(points, list) and points:
-        at = min(points, key=lambda q: abs((q.get("fraction_of_ndr") or 0)
-                                           - LATENCY_HEADLINE_FRACTION))
-        row["latency_fraction_of_ndr"] = at.get("fraction_of_ndr")
-        lat = at.get("latency_us") if isinstance(at.get("latency_us"), dict) else None
-        if p.kind == "latency":
-            row["cycles_per_packet"] = at.get("cycles_per_packet")
-    if lat:
-        row["latency_p50_us"], row["latency_p99_us"] = lat.get("p50"), lat.get("p99")
-    if p.kind == "search" and row["cycles_per_packet"] is None:
-        row["cycles_per_packet"] = _cycles_near_ndr(r.get("trials"))
-    if p.kind == "search":
-        row["useful_cycles_per_packet"] = _cycles_near_ndr(r.get("trials"),
-                                                           "useful_cycles_per_packet")
-    if p.kind == "sweep" and isinstance(r.get("saturation"), dict):
-        row["peak_achieved_pps"] = r["saturation"].get("peak_achieved_pps")
-        row["highest_lossless_pps"] = r["saturation"].get("highest_lossless_offered_pps")
-    return row
-
-
-def _cycles_near_ndr(trials: Any, field: str = "cycles_per_packet") -> float | None:
-    """Cycles per packet of a search: from its highest-load trial without loss or unsent frames
-    (the load closest to the NDR whose cost was measured at a rate the DUT sustained)."""
-    if not isinstance(trials, list):
-        return None
-    clean = [t for t in trials if isinstance(t, dict) and t.get("lost") == 0
-             and not t.get("unsent") and t.get(field) is not None]
-    if not clean:
-        return None
-    return max(clean, key=lambda t: t.get("intended_pps") or 0)[field]

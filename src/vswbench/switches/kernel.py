@@ -31,26 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import CommandError, UsageError
-from vswbench.host.netns import (
-    add_address,
-    in_netns,
-    ip,
-    mac_address,
-    namespace_exists,
-    run,
-    run_in,
-    set_up,
-    wait_link_up,
-)
+from vswbench.host.netns import (add_address, in_netns, ip, mac_address, namespace_exists, run,
+                                 run_in, set_up, wait_link_up)
 from vswbench.run.registry import Registration
-from vswbench.switches.base import (
-    Attachment,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    Switch,
-    SwitchContext,
-)
+from vswbench.switches.base import (Attachment, ForwardPath, HostPort, PortCounters, Switch,
+                                    SwitchContext)
 
 KERNEL_MODES = ("napi", "softirq")
 SENDER_SOFTIRQ = "sender-softirq"

@@ -12,16 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vswbench.switches.base import (
-    Attachment,
-    Availability,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    Switch,
-    SwitchContext,
-    link_pairs,
-)
+from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
+                                    Switch, SwitchContext, link_pairs)
 from vswbench.switches.dpdk_ports import DPDK_FIX, engine_dpdk, port_mac
 
 

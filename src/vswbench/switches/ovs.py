@@ -23,47 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vswbench.errors import CommandError, VswbenchError
-from vswbench.host.netns import (
-    Namespace,
-    VethPair,
-    add_address,
-    ip_json,
-    mac_address,
-    run,
-    set_offload,
-    set_up,
-    wait_link_up,
-    wait_until,
-)
+from vswbench.host.netns import (Namespace, VethPair, add_address, ip_json, mac_address, run,
+                                 set_offload, set_up, wait_link_up, wait_until)
 from vswbench.run.registry import Registration
-from vswbench.switches.base import (
-    Attachment,
-    Availability,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    Switch,
-    SwitchContext,
-)
-from vswbench.switches.ovs_daemon import (
-    INSTALL_FIX,
-    OvsError,
-    OvsInstance,
-    find_schema,
-    missing_binaries,
-    pmd_on,
-)
-from vswbench.switches.ovs_rules import (
-    ENGINE_FLOW_FIELD,
-    EXACT_COOKIE,
-    FLOW_LIMIT,
-    PORT_COOKIE,
-    FlowSource,
-    RulePath,
-    clone_outputs,
-    parse_ovs_options,
-    rule_lines,
-)
+from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
+                                    Switch, SwitchContext)
+from vswbench.switches.ovs_daemon import (INSTALL_FIX, OvsError, OvsInstance, find_schema,
+                                          missing_binaries, pmd_on)
+from vswbench.switches.ovs_rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT, PORT_COOKIE,
+                                         FlowSource, RulePath, clone_outputs, parse_ovs_options,
+                                         rule_lines)
 from vswbench.switches.ovs_stats import datapath_stats
 
 BRIDGE = "br0"

@@ -19,14 +19,8 @@ from pathlib import Path
 from vswbench.errors import CommandError, UsageError, VswbenchError
 from vswbench.host.netns import run, wait_until
 from vswbench.switches.base import Attachment, Availability, BusyCycles, HostPort, PortCounters
-from vswbench.switches.dpdk_ports import (
-    DpdkLink,
-    dpdk_availability,
-    eal_common,
-    parse_transport,
-    port_mac,
-    remove_runtime_dir,
-)
+from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_common, parse_transport,
+                                          port_mac, remove_runtime_dir)
 from vswbench.switches.ovs import BRIDGE, Ovs, OvsPort
 from vswbench.switches.ovs_daemon import OvsInstance
 from vswbench.switches.ovs_rules import parse_ovs_options

@@ -20,14 +20,8 @@ from __future__ import annotations
 import ipaddress
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import (
-    BENCHMARK_NET,
-    add_address,
-    ip,
-    namespace_exists,
-    set_neighbour,
-    sysctl,
-)
+from vswbench.host.netns import (BENCHMARK_NET, add_address, ip, namespace_exists, set_neighbour,
+                                 sysctl)
 from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort
 from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
 

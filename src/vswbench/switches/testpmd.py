@@ -21,25 +21,10 @@ from pathlib import Path
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import in_netns
 from vswbench.run.state import open_state
-from vswbench.switches.base import (
-    Attachment,
-    Availability,
-    BusyCycles,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    Switch,
-    SwitchContext,
-    link_pairs,
-)
-from vswbench.switches.dpdk_ports import (
-    DpdkLink,
-    dpdk_availability,
-    eal_common,
-    parse_transport,
-    port_mac,
-    remove_runtime_dir,
-)
+from vswbench.switches.base import (Attachment, Availability, BusyCycles, ForwardPath, HostPort,
+                                    PortCounters, Switch, SwitchContext, link_pairs)
+from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_common, parse_transport,
+                                          port_mac, remove_runtime_dir)
 from vswbench.switches.interactive import InteractiveProcess
 
 TESTPMD = "dpdk-testpmd"

@@ -32,27 +32,12 @@ import pathlib
 
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.netns import mac_address, wait_link_up
-from vswbench.switches.base import (
-    Attachment,
-    Availability,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    SwitchContext,
-    link_pairs,
-)
+from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
+                                    SwitchContext, link_pairs)
 from vswbench.switches.chain_nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
-from vswbench.switches.kernel import (
-    KernelSwitch,
-    basic_availability,
-    create_veth,
-    finish_host_end,
-    kernel_versions,
-    place_napi,
-    read_counters,
-    section,
-    switch_view,
-)
+from vswbench.switches.kernel import (KernelSwitch, basic_availability, create_veth,
+                                      finish_host_end, kernel_versions, place_napi, read_counters,
+                                      section, switch_view)
 from vswbench.switches.nf_ovs import OvsChain
 from vswbench.switches.nf_router import RouterChain
 

@@ -30,40 +30,15 @@ from typing import Any
 
 from vswbench.engine.params import TrialParams
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.host.netns import (
-    LinkCounters,
-    Namespace,
-    add_address,
-    addresses,
-    ip_json,
-    mac_address,
-    namespace_pids,
-    set_neighbour,
-    sysctl,
-    wait_link_up,
-)
+from vswbench.host.netns import (LinkCounters, Namespace, add_address, addresses, ip_json,
+                                 mac_address, namespace_pids, set_neighbour, sysctl, wait_link_up)
 from vswbench.run.ids import RunId
 from vswbench.run.scope import Run
 from vswbench.scenario import Role, Scenario
-from vswbench.switches.base import (
-    Attachment,
-    ForwardPath,
-    HostPort,
-    Placement,
-    Switch,
-    SwitchContext,
-)
-from vswbench.switches.chain_nf import (
-    AUTO,
-    FWD,
-    SLEEP,
-    check_nf,
-    effective_placement,
-    nf_hosts,
-    nf_poll,
-    ports_in_switch_namespace,
-    runs_engine,
-)
+from vswbench.switches.base import (Attachment, ForwardPath, HostPort, Placement, Switch,
+                                    SwitchContext)
+from vswbench.switches.chain_nf import (AUTO, FWD, SLEEP, check_nf, effective_placement, nf_hosts,
+                                        nf_poll, ports_in_switch_namespace, runs_engine)
 
 L2_NET = ipaddress.ip_network("198.18.0.0/16")
 LONG_RUNNING = (Role.NF, Role.RECEIVER, Role.SERVER)   # started first, stopped after the tester
@@ -500,6 +475,3 @@ class Testbed:
             return att.switch_mac or mac_address(self.switch_ns, att.switch_ifname or "")
         return self.ports[to_key].mac
 
-
-__all__ = ["EngineCommand", "PortInfo", "Testbed", "host_abbr", "host_cpu",
-           "plan_paths", "plan_ports"]

@@ -1,4 +1,4 @@
-"""FIXTURES, NOT MEASUREMENTS: synthetic results stores for the report's tests.
+"""FIXTURES, NOT MEASUREMENTS: synthetic results stores for the report's tests (unit and browser).
 
 Every number here is invented (in the ranges seen on the project's 2-core VM, so the plots look
 like real ones) and shaped exactly like the JSON the methodology commands store (runner.

@@ -1,0 +1,114 @@
+"""Exports of a results store: JSON (everything), CSV and Parquet (one headline row per point).
+
+The headline numbers of every row are points.py's records (points.read_point), the same the
+report, compare and the models show; this module only lays them out as flat rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from vswbench import __version__
+from vswbench.errors import UsageError
+from vswbench.results.points import PointRecord, read_point
+from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
+
+FORMATS = ("json", "csv", "parquet")
+HEADLINE_COLUMNS = [
+    "campaign", "run_id", "point_key", "label", "status", "kind", "switch", "scenario", "size",
+    "flows", "burst", "placement", "io", "preset", "rate_pps", "shape_pps", "repetition",
+    "forwarding_mode", "ndr_pps", "ndr_gbps", "pdr_pps", "pdr_gbps", "lower_bound_pps",
+    "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv", "offered_pps",
+    "achieved_pps", "loss_ratio", "latency_fraction_of_ndr", "latency_p50_us", "latency_p90_us",
+    "latency_p99_us", "cycles_per_packet", "useful_cycles_per_packet", "peak_achieved_pps",
+    "highest_lossless_pps", "b2b_frames", "implied_buffer_s", "corrected_buffer_s",
+    "trial_count", "trial_seconds", "wall_seconds", "error", "started", "finished"]
+_KNOBS = ("flows", "burst", "placement", "io", "preset", "shape_pps")
+_HEADLINE_FIELDS = ("forwarding_mode", "ndr_pps", "pdr_pps", "lower_bound_pps",
+                    "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv",
+                    "offered_pps", "achieved_pps", "loss_ratio", "cycles_per_packet",
+                    "useful_cycles_per_packet", "peak_achieved_pps", "highest_lossless_pps",
+                    "b2b_frames", "implied_buffer_s", "corrected_buffer_s", "trial_count",
+                    "trial_seconds", "wall_seconds")
+
+
+def headline_row(rec: PointRecord) -> dict[str, Any]:
+    """One flat row (HEADLINE_COLUMNS) of a point's record; absent fields stay empty (None)."""
+    s, h, lat = rec.setup, rec.headline, rec.headline.latency
+    row: dict[str, Any] = {
+        "campaign": rec.campaign, "run_id": rec.run_id, "point_key": rec.key,
+        "label": rec.label, "status": rec.status, "kind": rec.kind,
+        "switch": None if s.switch == "?" else s.switch,
+        "scenario": None if s.scenario == "?" else s.scenario,
+        "size": None if s.size == "?" else s.size, "rate_pps": rec.params.get("rate"),
+        "repetition": rec.repetition, **{k: rec.params.get(k) for k in _KNOBS},
+        **{k: getattr(h, k) for k in _HEADLINE_FIELDS},
+        "ndr_gbps": rec.ndr_gbps, "pdr_gbps": rec.pdr_gbps,
+        "latency_fraction_of_ndr": None if lat is None else lat.fraction_of_ndr,
+        "latency_p50_us": None if lat is None else lat.p50_us,
+        "latency_p90_us": None if lat is None else lat.p90_us,
+        "latency_p99_us": None if lat is None else lat.p99_us,
+        "error": rec.error, "started": rec.started, "finished": rec.finished}
+    return {c: row[c] for c in HEADLINE_COLUMNS}
+
+
+def headline(p: StoredPoint) -> dict[str, Any]:
+    """headline_row of a stored point."""
+    return headline_row(read_point(p))
+
+
+def export_json(store: ResultStore, path: str | Path) -> None:
+    """Runs and points exactly as stored, each point with its headline row beside its result."""
+    data = {"schema_version": SCHEMA_VERSION, "vswbench_version": __version__,
+            "runs": [asdict(r) for r in store.runs()],
+            "points": [{**asdict(p), "headline": headline(p)} for p in store.points()]}
+    _write_atomic(Path(path), lambda f: json.dump(data, f, indent=1))
+
+
+def export_csv(store: ResultStore, path: str | Path) -> None:
+    rows = [headline(p) for p in store.points()]
+
+    def write(f: Any) -> None:
+        w = csv.DictWriter(f, fieldnames=HEADLINE_COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    _write_atomic(Path(path), write, newline="")
+
+
+def export_parquet(store: ResultStore, path: str | Path) -> None:
+    """Headline columns plus params and result as JSON text (pyarrow, optional)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UsageError("export to Parquet needs pyarrow: pip install pyarrow "
+                         "(into the virtual environment: .venv/bin/pip install pyarrow)") \
+            from None
+    rows = [{**headline(p), "params": json.dumps(p.params), "result": json.dumps(p.result)}
+            for p in store.points()]
+    columns = [*HEADLINE_COLUMNS, "params", "result"]
+    table = pa.Table.from_pydict({c: [r[c] for r in rows] for c in columns})
+    tmp = Path(path).with_name(Path(path).name + ".tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+
+
+def export(store: ResultStore, fmt: str, path: str | Path) -> None:
+    """export_json, export_csv or export_parquet by name (FORMATS)."""
+    writers = {"json": export_json, "csv": export_csv, "parquet": export_parquet}
+    if fmt not in writers:
+        raise UsageError(f"export format {fmt!r}: one of {', '.join(FORMATS)}")
+    writers[fmt](store, path)
+
+
+def _write_atomic(path: Path, write: Any, **open_args: Any) -> None:
+    """A reader never sees half an export: write beside it, then rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8", **open_args) as f:
+        write(f)
+    os.replace(tmp, path)

@@ -1,0 +1,330 @@
+"""Stored points read into typed records, and the one definition of every headline number.
+
+Every reader of a results store (export, compare, the chain and delay models, the report) goes
+through this module, so that one search shows one NDR, one cycles per packet and one latency
+wherever it is printed. A point's result JSON is exactly what the methodology commands wrote
+(search, sweep, trial, latency, b2b; runner.execute_point); here it becomes frozen records:
+
+- `Setup`: what was measured, without the kind and the repetition (switch, scenario, frame size,
+  and the knobs that differ from their defaults as `variant`);
+- `PointRecord`: one stored point: its identity, setup, repetition, workload knobs and `Headline`;
+- `StoredResults` / `load`: every point and run of a store (opened read-only).
+
+The headline definitions, each computed here and nowhere else:
+
+- NDR, PDR, bounds, generator bound and ceiling: the search's own fields (`ndr_pps`, ...);
+- Gbit/s on the wire (`ndr_gbps`, `pdr_gbps`): units.wire_gbps, the frame (FCS included, IMIX at
+  its genome's mean size) plus 20 bytes of preamble and gap;
+- cycles per packet near the NDR (`cycles_near_ndr`): of the search's highest-load trial AT OR
+  BELOW the NDR that lost no frame and sent every frame it meant to. At or below: the figure is
+  the cost at the rate the NDR certifies, never at a load beyond it (a lossless trial above the
+  NDR is a noisy pass the search did not trust). Without loss or unsent frames: a trial that
+  dropped or could not send measured cycles per *delivered* frame of a DUT (or tester) already
+  overloaded, inflated by the work spent on frames that never arrived. Of a latency point: the
+  cycles of its load at the headline fraction;
+- latency p50 / p90 / p99 (`latency_at`): measured at exactly LATENCY_FRACTION (90 %) of the NDR
+  (within FRACTION_TOLERANCE), from a latency point's loads or a search's `latency_at_ndr`; no
+  nearest fraction stands in for it (p99 at 50 % of the NDR is a different number, and two runs
+  measured at different fractions must not be compared as one).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vswbench.errors import UsageError
+from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun
+from vswbench.units import frame_bytes, wire_gbps
+
+LATENCY_FRACTION = 0.9                 # the headline latency is taken at 90 % of the NDR
+FRACTION_TOLERANCE = 1e-6
+NDR_TOLERANCE = 1e-9                   # a trial "at" the NDR: within this relative distance
+# knobs named in a Setup's variant when they differ from their default (preset: measured kinds)
+VARIANT_KEYS = (("flows", 1), ("burst", 1), ("placement", "default"), ("io", "afpacket"),
+                ("preset", "fast"), ("shape_pps", None), ("options", None))
+PRESET_KINDS = ("search", "latency", "b2b")
+
+
+def number(value: Any) -> float | None:
+    """A finite float, or None for anything else (missing, bool, text, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+# -- what was measured -------------------------------------------------------------------------
+@dataclass(frozen=True, order=True)
+class Setup:
+    """The testbed and workload of a point, without the kind and the repetition. `variant` names
+    the knobs that differ from their defaults (flows=4, burst=32, placement=s_core, ...)."""
+    switch: str
+    scenario: str
+    size: int | str
+    variant: str = ""
+
+    @property
+    def size_label(self) -> str:
+        return f"{self.size} B" if isinstance(self.size, int) else str(self.size)
+
+    @property
+    def label(self) -> str:
+        parts = [self.switch, self.scenario, self.size_label]
+        return " ".join(parts + ([self.variant] if self.variant else []))
+
+    @property
+    def size_bytes(self) -> float | None:
+        """The frame size as a number (IMIX: the mean of its genome)."""
+        return frame_bytes(self.size)
+
+
+def size_order(size: int | str) -> tuple[float, str]:
+    """Sort key: numeric sizes ascending, IMIX (and anything else) after them."""
+    return (size, "") if isinstance(size, int) else (math.inf, str(size))
+
+
+def setup_of(p: StoredPoint) -> Setup:
+    prm, r = p.params, p.result or {}
+    size = prm.get("size", r.get("frame_size"))
+    variant = []
+    for key, default in VARIANT_KEYS:
+        value = prm.get(key, default)
+        if value == default or (key == "preset" and p.kind not in PRESET_KINDS):
+            continue
+        if isinstance(value, dict):
+            variant += [f"{k}={v}" for k, v in sorted(value.items())]
+        else:
+            variant.append(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}")
+    return Setup(str(prm.get("switch", r.get("switch", "?"))),
+                 str(prm.get("scenario", r.get("scenario", "?"))),
+                 size if isinstance(size, (int, str)) else "?", " ".join(variant))
+
+
+def repetition_of(p: StoredPoint) -> int:
+    rep = p.params.get("repetition", 0)
+    return rep if isinstance(rep, int) and not isinstance(rep, bool) else 0
+
+
+# -- the headline definitions ------------------------------------------------------------------
+def cycles_near_ndr(result: dict[str, Any], field: str = "cycles_per_packet") -> float | None:
+    """`field` (cycles per packet, or useful cycles per packet) of the search's highest-load trial
+    at or below the NDR without loss or unsent frames; None when no such trial measured it."""
+    ndr, trials = number(result.get("ndr_pps")), result.get("trials")
+    if ndr is None or not isinstance(trials, list):
+        return None
+    found = []
+    for t in trials:
+        if not isinstance(t, dict) or t.get("lost") != 0 or t.get("unsent"):
+            continue
+        load, value = number(t.get("intended_pps")), number(t.get(field))
+        if load is not None and value is not None and load <= ndr * (1 + NDR_TOLERANCE):
+            found.append((load, value))
+    return max(found, key=lambda lv: lv[0])[1] if found else None
+
+
+def entry_at(entries: Any, fraction: float = LATENCY_FRACTION) -> dict[str, Any] | None:
+    """The entry of a latency point's `points` (or a search's `latency_at_ndr`) measured at
+    `fraction` of the NDR, if any."""
+    for e in entries if isinstance(entries, list) else []:
+        f = number(e.get("fraction_of_ndr")) if isinstance(e, dict) else None
+        if f is not None and abs(f - fraction) <= FRACTION_TOLERANCE:
+            return e
+    return None
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Latency percentiles in microseconds at one fraction of the NDR (None: a trial's, at its
+    own offered rate)."""
+    fraction_of_ndr: float | None
+    p50_us: float | None
+    p90_us: float | None
+    p99_us: float | None
+
+
+def latency_at(result: dict[str, Any], fraction: float = LATENCY_FRACTION,
+               key: str = "points") -> Latency | None:
+    """The latency of the entry of result[key] measured at `fraction` of the NDR, if any."""
+    e = entry_at(result.get(key), fraction)
+    return _latency(e.get("latency_us") if e is not None else None, fraction)
+
+
+def _latency(lat: Any, fraction: float | None) -> Latency | None:
+    if not isinstance(lat, dict):
+        return None
+    return Latency(fraction, number(lat.get("p50")), number(lat.get("p90")),
+                   number(lat.get("p99")))
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The numbers a reader compares first, from whichever result shape the point's kind
+    produces (None: not measured by this kind, or missing)."""
+    ndr_pps: float | None = None
+    pdr_pps: float | None = None
+    lower_bound_pps: float | None = None
+    upper_bound_pps: float | None = None
+    generator_bound: bool | None = None
+    generator_ceiling_pps: float | None = None
+    ndr_cv: float | None = None              # a search's own --repeat statistics
+    forwarding_mode: str | None = None
+    offered_pps: float | None = None
+    achieved_pps: float | None = None
+    loss_ratio: float | None = None
+    latency: Latency | None = None           # at LATENCY_FRACTION of the NDR (a trial: its own)
+    cycles_per_packet: float | None = None   # near the NDR (cycles_near_ndr), or at the fraction
+    useful_cycles_per_packet: float | None = None
+    peak_achieved_pps: float | None = None   # sweeps
+    highest_lossless_pps: float | None = None
+    b2b_frames: float | None = None
+    implied_buffer_s: float | None = None
+    corrected_buffer_s: float | None = None
+    trial_count: int | None = None
+    trial_seconds: float | None = None
+    wall_seconds: float | None = None
+
+
+def headline_of(kind: str, r: dict[str, Any]) -> Headline:
+    def n(k: str) -> float | None:
+        return number(r.get(k))
+    latency, cycles, useful = None, n("cycles_per_packet"), None
+    if kind == "latency":
+        latency = latency_at(r)
+        at = entry_at(r.get("points"))
+        cycles = number(at.get("cycles_per_packet")) if at is not None else None
+    elif kind == "search":
+        latency = latency_at(r, key="latency_at_ndr")
+        cycles = cycles_near_ndr(r)
+        useful = cycles_near_ndr(r, "useful_cycles_per_packet")
+    elif kind == "trial":
+        latency = _latency(r.get("latency_us"), None)
+    stats = (r.get("statistics") or {}).get("ndr_pps") if kind == "search" else None
+    sat: dict[str, Any] = r["saturation"] if kind == "sweep" and isinstance(
+        r.get("saturation"), dict) else {}
+    return Headline(
+        ndr_pps=n("ndr_pps"), pdr_pps=n("pdr_pps"), lower_bound_pps=n("lower_bound_pps"),
+        upper_bound_pps=n("upper_bound_pps"), generator_bound=_flag(r.get("generator_bound")),
+        generator_ceiling_pps=n("generator_ceiling_pps"),
+        ndr_cv=number(stats.get("cv")) if isinstance(stats, dict) else None,
+        forwarding_mode=_text(r.get("forwarding_mode")), offered_pps=n("offered_pps"),
+        achieved_pps=n("achieved_pps"), loss_ratio=n("loss_ratio"), latency=latency,
+        cycles_per_packet=cycles, useful_cycles_per_packet=useful,
+        peak_achieved_pps=number(sat.get("peak_achieved_pps")),
+        highest_lossless_pps=number(sat.get("highest_lossless_offered_pps")),
+        b2b_frames=n("benchmark_frames") if kind == "b2b" else None,
+        implied_buffer_s=n("implied_buffer_s"), corrected_buffer_s=n("corrected_buffer_s"),
+        trial_count=_count(r.get("trial_count")), trial_seconds=n("trial_seconds"),
+        wall_seconds=n("wall_seconds"))
+
+
+# -- one stored point --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PointRecord:
+    """One stored point: which measurement it was and its headline numbers."""
+    campaign: str
+    run_id: str
+    key: str
+    label: str
+    kind: str
+    status: str
+    setup: Setup
+    repetition: int
+    params: dict[str, Any]                   # the campaign point's parameters, as stored
+    headline: Headline
+    error: str | None = None
+    started: str | None = None
+    finished: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.status == "done"
+
+    @property
+    def ndr_gbps(self) -> float | None:
+        return wire_gbps(self.headline.ndr_pps, self.setup.size)
+
+    @property
+    def pdr_gbps(self) -> float | None:
+        return wire_gbps(self.headline.pdr_pps, self.setup.size)
+
+    def throughput(self) -> tuple[str, float] | None:
+        """The point's throughput and what it is: a search's NDR, a trial's achieved rate, or a
+        sweep's peak achieved rate. None for other kinds or when it is missing."""
+        h = self.headline
+        value, metric = {"search": (h.ndr_pps, "NDR"), "trial": (h.achieved_pps, "achieved"),
+                         "sweep": (h.peak_achieved_pps, "peak achieved")
+                         }.get(self.kind, (None, ""))
+        return None if value is None else (metric, value)
+
+
+def read_point(p: StoredPoint) -> PointRecord:
+    return PointRecord(p.campaign, p.run_id, p.key, p.label, p.kind, p.status, setup_of(p),
+                       repetition_of(p), dict(p.params), headline_of(p.kind, p.result or {}),
+                       p.error, p.started, p.finished)
+
+
+def throughput_of(p: StoredPoint) -> tuple[str, float] | None:
+    """PointRecord.throughput of a stored point."""
+    return read_point(p).throughput()
+
+
+# -- a whole store -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StoredResults:
+    """Every point and run of one store (or of one campaign in it)."""
+    store_path: Path
+    points: tuple[StoredPoint, ...]
+    runs: tuple[StoredRun, ...]
+
+    @property
+    def campaigns(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([r.spec_name for r in self.runs]
+                                   + [p.campaign for p in self.points]))
+
+    def done(self, kind: str | None = None) -> list[StoredPoint]:
+        """Points that finished with a result (of one kind, or all)."""
+        return [p for p in self.points if p.status == "done" and isinstance(p.result, dict)
+                and (kind is None or p.kind == kind)]
+
+    def records(self, kind: str | None = None) -> list[PointRecord]:
+        """The finished points (of one kind, or all) as records, in store order."""
+        return [read_point(p) for p in self.done(kind)]
+
+
+def store_file(store_path_or_dir: str | Path) -> Path:
+    """The store's file: the path itself, or results.sqlite inside a run's directory."""
+    path = Path(store_path_or_dir)
+    if path.is_dir():
+        path = path / STORE_NAME
+    if not path.is_file():
+        raise UsageError(f"no results store at {path}: give the --out directory of a "
+                         f"`vswbench run` (it holds {STORE_NAME}) or the store file itself")
+    return path
+
+
+def load(store_path_or_dir: str | Path, campaign: str | None = None) -> StoredResults:
+    """Read a store (never creating or changing it); `campaign` keeps only that campaign."""
+    path = store_file(store_path_or_dir)
+    with ResultStore(path, create=False) as store:
+        points = store.points(campaign)
+        runs = store.runs()
+    if campaign is not None:
+        if not any(r.spec_name == campaign for r in runs):
+            names = ", ".join(sorted({r.spec_name for r in runs})) or "none"
+            raise UsageError(f"campaign {campaign!r} is not in {path} (campaigns there: {names})")
+        runs = [r for r in runs if r.spec_name == campaign]
+    return StoredResults(path, tuple(points), tuple(runs))
