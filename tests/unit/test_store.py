@@ -45,9 +45,13 @@ def test_record_reopen_and_skip(db) -> None:
         assert store.finished_keys("demo") == {pts[0].key}
         assert store.finished_keys("other") == set()
         (run,) = store.runs()
+        # its writer is gone: a reader shows it as killed, never as running for ever
         assert (run.run_id, run.spec_name, run.status, run.finished) == (
-            "vsb0001", "demo", "running", None)
+            "vsb0001", "demo", "killed", None)
         assert run.spec_text == SPEC.text and run.fingerprint == {"kernel_release": "6.18"}
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.begin_run("vsb0002", SPEC, None)   # a reader never writes
+    with ResultStore(db) as store:
         store.begin_run("vsb0002", SPEC, None)
         todo = [p for p in pts if p.key not in store.finished_keys("demo")]
         assert todo == pts[1:]                  # the failed point is tried again
@@ -61,7 +65,7 @@ def test_record_reopen_and_skip(db) -> None:
         retried = next(s for s in stored if s.key == pts[1].key)
         assert (retried.run_id, retried.status, retried.error) == ("vsb0002", "done", None)
         assert retried.params == pts[1].params() and retried.label == pts[1].label
-        assert [r.status for r in store.runs()] == ["running", "done"]
+        assert [r.status for r in store.runs()] == ["killed", "done"]
 
 
 def test_misuse_is_reported(db) -> None:
@@ -187,3 +191,49 @@ def test_recorded_point_visible_to_another_connection_at_once(db) -> None:
         assert reader.finished_keys("demo") == {p.key}
     store.close()
     assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_one_writer_at_a_time_names_the_holder(db) -> None:
+    with ResultStore(db) as first:
+        first.begin_run("vsb0001", SPEC)
+        with pytest.raises(VswbenchError, match=r"in use by run vsb0001 \(pid \d+\) since"):
+            ResultStore(db)
+        with ResultStore(db, create=False) as reader:      # readers are never refused
+            assert [r.status for r in reader.runs()] == ["running"]
+        first.end_run("vsb0001", "done")
+    with ResultStore(db) as again:                         # the lock went with the writer
+        assert [r.status for r in again.runs()] == ["done"]
+    assert not (db.parent / "results.sqlite.lock").exists()
+
+
+def test_empty_damaged_and_read_only_stores(tmp_path, db) -> None:
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    with pytest.raises(UsageError, match="empty file"):
+        ResultStore(empty)
+    assert empty.stat().st_size == 0, "an empty file is not re-initialised"
+    with ResultStore(db) as store:
+        store.begin_run("vsb0001", SPEC)
+        for p in expand(SPEC):
+            store.record_point("vsb0001", p, SEARCH, "done")
+        store.end_run("vsb0001", "done")
+    ro_dir = tmp_path / "ro"
+    ro_dir.mkdir()
+    ro = ro_dir / "results.sqlite"
+    ro.write_bytes(db.read_bytes())
+    ro.chmod(0o444)
+    ro_dir.chmod(0o555)
+    try:
+        with ResultStore(ro, create=False) as reader:      # read-only file and directory
+            assert len(reader.points()) == len(expand(SPEC))
+    finally:
+        ro_dir.chmod(0o755)
+    damaged = tmp_path / "damaged.sqlite"
+    data = bytearray(db.read_bytes())
+    page = 4096
+    for i in range(page, len(data)):                       # overwrite every page but the header
+        data[i] = 0xA5
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(UsageError, match="damaged|not a vswbench"):
+        with ResultStore(damaged, create=False) as reader:
+            reader.points()

@@ -9,11 +9,20 @@ A run records the exact spec text and the system fingerprint (host/sysinfo.py) b
 result can always be traced to the configuration that produced it (RFC 8172, RFC 8204).
 Reading points as typed records with their headline numbers is points.py's; exports are
 export.py's.
+
+Who may open it how: commands that only read (report, export, compare, the models) open it
+read-only (`create=False`), so a read-only store or root's store read by another user works. One
+writer at a time: a writer holds an exclusive lock on `results.sqlite.lock` (flock) naming its run
+and pid; a second writer is refused with the holder's run id, pid and start. A run still marked
+"running" whose writer is gone was killed: readers show it as "killed", the next writer records
+it so. An empty file, a damaged file and a foreign database are each named as such, with the fix.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -28,7 +37,8 @@ STORE_NAME = "results.sqlite"       # the store's file name in a run's directory
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x76737762          # "vswb" in the SQLite header: identifies the file as ours
 POINT_STATUSES = ("done", "failed", "skipped")
-RUN_STATUSES = ("running", "done", "interrupted", "failed")
+RUN_STATUSES = ("running", "done", "interrupted", "failed", "killed")
+LOCK_SUFFIX = ".lock"
 
 SCHEMA = """
 CREATE TABLE vswbench_schema (version INTEGER NOT NULL, created TEXT NOT NULL);
@@ -79,25 +89,105 @@ class ResultStore:
     """with ResultStore(DIR / "results.sqlite") as store: ... (create=False: it must exist)."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        """create=True: the writer (made if missing, locked for this process); create=False: a
+        reader of an existing store, opened read-only."""
         self.path = Path(path)
-        if not self.path.exists():
-            if not create:
-                raise UsageError(f"no results store at {self.path}: give the --out directory of "
-                                 "a `vswbench run`")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        elif self.path.is_dir():
+        self.writable = create
+        self._lock_fd: int | None = None
+        if self.path.is_dir():
             raise UsageError(f"{self.path} is a directory: give the store's file "
                              "(results.sqlite in the run's directory)")
+        if not self.path.exists() and not create:
+            raise UsageError(f"no results store at {self.path}: give the --out directory of "
+                             "a `vswbench run`")
+        if self.path.exists() and self.path.stat().st_size == 0:
+            raise UsageError(f"{self.path} is an empty file, not a vswbench results store: "
+                             "remove it, or give another --out directory")
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock()
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+            self.db = self._connect()
         except sqlite3.Error as e:
+            self._unlock()
+            if isinstance(e, sqlite3.DatabaseError) and "not a database" in str(e):
+                raise UsageError(f"{self.path} is not a vswbench results store: give the store a "
+                                 "`vswbench run` wrote (results.sqlite in its --out directory), "
+                                 "or a new file name") from None
             raise UsageError(f"cannot open results store {self.path}: {e}") from None
         self.db.row_factory = sqlite3.Row
         try:
             self._check_or_create()
         except BaseException:
-            self.db.close()
+            self.close()
             raise
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.writable:
+            return sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+        uri = self.path.resolve().as_uri()
+        try:
+            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, timeout=10.0)
+            db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            return db
+        except sqlite3.OperationalError:
+            # a WAL store in a directory this user cannot write (no -shm to share): read the
+            # file as it is; no writer can be running where nobody may write
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+
+    # -- one writer ----------------------------------------------------------------------------
+    @property
+    def lock_path(self) -> Path:
+        return self.path.with_name(self.path.name + LOCK_SUFFIX)
+
+    def _lock(self, run_id: str = "?") -> None:
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise UsageError(f"results store {self.path}: cannot write beside it "
+                             f"({exc.strerror}): give an --out directory you may write") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 4096, 0).decode(errors="replace")
+            os.close(fd)
+            raise VswbenchError(f"results store {self.path} is in use by {_holder(holder)}: "
+                                "wait for that run to end, or give another --out directory") \
+                from None
+        self._lock_fd = fd
+        self._write_holder(run_id)
+
+    def _write_holder(self, run_id: str) -> None:
+        if self._lock_fd is None:
+            return
+        text = json.dumps({"run_id": run_id, "pid": os.getpid(), "since": now()})
+        os.ftruncate(self._lock_fd, 0)
+        os.pwrite(self._lock_fd, text.encode(), 0)
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            try:
+                self.lock_path.unlink(missing_ok=True)
+            except OSError:
+                pass
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def writer_alive(self) -> bool:
+        """Does some process (this one included) hold the writer's lock now?"""
+        if self._lock_fd is not None:
+            return True
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return False
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
 
     def _check_or_create(self) -> None:
         """Look before writing: a foreign file is reported and left exactly as it was."""
@@ -108,7 +198,18 @@ class ResultStore:
             app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
         except sqlite3.DatabaseError:
             raise UsageError(not_ours) from None
+        if app_id == APPLICATION_ID:
+            try:
+                verdict = self.db.execute("PRAGMA quick_check").fetchone()[0]
+            except sqlite3.DatabaseError as exc:
+                verdict = str(exc)
+            if verdict != "ok":
+                raise UsageError(f"{self.path} is a damaged vswbench results store (SQLite: "
+                                 f"{verdict}): its points cannot be trusted; measure again into a "
+                                 "new --out directory (sqlite3's .recover may save what is left)")
         if not tables and app_id == 0:
+            if not self.writable:
+                raise UsageError(not_ours)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.db.executescript("BEGIN;" + SCHEMA + "COMMIT;")
@@ -120,9 +221,13 @@ class ResultStore:
             if version is None or version > SCHEMA_VERSION:
                 raise UsageError(f"{self.path} was written by a newer vswbench (store schema "
                                  f"{version}, this one reads {SCHEMA_VERSION}): upgrade vswbench")
-            self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.execute("PRAGMA foreign_keys=ON")
+            if self.writable:
+                self.db.execute("PRAGMA journal_mode=WAL")
+        if self.writable:
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            # no other writer can exist now: a run still "running" was killed
+            self.db.execute("UPDATE runs SET status = 'killed' WHERE status = 'running'")
 
     def __enter__(self) -> ResultStore:
         return self
@@ -131,13 +236,16 @@ class ResultStore:
         self.close()
 
     def close(self) -> None:
-        self.db.close()
+        if hasattr(self, "db"):
+            self.db.close()
+        self._unlock()
 
     # -- writing -------------------------------------------------------------------------------
     def begin_run(self, run_id: str, spec: Any, fingerprint: Any = None) -> None:
         """`spec`: a campaign.CampaignSpec (its name and exact text are kept); `fingerprint`: a
         sysinfo.Fingerprint, a dict, or None."""
         fp = fingerprint.to_json() if hasattr(fingerprint, "to_json") else fingerprint
+        self._write_holder(run_id)
         try:
             self.db.execute("INSERT INTO runs VALUES (?, ?, NULL, 'running', ?, ?, ?, ?)",
                             (run_id, now(), spec.name, spec.text,
@@ -198,7 +306,18 @@ class ResultStore:
                 for r in self.db.execute(sql + " ORDER BY id", args)]
 
     def runs(self) -> list[StoredRun]:
-        return [StoredRun(r["run_id"], r["spec_name"], r["started"], r["finished"], r["status"],
+        """Every run; one still "running" whose writer is gone is shown as "killed"."""
+        alive = self.writer_alive()
+        return [StoredRun(r["run_id"], r["spec_name"], r["started"], r["finished"],
+                          "killed" if r["status"] == "running" and not alive else r["status"],
                           r["spec_text"],
                           json.loads(r["fingerprint"]) if r["fingerprint"] else None, r["version"])
                 for r in self.db.execute("SELECT * FROM runs ORDER BY started, rowid")]
+
+
+def _holder(text: str) -> str:
+    try:
+        data = json.loads(text)
+        return f"run {data['run_id']} (pid {data['pid']}) since {data['since']}"
+    except (ValueError, KeyError, TypeError):
+        return "another process"
