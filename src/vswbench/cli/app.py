@@ -61,6 +61,11 @@ def _error(message: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    bad = next((a for a in args if "\x00" in a), None)
+    if bad is not None:       # no path or value holds a NUL byte (a shell cannot even pass one)
+        _error(f"argument {bad!r} contains a NUL byte")
+        return EXIT_USAGE
     try:
         rv = cli.main(args=argv, prog_name="vswbench", standalone_mode=False)
     except click.exceptions.Exit as exc:
