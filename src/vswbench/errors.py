@@ -13,6 +13,14 @@ class UsageError(VswbenchError):
     exit_code = 2
 
 
+def require_root(what: str, why: str = "creates network namespaces") -> None:
+    """UsageError (exit 2, the same for every command) unless running as root."""
+    import os
+
+    if os.geteuid() != 0:
+        raise UsageError(f"{what} {why}: run it as root (e.g. with sudo)")
+
+
 class CommandError(VswbenchError):
     """An external command (ip, tc, ethtool, ...) failed."""
 

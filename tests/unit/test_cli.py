@@ -118,3 +118,15 @@ def test_debug_prints_the_traceback_of_a_bug(monkeypatch, capsys):
     monkeypatch.setattr(vswbench.engine.probe, "probe", failing_probe)
     assert cli.main(["--debug", "probe"]) == 1
     assert "Traceback" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["trial", "--switch", "bridge"], ["clean"],
+                                  ["search", "--switch", "veth"], ["calibrate"], ["demo"],
+                                  ["run", "--suite", "quick", "--out", "OUT"]])
+def test_needs_root_is_exit_2_for_every_command(monkeypatch, capsys, tmp_path, argv):
+    import os
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    argv = [str(tmp_path / "out") if a == "OUT" else a for a in argv]
+    assert cli.main(argv) == 2
+    assert "run it as root" in capsys.readouterr().err

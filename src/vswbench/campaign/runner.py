@@ -10,7 +10,6 @@ with its reason. Latency and back-to-back points take the NDR of their search tw
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any
 
 from vswbench.campaign.spec import CampaignSpec, Point, expand, search_twin
 from vswbench.engine.params import TrialParams
-from vswbench.errors import UsageError, VswbenchError
+from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
                                      method_context, plan_method)
 from vswbench.measure.plan import TrialOptions
@@ -155,8 +154,7 @@ class CampaignRunner:
         from vswbench.host.sysinfo import fingerprint
         from vswbench.run.ids import new_run_id
 
-        if os.geteuid() != 0:
-            raise UsageError("a campaign builds network namespaces: run it as root")
+        require_root("a campaign")
         self.out_dir.mkdir(parents=True, exist_ok=True)
         store_path = self.out_dir / STORE_NAME
         start = time.monotonic()

@@ -12,7 +12,7 @@ import click
 from rich.table import Table
 
 from vswbench.cli.common import EXIT_FAILURE, err, num, out, seconds, versions_text
-from vswbench.errors import VswbenchError
+from vswbench.errors import require_root
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -74,8 +74,7 @@ def clean(dry_run: bool, force: bool, prefix: str) -> int:
     """Remove what killed runs left behind (vsb* namespaces, links, /tmp/vsb-<run id>-*)."""
     from vswbench.testbed.leftovers import describe_skips, dry_run_lines, execute, plan_clean
 
-    if os.geteuid() != 0:
-        raise VswbenchError("clean removes network namespaces: run it as root")
+    require_root("clean", "removes network namespaces")
     plan = plan_clean(force=force, prefix=prefix)
     for note in describe_skips(plan):
         err.print(f"[yellow]{note}[/]")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
@@ -12,7 +11,7 @@ from rich.table import Table
 from vswbench.cli.common import (KERNEL_IO, emit, io_option, method_plan, num, out, rate, say,
                                  seconds, size_option, testbed_options, trial_line)
 from vswbench.engine.params import MAX_FLOWS, TrialParams
-from vswbench.errors import UsageError
+from vswbench.errors import UsageError, require_root
 from vswbench.measure.session import control_capable
 from vswbench.units import FrameSize
 
@@ -140,8 +139,7 @@ def calibrate(scenario: str, size: FrameSize, io: str, flows: int, tester_cpu: i
     if not control_capable(plan.scenario):
         raise UsageError(f"scenario {scenario}: calibration needs a tester that sends and "
                          "receives (p2p, pvp, chain:N, rr)")
-    if os.geteuid() != 0:
-        raise UsageError("calibration builds network namespaces: run it as root")
+    require_root("calibration")
     with run_scope() as run:
         cal = run_calibration(run, plan.scenario, plan.params, plan.placement, force=force)
     if as_json:

@@ -19,7 +19,7 @@ from vswbench import __version__
 from vswbench.engine.probe import DEMO_BACKENDS, ProbeResult, probe
 from vswbench.engine.process import (EngineError, EngineProcess, EngineResult, find_engine,
                                      run_engine)
-from vswbench.errors import UsageError
+from vswbench.errors import UsageError, require_root
 from vswbench.host.pair import Endpoint, NamespacePair, namespace_pair
 from vswbench.run.scope import Run, run_scope
 
@@ -166,8 +166,7 @@ def host_facts() -> dict[str, Any]:
 
 def run_demo(options: DemoOptions, progress: Callable[[str], None] = print) -> DemoReport:
     validate(options)
-    if os.geteuid() != 0:
-        raise UsageError("the demo creates network namespaces: run it as root")
+    require_root("the demo")
     found = probe()
     backends, skipped = choose_backends(options, found)
     for name, reason in skipped.items():

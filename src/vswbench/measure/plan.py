@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vswbench.engine.params import TrialParams
-from vswbench.errors import UsageError, VswbenchError
+from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.trial import TrialResult
 from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
@@ -155,13 +155,12 @@ def engine_io(switch_cls: type[Switch], io: str) -> str:
 
 def ensure_runnable(switch_cls: type[Switch]) -> None:
     """SwitchUnavailable (exit 3) with the reason and the fix, or UsageError without root."""
+    require_root("a trial")
     avail = switch_cls.availability()
     if not avail.ok:
         fix = f"; fix: {avail.fix}" if avail.fix else ""
         raise SwitchUnavailable(f"switch {switch_cls.name} is not available here: "
                                 f"{avail.reason}{fix}")
-    if os.geteuid() != 0:
-        raise UsageError("this builds network namespaces: run it as root")
 
 
 def execute_trial(plan: TrialPlan, progress: Callable[[str], None] = print) -> TrialResult:

@@ -359,9 +359,13 @@ class Testbed:
         """Polling processes that share a core: each gets slices of it from the scheduler (a few
         ms), so throughput collapses and latency reaches milliseconds. On a 2-core machine pvp
         with a DPDK switch has three pollers (tester, switch, NF) for two cores."""
+        sw = self.placement.switch_cpu
+        if self.placement.tester_cpu == sw and not self.switch_cls.direct:
+            return [f"the tester and the switch share CPU {sw}: the switch's work waits for the "
+                    "tester's time slices, so the figures measure the scheduler as much as the "
+                    "switch (give them different --tester-cpu and --switch-cpu)"]
         if not self.dpdk or self.switch_cls.direct:
             return []
-        sw = self.placement.switch_cpu
         nf_index, shared = 0, []
         for host in self.scenario.hosts:
             if host.role == Role.NF:
