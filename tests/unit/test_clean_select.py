@@ -118,3 +118,12 @@ def test_only_directories_named_by_a_run_id_are_project_temp_dirs(tmp_path):
     (tmp_path / "vsb-vsbffff-file").write_text("")
     (tmp_path / "vsb-vsbeeee-link").symlink_to(tmp_path / "vsb-ci")
     assert [p.name for p in project_temp_dirs(tmp_path)] == ["vsb-vsb1a2b-ovs-y", "vsb-vsb1a2b-x1"]
+
+
+def test_a_recorded_process_is_named_by_its_program():
+    from vswbench.testbed.leftovers import command_name
+
+    assert command_name(["ip", "netns", "exec", "vsbabcdsw", "/usr/sbin/ovs-vswitchd", "x"]) == \
+        "ovs-vswitchd"
+    assert command_name(["vswbench-engine", "sink"]) == "vswbench-engine"
+    assert command_name([]) == "?"

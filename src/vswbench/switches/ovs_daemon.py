@@ -233,19 +233,32 @@ class OvsInstance:
             raise OvsError("Open vSwitch instance not started")
         return self.paths
 
+    def _client(self, argv: list[str], *, check: bool = True, timeout: float = 30.0) -> str:
+        """An OVS client call; when it fails because a daemon died, say that (not the client's
+        "Connection refused")."""
+        try:
+            return ovs_cmd(self._paths(), argv, check=check, timeout=timeout)
+        except CommandError as exc:
+            for daemon in (self.db_server, self.vswitchd):
+                if daemon is not None and daemon.proc is not None and not daemon.running():
+                    raise OvsError(f"{daemon.name} (pid {daemon.pid}) exited with status "
+                                   f"{daemon.proc.returncode}; its log ends:\n"
+                                   f"{daemon.log_tail(5)}") from exc
+            raise
+
     def vsctl(self, *args: str, timeout: float = 30.0) -> str:
         paths = self._paths()
-        return ovs_cmd(paths, ["ovs-vsctl", f"--db={paths.db_remote}", f"--timeout={timeout:g}",
-                               *args], timeout=timeout + 5)
+        return self._client(["ovs-vsctl", f"--db={paths.db_remote}", f"--timeout={timeout:g}",
+                             *args], timeout=timeout + 5)
 
     def ofctl(self, command: str, bridge: str, *args: str, check: bool = True,
               timeout: float = 30.0, options: Sequence[str] = ()) -> str:
-        return ovs_cmd(self._paths(), ["ovs-ofctl", *options, command, self._paths().mgmt(bridge),
-                                       *args], check=check, timeout=timeout)
+        return self._client(["ovs-ofctl", *options, command, self._paths().mgmt(bridge), *args],
+                            check=check, timeout=timeout)
 
     def appctl(self, *args: str, check: bool = True) -> str:
-        return ovs_cmd(self._paths(), ["ovs-appctl", "-t", str(self._paths().ctl("ovs-vswitchd")),
-                                       *args], check=check)
+        return self._client(["ovs-appctl", "-t", str(self._paths().ctl("ovs-vswitchd")), *args],
+                            check=check)
 
     def pin(self, cpu: int) -> None:
         """Pin every thread of ovs-vswitchd to one CPU (threads started later inherit it)."""

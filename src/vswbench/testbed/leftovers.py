@@ -217,7 +217,7 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
             outcome = _stop_recorded(proc)
         except ProcessLookupError:
             outcome = "already gone"
-        say(f"process {proc.pid} of run {run_id} ({' '.join(proc.argv[:2])}): {outcome}")
+        say(f"process {proc.pid} of run {run_id} ({command_name(proc.argv)}): {outcome}")
     for ns in plan.namespaces:
         run(["ip", "netns", "delete", ns])
         say(f"removed namespace {ns}")
@@ -246,6 +246,14 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
         path.unlink(missing_ok=True)
         say(f"removed state file {path}")
     return done
+
+
+def command_name(argv: list[str]) -> str:
+    """The program a recorded argv runs, past `ip netns exec NS` (ovs-vswitchd, not "ip netns")."""
+    rest = list(argv)
+    while rest[:3] == ["ip", "netns", "exec"] and len(rest) > 4:
+        rest = rest[4:]
+    return Path(rest[0]).name if rest else "?"
 
 
 def describe_skips(plan: CleanPlan) -> list[str]:
