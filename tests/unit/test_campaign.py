@@ -39,13 +39,13 @@ def test_valid_spec_expands_to_product_in_order() -> None:
 
 def test_scalars_rates_chains_and_repetitions() -> None:
     s = parse_spec(spec('kind = "trial"\nswitch = "bridge"\nscenario = "chain"\nchain = [1, 3]\n'
-                        'rate = ["100k", 2500]\nrepetitions = 2\noptions = { bridge_fdb = true, clones = 1 }\n'))
+                        'rate = ["100k", 2500]\nrepetitions = 2\noptions = { bridge_fdb = true, kernel_mode = "napi" }\n'))
     pts = expand(s)
     assert len(pts) == 2 * 2 * 2
     assert [p.scenario for p in pts[:4]] == ["pvp", "pvp", "chain:3", "chain:3"]
     assert [p.rate for p in pts[:2]] == [100_000.0, 2500.0]
     assert [p.repetition for p in pts] == [0] * 4 + [1] * 4
-    assert pts[0].options == (("bridge_fdb", "true"), ("clones", "1"))
+    assert pts[0].options == (("bridge_fdb", "true"), ("kernel_mode", "napi"))
     assert pts[4].label.endswith("#2")
 
 
@@ -197,3 +197,15 @@ def test_builtin_suites() -> None:
     assert all(0.5 in p.fractions for p in standard if p.kind == "latency")
     with pytest.raises(UsageError, match="did you mean 'quick'"):
         builtin("quik")
+
+
+def test_options_and_io_a_switch_would_ignore_are_refused() -> None:
+    """kernel_mode on testpmd, clones on bridge, io afxdp on ovs-dpdk: each would be ignored and
+    the point stored labelled with it."""
+    for body, fragment in (('switch = "testpmd"\noptions = { kernel_mode = "softirq" }\n',
+                            "switch testpmd does not read option kernel_mode"),
+                           ('switch = "bridge"\noptions = { clones = 2 }\n',
+                            "switch bridge does not read option clones"),
+                           ('switch = "ovs-dpdk"\nio = "afxdp"\n', "io afxdp: switch ovs-dpdk")):
+        with pytest.raises(UsageError, match=fragment):
+            parse_spec(spec('kind = "search"\n' + body))

@@ -65,7 +65,8 @@ options = [{clones = 0}, {flow_table = "bogus"}, {clones = 2}]
     with pytest.raises(UsageError) as info:
         parse_spec(spec)
     text = str(info.value)
-    assert "has 4 problems" in text
+    assert "has 6 problems" in text
+    assert "study 1, options: switch bridge does not read option clones" in text
     assert "study 1, options: ovs: clones must be" in text
     assert "study 1, options: ovs-afxdp: flow_table must be" in text
 

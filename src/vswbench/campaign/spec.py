@@ -304,6 +304,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
         problems.append(f"study {i}, shape_pps: switch shaped needs shape_pps = [...] (the rate "
                         "it is shaped to, e.g. \"100k\")")
     _check_backend_options(i, switches, v.get("options") or [], problems)
+    _check_io(i, switches, v.get("io") or [], problems)
     if "b2b" in kinds:
         from vswbench.measure.session import control_capable
 
@@ -335,10 +336,25 @@ def _check_backend_options(i: int, switches: list[str],
         for name in switches:
             try:
                 if name in classes:
+                    problem = classes[name].unread_options(dict(table))
+                    if problem:
+                        raise UsageError(problem)
                     classes[name].check_options(dict(table))
             except UsageError as e:
                 if f"study {i}, options: {e}" not in problems:
                     problems.append(f"study {i}, options: {e}")
+
+
+def _check_io(i: int, switches: list[str], ios: list[str], problems: list[str]) -> None:
+    """An io a switch's tester cannot use (afxdp on ovs-dpdk) would be ignored and mislabelled."""
+    from vswbench.switches.catalog import all_switches
+
+    classes = all_switches()
+    for io in ios:
+        for name in switches:
+            problem = classes[name].unread_options((), io) if name in classes else None
+            if problem and f"study {i}, io: {problem}" not in problems:
+                problems.append(f"study {i}, io: {problem}")
 
 
 def _resolve_scenarios(i: int, v: dict[str, Any], raw: dict[str, Any],

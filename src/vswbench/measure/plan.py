@@ -137,6 +137,9 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
                          f"{', '.join(sorted(switches))} (see `vswbench switches`)")
     switch_cls = switches[opts.switch]
     check_nf(options, scenario, switch_cls)   # option nf: veth chains only (switches/chain_nf.py)
+    problem = switch_cls.unread_options(options, params.io)
+    if problem:
+        raise UsageError(problem)
     switch_cls.check_options(options)
     return TrialPlan(switch_cls, scenario, replace(params, io=engine_io(switch_cls, params.io)),
                      placement, options)

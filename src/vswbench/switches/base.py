@@ -25,10 +25,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import ClassVar
 
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
+
+CHAIN_OPTIONS = frozenset({"nf", "nf_poll"})   # switches/chain_nf.py, any switch
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,9 @@ class Switch(ABC):
     # udp or afxdp. "dpdk": host ports are DPDK virtual devices (vhost-user, memif); the engine
     # runs `--io dpdk` with Attachment.dpdk_port as its --port, and there is no kernel link.
     port_kind: ClassVar[str] = "kernel"
+    # backend options this backend reads (switches/options.py); the chain keys nf and nf_poll are
+    # read for every switch (switches/chain_nf.py). Any other key would be ignored: refused.
+    options_read: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, ctx: SwitchContext) -> None:
         self.ctx = ctx
@@ -149,7 +155,21 @@ class Switch(ABC):
     @classmethod
     def check_options(cls, options: dict[str, str]) -> None:
         """UsageError for a backend option value this backend cannot take, before anything is
-        built (options of other backends are ignored, as the backends ignore them)."""
+        built (subclasses check values; keys it does not read are refused by unread_options)."""
+
+    @classmethod
+    def unread_options(cls, options: Iterable[str], io: str | None = None) -> str | None:
+        """Why this backend cannot take these option keys or this engine io (it would ignore
+        them and the result would be labelled with them), or None."""
+        unread = sorted(set(options) - cls.options_read - CHAIN_OPTIONS)
+        if unread:
+            reads = ", ".join(sorted(cls.options_read | CHAIN_OPTIONS))
+            return (f"switch {cls.name} does not read option {', '.join(unread)} (it would be "
+                    f"ignored); its options: {reads}")
+        if io is not None and cls.port_kind == "dpdk" and io not in ("afpacket", "dpdk"):
+            return (f"io {io}: switch {cls.name} has DPDK ports, its tester always uses dpdk; "
+                    "leave io out for the DPDK switches")
+        return None
 
     @abstractmethod
     def setup(self) -> None: ...

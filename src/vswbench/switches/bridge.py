@@ -20,6 +20,7 @@ FDB_MODES = ("static", "learn")
 class BridgeSwitch(KernelSwitch):
     name = "bridge"
     description = "Linux bridge (learning) in its own namespace, veth ports"
+    options_read = KernelSwitch.options_read | {"bridge_fdb"}
 
     @classmethod
     def availability(cls) -> Availability:

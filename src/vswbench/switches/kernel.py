@@ -297,6 +297,7 @@ def section(title: str, argv: list[str]) -> str:
 # ---------------------------------------------------------------- base of the veth-port backends
 
 class KernelSwitch(Switch):
+    options_read = frozenset({"kernel_mode"})
     """Life cycle shared by bridge, router, tc-bpf and xdp: every HostPort gets a veth pair whose
     switch-side end (vsb<id>swN) lives in ctx.netns; teardown releases what this instance
     registered, newest first (idempotent); counters come from the switch-side ends."""

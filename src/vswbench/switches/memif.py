@@ -20,6 +20,7 @@ from vswbench.switches.dpdk_ports import DPDK_FIX, engine_dpdk, port_mac
 class Memif(Switch):
     name = "memif"
     description = "no switch: DPDK memif between the containers' engines (the DPDK baseline)"
+    options_read: frozenset[str] = frozenset()
     direct = True
     port_kind = "dpdk"
 

@@ -65,6 +65,7 @@ class OvsPort:
 class Ovs(Switch):
     name = "ovs"
     description = "Open vSwitch, userspace datapath (netdev), system ports"
+    options_read = frozenset({"ovs_mode", "flow_table", "clones"})
     port_type = ""          # "" = system: a plain netdev port on the switch-side veth
 
     def __init__(self, ctx: SwitchContext) -> None:

@@ -63,6 +63,7 @@ def parse_flow_counts(text: str) -> tuple[dict[int, int], dict[int, int]]:
 class OvsDpdk(Ovs):
     name = "ovs-dpdk"
     description = "Open vSwitch with DPDK, PMD thread pinned, vhost-user ports"
+    options_read = Ovs.options_read | {"dpdk_port"}
     port_kind = "dpdk"
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]

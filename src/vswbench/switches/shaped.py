@@ -87,6 +87,7 @@ def qdisc_drops(netns: str, ifname: str) -> int:
 
 
 class ShapedSwitch(KernelSwitch):
+    options_read = KernelSwitch.options_read | {"shape_pps", "shape_frame_size"}
     name = "shaped"
     description = "calibration DUT: tc mirred port to port into a tbf shaper at --shape-pps"
     calibration = True

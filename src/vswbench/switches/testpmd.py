@@ -65,6 +65,7 @@ def _bare_prompt(lines: list[str]) -> bool:
 
 class Testpmd(Switch):
     name = "testpmd"
+    options_read = frozenset({"dpdk_port"})
     description = "DPDK testpmd io forwarding between port pairs (vhost-user or memif ports)"
     port_kind = "dpdk"
 
