@@ -1,0 +1,17 @@
+/* xdplive backend: the kernel checks and the probe's live-frame test (xdplive_probe.c). */
+#ifndef VSB_XDPLIVE_H
+#define VSB_XDPLIVE_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct jout;
+
+/* 0 if this kernel runs XDP programs with live frames here (Linux >= 5.18, root, a real one-frame
+ * BPF_PROG_RUN on lo returning XDP_DROP); else -1 with the reason and the fix in why. */
+int xdplive_check_kernel(char *why, size_t n);
+/* probe: a tiny live-frame run over a veth pair in a throwaway namespace, sink counting. */
+void xdplive_probe_extra(struct jout *j);
+/* rx_dropped / tx_dropped of ifname in the caller's network namespace (/proc/net/dev); 0 or -1. */
+int xdplive_if_drops(const char *ifname, uint64_t *rx_dropped, uint64_t *tx_dropped);
+
+#endif
