@@ -58,7 +58,7 @@ int probe_native_xdp_veth(char *reason, size_t n)
 
 #define PROBE_TIMEOUT_MS 5000
 
-static const char *ip_path(void)
+const char *probe_ip_path(void)
 {
 	static const char *const cands[] = { "/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip" };
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
@@ -188,7 +188,7 @@ int probe_in_netns(probe_fn fn, char *reason, size_t n)
 {
 	if (n)
 		reason[0] = 0;
-	const char *ip = ip_path();
+	const char *ip = probe_ip_path();
 	if (!ip) {
 		snprintf(reason, n, "iproute2's ip not found in /usr/sbin or /sbin: install iproute2");
 		return 0;
