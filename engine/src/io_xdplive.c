@@ -57,7 +57,7 @@ struct io_port {
 	size_t gst_len, scfg_len, ssum_len, sids_len, streams_len;
 	uint8_t *tmpl;                   /* data_in for BPF_PROG_RUN */
 	unsigned tmpl_len;
-	uint64_t tx_dropped0, rx_dropped0;
+	struct xdplive_ifc c0;            /* the port's counters when the run began */
 	/* TSC <-> CLOCK_MONOTONIC anchors for TSC-stamped frames at the sink */
 	uint64_t a_tsc, a_ns, next_anchor;
 };
@@ -75,7 +75,7 @@ static int keep_msg(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 }
 
 /* Interface counters of this network namespace (/proc/net/dev follows the caller's namespace). */
-int xdplive_if_drops(const char *ifname, uint64_t *rx_dropped, uint64_t *tx_dropped)
+int xdplive_if_counters(const char *ifname, struct xdplive_ifc *ifc)
 {
 	FILE *f = fopen("/proc/net/dev", "r");
 	if (!f)
@@ -94,8 +94,9 @@ int xdplive_if_drops(const char *ifname, uint64_t *rx_dropped, uint64_t *tx_drop
 		if (sscanf(c + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
 			   "%llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10],
 			   &v[11], &v[12], &v[13], &v[14], &v[15]) == 16) {
-			*rx_dropped = v[3];
-			*tx_dropped = v[11];
+			ifc->rx_dropped = v[3];
+			ifc->tx_packets = v[9];
+			ifc->tx_dropped = v[11];
 			found = 0;
 		}
 		break;
@@ -321,10 +322,7 @@ static int xl_open(const struct io_config *cfg, struct io_port **out, struct vsb
 					"%s: %s (XDP unavailable here)", cfg->ifname, strerror(-err));
 		}
 	}
-	uint64_t rxd = 0, txd = 0;
-	xdplive_if_drops(p->ifname, &rxd, &txd);
-	p->rx_dropped0 = rxd;
-	p->tx_dropped0 = txd;
+	xdplive_if_counters(p->ifname, &p->c0);
 	*out = p;
 	return 0;
 }
@@ -335,17 +333,32 @@ static unsigned xl_none(struct io_port *p, struct io_buf *b, unsigned n) { retur
 static unsigned xl_rx_none(struct io_port *p, struct io_buf *b, unsigned n, int t) { return 0; }
 static void xl_rx_put(struct io_port *p, struct io_buf *b, unsigned n) {}
 
+/* A generator port's tx_errors: frames its veth peer refused (tx_dropped: its ring was full) plus
+ * frames that vanished without a count. A veth peer without NAPI (no XDP program, GRO off, or GRO
+ * turned on while it was down) loses XDP_TX'd frames silently: the sender's tx_packets, which
+ * counts what the peer took, then stays below what the program sent. Other traffic on the port
+ * (ARP) can hide a few such frames, never a run's worth. Waits up to 50 ms for the peer's ring. */
 static void xl_stats(struct io_port *p, struct io_port_stats *s)
 {
+	struct xdplive_ifc c;
 	memset(s, 0, sizeof(*s));
-	uint64_t rxd = 0, txd = 0;
-	if (xdplive_if_drops(p->ifname, &rxd, &txd))
-		return;
-	/* a generator port: frames its veth peer refused (ring full, or no XDP program/GRO there) */
-	if (p->want_tx)
-		s->tx_errors = txd - p->tx_dropped0;
+	for (int i = 0; i < 50; i++) {
+		if (xdplive_if_counters(p->ifname, &c))
+			return;
+		if (!p->want_tx || !p->gst ||
+		    c.tx_packets - p->c0.tx_packets + c.tx_dropped - p->c0.tx_dropped >= p->gst->frames)
+			break;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	if (p->want_tx && p->gst) {
+		uint64_t seen = c.tx_packets - p->c0.tx_packets + c.tx_dropped - p->c0.tx_dropped;
+		s->tx_errors = c.tx_dropped - p->c0.tx_dropped;
+		if (seen < p->gst->frames)
+			s->tx_errors += p->gst->frames - seen;
+	}
 	if (p->want_rx)
-		s->rx_dropped = rxd - p->rx_dropped0;
+		s->rx_dropped = c.rx_dropped - p->c0.rx_dropped;
 }
 
 static int gen_prepare(struct io_port *p, const struct frame_tmpl *t, const struct size_seq *s,
@@ -368,9 +381,7 @@ static int gen_prepare(struct io_port *p, const struct frame_tmpl *t, const stru
 		return vsb_fail(e, VSB_ERR_SOCKET, "--io xdplive: cannot set the generator's config: %s",
 				strerror(errno));
 	memset(p->gst, 0, sizeof(*p->gst));
-	uint64_t rxd = 0, txd = 0;
-	if (!xdplive_if_drops(p->ifname, &rxd, &txd))
-		p->tx_dropped0 = txd;
+	xdplive_if_counters(p->ifname, &p->c0);
 	return 0;
 }
 

@@ -114,8 +114,8 @@ static int kern_tx_check(struct engine *en, struct txgen *g, struct trial_result
 	struct io_port_stats ps;
 	en->ops->stats(en->ports[0].io, &ps);
 	if (ps.tx_errors)
-		trial_warn(r, "%s: the veth peer refused %llu of %llu frames (its receive ring was full, or it "
-			   "has neither an XDP program nor GRO: ethtool -K PEER gro on)", en->ports[0].name,
+		trial_warn(r, "%s: %llu of %llu frames did not reach the veth peer (ring full, or no NAPI: "
+			   "give it XDP or GRO, set once it is up)", en->ports[0].name,
 			   (unsigned long long)ps.tx_errors, (unsigned long long)g->sent);
 	if (g->kern_err) {
 		trial_warn(r, "BPF_PROG_RUN with live frames failed: %s", strerror(-g->kern_err));

@@ -6,6 +6,7 @@
 #include <time.h>
 #include "run.h"
 #include "tsc.h"
+#include "xdplive_acct.h"
 
 #define DEFAULT_SIP 0xc6120001u /* 198.18.0.1 */
 #define DEFAULT_DIP 0xc6130001u /* 198.19.0.1 */
@@ -163,6 +164,10 @@ int engine_setup(struct engine *en, struct vsb_error *e)
 		return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io %s cannot %s: its frames never reach the engine "
 				"(gen, sink, loop and control only); use --io afxdp or afpacket", en->ops->name,
 				o->mode == MODE_FWD ? "forward" : "reflect");
+	if (en->ops->kern && o->sizes.n > VSB_KMAX_SIZES)
+		return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io %s: a size list of %u frames is longer than the "
+				"%u the BPF generator holds; use a shorter list", en->ops->name, o->sizes.n,
+				VSB_KMAX_SIZES);
 	if (en->ops->layer == IO_L4) {
 		if (!en->ports[0].info.has_ip)
 			return vsb_fail(e, VSB_ERR_IFACE, "--io udp: port %s has no IPv4 address (add one from "

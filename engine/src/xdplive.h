@@ -11,7 +11,8 @@ struct jout;
 int xdplive_check_kernel(char *why, size_t n);
 /* probe: a tiny live-frame run over a veth pair in a throwaway namespace, sink counting. */
 void xdplive_probe_extra(struct jout *j);
-/* rx_dropped / tx_dropped of ifname in the caller's network namespace (/proc/net/dev); 0 or -1. */
-int xdplive_if_drops(const char *ifname, uint64_t *rx_dropped, uint64_t *tx_dropped);
+/* Counters of ifname in the caller's network namespace (/proc/net/dev); 0 or -1. */
+struct xdplive_ifc { uint64_t rx_dropped, tx_packets, tx_dropped; };
+int xdplive_if_counters(const char *ifname, struct xdplive_ifc *c);
 
 #endif
