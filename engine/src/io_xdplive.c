@@ -10,8 +10,6 @@
  * when the process exits, however it exits), native mode first; maps mmapped for polling and
  * collection. Clock scheme: see xdplive_acct.h. */
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +23,6 @@
 #include <bpf/libbpf.h>
 
 #include "io.h"
-#include "probe_xdp.h"
 #include "rxstats.h"
 #include "tsc.h"
 #include "xdplive.h"
@@ -74,37 +71,6 @@ static int keep_msg(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 	return 0;
 }
 
-/* Interface counters of this network namespace (/proc/net/dev follows the caller's namespace). */
-int xdplive_if_counters(const char *ifname, struct xdplive_ifc *ifc)
-{
-	FILE *f = fopen("/proc/net/dev", "r");
-	if (!f)
-		return -1;
-	char line[512];
-	int found = -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *c = strchr(line, ':');
-		if (!c)
-			continue;
-		*c = 0;
-		char *name = line + strspn(line, " ");
-		if (strcmp(name, ifname))
-			continue;
-		unsigned long long v[16];
-		if (sscanf(c + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
-			   "%llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10],
-			   &v[11], &v[12], &v[13], &v[14], &v[15]) == 16) {
-			ifc->rx_dropped = v[3];
-			ifc->tx_packets = v[9];
-			ifc->tx_dropped = v[11];
-			found = 0;
-		}
-		break;
-	}
-	fclose(f);
-	return found;
-}
-
 static void *map_mmap(struct bpf_object *o, const char *name, int *fd, size_t *len)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(o, name);
@@ -116,48 +82,6 @@ static void *map_mmap(struct bpf_object *o, const char *name, int *fd, size_t *l
 	*len = (sz + pg - 1) / pg * pg;
 	void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	return p == MAP_FAILED ? NULL : p;
-}
-
-/* A test run with repeat > 1 puts its program into the XDP dispatcher and takes it out again at
- * the end, two synchronize_rcu() of about 12 ms each here: every BPF_PROG_RUN call took 16-40 ms
- * whatever its size. A program the dispatcher already holds is not swapped, and calls take about
- * 12 us. So vsb_gen is also attached (native mode) to a veth pair that is never up, inside a
- * private network namespace that only a file descriptor keeps alive: when the process ends, however
- * it ends, the namespace, the pair and the attachment go with it. */
-static int pin_gen(struct io_port *p, char *why, size_t n)
-{
-	const char *ip = probe_ip_path();
-	int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (!ip || home < 0) {
-		snprintf(why, n, "%s", ip ? strerror(errno) : "iproute2's ip not found");
-		if (home >= 0)
-			close(home);
-		return -1;
-	}
-	int rc = -1;
-	if (unshare(CLONE_NEWNET)) {
-		snprintf(why, n, "unshare(CLONE_NEWNET): %s", strerror(errno));
-		close(home);
-		return -1;
-	}
-	char out[160];
-	char *add[] = {"ip", "link", "add", "vsbpin0", "type", "veth", "peer", "name", "vsbpin1", NULL};
-	if (probe_run_ip(ip, add, out, sizeof(out))) {
-		snprintf(why, n, "veth: %s", out);
-	} else {
-		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
-		p->pin_link = bpf_link_create(p->gen_fd, (int)if_nametoindex("vsbpin0"), BPF_XDP, &lo);
-		if (p->pin_link < 0)
-			snprintf(why, n, "native XDP attach: %s", strerror(errno));
-		else if ((p->pin_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) >= 0)
-			rc = 0;
-	}
-	if (setns(home, CLONE_NEWNET)) { /* cannot happen: we were there a moment ago */
-		perror("vswbench-engine: setns back");
-		abort();
-	}
-	close(home);
-	return rc;
 }
 
 static void port_free(struct io_port *p)
@@ -284,7 +208,7 @@ static int xl_open(const struct io_config *cfg, struct io_port **out, struct vsb
 					strerror(errno));
 		}
 		char why[200];
-		if (!getenv("VSB_XDPLIVE_NO_PIN") && pin_gen(p, why, sizeof(why)))
+		if (!getenv("VSB_XDPLIVE_NO_PIN") && xdplive_pin(p->gen_fd, &p->pin_link, &p->pin_ns, why, sizeof(why)))
 			fprintf(stderr, "vswbench-engine: warning: --io xdplive: cannot keep the generator in the "
 				"XDP dispatcher (%s): every BPF_PROG_RUN call pays two RCU grace periods "
 				"(tens of ms), so pacing is coarse\n", why);

@@ -15,4 +15,8 @@ void xdplive_probe_extra(struct jout *j);
 struct xdplive_ifc { uint64_t rx_dropped, tx_packets, tx_dropped; };
 int xdplive_if_counters(const char *ifname, struct xdplive_ifc *c);
 
+/* Keep prog_fd in the kernel's XDP dispatcher for as long as the process lives (xdplive_sys.c):
+ * 0 with *link and *ns (fds to close at the end) set, or -1 with the reason. */
+int xdplive_pin(int prog_fd, int *link, int *ns, char *why, size_t n);
+
 #endif
