@@ -57,9 +57,17 @@ struct io_kern_ops {
 	/* New generator run: template t (its epoch), sizes s, flows; the sequence restarts at 0. */
 	int (*gen_prepare)(struct io_port *p, const struct frame_tmpl *t, const struct size_seq *s,
 			   uint32_t flows, struct vsb_error *e);
-	/* Send up to n frames now. *frames and *bytes: exact totals since gen_prepare (read back from
-	 * the kernel, not assumed). 0, or -errno (a signal ending the call early is not an error). */
+	/* The run's schedule, kept by the kernel: departures of `burst` frames every period_ns from
+	 * start_ns (CLOCK_MONOTONIC; period_ns 0 = as fast as possible), nothing from end_ns on (0 = no
+	 * end), at most `limit` frames (0 = no limit). */
+	int (*gen_schedule)(struct io_port *p, uint64_t start_ns, double period_ns, unsigned burst,
+			    uint64_t end_ns, uint64_t limit);
+	/* One run of n iterations now: each sends a frame if the schedule says so. *frames and *bytes:
+	 * exact totals since gen_prepare (read back from the kernel, not assumed). 0, or -errno (a
+	 * signal ending the call early is not an error). */
 	int (*gen_send)(struct io_port *p, uint32_t n, uint64_t *frames, uint64_t *bytes);
+	/* CLOCK_MONOTONIC ns of the last frame sent. */
+	uint64_t (*gen_last_ns)(struct io_port *p);
 	/* Receive side: start accounting epoch `epoch` afresh. */
 	int (*rx_reset)(struct io_port *p, uint8_t epoch, struct vsb_error *e);
 	/* Live totals (engine frames of this epoch, distinct sequences); cheap, call often. */

@@ -325,6 +325,24 @@ static int gen_send(struct io_port *p, uint32_t n, uint64_t *frames, uint64_t *b
 	return rc;
 }
 
+static int gen_schedule(struct io_port *p, uint64_t start_ns, double period_ns, unsigned burst,
+			uint64_t end_ns, uint64_t limit)
+{
+	struct vsb_gen_cfg c;
+	uint32_t k = 0;
+	if (bpf_map_lookup_elem(p->gcfg_fd, &k, &c))
+		return -errno;
+	c.period_fp = (uint64_t)(period_ns * 1024.0 + 0.5);
+	c.burst = burst ? burst : 1;
+	c.end_ns = end_ns;
+	c.limit = limit;
+	p->gst->in_burst = 0;
+	p->gst->next_fp = start_ns << 10;
+	return bpf_map_update_elem(p->gcfg_fd, &k, &c, 0) ? -errno : 0;
+}
+
+static uint64_t gen_last_ns(struct io_port *p) { return __atomic_load_n(&p->gst->last_ns, __ATOMIC_RELAXED); }
+
 static int rx_reset(struct io_port *p, uint8_t epoch, struct vsb_error *e)
 {
 	p->scfg->epoch = epoch; /* from here, earlier trials' frames count as stale */
@@ -356,7 +374,8 @@ static int rx_collect(struct io_port *p, struct rxstats *rx, double *rx_s)
 }
 
 static const struct io_kern_ops kern_ops = {
-	.gen_prepare = gen_prepare, .gen_send = gen_send, .rx_reset = rx_reset, .rx_poll = rx_poll,
+	.gen_prepare = gen_prepare, .gen_schedule = gen_schedule, .gen_send = gen_send,
+	.gen_last_ns = gen_last_ns, .rx_reset = rx_reset, .rx_poll = rx_poll,
 	.rx_collect = rx_collect,
 };
 

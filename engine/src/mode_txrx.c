@@ -33,10 +33,68 @@ static void ticker_maybe(struct ticker *k, uint64_t now, uint64_t start, uint64_
 		k->next = now + k->period;
 }
 
+/* The kernel generator keeps the schedule itself (xdplive) when departures come faster than 1000/s,
+ * or as fast as possible: one BPF_PROG_RUN call then covers about 10 ms, and the program sends each
+ * frame at its departure time (iterations before it only drop). Slower schedules are kept here, one
+ * call per departure. Either way at most a few hundred calls a second: every call registers an XDP
+ * memory model whose id (65534 for the whole system) stays taken for about a second when its frames
+ * are still in flight at the end; a call per departure at 100 kpps ran the kernel out of them
+ * (BPF_PROG_RUN and AF_XDP binds failed with ENOSPC/EBUSY). */
+static int kern_paced(const struct txgen *g) { return g->kern && (g->rate <= 0 || g->rate / g->burst >= 1000); }
+
+static uint64_t kern_send_phase(struct engine *en, struct txgen *g, struct port *rxp, double seconds,
+				struct ticker *k)
+{
+	uint64_t start = tsc_now(), start_ns = mono_ns_now();
+	uint64_t end = seconds > 0 ? start + (uint64_t)(seconds * tsc_hz()) : UINT64_MAX;
+	uint64_t end_ns = seconds > 0 ? start_ns + (uint64_t)(seconds * 1e9) : 0;
+	double period_ns = g->rate > 0 ? 1e9 * g->burst / g->rate : 0;
+	int err = g->kern->gen_schedule(g->port, start_ns, period_ns, g->burst, end_ns, g->limit);
+	if (err) {
+		g->kern_err = err;
+		return start;
+	}
+	txgen_start(g, start);
+	uint64_t now = start, iters = g->rate > 0 ? 16384 : g->batch;
+	while (!vsb_stop && now < end && (!g->limit || g->sent < g->limit) && !g->kern_err) {
+		uint64_t t0 = now;
+		uint32_t n = (uint32_t)iters;
+		if (g->rate <= 0 && g->limit && g->limit - g->sent < n)
+			n = (uint32_t)(g->limit - g->sent);
+		err = g->kern->gen_send(g->port, n, &g->sent, &g->bytes);
+		if (err)
+			g->kern_err = err;
+		now = tsc_now();
+		if (g->rate > 0 && now > t0) { /* about 10 ms per call */
+			double per_s = n / ((now - t0) / tsc_hz());
+			iters = (uint64_t)VSB_MAX(256.0, VSB_MIN(per_s * 0.01, (double)(1u << 22)));
+		}
+		if (k)
+			ticker_maybe(k, now, start, g->sent, rx_seen_now(en, rxp));
+		else if (rxp)
+			rx_seen_now(en, rxp);
+	}
+	/* the kernel sent nothing from end_ns on: the sending period is exactly `seconds`; a run that
+	 * reached its frame count ended with its last departure (the call's remaining iterations only
+	 * dropped) */
+	if (now >= end && end != UINT64_MAX)
+		return end;
+	if (g->limit && g->sent >= g->limit) {
+		uint64_t last = g->kern->gen_last_ns(g->port);
+		double s = last > start_ns ? (last - start_ns + period_ns) / 1e9 : 0;
+		return start + (uint64_t)(s * tsc_hz());
+	}
+	return now;
+}
+
 /* Send (and optionally receive on rxp) for `seconds` or `count` frames. Returns the end TSC. */
 static uint64_t send_phase(struct engine *en, struct txgen *g, struct port *rxp, double seconds,
 			   struct ticker *k)
 {
+	if (kern_paced(g))
+		return kern_send_phase(en, g, rxp, seconds, k);
+	if (g->kern) /* the schedule is kept here: the kernel sends what each call asks for */
+		g->kern->gen_schedule(g->port, 0, 0, 1, 0, g->limit);
 	uint64_t start = tsc_now();
 	uint64_t end = seconds > 0 ? start + (uint64_t)(seconds * tsc_hz()) : UINT64_MAX;
 	struct io_buf b[IO_MAX_BATCH];

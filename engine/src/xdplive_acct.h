@@ -48,6 +48,11 @@ struct vsb_gen_cfg {
 	__u16 stream;
 	__u8 field, epoch;
 	__u16 wire[VSB_KMAX_SIZES]; /* frame lengths without FCS, cycled per frame */
+	/* schedule, set per run: departures of `burst` frames every period_fp / 1024 ns from the
+	 * state's next_fp; period_fp 0 = every iteration sends. Nothing is sent from end_ns on (0:
+	 * no end) nor beyond `limit` frames (0: none): those iterations only drop. */
+	__u64 period_fp, end_ns, limit;
+	__u32 burst, pad2;
 };
 
 struct vsb_gen_state {         /* written by the program only (one runner: the engine's thread) */
@@ -56,8 +61,29 @@ struct vsb_gen_state {         /* written by the program only (one runner: the e
 	__u64 errors;          /* frames not sent (tail adjustment failed) */
 	__u32 sidx, flow;      /* next size index, next flow */
 	__u32 seq;             /* next sequence number */
-	__u32 pad;
+	__u32 in_burst;        /* frames of the current departure already sent */
+	__u64 next_fp;         /* next departure, CLOCK_MONOTONIC ns x 1024 */
+	__u64 idle;            /* iterations that sent nothing (early, or past the end) */
+	__u64 last_ns;         /* when the last frame was sent */
 };
+
+/* The generator's pacing decision for one iteration at time now_ns: 1 = send a frame (and the
+ * schedule advances), 0 = drop the iteration. A late departure is sent at once, frame after frame,
+ * until the schedule is caught up (as the userspace generator does). */
+VSB_INLINE int vsb_gen_due(const struct vsb_gen_cfg *c, struct vsb_gen_state *st, __u64 now_ns)
+{
+	if ((c->end_ns && now_ns >= c->end_ns) || (c->limit && st->frames >= c->limit))
+		return 0;
+	if (!c->period_fp)
+		return 1;
+	if (st->in_burst == 0 && (now_ns << 10) < st->next_fp)
+		return 0;
+	if (++st->in_burst >= c->burst) {
+		st->in_burst = 0;
+		st->next_fp += c->period_fp;
+	}
+	return 1;
+}
 
 /* ---- sink ---- */
 struct vsb_sink_cfg {

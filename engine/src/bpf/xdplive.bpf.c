@@ -43,6 +43,11 @@ int vsb_gen(struct xdp_md *ctx)
 	struct vsb_gen_state *st = bpf_map_lookup_elem(&vsb_gstate, &k);
 	if (!c || !st)
 		return XDP_ABORTED;
+	__u64 now = bpf_ktime_get_ns();
+	if (!vsb_gen_due(c, st, now)) {
+		st->idle++;
+		return XDP_DROP; /* the page goes straight back to the run's pool */
+	}
 	__u32 si = st->sidx;
 	if (si >= VSB_KMAX_SIZES)
 		si = 0;
@@ -91,7 +96,7 @@ int vsb_gen(struct xdp_md *ctx)
 	*(__be16 *)(p + OFF_IP + 2) = bpf_htons(ip_len);
 	*(__be16 *)(p + OFF_UDP + 4) = bpf_htons(udp_len);
 
-	__u64 ts = bpf_ktime_get_ns() | VSB_TS_MONO;
+	__u64 ts = now | VSB_TS_MONO;
 	p[OFF_SIG + 3] = c->epoch;
 	*(__be16 *)(p + OFF_SIG + 4) = bpf_htons(c->stream);
 	*(__be32 *)(p + OFF_SIG + 6) = bpf_htonl(seq);
@@ -117,6 +122,7 @@ int vsb_gen(struct xdp_md *ctx)
 	st->sidx = si;
 	st->frames++;
 	st->bytes += wire + 4;
+	st->last_ns = now;
 	return XDP_TX;
 }
 
