@@ -4,6 +4,8 @@
  * RFC 2544 does: a 64-byte frame is 60 bytes handed to the kernel. The first 18 payload bytes are the
  * engine's signature (all multi-byte fields big endian):
  *   magic[3] = "VSB", epoch u8, stream u16, seq u32, tx_tsc u64
+ * tx_tsc is TSC ticks, or CLOCK_MONOTONIC ns with bit 63 set (SIG_TS_MONO: frames built by the
+ * xdplive backend's BPF program, which has no TSC).
  * A 64-byte frame has exactly 18 payload bytes. */
 #ifndef VSB_FRAME_H
 #define VSB_FRAME_H
@@ -24,6 +26,9 @@
 static inline unsigned frame_wire_len(unsigned size) { return size - FCS_LEN; }
 /* frame size (with FCS) -> UDP payload bytes */
 static inline unsigned frame_payload_len(unsigned size) { return size - FCS_LEN - L2_OVERHEAD; }
+
+/* Timestamp with bit 63 set: CLOCK_MONOTONIC ns (the xdplive generator), else TSC ticks. */
+#define SIG_TS_MONO (1ull << 63)
 
 struct sig {
 	uint8_t epoch;

@@ -11,6 +11,9 @@ const struct io_ops *const io_backends[] = {
 #ifdef VSB_HAVE_DPDK
 	&io_dpdk_ops,
 #endif
+#ifdef VSB_HAVE_XDPLIVE
+	&io_xdplive_ops,
+#endif
 	NULL,
 };
 

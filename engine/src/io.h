@@ -1,5 +1,6 @@
 /* I/O backend function table. One C file per backend (io_afpacket.c, io_udp.c, io_afxdp.c,
- * io_dpdk.c). A backend moves either whole L2 frames (afpacket, afxdp, dpdk) or UDP payloads (udp). */
+ * io_dpdk.c, io_xdplive.c). A backend moves either whole L2 frames (afpacket, afxdp, dpdk) or UDP
+ * payloads (udp); or (xdplive) builds, sends and accounts frames in the kernel (io_kern_ops). */
 #ifndef VSB_IO_H
 #define VSB_IO_H
 #include <stdint.h>
@@ -48,6 +49,32 @@ struct io_port_stats {
 };
 
 struct io_port; /* backend private */
+struct rxstats;
+
+/* Backends whose frames never reach userspace (xdplive): the kernel generates and accounts them.
+ * The modes call these instead of tx_get/tx_put and rx_get/rx_put. */
+struct io_kern_ops {
+	/* New generator run: template t (its epoch), sizes s, flows; the sequence restarts at 0. */
+	int (*gen_prepare)(struct io_port *p, const struct frame_tmpl *t, const struct size_seq *s,
+			   uint32_t flows, struct vsb_error *e);
+	/* The run's schedule, kept by the kernel: departures of `burst` frames every period_ns from
+	 * start_ns (CLOCK_MONOTONIC; period_ns 0 = as fast as possible), nothing from end_ns on (0 = no
+	 * end), at most `limit` frames (0 = no limit). */
+	int (*gen_schedule)(struct io_port *p, uint64_t start_ns, double period_ns, unsigned burst,
+			    uint64_t end_ns, uint64_t limit);
+	/* One run of n iterations now: each sends a frame if the schedule says so. *frames and *bytes:
+	 * exact totals since gen_prepare (read back from the kernel, not assumed). 0, or -errno (a
+	 * signal ending the call early is not an error). */
+	int (*gen_send)(struct io_port *p, uint32_t n, uint64_t *frames, uint64_t *bytes);
+	/* CLOCK_MONOTONIC ns of the last frame sent. */
+	uint64_t (*gen_last_ns)(struct io_port *p);
+	/* Receive side: start accounting epoch `epoch` afresh. */
+	int (*rx_reset)(struct io_port *p, uint8_t epoch, struct vsb_error *e);
+	/* Live totals (engine frames of this epoch, distinct sequences); cheap, call often. */
+	void (*rx_poll)(struct io_port *p, uint64_t *frames, uint64_t *unique);
+	/* Copy the kernel's accounting into rx; *rx_s = first to last frame received, s. */
+	int (*rx_collect)(struct io_port *p, struct rxstats *rx, double *rx_s);
+};
 
 struct io_ops {
 	const char *name;
@@ -73,6 +100,8 @@ struct io_ops {
 	int (*port_info)(const struct opts *o, int i, struct iface_info *info, struct vsb_error *e);
 	/* Extra fields for this backend's entry in `probe`; may be NULL. */
 	void (*probe_extra)(struct jout *j);
+	/* In-kernel generation and accounting; NULL for backends that move frames to userspace. */
+	const struct io_kern_ops *kern;
 };
 
 extern const struct io_ops io_afpacket_ops;
@@ -82,6 +111,9 @@ extern const struct io_ops io_afxdp_ops;
 #endif
 #ifdef VSB_HAVE_DPDK
 extern const struct io_ops io_dpdk_ops;
+#endif
+#ifdef VSB_HAVE_XDPLIVE
+extern const struct io_ops io_xdplive_ops;
 #endif
 
 /* All compiled-in backends, NULL terminated. */

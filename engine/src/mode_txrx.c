@@ -1,5 +1,6 @@
 /* gen, sink and loop: the tester's sending and receiving sides. */
 #include <string.h>
+#include <stdio.h>
 #include "run.h"
 #include "tsc.h"
 
@@ -32,18 +33,77 @@ static void ticker_maybe(struct ticker *k, uint64_t now, uint64_t start, uint64_
 		k->next = now + k->period;
 }
 
+/* The kernel generator keeps the schedule itself (xdplive) when departures come faster than 1000/s,
+ * or as fast as possible: one BPF_PROG_RUN call then covers about 10 ms, and the program sends each
+ * frame at its departure time (iterations before it only drop). Slower schedules are kept here, one
+ * call per departure. Either way at most a few hundred calls a second: every call registers an XDP
+ * memory model whose id (65534 for the whole system) stays taken for about a second when its frames
+ * are still in flight at the end; a call per departure at 100 kpps ran the kernel out of them
+ * (BPF_PROG_RUN and AF_XDP binds failed with ENOSPC/EBUSY). */
+static int kern_paced(const struct txgen *g) { return g->kern && (g->rate <= 0 || g->rate / g->burst >= 1000); }
+
+static uint64_t kern_send_phase(struct engine *en, struct txgen *g, struct port *rxp, double seconds,
+				struct ticker *k)
+{
+	uint64_t start = tsc_now(), start_ns = mono_ns_now();
+	uint64_t end = seconds > 0 ? start + (uint64_t)(seconds * tsc_hz()) : UINT64_MAX;
+	uint64_t end_ns = seconds > 0 ? start_ns + (uint64_t)(seconds * 1e9) : 0;
+	double period_ns = g->rate > 0 ? 1e9 * g->burst / g->rate : 0;
+	int err = g->kern->gen_schedule(g->port, start_ns, period_ns, g->burst, end_ns, g->limit);
+	if (err) {
+		g->kern_err = err;
+		return start;
+	}
+	txgen_start(g, start);
+	uint64_t now = start, iters = g->rate > 0 ? 16384 : g->batch;
+	while (!vsb_stop && now < end && (!g->limit || g->sent < g->limit) && !g->kern_err) {
+		uint64_t t0 = now;
+		uint32_t n = (uint32_t)iters;
+		if (g->rate <= 0 && g->limit && g->limit - g->sent < n)
+			n = (uint32_t)(g->limit - g->sent);
+		err = g->kern->gen_send(g->port, n, &g->sent, &g->bytes);
+		if (err)
+			g->kern_err = err;
+		now = tsc_now();
+		if (g->rate > 0 && now > t0) { /* about 10 ms per call */
+			double per_s = n / ((now - t0) / tsc_hz());
+			iters = (uint64_t)VSB_MAX(256.0, VSB_MIN(per_s * 0.01, (double)(1u << 22)));
+		}
+		if (k)
+			ticker_maybe(k, now, start, g->sent, rx_seen_now(en, rxp));
+		else if (rxp)
+			rx_seen_now(en, rxp);
+	}
+	/* the kernel sent nothing from end_ns on: the sending period is exactly `seconds`; a run that
+	 * reached its frame count ended with its last departure (the call's remaining iterations only
+	 * dropped) */
+	if (now >= end && end != UINT64_MAX)
+		return end;
+	if (g->limit && g->sent >= g->limit) {
+		uint64_t last = g->kern->gen_last_ns(g->port);
+		double s = last > start_ns ? (last - start_ns + period_ns) / 1e9 : 0;
+		return start + (uint64_t)(s * tsc_hz());
+	}
+	return now;
+}
+
 /* Send (and optionally receive on rxp) for `seconds` or `count` frames. Returns the end TSC. */
 static uint64_t send_phase(struct engine *en, struct txgen *g, struct port *rxp, double seconds,
 			   struct ticker *k)
 {
+	if (kern_paced(g))
+		return kern_send_phase(en, g, rxp, seconds, k);
+	if (g->kern) /* the schedule is kept here: the kernel sends what each call asks for */
+		g->kern->gen_schedule(g->port, 0, 0, 1, 0, g->limit);
 	uint64_t start = tsc_now();
 	uint64_t end = seconds > 0 ? start + (uint64_t)(seconds * tsc_hz()) : UINT64_MAX;
 	struct io_buf b[IO_MAX_BATCH];
+	int krx = rxp && en->ops->kern; /* the kernel accounts what arrives: nothing to poll here */
 	txgen_start(g, start);
 	uint64_t now = start;
-	while (!vsb_stop && now < end && (!g->limit || g->sent < g->limit)) {
+	while (!vsb_stop && now < end && (!g->limit || g->sent < g->limit) && !g->kern_err) {
 		txgen_step(g, now);
-		if (rxp) {
+		if (rxp && !krx) {
 			unsigned n = en->ops->rx_get(rxp->io, b, en->o.batch, 0);
 			if (n) {
 				rx_account_batch(en, b, n, tsc_now());
@@ -51,11 +111,16 @@ static uint64_t send_phase(struct engine *en, struct txgen *g, struct port *rxp,
 			}
 		} else if (g->rate > 0) {
 			uint64_t due = txgen_next_due(g);
-			wait_until(VSB_MIN(due, VSB_MIN(end, k ? k->next : UINT64_MAX)));
+			uint64_t until = VSB_MIN(due, VSB_MIN(end, k ? k->next : UINT64_MAX));
+			if (krx) /* the kernel sink's clock anchor is refreshed from rx_poll: wake for it */
+				until = VSB_MIN(until, tsc_now() + (uint64_t)(0.01 * tsc_hz()));
+			wait_until(until);
 		}
 		now = tsc_now();
 		if (k)
-			ticker_maybe(k, now, start, g->sent, en->rx_seen);
+			ticker_maybe(k, now, start, g->sent, rx_seen_now(en, rxp));
+		else if (krx)
+			rx_seen_now(en, rxp);
 	}
 	return now;
 }
@@ -81,25 +146,55 @@ static void check_rate(const struct trial_params *t, struct trial_result *r)
 			   "bottleneck at this rate", t->rate, achieved, 100.0 * achieved / t->rate);
 }
 
-static void warmup(struct engine *en, const struct trial_params *t, struct port *rxp)
+static int warmup(struct engine *en, const struct trial_params *t, struct port *rxp,
+		  struct trial_result *r)
 {
 	if (t->warmup <= 0)
-		return;
+		return 0;
 	struct txgen g;
+	struct vsb_error e = {0};
 	en->tmpl->epoch = t->epoch ^ 0x80;
-	txgen_init(&g, en, &en->ports[0], t);
+	if (txgen_init(&g, en, &en->ports[0], t, &e)) {
+		trial_warn(r, "%s", e.msg);
+		return e.code;
+	}
 	g.limit = 0;
 	send_phase(en, &g, rxp, t->warmup, NULL);
 	en->tmpl->epoch = t->epoch;
+	return 0;
+}
+
+/* After a kernel generator's run: its errors and the frames its port's peer refused. */
+static int kern_tx_check(struct engine *en, struct txgen *g, struct trial_result *r)
+{
+	if (!g->kern)
+		return 0;
+	struct io_port_stats ps;
+	en->ops->stats(en->ports[0].io, &ps);
+	if (ps.tx_errors)
+		trial_warn(r, "%s: %llu of %llu frames did not reach the veth peer (ring full, or no NAPI: "
+			   "give it XDP or GRO, set once it is up)", en->ports[0].name,
+			   (unsigned long long)ps.tx_errors, (unsigned long long)g->sent);
+	if (g->kern_err) {
+		trial_warn(r, "BPF_PROG_RUN with live frames failed: %s", strerror(-g->kern_err));
+		return VSB_ERR_IO;
+	}
+	return 0;
 }
 
 int run_gen(struct engine *en, const struct trial_params *t, struct trial_result *r)
 {
 	struct txgen g;
 	struct ticker k;
-	warmup(en, t, NULL);
+	struct vsb_error e = {0};
+	int rc = warmup(en, t, NULL, r);
+	if (rc)
+		return rc;
 	en->tmpl->epoch = t->epoch;
-	txgen_init(&g, en, &en->ports[0], t);
+	if (txgen_init(&g, en, &en->ports[0], t, &e)) {
+		trial_warn(r, "%s", e.msg);
+		return e.code;
+	}
 	ticker_init(&k, t->interval, tsc_now());
 	double cpu0 = cpu_process_s();
 	uint64_t end = send_phase(en, &g, NULL, t->duration, &k);
@@ -111,13 +206,15 @@ int run_gen(struct engine *en, const struct trial_params *t, struct trial_result
 	r->tx_s = tx_period(&g, end);
 	r->interrupted = vsb_stop;
 	check_rate(t, r);
-	return 0;
+	return kern_tx_check(en, &g, r);
 }
 
 int run_sink(struct engine *en, const struct trial_params *t, struct trial_result *r)
 {
 	struct io_buf b[IO_MAX_BATCH];
 	struct ticker k;
+	if (en->ops->kern)
+		return run_sink_kern(en, t, r);
 	rxstats_reset(&en->rx, t->epoch);
 	uint64_t start = tsc_now(), now = start, first = 0, last = 0;
 	uint64_t end = t->duration > 0 ? start + (uint64_t)(t->duration * tsc_hz()) : UINT64_MAX;
@@ -153,18 +250,32 @@ int run_loop(struct engine *en, const struct trial_params *t, struct trial_resul
 	struct txgen g;
 	struct ticker k;
 	struct port *rxp = en->nports == 2 ? &en->ports[1] : &en->ports[0];
-	warmup(en, t, rxp);
+	struct vsb_error e = {0};
+	const struct io_kern_ops *kern = en->ops->kern;
+	int rc = warmup(en, t, rxp, r);
+	if (rc)
+		return rc;
 	rxstats_reset(&en->rx, t->epoch);
+	if (kern && kern->rx_reset(rxp->io, t->epoch, &e)) {
+		trial_warn(r, "%s", e.msg);
+		return e.code;
+	}
 	en->tmpl->epoch = t->epoch;
-	txgen_init(&g, en, &en->ports[0], t);
+	if (txgen_init(&g, en, &en->ports[0], t, &e)) {
+		trial_warn(r, "%s", e.msg);
+		return e.code;
+	}
 	ticker_init(&k, t->interval, tsc_now());
 	double cpu0 = cpu_process_s();
 	uint64_t end = send_phase(en, &g, rxp, t->duration, &k);
 	if (en->ops->tx_flush)
 		en->ops->tx_flush(en->ports[0].io);
+	double krx_s = 0;
+	if (kern) /* drain and collect in the kernel sink */
+		kern_rx_finish(en, rxp, g.sent, t->drain, &krx_s);
 	/* Drain: frames still in flight, until all arrived or the drain time is over. */
 	uint64_t drain_end = tsc_now() + (uint64_t)(t->drain * tsc_hz());
-	while (!vsb_stop && tsc_now() < drain_end) {
+	while (!kern && !vsb_stop && tsc_now() < drain_end) {
 		struct rx_totals tot;
 		rxstats_totals(&en->rx, &tot);
 		if (tot.unique >= g.sent)
@@ -183,5 +294,5 @@ int run_loop(struct engine *en, const struct trial_params *t, struct trial_resul
 	r->interrupted = vsb_stop;
 	r->latency_kind = en->nports == 2 ? 1 : 2;
 	check_rate(t, r);
-	return 0;
+	return kern_tx_check(en, &g, r);
 }

@@ -18,7 +18,7 @@ void usage(FILE *f)
 	fprintf(f,
 		"usage: vswbench-engine COMMAND [options]\n"
 		"commands: probe gen sink loop reflect fwd control (see engine/README.md)\n"
-		"  --netns NAME  --cpu N  --port IF (repeatable)  --io afpacket|udp|afxdp|dpdk\n"
+		"  --netns NAME  --cpu N  --port IF (repeatable)  --io afpacket|udp|afxdp|dpdk|xdplive\n"
 		"  --io dpdk: --port VDEV (e.g. net_memif0,role=client,socket=PATH)  --eal-args \"ARGS\"\n"
 		"  --size 64|64,512,1518|imix[:GENOME]  --rate PPS[k|M] (0 = max)  --burst B\n"
 		"  --flows N  --flow-field sport|sip|smac|smac+sip|dport  --duration S  --count N\n"

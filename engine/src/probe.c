@@ -10,7 +10,7 @@
 #include "run.h"
 #include "tsc.h"
 
-static const char *all_backends[] = {"afpacket", "udp", "afxdp", "dpdk"};
+static const char *all_backends[] = {"afpacket", "udp", "afxdp", "dpdk", "xdplive"};
 
 static void backend_entry(struct jout *j, const char *name)
 {
@@ -27,6 +27,9 @@ static void backend_entry(struct jout *j, const char *name)
 		else if (!strcmp(name, "dpdk"))
 			jout_str(j, "reason", "built without DPDK (pkg-config libdpdk not found): install "
 				 "dpdk-dev, then rebuild (make -C engine)");
+		else if (!strcmp(name, "xdplive"))
+			jout_str(j, "reason", "built without libbpf or without a clang that targets BPF: "
+				 "install libbpf-dev, libxdp-dev and clang, then rebuild (make -C engine)");
 		else
 			jout_str(j, "reason", "not built into this engine yet");
 	} else {

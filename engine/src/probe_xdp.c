@@ -58,7 +58,7 @@ int probe_native_xdp_veth(char *reason, size_t n)
 
 #define PROBE_TIMEOUT_MS 5000
 
-static const char *ip_path(void)
+const char *probe_ip_path(void)
 {
 	static const char *const cands[] = { "/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip" };
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
@@ -68,7 +68,7 @@ static const char *ip_path(void)
 }
 
 /* Run `ip ARGS...` (argv[0] = "ip"), stdout discarded, stderr captured into msg. 0 on success. */
-static int run_ip(const char *ip, char *const argv[], char *msg, size_t n)
+int probe_run_ip(const char *ip, char *const argv[], char *msg, size_t n)
 {
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0) {
@@ -135,15 +135,11 @@ static int try_native(const char *ip, char *msg, size_t n)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 
-	if (unshare(CLONE_NEWNET) != 0) {
-		snprintf(msg, n, "unshare(CLONE_NEWNET): %s: run as root", strerror(errno));
-		return 0;
-	}
-	if (run_ip(ip, add, out, sizeof(out))) {
+	if (probe_run_ip(ip, add, out, sizeof(out))) {
 		snprintf(msg, n, "cannot create a veth pair (%s): is the veth module available?", out);
 		return 0;
 	}
-	if (run_ip(ip, up0, out, sizeof(out)) || run_ip(ip, up1, out, sizeof(out))) {
+	if (probe_run_ip(ip, up0, out, sizeof(out)) || probe_run_ip(ip, up1, out, sizeof(out))) {
 		snprintf(msg, n, "cannot bring the probe veth up: %s", out);
 		return 0;
 	}
@@ -165,12 +161,16 @@ static int try_native(const char *ip, char *msg, size_t n)
 }
 
 /* The child: runs the experiment, writes "1" or "0<reason>" to wfd, exits. */
-static void __attribute__((noreturn)) probe_child(int wfd, const char *ip)
+static void __attribute__((noreturn)) probe_child(int wfd, const char *ip, probe_fn fn)
 {
 	char buf[260];
+	int ok = 0;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	libbpf_set_print(keep_bpf_msg);
-	int ok = try_native(ip, buf + 1, sizeof(buf) - 1);
+	if (unshare(CLONE_NEWNET) != 0)
+		snprintf(buf + 1, sizeof(buf) - 1, "unshare(CLONE_NEWNET): %s: run as root", strerror(errno));
+	else
+		ok = fn(ip, buf + 1, sizeof(buf) - 1);
 	buf[0] = ok ? '1' : '0';
 	if (ok)
 		buf[1] = 0;
@@ -181,9 +181,14 @@ static void __attribute__((noreturn)) probe_child(int wfd, const char *ip)
 
 int probe_native_xdp_veth(char *reason, size_t n)
 {
+	return probe_in_netns(try_native, reason, n);
+}
+
+int probe_in_netns(probe_fn fn, char *reason, size_t n)
+{
 	if (n)
 		reason[0] = 0;
-	const char *ip = ip_path();
+	const char *ip = probe_ip_path();
 	if (!ip) {
 		snprintf(reason, n, "iproute2's ip not found in /usr/sbin or /sbin: install iproute2");
 		return 0;
@@ -203,7 +208,7 @@ int probe_native_xdp_veth(char *reason, size_t n)
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		probe_child(pfd[1], ip);
+		probe_child(pfd[1], ip, fn);
 	}
 	close(pfd[1]);
 	char buf[260];

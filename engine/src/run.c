@@ -6,6 +6,7 @@
 #include <time.h>
 #include "run.h"
 #include "tsc.h"
+#include "xdplive_acct.h"
 
 #define DEFAULT_SIP 0xc6120001u /* 198.18.0.1 */
 #define DEFAULT_DIP 0xc6130001u /* 198.19.0.1 */
@@ -124,6 +125,10 @@ int engine_setup(struct engine *en, struct vsb_error *e)
 		if (!strcmp(o->io, "afxdp"))
 			return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io afxdp: this engine was built without libxdp "
 					"(install libxdp-dev and libbpf-dev, then rebuild with make -C engine)");
+		if (!strcmp(o->io, "xdplive"))
+			return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io xdplive: this engine was built without libbpf "
+					"or without a clang that targets BPF (install libbpf-dev, libxdp-dev and "
+					"clang, then rebuild with make -C engine)");
 		if (!strcmp(o->io, "dpdk"))
 			return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io dpdk: this engine was built without DPDK "
 					"(install dpdk-dev, then rebuild with make -C engine)");
@@ -155,6 +160,14 @@ int engine_setup(struct engine *en, struct vsb_error *e)
 			return vsb_fail(e, VSB_ERR_IFACE, "--port %s is down (ip link set %s up)", o->ports[i],
 					o->ports[i]);
 	}
+	if (en->ops->kern && (o->mode == MODE_REFLECT || o->mode == MODE_FWD))
+		return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io %s cannot %s: its frames never reach the engine "
+				"(gen, sink, loop and control only); use --io afxdp or afpacket", en->ops->name,
+				o->mode == MODE_FWD ? "forward" : "reflect");
+	if (en->ops->kern && o->sizes.n > VSB_KMAX_SIZES)
+		return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io %s: a size list of %u frames is longer than the "
+				"%u the BPF generator holds; use a shorter list", en->ops->name, o->sizes.n,
+				VSB_KMAX_SIZES);
 	if (en->ops->layer == IO_L4) {
 		if (!en->ports[0].info.has_ip)
 			return vsb_fail(e, VSB_ERR_IFACE, "--io udp: port %s has no IPv4 address (add one from "
@@ -230,7 +243,8 @@ void trial_params_from_opts(const struct opts *o, struct trial_params *t)
 
 /* ---- the generator ---- */
 
-void txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct trial_params *t)
+int txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct trial_params *t,
+	       struct vsb_error *e)
 {
 	memset(g, 0, sizeof(*g));
 	g->ops = en->ops;
@@ -244,6 +258,12 @@ void txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct
 	g->flows = t->flows ? t->flows : 1;
 	if (g->rate > 0)
 		g->ticks_per_burst = tsc_hz() * g->burst / g->rate;
+	g->kern = en->ops->kern;
+	if (g->kern) {
+		g->batch = kern_chunk();
+		return g->kern->gen_prepare(g->port, g->tmpl, g->sizes, g->flows, e);
+	}
+	return 0;
 }
 
 void txgen_start(struct txgen *g, uint64_t now) { g->start_tsc = now; }
@@ -272,6 +292,13 @@ unsigned txgen_step(struct txgen *g, uint64_t now)
 	if (due <= g->sent)
 		return 0;
 	unsigned n = (unsigned)VSB_MIN(due - g->sent, (uint64_t)g->batch);
+	if (g->kern) { /* the kernel builds, stamps and sends them; the totals are its counters */
+		uint64_t before = g->sent;
+		int err = g->kern->gen_send(g->port, n, &g->sent, &g->bytes);
+		if (err)
+			g->kern_err = err;
+		return (unsigned)(g->sent - before);
+	}
 	struct io_buf b[IO_MAX_BATCH];
 	n = g->ops->tx_get(g->port, b, n);
 	if (!n)
@@ -318,11 +345,18 @@ void rx_account_batch(struct engine *en, struct io_buf *b, unsigned n, uint64_t 
 {
 	int l2 = en->ops->layer == IO_L2;
 	unsigned extra = l2 ? FCS_LEN : L2_OVERHEAD + FCS_LEN;
+	uint64_t mono_now = 0;
 	en->rx_seen += n;
 	for (unsigned i = 0; i < n; i++) {
 		struct sig s;
 		enum parse_result pr = l2 ? frame_parse_l2(b[i].data, b[i].len, &s)
 					  : frame_parse_payload(b[i].data, b[i].len, &s);
+		if (unlikely(pr == PARSE_OK && (s.tx_tsc & SIG_TS_MONO))) {
+			/* stamped by the xdplive generator in CLOCK_MONOTONIC ns: to TSC ticks */
+			if (!mono_now)
+				mono_now = mono_ns_now();
+			s.tx_tsc = tsc_from_mono(s.tx_tsc & ~SIG_TS_MONO, now, mono_now);
+		}
 		if (pr == PARSE_OK)
 			rxstats_account(&en->rx, &s, now, b[i].len + extra);
 		else if (pr == PARSE_FOREIGN)

@@ -71,9 +71,13 @@ struct txgen {
 	uint64_t sent, bytes;
 	unsigned size_idx;
 	uint32_t flow, flows;
+	const struct io_kern_ops *kern;  /* in-kernel generator (xdplive): batch = frames per call */
+	int kern_err;                    /* -errno of the last failed kernel send, 0 */
 };
 
-void txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct trial_params *t);
+/* 0, or an error code with e filled (a kernel generator that refused the trial's frames). */
+int txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct trial_params *t,
+	       struct vsb_error *e);
 void txgen_start(struct txgen *g, uint64_t now);
 unsigned txgen_step(struct txgen *g, uint64_t now);
 /* TSC of the next departure (now if unpaced or behind). */
@@ -106,6 +110,15 @@ int probe_main(struct opts *o);
 int control_main(struct engine *en);
 
 
+
+/* In-kernel receive side (mode_kern.c): sink mode, and the loop's receive port. */
+int run_sink_kern(struct engine *en, const struct trial_params *t, struct trial_result *r);
+/* Wait (at most drain_s) until the kernel sink has `sent` distinct frames; then collect them. */
+void kern_rx_finish(struct engine *en, struct port *rxp, uint64_t sent, double drain_s, double *rx_s);
+/* Frames the receive port has seen so far (kernel or userspace accounting). */
+uint64_t rx_seen_now(struct engine *en, struct port *rxp);
+/* Frames per BPF_PROG_RUN call of an unpaced kernel generator (VSB_XDPLIVE_CHUNK). */
+unsigned kern_chunk(void);
 
 /* Parse and account a batch of received frames (run.c). */
 void rx_account_batch(struct engine *en, struct io_buf *b, unsigned n, uint64_t now);

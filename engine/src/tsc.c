@@ -92,3 +92,20 @@ uint64_t tsc_to_ns(uint64_t ticks)
 		ns_per_tick = 1e9 / tsc_hz();
 	return (uint64_t)(ticks * ns_per_tick + 0.5);
 }
+
+uint64_t mono_ns_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t tsc_from_mono(uint64_t mono_ns, uint64_t now_tsc, uint64_t now_mono)
+{
+	double ticks_per_ns = tsc_hz() / 1e9;
+	if (mono_ns <= now_mono) {
+		uint64_t back = (uint64_t)((double)(now_mono - mono_ns) * ticks_per_ns + 0.5);
+		return back <= now_tsc ? now_tsc - back : 0;
+	}
+	return now_tsc + (uint64_t)((double)(mono_ns - now_mono) * ticks_per_ns + 0.5);
+}

@@ -25,5 +25,9 @@ static inline double tsc_hz(void) { return tsc_info()->hz; }
 /* ticks -> nanoseconds */
 uint64_t tsc_to_ns(uint64_t ticks);
 double monotonic_s(void);
+/* CLOCK_MONOTONIC now, ns (the clock of bpf_ktime_get_ns). */
+uint64_t mono_ns_now(void);
+/* A CLOCK_MONOTONIC time mono_ns -> TSC ticks, given that now_tsc was now_mono (ns). */
+uint64_t tsc_from_mono(uint64_t mono_ns, uint64_t now_tsc, uint64_t now_mono);
 
 #endif
