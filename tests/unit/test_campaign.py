@@ -58,7 +58,7 @@ def test_keys_stable_distinct_and_shared_across_studies() -> None:
     c = expand(parse_spec(spec('size = 64\nswitch = "bridge"\nkind = ["search"]\nflows = 1\n')))
     assert c[0].key == a[0].key
     assert a[0].key == Point("search", "bridge", "p2p", 64, None, 1, 1, "default", "fast", None,
-                             None, None, "afpacket", (), None, None, None).key
+                             None, None, "auto", (), None, None, None).key
     # a point produced by two studies is measured once
     both = parse_spec(text + "[[study]]\nkind = \"search\"\nswitch = \"bridge\"\n")
     assert len(expand(both)) == 4

@@ -159,7 +159,7 @@ class Point:
             parts.append(f"{self.duration:g}s")
         parts += [f"{n}={v}" for n, v, d in (("flows", self.flows, 1), ("burst", self.burst, 1),
                                              ("placement", self.placement, "default"),
-                                             ("io", self.io, "afpacket")) if v != d]
+                                             ("io", self.io, "auto")) if v != d]
         parts += [f"{k}={v}" for k, v in self.options]
         if self.repetition:
             parts.append(f"#{self.repetition + 1}")
@@ -321,7 +321,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                  get("rate") or (), get("burst") or (1,), get("flows") or (1,),
                  get("placement") or ("default",), get("preset") or ("fast",),
                  get("duration") or (), get("points") or (20,),
-                 get("fractions") or Study.fractions, get("io") or ("afpacket",),
+                 get("fractions") or Study.fractions, get("io") or ("auto",),
                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
                  get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0])
 

@@ -80,7 +80,7 @@ def seconds(low: float = 0.1) -> SecondsType:
     return SecondsType(low)
 
 
-KERNEL_IO = ("afpacket", "udp", "afxdp")
+KERNEL_IO = ("auto", "afpacket", "udp", "afxdp", "xdplive")
 
 
 def size_option(**kw: Any) -> Callable[..., Any]:
@@ -90,8 +90,9 @@ def size_option(**kw: Any) -> Callable[..., Any]:
 
 
 def io_option(choices: tuple[str, ...] = KERNEL_IO) -> Callable[..., Any]:
-    return click.option("--io", type=click.Choice(choices), default="afpacket",
-                        show_default=True, help="Engine I/O backend.")
+    return click.option("--io", type=click.Choice(choices), default="auto", show_default=True,
+                        help="Engine I/O backend; auto: xdplive (the kernel generates and "
+                             "counts) where it works, else afpacket; dpdk for DPDK switches.")
 
 
 def traffic_options(func: Callable[..., Any]) -> Callable[..., Any]:

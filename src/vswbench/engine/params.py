@@ -15,7 +15,12 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.units import MAX_RATE_PPS, MIN_RATE_PPS, FrameSize
 
-IO_CHOICES = ("afpacket", "udp", "afxdp", "dpdk")
+IO_CHOICES = ("auto", "afpacket", "udp", "afxdp", "xdplive", "dpdk")
+# "auto" is resolved per switch before anything runs (measure/plan.engine_io): xdplive where the
+# kernel can generate through the switch's ports, else afpacket; dpdk for the DPDK switches
+# engine modes each backend has (engine/README.md): xdplive generates and counts in the kernel,
+# so it has no reflect or fwd; those engines of a testbed take afpacket instead
+GEN_ONLY_IO = ("xdplive",)
 MAX_DURATION_S = 24 * 3600.0         # one trial of a day; longer is a typo (e.g. 1e9)
 MAX_FLOWS = 1_000_000                # the engine's own limit on --flows
 MAX_BURST = 65_536
@@ -35,7 +40,7 @@ class TrialParams:
     warmup: float = 1.0              # seconds of traffic before it, result dropped
     flows: int = 1
     burst: int = 1
-    io: str = "afpacket"
+    io: str = "auto"
 
     def __post_init__(self) -> None:
         if not isinstance(self.size, FrameSize):

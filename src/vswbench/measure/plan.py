@@ -8,6 +8,7 @@ SwitchUnavailable (exit 3) with its reason and fix.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -141,19 +142,45 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
     if problem:
         raise UsageError(problem)
     switch_cls.check_options(options)
-    return TrialPlan(switch_cls, scenario, replace(params, io=engine_io(switch_cls, params.io)),
+    return TrialPlan(switch_cls, scenario,
+                     replace(params, io=engine_io(switch_cls, params.io, options)),
                      placement, options)
 
 
-def engine_io(switch_cls: type[Switch], io: str) -> str:
+def engine_io(switch_cls: type[Switch], io: str, options: dict[str, str] | None = None,
+              kernel_tx: Callable[[], str | None] | None = None) -> str:
     """The engine I/O a switch's ports take: DPDK switches have DPDK ports only (`dpdk`), kernel
-    switches kernel interfaces (never `dpdk`)."""
+    switches kernel interfaces (never `dpdk`). `auto`: the fastest tester that works here, the
+    in-kernel generator (xdplive) where the switch lets the kernel transmit into it and the
+    engine's probe says it works (`kernel_tx`: why not, None if it does), else afpacket."""
+    options = options or {}
     if switch_cls.port_kind == "dpdk":
         return "dpdk"
     if io == "dpdk":
         raise UsageError(f"--io dpdk: switch {switch_cls.name} has kernel ports; DPDK ports come "
                          "with the DPDK switches (memif, testpmd, ovs-dpdk)")
+    problem = switch_cls.kernel_tx_problem(options)
+    if io == "xdplive" and problem:
+        raise UsageError(f"--io xdplive: {problem}; use --io afpacket or afxdp")
+    if io == "auto":
+        if problem is None and (kernel_tx or xdplive_problem)() is None:
+            return "xdplive"
+        return "afpacket"
     return io
+
+
+@functools.lru_cache(maxsize=1)
+def xdplive_problem() -> str | None:
+    """Why the engine cannot generate in the kernel here (its probe: kernel, BPF, root), or None."""
+    from vswbench.engine.probe import probe
+
+    try:
+        info = probe().backend("xdplive")
+    except VswbenchError as exc:
+        return f"the engine's probe failed: {exc}"
+    if info is None:
+        return "this engine has no xdplive backend (rebuild it: ./setup.sh)"
+    return None if info.usable else (info.reason or "not usable here")
 
 
 def ensure_runnable(switch_cls: type[Switch]) -> None:

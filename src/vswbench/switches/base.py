@@ -138,6 +138,10 @@ class Switch(ABC):
     # backend options this backend reads (switches/options.py); the chain keys nf and nf_poll are
     # read for every switch (switches/chain_nf.py). Any other key would be ignored: refused.
     options_read: ClassVar[frozenset[str]] = frozenset()
+    # Can the in-kernel generator (engine --io xdplive) transmit into this switch? XDP_TX out of a
+    # tester port needs NAPI on its veth peer (GRO or an XDP program there); without it the kernel
+    # drops every frame uncounted (measured: macvlan, ovs with system ports lost 100 %).
+    kernel_tx_ok: ClassVar[bool] = False
 
     def __init__(self, ctx: SwitchContext) -> None:
         self.ctx = ctx
@@ -156,6 +160,17 @@ class Switch(ABC):
     def check_options(cls, options: dict[str, str]) -> None:
         """UsageError for a backend option value this backend cannot take, before anything is
         built (subclasses check values; keys it does not read are refused by unread_options)."""
+
+    @classmethod
+    def kernel_tx_problem(cls, options: dict[str, str]) -> str | None:
+        """Why the in-kernel generator cannot send through this switch with these options (None:
+        it can)."""
+        if not cls.kernel_tx_ok:
+            return (f"switch {cls.name}: its ports give the tester's veth no NAPI, so frames the "
+                    "kernel transmits there are dropped uncounted")
+        if options.get("nf") == "ovs":
+            return "nf=ovs: the chain's OVS system ports give the tester's veth no NAPI"
+        return None
 
     @classmethod
     def unread_options(cls, options: Iterable[str], io: str | None = None) -> str | None:

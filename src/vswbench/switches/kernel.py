@@ -298,6 +298,14 @@ def section(title: str, argv: list[str]) -> str:
 
 class KernelSwitch(Switch):
     options_read = frozenset({"kernel_mode"})
+    kernel_tx_ok = True                 # in napi mode the switch side of each veth has NAPI
+
+    @classmethod
+    def kernel_tx_problem(cls, options: dict[str, str]) -> str | None:
+        if options.get("kernel_mode") == "softirq":
+            return ("kernel_mode=softirq: the switch side of the tester's veth has no NAPI, so "
+                    "frames the kernel transmits there are dropped uncounted")
+        return super().kernel_tx_problem(options)
     """Life cycle shared by bridge, router, tc-bpf and xdp: every HostPort gets a veth pair whose
     switch-side end (vsb<id>swN) lives in ctx.netns; teardown releases what this instance
     registered, newest first (idempotent); counters come from the switch-side ends."""

@@ -28,6 +28,7 @@ from vswbench.switches.kernel import (KernelSwitch, basic_availability, create_v
 class MacvlanSwitch(KernelSwitch):
     name = "macvlan"
     description = "macvlan children of one parent, bridge mode"
+    kernel_tx_ok = False                # the tester's ports are macvlan devices: no XDP_TX
 
     @classmethod
     def availability(cls) -> Availability:

@@ -316,6 +316,7 @@ def _afxdp_in_binary() -> bool:
 class OvsAfxdp(Ovs):
     name = "ovs-afxdp"
     description = "Open vSwitch, userspace datapath, AF_XDP ports, PMD thread pinned"
+    kernel_tx_ok = True                 # OVS's XDP programs on the switch side give NAPI
     port_type = "afxdp"
 
     @classmethod

@@ -28,7 +28,7 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vswbench.engine.params import TrialParams
+from vswbench.engine.params import GEN_ONLY_IO, TrialParams
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.netns import (LinkCounters, Namespace, add_address, addresses, ip_json,
                                  mac_address, namespace_pids, set_neighbour, sysctl, wait_link_up)
@@ -405,6 +405,8 @@ class Testbed:
             cpu = host_cpu(self.placement, host.role, nf_index)
             keys = [f"{host.name}.{p}" for p in host.ports]
             io = "dpdk" if self.dpdk else traffic.io
+            if io in GEN_ONLY_IO and host.role in (Role.NF, Role.SERVER):
+                io = "afpacket"   # no fwd/reflect in the kernel generator: these keep afpacket
             common = ["--netns", ns, "--io", io, *(["--cpu", str(cpu)] if cpu is not None
                                                    else [])]
             if self.dpdk:  # a DPDK file prefix of its own, carrying the run id
