@@ -5,6 +5,9 @@
     files.plots_dir   # results/quick/plots/ (every plot as NAME.png and NAME.svg)
 
 Modules: data.py (the ranking and other report rows, built on results/points.py's records),
+backends.py (what each backend is and how it ran), verdict.py (ranks, ties, baselines and the
+tester's ceiling per frame size and stack), summary.py and first_screen.py (the first screen:
+machine, preset, verdict lines), text.py (the ranking as plain text or Markdown),
 spread.py (parameter error bars), notes.py (warnings, fingerprints), model.py (all of it
 together), figure.py (style and legends), plots.py (matplotlib figures, Agg), chain.py, delay.py
 and studies.py (their sections), html.py (the page). The output is deterministic: the same
