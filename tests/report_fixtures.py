@@ -9,6 +9,7 @@ from these stores can never pass for a measurement.
     write_fixture_store(tmp_path / "results.sqlite")              # every kind, every section
     write_fixture_store(path, variant="trials-only")              # most sections empty
     write_fixture_store(path, variant="empty")                    # a run with no points
+    write_fixture_store(path, variant="quick")      # kernel and DPDK switches, baselines, ties
 """
 
 from __future__ import annotations
@@ -99,6 +100,18 @@ kind = "search"
 switch = "bridge"
 size = 64
 """
+QUICK_SPEC = FIXTURE_NOTE + """
+[campaign]
+name = "fixture-quick"
+
+[[study]]
+kind = ["search", "latency"]
+switch = ["veth", "bridge", "tc-bpf", "xdp", "ovs", "memif", "testpmd", "ovs-dpdk"]
+size = [64, 1518]
+preset = "quick"
+fractions = [90]
+duration = 1
+"""
 RUN_ID = "vsbf1x0"
 TSC_HZ = 2.596e9
 CEILING = {64: 520_000.0, 1518: 450_000.0}
@@ -109,6 +122,23 @@ PAIRS_NDR = {1: 210_000.0, 2: 300_000.0, 4: 340_000.0}
 TRIAL_ACHIEVED = {(64, 1): 231_000.0, (64, 16): 252_000.0, (512, 1): 214_000.0,
                   (512, 16): 226_000.0}
 LATENCY_MEDIAN_US = {"bridge": 22.0, "ovs": 41.0, "xdp": 15.0}
+# The "quick" variant: kernel and DPDK switches with their baselines and ceilings (pps).
+QUICK_CEILING = {("kernel", 64): 870_000.0, ("kernel", 1518): 400_000.0,
+                 ("DPDK", 64): 10_700_000.0, ("DPDK", 1518): 5_900_000.0}
+QUICK_NDR = {("veth", 64): 820_000.0, ("xdp", 64): 690_000.0, ("tc-bpf", 64): 688_000.0,
+             ("bridge", 64): 510_000.0, ("ovs", 64): 160_000.0,
+             ("veth", 1518): 400_000.0, ("xdp", 1518): 400_000.0, ("tc-bpf", 1518): 400_000.0,
+             ("bridge", 1518): 300_000.0, ("ovs", 1518): 90_000.0,
+             ("memif", 64): 10_700_000.0, ("testpmd", 64): 6_100_000.0,
+             ("ovs-dpdk", 64): 4_200_000.0, ("memif", 1518): 5_900_000.0,
+             ("testpmd", 1518): 3_000_000.0, ("ovs-dpdk", 1518): 2_000_000.0}
+QUICK_DPDK = ("memif", "testpmd", "ovs-dpdk")
+QUICK_GOALS = [{"name": "NDR", "loss_ratio": 0.0, "exceed_ratio": 0.5, "relative_width": 0.02,
+                "initial_trial_duration": 0.25, "final_trial_duration": 0.25,
+                "duration_sum": 2.0},
+               {"name": "PDR", "loss_ratio": 0.005, "exceed_ratio": 0.5, "relative_width": 0.02,
+                "initial_trial_duration": 0.25, "final_trial_duration": 0.25,
+                "duration_sum": 2.0}]
 # OVS studies (Emmerich et al., Fig. 6 and 7): NDR per flow count (flow_table=exact), with the
 # datapath flows OVS held, and per number of output ports (clones).
 FLOWS_NDR = {1: 97_000.0, 100: 95_000.0, 10000: 82_000.0}
@@ -128,7 +158,8 @@ def fixture_fingerprint() -> dict[str, Any]:
                 "rx-checksumming": "on", "tx-checksumming": "off", "scatter-gather": "on",
                 "tcp-segmentation-offload": "off", "generic-segmentation-offload": "on",
                 "generic-receive-offload": "on"}}},
-            "switch_versions": {"ovs": {"ovs-vswitchd": "3.1.0"}, "bridge": {"kernel": "6.18"}}}
+            "switch_versions": {"ovs": {"ovs-vswitchd": "3.1.0"}, "bridge": {"kernel": "6.18"}},
+            "hostname": "fixture-host", "virtualization": "vm (KVM fixture)"}
 
 
 # -- latency samples and the engine's histogram -------------------------------------------------
@@ -168,6 +199,8 @@ def summarize(samples_ns: list[int]) -> tuple[dict[str, float], list[list[float]
 def _env(switch: str, scenario: str, size: int, point: Point) -> dict[str, Any]:
     return {"switch": switch, "scenario": scenario, "frame_size": size, "io": "afpacket",
             "flows": point.flows, "burst": point.burst, "forwarding_mode": "napi-threaded",
+            "placement": {"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [1]},
+            "switch_versions": {"kernel": "6.18.0-fixture"},
             "session": "control", "run_id": RUN_ID, "point": point.params(),
             "label": point.label}
 
@@ -321,11 +354,34 @@ def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
             store.record_point(RUN_ID, p, result, "done")
 
 
+def _record_quick(store: ResultStore, spec: CampaignSpec) -> None:
+    """Every switch at 64 and 1518 B, a search and a latency point each: xdp and tc-bpf tied at
+    64 B (their search ranges overlap) and at the ceiling at 1518 B, veth and memif baselines."""
+    for p in spec.points():
+        size = int(p.size)
+        stack = "DPDK" if p.switch in QUICK_DPDK else "kernel"
+        ceiling = QUICK_CEILING[(stack, size)]
+        ndr = QUICK_NDR[(p.switch, size)]
+        bound = ndr >= ceiling
+        env = {"io": "dpdk" if stack == "DPDK" else "afpacket",
+               "forwarding_mode": "pmd cpu1" if stack == "DPDK" else "napi-threaded cpu1",
+               "switch_versions": {"ovs-vswitchd": "3.1.0"} if "ovs" in p.switch else
+               {"kernel": "6.18.0-fixture"}}
+        if p.kind == "search":
+            result = {**search_json(p, ndr, generator_bound=bound), **env, "preset": "quick",
+                      "goals": QUICK_GOALS, "generator_ceiling_pps": ceiling}
+        else:
+            result = {**latency_json(p, ndr, LATENCY_MEDIAN_US.get(p.switch, 20.0)), **env}
+        store.record_point(RUN_ID, p, result, "done", started="2026-11-24T08:17:51+0000")
+
+
 def write_fixture_store(path: str | Path, variant: str = "full") -> Path:
     """Write a store of invented results (see the module's docstring) and return its path.
     Variants: "full" (every kind; every report section has data), "trials-only" (one trial
-    point: every plot section is empty), "empty" (a run without points)."""
-    specs = {"full": FULL_SPEC, "trials-only": TRIALS_SPEC, "empty": EMPTY_SPEC}
+    point: every plot section is empty), "empty" (a run without points), "quick" (shaped like
+    the quick suite: kernel and DPDK switches, 64 and 1518 B, baselines, ties)."""
+    specs = {"full": FULL_SPEC, "trials-only": TRIALS_SPEC, "empty": EMPTY_SPEC,
+             "quick": QUICK_SPEC}
     if variant not in specs:
         raise UsageError(f"fixture variant {variant!r}: one of {', '.join(specs)}")
     spec = parse_spec(specs[variant], source="<fixture>")
@@ -334,6 +390,8 @@ def write_fixture_store(path: str | Path, variant: str = "full") -> Path:
         store.begin_run(RUN_ID, spec, fixture_fingerprint())
         if variant == "full":
             _record_full(store, spec)
+        elif variant == "quick":
+            _record_quick(store, spec)
         elif variant == "trials-only":
             (point,) = spec.points()
             store.record_point(RUN_ID, point, trial_json(point, 99_000.0), "done")

@@ -90,3 +90,57 @@ def test_a_broken_image_is_caught(chromium, report, tmp_path) -> None:
                     page.resolve().as_uri()).stdout
     rendered = set(_body_attrs(dom)["data-rendered"].split())
     assert rendered == set(SECTION_IDS) - {"cycles"}
+
+
+@pytest.fixture(scope="module")
+def quick_report(tmp_path_factory):
+    base = tmp_path_factory.mktemp("browser-quick")
+    write_fixture_store(base / "results.sqlite", variant="quick")
+    return build_report(base, base / "report")
+
+
+FIRST_SCREEN_JS = """
+window.addEventListener("load", function () {
+  var s = document.getElementById("summary"), r = document.getElementById("ranking");
+  var box = s.getBoundingClientRect();
+  var out = {top: box.top, verdicts: Array.from(s.querySelectorAll("li.verdict")).map(
+               function (li) { return li.innerText; }),
+             machine: s.querySelector("p.machine").innerText,
+             references: Array.from(r.querySelectorAll("tr.reference td:nth-child(2)")).map(
+               function (td) { return td.innerText; }),
+             ceilings: r.querySelectorAll("tr.ceiling").length,
+             described: Array.from(r.querySelectorAll("tr[data-switch]")).map(
+               function (tr) { return tr.dataset.switch + ": " + tr.cells[2].innerText; })};
+  var pre = document.createElement("pre");
+  pre.id = "first-screen";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+"""
+
+
+def test_first_screen_reads_as_a_verdict(chromium, quick_report, tmp_path) -> None:
+    """Chromium renders the page; a probe script reads what a reader sees first: the summary at
+    the top, the verdict lines, the machine, the baselines and ceiling rows, what each backend
+    is (ovs: the userspace datapath)."""
+    import json
+
+    page = quick_report.html.with_name("probe.html")
+    page.write_text(quick_report.html.read_text(encoding="utf-8").replace(
+        "</body>", f"<script>{FIRST_SCREEN_JS}</script></body>"), encoding="utf-8")
+    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=10000",
+                    f"--window-size={WINDOW[0]},900", page.resolve().as_uri()).stdout
+    m = re.search(r'<pre id="first-screen">(.*?)</pre>', dom, re.S)
+    assert m, "the probe script did not run"
+    import html as html_lib
+    seen = json.loads(html_lib.unescape(m.group(1)))
+    assert seen["top"] < 900, "the summary is not on the first screen"
+    assert seen["verdicts"][0].startswith("64 B, kernel switches: xdp and tc-bpf lead")
+    assert any(v.startswith("64 B, DPDK switches: testpmd leads") for v in seen["verdicts"])
+    assert "fixture-host" in seen["machine"] and "virtual machine" in seen["machine"]
+    assert "2 logical CPUs" in seen["machine"]
+    assert sorted(seen["references"]) == ["memif", "memif", "veth", "veth"]
+    assert seen["ceilings"] == 4
+    described = "\n".join(seen["described"])
+    assert "ovs: Open vSwitch, userspace datapath (netdev)" in described
+    assert "xdp: native XDP bpf_redirect" in described

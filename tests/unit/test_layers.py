@@ -27,6 +27,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("campaign",),
     ("models",),
     ("report",),
+    ("api",),
+    ("pytest_plugin",),
     ("cli",),
     ("__main__",),
 )

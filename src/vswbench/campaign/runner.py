@@ -10,6 +10,7 @@ with its reason. Latency and back-to-back points take the NDR of their search tw
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,11 +24,13 @@ from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
                                      method_context, plan_method)
 from vswbench.measure.plan import TrialOptions
-from vswbench.results.store import STORE_NAME, ResultStore
+from vswbench.results.export import point_record
+from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
 from vswbench.switches.catalog import nf_unavailable
 from vswbench.units import FrameSize
 
 EST_SECONDS = {"search": 45.0, "trial": 2.0, "b2b": 40.0}
+JSONL_NAME = "results.jsonl"     # one export.point_record per finished point, appended as it ends
 
 
 @dataclass
@@ -144,10 +147,12 @@ def plan_for(point: Point) -> MethodPlan:
 
 class CampaignRunner:
     def __init__(self, spec: CampaignSpec, out_dir: Path,
-                 on_progress: Callable[[Progress, str], None] = lambda p, m: None) -> None:
+                 on_progress: Callable[[Progress, str], None] = lambda p, m: None,
+                 on_point: Callable[[StoredPoint], None] = lambda p: None) -> None:
         self.spec = spec
         self.out_dir = out_dir
         self.on_progress = on_progress
+        self.on_point = on_point          # each point as stored, the moment it is
         self.points = expand(spec)
 
     def run(self) -> RunSummary:
@@ -188,14 +193,14 @@ class CampaignRunner:
             avail = _availability(head.switch) or _unsupported(head)
             if avail is not None:
                 for p in group:
-                    store.record_point(run_id, p, None, "skipped", avail)
+                    self._record(store, run_id, p, None, "skipped", avail, None)
                     skipped += 1
                     self._advance(prog, p, f"skipped {p.label}: {avail}")
                 continue
             try:
                 for p, outcome in self._run_group(store, group):
-                    status, result, error = outcome
-                    store.record_point(run_id, p, result, status, error)
+                    status, result, error, started = outcome
+                    self._record(store, run_id, p, result, status, error, started)
                     done += status == "done"
                     failed += status == "failed"
                     self._advance(prog, p, f"{status} {p.label}" + (f": {error}" if error else ""))
@@ -203,31 +208,42 @@ class CampaignRunner:
                 recorded = set(store.finished_keys(self.spec.name, ("done", "failed")))
                 for p in group:
                     if p.key not in recorded:
-                        store.record_point(run_id, p, None, "failed", f"testbed: {exc}")
+                        self._record(store, run_id, p, None, "failed", f"testbed: {exc}", None)
                         failed += 1
                         self._advance(prog, p, f"failed {p.label}: {exc}")
         return done, skipped, failed
+
+    def _record(self, store: ResultStore, run_id: str, p: Point, result: dict[str, Any] | None,
+                status: str, error: str | None, started: str | None) -> None:
+        """Store the point, append its record to results.jsonl, hand it to on_point."""
+        store.record_point(run_id, p, result, status, error, started=started)
+        stored = StoredPoint(self.spec.name, run_id, p.key, p.label, p.params(), p.kind, status,
+                             result, error, started, now())
+        with (self.out_dir / JSONL_NAME).open("a", encoding="utf-8") as f:
+            f.write(json.dumps(point_record(stored), default=str) + "\n")
+        self.on_point(stored)
 
     def _advance(self, prog: Progress, p: Point, message: str) -> None:
         prog.done += 1
         prog.remaining_s = max(0.0, prog.remaining_s - estimate(p))
         self.on_progress(prog, message)
 
-    def _run_group(self, store: ResultStore,
-                   group: list[Point]) -> Iterator[tuple[Point, tuple[str, Any, str | None]]]:
+    def _run_group(self, store: ResultStore, group: list[Point]
+                   ) -> Iterator[tuple[Point, tuple[str, Any, str | None, str | None]]]:
         plan = plan_for(group[0])
         with method_context(plan, drain=0.05, progress=lambda m: None,
                             run_id=self.run_id) as ctx:
             for p in group:
+                started = now()
                 try:
                     result = execute_point(ctx, p, store, self.spec.name)
                     stats = switch_stats(ctx)
                     yield p, ("done", {**result, "switch_stats": stats} if stats else result,
-                              None)
+                              None, started)
                 except UsageError:
                     raise
                 except VswbenchError as exc:
-                    yield p, ("failed", None, str(exc))
+                    yield p, ("failed", None, str(exc), started)
 
 
 def switch_stats(ctx: Any) -> dict[str, Any]:

@@ -29,6 +29,9 @@ def _eta(seconds: float) -> str:
     return f"~{m}:{s:02d} left"
 
 
+RANKING_FORMATS = ("auto", "rich", "text", "md")
+
+
 @click.command()
 @click.argument("spec", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--suite", type=click.Choice(["quick", "standard"]), default=None,
@@ -39,14 +42,33 @@ def _eta(seconds: float) -> str:
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report at the end.")
 @click.option("--yes", is_flag=True,
               help="Run a campaign of more than 1,000 points or 12 hours without asking.")
+@click.option("--dry-run", is_flag=True,
+              help="Check the spec and list its points with an estimated duration; measure "
+                   "nothing (no root needed).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Stream one JSON object per finished point on stdout (as results.jsonl); "
+                   "with --dry-run, the points as JSON.")
+@click.option("--format", "fmt", type=click.Choice(RANKING_FORMATS), default="auto",
+              show_default=True,
+              help="The ranking at the end: rich (a terminal's table), text (plain, every "
+                   "number whole) or md (Markdown); auto: rich on a terminal, else text.")
 def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: bool,
-        yes: bool) -> int:
+        yes: bool, dry_run: bool, as_json: bool, fmt: str) -> int:
     """Run a campaign (TOML spec or built-in suite); resumable: finished points are skipped."""
+    import json
+
     from vswbench.campaign.runner import CampaignRunner, campaign_size
     from vswbench.campaign.spec import expand
+    from vswbench.report.text import point_line
+    from vswbench.results.export import point_record
+    from vswbench.results.points import read_point
 
     campaign = _load(spec, suite)
-    size = campaign_size(expand(campaign))   # every point checked before anything is created
+    points = expand(campaign)
+    size = campaign_size(points)   # every point checked before anything is created
+    if dry_run:
+        print_dry_run(campaign.name, points, as_json)
+        return 0
     refusal = size.refusal()
     if refusal and not yes:
         raise UsageError(refusal)
@@ -67,70 +89,106 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
         def on_progress(prog: Any, message: str) -> None:
             bar.update(task, total=prog.total, completed=prog.skipped_before + prog.done,
                        eta=_eta(prog.remaining_s))
-            bar.console.print(message, style="dim", highlight=False, markup=False)
 
-        summary = CampaignRunner(campaign, out_dir, on_progress).run()
-    out.print(f"campaign {campaign.name}: {summary.done} points measured, {summary.failed} failed, "
+        def on_point(stored: Any) -> None:
+            bar.console.print(point_line(read_point(stored)), style="dim", highlight=False,
+                              markup=False)
+            if as_json:
+                click.echo(json.dumps(point_record(stored), default=str))
+
+        summary = CampaignRunner(campaign, out_dir, on_progress, on_point).run()
+    say = err if as_json else out       # --json keeps stdout to the JSON lines
+    say.print(f"campaign {campaign.name}: {summary.done} points measured, {summary.failed} failed, "
               f"{summary.skipped} skipped, {summary.already_done} already done "
               f"({summary.seconds:.0f} s)", highlight=False)
-    print_ranking(summary.store)
+    if not as_json:
+        print_ranking(summary.store, fmt)
     if not no_report:
-        _write_report(out_dir)
-    out.print(f"results store: {summary.store}", highlight=False)
+        _write_report(out_dir, say)
+    say.print(f"results store: {summary.store}", highlight=False)
     return 0 if summary.failed == 0 else 1
 
 
-def print_ranking(store_path: Path) -> None:
-    """The report's ranking table (report.data.ranking): repetitions are one row (the median NDR,
-    with their count), each variant (options, placement, flows, ...) its own row and latency."""
-    from vswbench.report.data import ranking
+def print_dry_run(name: str, points: list[Any], as_json: bool) -> None:
+    """The points a spec expands to, each with its estimated seconds (campaign/runner.py)."""
+    import json
+
+    from vswbench.campaign.runner import campaign_size, estimate
+
+    size = campaign_size(points)
+    if as_json:
+        click.echo(json.dumps({"campaign": name, "points": [
+            {"key": p.key, "label": p.label, "kind": p.kind, "params": p.params(),
+             "estimated_s": estimate(p)} for p in points],
+            "total_points": size.points, "estimated_s": size.seconds}, indent=1, default=str))
+        return
+    width = max((len(p.label) for p in points), default=0)
+    for i, p in enumerate(points, start=1):
+        click.echo(f"{i:>5}  {p.label.ljust(width)}  ~{estimate(p):,.0f} s")
+    click.echo(f"campaign {name}: {size.describe()} (estimated; nothing measured: --dry-run)")
+
+
+def print_ranking(store_path: Path, fmt: str = "auto") -> None:
+    """The ranking per frame size and stack (report.verdict: the verdict line, ties, baselines
+    and the tester's ceiling as reference rows). fmt: rich (a table for a terminal), text
+    (plain columns, every number whole: for a file or a pipe), md (Markdown) or auto (rich on a
+    terminal, else text)."""
+    from vswbench.report.model import build_model
+    from vswbench.report.text import ranking_text
     from vswbench.results.points import load
 
-    rows = ranking(load(store_path))
-    if not rows:
+    model = build_model(load(store_path))
+    if not model.verdicts:
         return
-    table = Table(title="ranking (NDR and PDR by MLRsearch; latency at 90 % of the NDR)")
-    for col in ("switch", "scenario", "size", "variant", "NDR Mpps", "Gbit/s", "PDR Mpps",
-                "p50 us @90%", "p99 us @90%", "cycles/pkt", "useful", "reps"):
-        table.add_column(col, justify="left" if col == "variant" else "right")
-    for r in sorted(rows, key=lambda r: (str(r.setup.size), r.setup.scenario, r.rank)):
-        mark = "≥" if r.generator_bound else ""
-        table.add_row(r.setup.switch, r.setup.scenario, str(r.setup.size), r.setup.variant,
-                      f"{mark}{num(r.ndr_mpps, 3)}", num(r.ndr_gbps, 3), num(r.pdr_mpps, 3),
-                      num(r.latency_p50_us, 1), num(r.latency_p99_us, 1),
-                      num(r.cycles_per_packet, 0), num(r.useful_cycles_per_packet, 0),
-                      str(r.repetitions))
-    out.print(table)
-    if any(r.generator_bound for r in rows):
-        out.print("≥: generator-bound (the tester's ceiling, not the switch's limit)",
-                  style="yellow")
+    if fmt == "auto":
+        fmt = "rich" if out.is_terminal else "text"
+    if fmt != "rich":
+        click.echo(ranking_text(model.verdicts, fmt), nl=False)
+        return
+    from vswbench.report.text import COLUMNS, table_rows
+
+    for v in model.verdicts:
+        table = Table(title=v.title, caption=v.line, caption_justify="left")
+        for i, col in enumerate(COLUMNS):
+            table.add_column(col, justify="left" if i in (0, 1, 11) else "right",
+                             overflow="fold")
+        for row in table_rows(v):
+            table.add_row(*row)
+        out.print(table)
+    out.print(">=: generator-bound (the tester's ceiling, not the switch's limit); =N: tied "
+              "(their searches' trial ranges overlap)", style="yellow")
 
 
-def _write_report(out_dir: Path) -> None:
-    try:
-        from vswbench.report import build_report
-    except ImportError:
-        err.print("(the HTML report is not available in this version)", style="yellow")
-        return
+def _write_report(out_dir: Path, console: Any = None) -> None:
+    from vswbench.report import build_report
+
     files = build_report(out_dir, out_dir)
-    out.print(f"report: {files.html}", highlight=False)
+    (console or out).print(f"report: {files.html}", highlight=False)
 
 
 @click.command()
 @click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
-def report(directory: Path) -> int:
+@click.option("--print", "print_fmt", type=click.Choice(["text", "md"]), default=None,
+              help="Print the ranking (plain text or Markdown) instead of writing the HTML.")
+def report(directory: Path, print_fmt: str | None) -> int:
     """Write the HTML report (and PNG/SVG plots) of a results directory."""
+    if print_fmt is not None:
+        print_ranking(directory, print_fmt)
+        return 0
     _write_report(directory)
     return 0
 
 
 @click.command()
 @click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["json", "csv", "parquet"]), default="csv",
-              show_default=True)
-@click.option("--to", "target", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--format", "fmt", type=click.Choice(["json", "csv", "parquet", "jsonl", "hdr"]),
+              default="csv", show_default=True,
+              help="json: everything; csv, parquet, jsonl: one headline row per point; hdr: the "
+                   "latency histograms as an HdrHistogram log.")
+@click.option("--to", "target", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output file [DIRECTORY/results.FORMAT].")
 def export(directory: Path, fmt: str, target: Path | None) -> int:
-    """Export a results store to JSON, CSV or Parquet."""
+    """Export a results store to JSON, CSV, Parquet, JSON lines or HdrHistogram logs."""
     from vswbench.results.export import export as write_export
     from vswbench.results.points import store_file
     from vswbench.results.store import ResultStore

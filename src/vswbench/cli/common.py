@@ -110,10 +110,19 @@ def traffic_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def complete_switch(ctx: click.Context, param: click.Parameter,
+                    incomplete: str) -> list[str]:
+    """Shell completion of --switch: the backends this version has."""
+    from vswbench.switches.catalog import all_switches
+
+    return [name for name in all_switches() if name.startswith(incomplete)]
+
+
 def placement_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--switch, --scenario, the CPUs and backend options: where a trial runs."""
     decorators = [
-        click.option("--switch", "switch", required=True, help="Backend (see `vswbench switches`)."),
+        click.option("--switch", "switch", required=True, help="Backend (see `vswbench switches`).",
+                     shell_complete=complete_switch),
         click.option("--scenario", default="p2p", show_default=True,
                      help="p2p, p2p-pair, pvp, chain:N, pairs:N or rr."),
         click.option("--tester-cpu", type=int, default=None, help="CPU of the tester [0]."),

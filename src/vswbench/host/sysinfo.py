@@ -45,6 +45,8 @@ class Fingerprint:
     machine: str
     offloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     switch_versions: dict[str, dict[str, str]] = field(default_factory=dict)
+    hostname: str = NA
+    virtualization: str = NA             # "none", "vm" or "vm (kvm)"; n/a: not known
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,6 +77,26 @@ def cpu_model(root: str | Path = "/") -> str:
     info = _read(root, "proc/cpuinfo") or ""
     m = re.search(r"^(?:model name|Model|cpu model)\s*:\s*(.+)$", info, re.MULTILINE)
     return m.group(1).strip() if m else NA
+
+
+def virtualization(root: str | Path = "/") -> str:
+    """'vm' when the CPU says it runs under a hypervisor (the cpuinfo flag 'hypervisor'), with
+    the hypervisor's name where DMI gives it ('vm (QEMU)'); 'none' on bare metal; n/a unread."""
+    info = _read(root, "proc/cpuinfo")
+    if info is None:
+        return NA
+    flags = re.search(r"^flags\s*:(.*)$", info, re.MULTILINE)
+    if flags is None:
+        return NA
+    if "hypervisor" not in flags.group(1).split():
+        return "none"
+    vendor = _read(root, "sys/class/dmi/id/sys_vendor") or _read(root,
+                                                                 "sys/class/dmi/id/product_name")
+    return f"vm ({vendor})" if vendor else "vm"
+
+
+def hostname(root: str | Path = "/") -> str:
+    return _text(root, "proc/sys/kernel/hostname")
 
 
 def parse_cpulist(text: str) -> list[int]:
@@ -205,7 +227,8 @@ def fingerprint(interfaces: dict[str, str] | None = None, *, tsc_hz: float | Non
                        smt_active(root), governors(root), turbo(root), thp_enabled, thp_defrag,
                        total, free, size, iso, nohz, irqbalance_running(root), tsc_hz,
                        __version__, platform.python_version(), platform.machine(),
-                       offloads(interfaces or {}, run), dict(switch_versions or {}))
+                       offloads(interfaces or {}, run), dict(switch_versions or {}),
+                       hostname(root), virtualization(root))
 
 
 def missing_tuning(fp: Fingerprint) -> list[str]:

@@ -5,6 +5,9 @@
     files.plots_dir   # results/quick/plots/ (every plot as NAME.png and NAME.svg)
 
 Modules: data.py (the ranking and other report rows, built on results/points.py's records),
+backends.py (what each backend is and how it ran), verdict.py (ranks, ties, baselines and the
+tester's ceiling per frame size and stack), summary.py and first_screen.py (the first screen:
+machine, preset, verdict lines), text.py (the ranking as plain text or Markdown),
 spread.py (parameter error bars), notes.py (warnings, fingerprints), model.py (all of it
 together), figure.py (style and legends), plots.py (matplotlib figures, Agg), chain.py, delay.py
 and studies.py (their sections), html.py (the page). The output is deterministic: the same
@@ -14,6 +17,7 @@ store gives the same bytes.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,8 +42,8 @@ class ReportFiles:
     html: Path                           # OUT/report.html
     plots_dir: Path                      # OUT/plots
     plots: tuple[Path, ...]              # every file written in plots_dir (NAME.png, NAME.svg)
-    sections: tuple[str, ...]            # section ids in page order
-    empty_sections: tuple[str, ...]      # sections that say they have no data
+    sections: tuple[str, ...]            # ids of the sections on the page, in page order
+    empty_sections: tuple[str, ...]      # sections left out: no data in this campaign
 
     @property
     def png(self) -> tuple[Path, ...]:
@@ -77,13 +81,14 @@ def build_report(store_path_or_dir: str | Path, out_dir: str | Path, *,
         raise UsageError(f"cannot create {plots_dir}: {e.strerror}") from None
     written = _write_plots(plots_dir, plots)
     html_path = out / REPORT_NAME
-    _write(html_path, render_page(model, plots).encode("utf-8"))
     if model.error_bars:  # the parameter error bars as data too (Fang et al.'s stability result)
         _write(out / ERROR_BARS_JSON, error_bars_json(model.error_bars).encode())
         _write(out / ERROR_BARS_CSV, error_bars_csv(model.error_bars).encode())
-    with_plots = {p.section for p in plots}
-    empty = tuple(s for s in SECTION_IDS if s not in with_plots and _empty_in(model, s))
-    return ReportFiles(html_path, plots_dir, written, SECTION_IDS, empty)
+    page = render_page(model, plots)
+    _write(html_path, page.encode("utf-8"))
+    shown = tuple(re.findall(r'<section id="([^"]+)">', page))
+    empty = tuple(s for s in SECTION_IDS if s not in shown)
+    return ReportFiles(html_path, plots_dir, written, shown, empty)
 
 
 def _write_plots(plots_dir: Path, plots: list[Plot]) -> tuple[Path, ...]:
@@ -98,14 +103,3 @@ def _write_plots(plots_dir: Path, plots: list[Plot]) -> tuple[Path, ...]:
         if stale.suffix in (".png", ".svg") and stale not in keep and stale.is_file():
             stale.unlink()
     return tuple(written)
-
-
-def _empty_in(model: ReportModel, section: str) -> bool:
-    """Sections without plots: which of them had nothing to show."""
-    if section == "ranking":
-        return not model.ranking
-    if section == "system":
-        return not model.runs
-    if section == "warnings":
-        return not model.warnings
-    return True

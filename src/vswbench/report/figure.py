@@ -26,8 +26,10 @@ LEGEND_ROW_INCHES = 0.2                  # height added per legend row under the
 DPI = 100
 RC = {"svg.hashsalt": "vswbench-report", "svg.fonttype": "path", "font.size": 9,
       "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 7, "legend.framealpha": 0.8}
+# 14 colours and 14 markers: every switch of a report (12 backends today) gets its own pair
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
+           "#7f7f7f", "#bcbd22", "#17becf", "#005f5f", "#b8860b", "#4b0082", "#ff1493")
+SWITCH_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "8")
 LINESTYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 PPS = EngFormatter(sep="")               # 200k, 1.5M
@@ -60,13 +62,26 @@ def slug(text: str) -> str:
 
 
 class Colours:
-    """One colour per switch, the same in every plot of a report."""
+    """One colour and one marker per switch, the same in every plot of a report; up to 14
+    switches no two share either (beyond, the pair of both stays distinct up to 14 x 14)."""
 
     def __init__(self, switches: Sequence[str]) -> None:
-        self.map = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(sorted(switches))}
+        names = sorted(set(switches))
+        self.map = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(names)}
+        self.markers = {s: SWITCH_MARKERS[(i + i // len(PALETTE)) % len(SWITCH_MARKERS)]
+                        for i, s in enumerate(names)}
 
     def __call__(self, switch: str) -> str:
         return self.map.get(switch, "#333333")
+
+    def marker(self, switch: str) -> str:
+        return self.markers.get(switch, ".")
+
+
+def spans_decades(values: Sequence[float], ratio: float = 10.0) -> bool:
+    """True when the positive values span at least `ratio` (a log axis shows them all)."""
+    pos = [v for v in values if v and v > 0]
+    return bool(pos) and max(pos) / min(pos) >= ratio
 
 
 def place_legend(ax: Axes, count: int) -> None:

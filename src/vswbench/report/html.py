@@ -15,8 +15,9 @@ from html import escape
 from typing import Any
 
 from vswbench.report.chain import INTRO as CHAIN_INTRO, chain_analyses, chain_empty, chain_tables
-from vswbench.report.data import PAIRS_RE, RankingRow
+from vswbench.report.data import PAIRS_RE
 from vswbench.report.delay import delay_empty, delay_tables
+from vswbench.report.first_screen import ranking_tables, summary_section
 from vswbench.report.model import ReportModel
 from vswbench.report.notes import ReportWarning, RunInfo
 from vswbench.results.series import LoadSeries
@@ -25,7 +26,8 @@ from vswbench.report.plots import Plot
 from vswbench.report.studies import CLONING_EMPTY, CLONING_INTRO, FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO
 
 SECTIONS = (
-    ("ranking", "Ranking: NDR, PDR, latency at 90 % of NDR, CPU cost"),
+    ("summary", "At a glance"),
+    ("ranking", "Ranking per frame size and stack: NDR, PDR, latency at 90 % of NDR, CPU cost"),
     ("throughput-size", "Throughput vs frame size"),
     ("offered-achieved", "Offered vs achieved load"),
     ("latency-load", "Latency percentiles vs offered load"),
@@ -62,6 +64,12 @@ p.empty { color: #777; font-style: italic; }
 p.footnote { font-size: 0.85em; color: #444; }
 pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
 td.cat-failed, td.cat-generator-bound { color: #a00; }
+ul.verdicts li { margin: 0.3em 0; font-size: 1.05em; }
+p.machine, p.preset { margin: 0.3em 0; }
+p.verdict { font-weight: 600; }
+tr.reference td { background: #f3f3f3; font-style: italic; }
+tr.ceiling td { background: #fff4e0; }
+tr.tied td:first-child { color: #555; }
 """
 
 SCRIPT = """
@@ -90,6 +98,12 @@ def _empty(text: str) -> str:
     return f'<p class="empty">{escape(text)}</p>'
 
 
+def is_empty(body: str) -> bool:
+    """A section whose whole body is its "no data" note: left out of the page."""
+    return body.startswith('<p class="empty">') and body.count("<p") == 1 and body.endswith(
+        "</p>")
+
+
 def _figure(plot: Plot) -> str:
     data = base64.b64encode(plot.png).decode("ascii")
     title = escape(plot.title)
@@ -103,48 +117,6 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: set[int]
     body = "".join("<tr>" + "".join(f'<td class="num">{c}</td>' if i in numeric else f"<td>{c}</td>"
                                     for i, c in enumerate(r)) + "</tr>" for r in rows)
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
-
-
-# -- 1. ranking --------------------------------------------------------------------------------
-def ranking_section(rows: Sequence[RankingRow]) -> str:
-    if not rows:
-        return _empty("no search in this campaign")
-    head = ["#", "switch", "NDR Mpps", "NDR Gbit/s", "PDR Mpps", "PDR Gbit/s", "p50 µs @90 %",
-            "p99 µs @90 %", "cycles/packet", "useful cycles/packet", "searches", "NDR CV"]
-    th = "".join(f"<th>{escape(h)}</th>" for h in head)
-    groups: list[str] = []
-    current: tuple[Any, ...] | None = None
-    bound = False
-    for r in rows:
-        key = (r.setup.scenario, r.setup.size, r.setup.variant)
-        if key != current:
-            current = key
-            name = ", ".join(x for x in (r.setup.scenario, r.setup.size_label, r.setup.variant) if x)
-            groups.append(f'<tr class="group"><th colspan="{len(head)}">{escape(name)}</th></tr>')
-        mark = ""
-        if r.generator_bound:
-            bound = True
-            mark = '≥ '
-        foot = '<a href="#fn-generator-bound">*</a>' if r.generator_bound else ""
-        cells = [str(r.rank), escape(r.setup.switch), f"{mark}{_num(r.ndr_mpps, 3)}{foot}",
-                 f"{mark}{_num(r.ndr_gbps, 3)}", _num(r.pdr_mpps, 3), _num(r.pdr_gbps, 3),
-                 _num(r.latency_p50_us), _num(r.latency_p99_us), _num(r.cycles_per_packet, 0),
-                 _num(r.useful_cycles_per_packet, 0), str(r.repetitions), "–" if r.ndr_cv is None else f"{r.ndr_cv * 100:.1f} %"]
-        groups.append("<tr>" + "".join(f'<td class="num">{c}</td>' if i != 1 else f"<td>{c}</td>"
-                                       for i, c in enumerate(cells)) + "</tr>")
-    note = ('<p class="footnote">NDR and PDR in millions of frames per second; Gbit/s on the wire '
-            "(each frame plus 20 bytes of preamble and inter-frame gap); frame sizes count the FCS. "
-            "Latency in microseconds at 90 % of the NDR, from the latency point of the same "
-            "switch, scenario and size (– when none was measured). Cycles per packet from the "
-            "search's trial nearest below the NDR: busy CPU time of all cores (a polling core "
-            "counts 100 % whatever the load) over the frames received; useful cycles, where the "
-            "switch counts them (OVS PMD processing cycles, testpmd --record-core-cycles), only "
-            "the switch's cycles spent on bursts that carried frames.</p>")
-    if bound:
-        note += ('<p class="footnote" id="fn-generator-bound">* ≥: generator-bound: the NDR '
-                 "reached the tester's calibrated ceiling, so the number is the tester's limit; "
-                 "the switch forwards at least this much.</p>")
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(groups)}</tbody></table>{note}"
 
 
 # -- plot sections -----------------------------------------------------------------------------
@@ -244,7 +216,8 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
     pairs_seen = any(PAIRS_RE.fullmatch(str(p.params.get("scenario", ""))) for p in
                      model.data.points)
     bodies = {
-        "ranking": ranking_section(model.ranking),
+        "summary": "",
+        "ranking": ranking_tables(model.verdicts),
         "throughput-size": _plots(plots, "throughput-size",
                                   "no search in this campaign" if not model.ranking else
                                   "every search measured one frame size (the ranking has them)",
@@ -278,9 +251,13 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
         "system": system_section(model.runs),
         "warnings": warnings_section(model.warnings),
     }
-    nav = "".join(f'<a href="#{sid}">{escape(title.split(":")[0])}</a>' for sid, title in SECTIONS)
+    shown = tuple((sid, title) for sid, title in SECTIONS if sid == "summary"
+                  or not is_empty(bodies[sid]))
+    left_out = [title.split(":")[0] for sid, title in SECTIONS if (sid, title) not in shown]
+    bodies["summary"] = summary_section(model.machines, model.presets, model.verdicts, left_out)
+    nav = "".join(f'<a href="#{sid}">{escape(title.split(":")[0])}</a>' for sid, title in shown)
     sections = "\n".join(f'<section id="{sid}"><h2>{escape(title)}</h2>{bodies[sid]}</section>'
-                         for sid, title in SECTIONS)
+                         for sid, title in shown)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(status.items())) or "no points"
     done = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none"
     return f"""<!DOCTYPE html>

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vswbench.errors import UsageError
+from vswbench.report.backends import BackendInfo, backend_infos
 from vswbench.report.data import PairsPoint, RankingRow, pairs_points, ranking
 from vswbench.report.notes import ReportWarning, RunInfo, run_infos, warnings
 from vswbench.report.spread import ErrorBar, error_bars
+from vswbench.report.summary import MachineSummary, machine_summaries, preset_sentences
+from vswbench.report.verdict import Verdict, verdicts
 from vswbench.results.points import StoredResults
 from vswbench.results.series import LoadSeries, load_series
 from vswbench.units import DEFAULT_LINK_BPS
@@ -24,6 +27,10 @@ class ReportModel:
     pairs: tuple[PairsPoint, ...]
     runs: tuple[RunInfo, ...]
     warnings: tuple[ReportWarning, ...]
+    backends: dict[str, BackendInfo]
+    verdicts: tuple[Verdict, ...]
+    machines: tuple[MachineSummary, ...]
+    presets: tuple[str, ...]
 
     @property
     def switches(self) -> tuple[str, ...]:
@@ -35,6 +42,11 @@ class ReportModel:
 def build_model(data: StoredResults, link_bps: float = DEFAULT_LINK_BPS) -> ReportModel:
     if not link_bps > 0:
         raise UsageError(f"reference link speed {link_bps} bit/s: must be positive")
-    return ReportModel(data, link_bps, tuple(ranking(data)), tuple(load_series(data, "sweep")),
+    rows = tuple(ranking(data))
+    infos = backend_infos(data)
+    runs = tuple(run_infos(data))
+    return ReportModel(data, link_bps, rows, tuple(load_series(data, "sweep")),
                        tuple(load_series(data, "latency")), tuple(error_bars(data)),
-                       tuple(pairs_points(data)), tuple(run_infos(data)), tuple(warnings(data)))
+                       tuple(pairs_points(data)), runs, tuple(warnings(data)), infos,
+                       tuple(verdicts(rows, data, infos)), tuple(machine_summaries(runs)),
+                       tuple(preset_sentences(data)))

@@ -19,10 +19,11 @@ from vswbench.models.delay import DelayModel
 from vswbench.report.chain import chain_analyses, chain_figures
 from vswbench.report.data import PairsPoint, RankingRow, ecdf, rebin_log
 from vswbench.report.delay import delay_models
-from vswbench.report.figure import (DPI, FIGSIZE_WIDE, LINESTYLES, MARKERS, PPS, Colours,
-                                    new_figure, place_legend, render, report_style, slug)
+from vswbench.report.figure import (DPI, FIGSIZE_WIDE, LINESTYLES, PPS, Colours, new_figure,
+                                    place_legend, render, report_style, slug, spans_decades)
 from vswbench.report.model import ReportModel
 from vswbench.report.spread import ErrorBar
+from vswbench.report.verdict import Verdict
 from vswbench.report.studies import (cloning_plot, cloning_points, flow_count_plot,
                                      flow_count_points)
 from vswbench.results.points import size_order
@@ -42,43 +43,70 @@ class Plot:
 
 
 # -- 2. throughput vs frame size ---------------------------------------------------------------
-def throughput_vs_size(rows: Sequence[RankingRow], colours: Colours,
-                       link_bps: float) -> Figure | None:
+def throughput_vs_size(rows: Sequence[RankingRow], colours: Colours, link_bps: float,
+                       verdicts: Sequence[Verdict] = (),
+                       baselines: frozenset[str] = frozenset()) -> Figure | None:
+    """NDR per switch over a categorical frame-size axis (sizes in numeric order, IMIX last),
+    the line rate of the reference link and the tester's ceiling of each stack; a log axis when
+    the values span a decade or more."""
     series: dict[tuple[str, str, str], list[RankingRow]] = defaultdict(list)
     for r in rows:
         if r.ndr_pps and r.setup.size_bytes:
             series[(r.setup.switch, r.setup.scenario, r.setup.variant)].append(r)
-    if len({r.setup.size_bytes for pts in series.values() for r in pts}) < 2:
+    sizes = sorted({r.setup.size for pts in series.values() for r in pts}, key=size_order)
+    if len(sizes) < 2:
         return None     # a column of dots: the ranking says it (and a chains campaign's 57
         #                 setups at 64 B made a legend that left the axes no room)
+    x_of = {size: i for i, size in enumerate(sizes)}
     fig, (ax,) = new_figure()
     scenarios = {k[1:] for k in series}
+    styles = {s: LINESTYLES[i % len(LINESTYLES)] for i, s in enumerate(sorted(scenarios))}
     bound_shown = False
-    markers = {s: MARKERS[i % len(MARKERS)] for i, s in enumerate(sorted(scenarios))}
+    values: list[float] = []
     for (switch, scenario, variant), pts in sorted(series.items()):
-        pts.sort(key=lambda r: r.setup.size_bytes or 0)
-        xs = [r.setup.size_bytes for r in pts]
-        ys = [r.ndr_pps for r in pts]
+        pts.sort(key=lambda r: size_order(r.setup.size))
+        ys = [r.ndr_pps or 0.0 for r in pts]
+        values += ys
         label = switch if len(scenarios) == 1 else " ".join(x for x in (switch, scenario, variant)
                                                              if x)
-        ax.plot(xs, ys, marker=markers[(scenario, variant)], color=colours(switch), label=label)
+        if switch in baselines:
+            label += " (baseline, no switch)"
+        ax.plot([x_of[r.setup.size] for r in pts], ys, marker=colours.marker(switch),
+                color=colours(switch), label=label,
+                linestyle=":" if switch in baselines else styles[(scenario, variant)])
         for r in pts:
             if r.generator_bound:
-                ax.plot([r.setup.size_bytes], [r.ndr_pps], marker="o", markersize=11,
+                ax.plot([x_of[r.setup.size]], [r.ndr_pps], marker="o", markersize=12,
                         markerfacecolor="none", markeredgecolor="black", linestyle="none",
                         label=None if bound_shown else "≥ generator-bound")
                 bound_shown = True
-            if r.setup.size == "imix":
-                ax.annotate("IMIX", (r.setup.size_bytes, r.ndr_pps), textcoords="offset points",
-                            xytext=(4, 4), fontsize=7)
-    sizes = list(range(64, 1519, 2))
-    ax.plot(sizes, [line_rate_pps(s, link_bps) for s in sizes], color="black", linestyle="--",
-            linewidth=1, label=f"line rate {link_bps / 1e9:g} Gbit/s link")
-    ax.set_yscale("log")
-    ax.set_xlabel("frame size (bytes, FCS included)")
-    ax.set_ylabel("NDR (packets/s, log scale)")
+    ceilings: dict[str, dict[int | str, float]] = defaultdict(dict)
+    for v in verdicts:
+        if v.ceiling_pps and v.size in x_of:
+            ceilings[v.stack][v.size] = max(v.ceiling_pps, ceilings[v.stack].get(v.size, 0.0))
+    for k, (stack, by_size) in enumerate(sorted(ceilings.items())):
+        xs = sorted(by_size, key=size_order)
+        values += list(by_size.values())
+        ax.plot([x_of[x] for x in xs], [by_size[x] for x in xs], color="#a05000",
+                linestyle=("-.", (0, (1, 1)))[k % 2], linewidth=1.5, marker="_", markersize=14,
+                label=f"tester's ceiling, {stack} stack")
+    line = [(x_of[s], line_rate_pps(s, link_bps)) for s in sizes if isinstance(s, int)]
+    if line:
+        ax.plot([x for x, _ in line], [y for _, y in line], color="black", linestyle="--",
+                linewidth=1, label=f"line rate {link_bps / 1e9:g} Gbit/s link")
+    if spans_decades(values):
+        ax.set_yscale("log")
+        ax.set_ylabel("NDR (packets/s, log scale)")
+    else:
+        ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(PPS)
+        ax.set_ylabel("NDR (packets/s)")
+    ax.set_xticks(range(len(sizes)))
+    ax.set_xticklabels([f"{s} B" if isinstance(s, int) else str(s).upper() for s in sizes])
+    ax.set_xlim(-0.4, len(sizes) - 0.6)
+    ax.set_xlabel("frame size (FCS included; categories, not to scale)")
     ax.set_title("Throughput (NDR) vs frame size")
-    place_legend(ax, len(series) + 1 + bound_shown)
+    place_legend(ax, len(series) + len(ceilings) + bool(line) + bound_shown)
     return fig
 
 
@@ -95,7 +123,8 @@ def offered_vs_achieved(sweeps: Sequence[LoadSeries], colours: Colours) -> Figur
     unlabelled = set(style)
     for s in drawn:
         pts = [(lp.offered_pps, lp.achieved_pps) for lp in s.loads if lp.achieved_pps is not None]
-        ax.plot([x for x, _ in pts], [y for _, y in pts], marker=".", color=colours(s.setup.switch),
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker=colours.marker(s.setup.switch),
+                markersize=4, color=colours(s.setup.switch),
                 linestyle=LINESTYLES[style[s.setup] % len(LINESTYLES)],
                 label=s.setup.label if s.setup in unlabelled else "_nolegend_")
         unlabelled.discard(s.setup)
@@ -245,7 +274,7 @@ def error_bar_plot(bars: Sequence[ErrorBar], colours: Colours) -> Figure | None:
                     lows.append(1 - b.low)
                     highs.append(b.high - 1)
         if xs:
-            ax.errorbar(xs, [1.0] * len(xs), yerr=[lows, highs], fmt="o", capsize=4,
+            ax.errorbar(xs, [1.0] * len(xs), yerr=[lows, highs], fmt=colours.marker(sw), capsize=4,
                         color=colours(sw), label=sw)
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xticks(range(len(categories)))
@@ -277,13 +306,19 @@ def cycles_plot(rows: Sequence[RankingRow], colours: Colours) -> Figure | None:
                     xs.append(i - 0.4 + width * (k + 0.5))
                     ys.append(r.cycles_per_packet)
         ax.bar(xs, ys, width=width, color=colours(sw), label=sw)
+        ax.plot(xs, ys, linestyle="none", marker=colours.marker(sw), color="black",
+                markerfacecolor=colours(sw), markersize=5)
+    if spans_decades([r.cycles_per_packet or 0.0 for r in have]):
+        ax.set_yscale("log")
+        ax.set_ylabel("CPU cycles per packet (log scale)")
+    else:
+        ax.set_ylabel("CPU cycles per packet")
     one_scenario = len({g[0] for g in groups}) == 1
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([(f"{s} B" if isinstance(s, int) else str(s))
                         + ("" if one_scenario else f"\n{sc}") + (f"\n{v}" if v else "")
                         for sc, s, v in groups])
     ax.set_xlabel("frame size (bytes)" + ("" if one_scenario else " and scenario"))
-    ax.set_ylabel("CPU cycles per packet")
     ax.set_title("CPU cost near the NDR (cycles per packet)")
     place_legend(ax, len(switches))
     return fig
@@ -301,7 +336,7 @@ def pairs_plot(points: Sequence[PairsPoint], colours: Colours) -> Figure | None:
         pts.sort(key=lambda q: q.pairs)
         label = " ".join(x for x in (sw, f"{size} B" if size.isdigit() else size, variant,
                                      metric) if x)
-        ax.plot([q.pairs for q in pts], [q.throughput_pps for q in pts], marker="o",
+        ax.plot([q.pairs for q in pts], [q.throughput_pps for q in pts], marker=colours.marker(sw),
                 color=colours(sw), linestyle=LINESTYLES[i % len(LINESTYLES)], label=label)
     ax.set_xticks(sorted({q.pairs for q in points}))
     ax.yaxis.set_major_formatter(PPS)
@@ -332,7 +367,9 @@ def make_plots(model: ReportModel) -> list[Plot]:
 
     with report_style():
         add("throughput-size", "throughput-size", "Throughput vs frame size",
-            throughput_vs_size(model.ranking, colours, model.link_bps))
+            throughput_vs_size(model.ranking, colours, model.link_bps, model.verdicts,
+                               frozenset(b.switch for b in model.backends.values()
+                                         if not b.ranked)))
         add("offered-achieved", "offered-achieved", "Offered vs achieved load",
             offered_vs_achieved(model.sweeps, colours))
         for s in model.sweeps:

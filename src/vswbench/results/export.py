@@ -1,7 +1,11 @@
-"""Exports of a results store: JSON (everything), CSV and Parquet (one headline row per point).
+"""Exports of a results store: JSON (everything), CSV and Parquet (one headline row per point),
+JSON lines (`point_record`, also what `vswbench run` appends to results.jsonl and streams with
+--json), and the latency histograms in HdrHistogram's log format.
 
 The headline numbers of every row are points.py's records (points.read_point), the same the
-report, compare and the models show; this module only lays them out as flat rows.
+report, compare and the models show; this module only lays them out as flat rows. Each row
+also says which backend measured (its description and stack, switches/catalog.py), with which
+versions and in which forwarding mode, as the point stored them.
 """
 
 from __future__ import annotations
@@ -18,14 +22,18 @@ from vswbench.errors import UsageError
 from vswbench.results.points import PointRecord, read_point
 from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
 
-FORMATS = ("json", "csv", "parquet")
+FORMATS = ("json", "csv", "parquet", "jsonl", "hdr")
+RECORD_SCHEMA = "vswbench.point/1"      # results.jsonl records (schemas/point-record.schema.json)
+LATENCY_FIELDS = ("p50", "p90", "p99", "p999", "p9999", "min", "max", "mean", "stddev")
 HEADLINE_COLUMNS = [
-    "campaign", "run_id", "point_key", "label", "status", "kind", "switch", "scenario", "size",
+    "campaign", "run_id", "point_key", "label", "status", "kind", "switch", "backend", "stack",
+    "switch_versions", "scenario", "size",
     "flows", "burst", "placement", "io", "preset", "rate_pps", "shape_pps", "repetition",
     "forwarding_mode", "ndr_pps", "ndr_gbps", "pdr_pps", "pdr_gbps", "lower_bound_pps",
     "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv", "offered_pps",
-    "achieved_pps", "loss_ratio", "latency_fraction_of_ndr", "latency_p50_us", "latency_p90_us",
-    "latency_p99_us", "cycles_per_packet", "useful_cycles_per_packet", "peak_achieved_pps",
+    "achieved_pps", "loss_ratio", "latency_fraction_of_ndr",
+    *(f"latency_{k}_us" for k in LATENCY_FIELDS), "cycles_per_packet",
+    "useful_cycles_per_packet", "peak_achieved_pps",
     "highest_lossless_pps", "b2b_frames", "implied_buffer_s", "corrected_buffer_s",
     "trial_count", "trial_seconds", "wall_seconds", "error", "started", "finished"]
 _KNOBS = ("flows", "burst", "placement", "io", "preset", "shape_pps")
@@ -37,29 +45,60 @@ _HEADLINE_FIELDS = ("forwarding_mode", "ndr_pps", "pdr_pps", "lower_bound_pps",
                     "trial_seconds", "wall_seconds")
 
 
-def headline_row(rec: PointRecord) -> dict[str, Any]:
-    """One flat row (HEADLINE_COLUMNS) of a point's record; absent fields stay empty (None)."""
+def _backend(switch: str) -> tuple[str | None, str | None]:
+    from vswbench.switches.catalog import all_switches
+
+    cls = all_switches().get(switch)
+    if cls is None:
+        return None, None
+    return cls.description, "DPDK" if cls.port_kind == "dpdk" else "kernel"
+
+
+def versions_text(result: dict[str, Any] | None) -> str | None:
+    """A point's stored switch_versions as "name version, ..." (None when it stored none)."""
+    sv = (result or {}).get("switch_versions")
+    if not isinstance(sv, dict) or not sv:
+        return None
+    return ", ".join(f"{k} {v}" for k, v in sorted(sv.items()))
+
+
+def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One flat row (HEADLINE_COLUMNS) of a point's record; absent fields stay empty (None).
+    `result`: the point's stored result, for the versions it recorded."""
     s, h, lat = rec.setup, rec.headline, rec.headline.latency
+    backend, stack = _backend(s.switch)
     row: dict[str, Any] = {
         "campaign": rec.campaign, "run_id": rec.run_id, "point_key": rec.key,
         "label": rec.label, "status": rec.status, "kind": rec.kind,
-        "switch": None if s.switch == "?" else s.switch,
+        "switch": None if s.switch == "?" else s.switch, "backend": backend, "stack": stack,
+        "switch_versions": versions_text(result),
         "scenario": None if s.scenario == "?" else s.scenario,
         "size": None if s.size == "?" else s.size, "rate_pps": rec.params.get("rate"),
         "repetition": rec.repetition, **{k: rec.params.get(k) for k in _KNOBS},
         **{k: getattr(h, k) for k in _HEADLINE_FIELDS},
         "ndr_gbps": rec.ndr_gbps, "pdr_gbps": rec.pdr_gbps,
         "latency_fraction_of_ndr": None if lat is None else lat.fraction_of_ndr,
-        "latency_p50_us": None if lat is None else lat.p50_us,
-        "latency_p90_us": None if lat is None else lat.p90_us,
-        "latency_p99_us": None if lat is None else lat.p99_us,
+        **{f"latency_{k}_us": None if lat is None else getattr(lat, f"{k}_us")
+           for k in LATENCY_FIELDS},
         "error": rec.error, "started": rec.started, "finished": rec.finished}
     return {c: row[c] for c in HEADLINE_COLUMNS}
 
 
 def headline(p: StoredPoint) -> dict[str, Any]:
     """headline_row of a stored point."""
-    return headline_row(read_point(p))
+    return headline_row(read_point(p), p.result)
+
+
+def point_record(p: StoredPoint) -> dict[str, Any]:
+    """One JSON-lines record of a point: its headline row and its parameters (the result itself
+    stays in the store and the JSON export). schemas/point-record.schema.json describes it."""
+    return {"schema": RECORD_SCHEMA, **headline(p), "params": dict(p.params)}
+
+
+def export_jsonl(store: ResultStore, path: str | Path) -> None:
+    """point_record of every point, one JSON object a line."""
+    _write_atomic(Path(path), lambda f: f.writelines(
+        json.dumps(point_record(p), sort_keys=False) + "\n" for p in store.points()))
 
 
 def export_json(store: ResultStore, path: str | Path) -> None:
@@ -86,21 +125,31 @@ def export_parquet(store: ResultStore, path: str | Path) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise UsageError("export to Parquet needs pyarrow: pip install pyarrow "
-                         "(into the virtual environment: .venv/bin/pip install pyarrow)") \
-            from None
+        raise UsageError("export to Parquet needs pyarrow, a dependency of vswbench: run "
+                         "./setup.sh again (or .venv/bin/pip install -e .)") from None
     rows = [{**headline(p), "params": json.dumps(p.params), "result": json.dumps(p.result)}
             for p in store.points()]
     columns = [*HEADLINE_COLUMNS, "params", "result"]
-    table = pa.Table.from_pydict({c: [r[c] for r in rows] for c in columns})
+    table = pa.Table.from_pydict({c: _typed([r[c] for r in rows]) for c in columns})
     tmp = Path(path).with_name(Path(path).name + ".tmp")
     pq.write_table(table, tmp)
     os.replace(tmp, path)
 
 
+def _typed(values: list[Any]) -> list[Any]:
+    """A column Parquet can type: values of mixed kinds (size 64 and "imix") become text."""
+    kinds = {float if type(v) is int else type(v) for v in values if v is not None}
+    if len(kinds) <= 1:
+        return values
+    return [None if v is None else str(v) for v in values]
+
+
 def export(store: ResultStore, fmt: str, path: str | Path) -> None:
-    """export_json, export_csv or export_parquet by name (FORMATS)."""
-    writers = {"json": export_json, "csv": export_csv, "parquet": export_parquet}
+    """export_json, export_csv, export_parquet, export_jsonl or export_hdr by name (FORMATS)."""
+    from vswbench.results.hdr import export_hdr
+
+    writers = {"json": export_json, "csv": export_csv, "parquet": export_parquet,
+               "jsonl": export_jsonl, "hdr": export_hdr}
     if fmt not in writers:
         raise UsageError(f"export format {fmt!r}: one of {', '.join(FORMATS)}")
     writers[fmt](store, path)

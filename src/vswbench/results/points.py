@@ -151,11 +151,17 @@ def entry_at(entries: Any, fraction: float = LATENCY_FRACTION) -> dict[str, Any]
 @dataclass(frozen=True)
 class Latency:
     """Latency percentiles in microseconds at one fraction of the NDR (None: a trial's, at its
-    own offered rate)."""
+    own offered rate); the summary fields the engine records beyond p50/p90/p99 where it did."""
     fraction_of_ndr: float | None
     p50_us: float | None
     p90_us: float | None
     p99_us: float | None
+    p999_us: float | None = None
+    p9999_us: float | None = None
+    min_us: float | None = None
+    max_us: float | None = None
+    mean_us: float | None = None
+    stddev_us: float | None = None
 
 
 def latency_at(result: dict[str, Any], fraction: float = LATENCY_FRACTION,
@@ -169,7 +175,9 @@ def _latency(lat: Any, fraction: float | None) -> Latency | None:
     if not isinstance(lat, dict):
         return None
     return Latency(fraction, number(lat.get("p50")), number(lat.get("p90")),
-                   number(lat.get("p99")))
+                   number(lat.get("p99")), number(lat.get("p999")), number(lat.get("p9999")),
+                   number(lat.get("min")), number(lat.get("max")), number(lat.get("mean")),
+                   number(lat.get("stddev")))
 
 
 @dataclass(frozen=True)
@@ -274,9 +282,12 @@ class PointRecord:
 
 
 def read_point(p: StoredPoint) -> PointRecord:
+    """`started`: the store's column, else the start the method recorded in its result
+    (`started_at`; campaigns before the runner filled the column)."""
+    started = p.started or _text((p.result or {}).get("started_at"))
     return PointRecord(p.campaign, p.run_id, p.key, p.label, p.kind, p.status, setup_of(p),
                        repetition_of(p), dict(p.params), headline_of(p.kind, p.result or {}),
-                       p.error, p.started, p.finished)
+                       p.error, started, p.finished)
 
 
 def throughput_of(p: StoredPoint) -> tuple[str, float] | None:

@@ -59,8 +59,9 @@ def latency_by_setup(records: Iterable[PointRecord]) -> LatencyTable:
     for setup, lats in found.items():
         def med(attr: str) -> float | None:
             return _median([v for v in (getattr(x, attr) for x in lats) if v is not None])
-        out[setup] = Latency(lats[0].fraction_of_ndr, med("p50_us"), med("p90_us"),
-                             med("p99_us"))
+        out[setup] = Latency(lats[0].fraction_of_ndr, *(med(f) for f in (
+            "p50_us", "p90_us", "p99_us", "p999_us", "p9999_us", "min_us", "max_us", "mean_us",
+            "stddev_us")))
     return out
 
 

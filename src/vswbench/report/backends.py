@@ -1,0 +1,111 @@
+"""What each backend of a report is, beside its numbers: its description, stack and role, and what
+its stored points say about how it ran (forwarding mode, versions, CPUs, engine I/O).
+
+The description, stack and role come from the backend's class (switches/catalog.py): `description`,
+`port_kind` ("dpdk": the DPDK stack, else the kernel stack), `direct` (no switch in the path: a
+baseline, veth for the kernel and memif for DPDK) and `calibration` (shaped, a device with a known
+answer). How it ran comes from the points themselves (every point stores forwarding_mode,
+switch_versions and placement), never from the machine the report is built on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from vswbench.results.points import StoredResults
+
+KERNEL, DPDK = "kernel", "DPDK"
+SWITCH, BASELINE, CALIBRATION = "switch", "baseline", "calibration"
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    switch: str
+    description: str                     # the backend class's own words
+    stack: str                           # KERNEL or DPDK
+    role: str                            # SWITCH, BASELINE (no switch) or CALIBRATION
+    forwarding_modes: tuple[str, ...]    # as the points stored them (napi-threaded cpu1, ...)
+    versions: tuple[str, ...]            # "ovs-vswitchd 3.1.0", "kernel 6.18.44", ...
+    placements: tuple[str, ...]          # "tester cpu0, switch cpu1"
+    io: tuple[str, ...]                  # the tester's engine I/O (afpacket, dpdk, ...)
+
+    @property
+    def ranked(self) -> bool:
+        return self.role == SWITCH
+
+    def where(self) -> str:
+        """How it ran, in one phrase: forwarding mode, CPUs, versions."""
+        parts = []
+        if self.forwarding_modes:
+            parts.append("mode " + " / ".join(self.forwarding_modes))
+        if self.placements:
+            parts.append(" / ".join(self.placements))
+        if self.io:
+            parts.append("tester I/O " + " / ".join(self.io))
+        if self.versions:
+            parts.append(", ".join(self.versions))
+        return "; ".join(parts)
+
+
+def _class_facts(switch: str) -> tuple[str, str, str]:
+    from vswbench.switches.catalog import all_switches
+
+    cls = all_switches().get(switch)
+    if cls is None:
+        return (f"{switch}: a backend this version of vswbench does not know", KERNEL, SWITCH)
+    stack = DPDK if cls.port_kind == "dpdk" else KERNEL
+    role = CALIBRATION if cls.calibration else BASELINE if cls.direct else SWITCH
+    return cls.description, stack, role
+
+
+def _placement(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    parts = []
+    if isinstance(value.get("tester_cpu"), int):
+        parts.append(f"tester cpu{value['tester_cpu']}")
+    if isinstance(value.get("switch_cpu"), int):
+        parts.append(f"switch cpu{value['switch_cpu']}")
+    return ", ".join(parts) or None
+
+
+def _unique(values: Iterable[str | None]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v for v in values if v))
+
+
+def backend_infos(data: StoredResults) -> dict[str, BackendInfo]:
+    """One BackendInfo per switch with a finished point, in name order."""
+    modes: dict[str, list[str | None]] = {}
+    versions: dict[str, list[str | None]] = {}
+    places: dict[str, list[str | None]] = {}
+    ios: dict[str, list[str | None]] = {}
+    for p in data.done():
+        r = p.result or {}
+        switch = str(p.params.get("switch") or r.get("switch") or "")
+        if not switch:
+            continue
+        mode = r.get("forwarding_mode")
+        modes.setdefault(switch, []).append(mode if isinstance(mode, str) else None)
+        sv = r.get("switch_versions")
+        versions.setdefault(switch, []).extend(
+            [f"{k} {v}" for k, v in sorted(sv.items())] if isinstance(sv, dict) else [])
+        places.setdefault(switch, []).append(_placement(r.get("placement")))
+        io = r.get("io")
+        ios.setdefault(switch, []).append(io if isinstance(io, str) else None)
+    out = {}
+    for switch in sorted(modes):
+        description, stack, role = _class_facts(switch)
+        out[switch] = BackendInfo(switch, description, stack, role, _unique(modes[switch]),
+                                  _unique(versions[switch]), _unique(places[switch]),
+                                  _unique(ios[switch]))
+    return out
+
+
+def info_for(infos: dict[str, BackendInfo], switch: str) -> BackendInfo:
+    """The switch's info, or its class facts alone when no finished point named it."""
+    if switch in infos:
+        return infos[switch]
+    description, stack, role = _class_facts(switch)
+    return BackendInfo(switch, description, stack, role, (), (), (), ())

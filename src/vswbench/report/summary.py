@@ -1,0 +1,127 @@
+"""The report's first screen in words: when and on what the campaign ran (host, CPU, whether a
+virtual machine), what its search preset means, and the verdict lines (report/verdict.py).
+
+Everything is read from the store: the runs' fingerprints (host/sysinfo.py) and the searches'
+own goals as they ran, never the machine the report is built on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from vswbench.measure.search import PRESETS
+from vswbench.report.notes import RunInfo
+from vswbench.results.points import StoredResults, number
+
+
+@dataclass(frozen=True)
+class MachineSummary:
+    started: str
+    finished: str | None
+    host: str
+    cpu: str
+    virtualization: str                  # "a virtual machine (kvm)", "bare metal", "not recorded"
+    kernel: str
+    vswbench: str
+
+    def sentence(self) -> str:
+        def when(stamp: str) -> str:
+            return stamp.replace("T", " ", 1)
+        span = when(self.started) + (f" to {when(self.finished)}" if self.finished
+                                     else " (not finished)")
+        return (f"Measured {span} on host {self.host}: {self.cpu}, {self.virtualization}, "
+                f"Linux {self.kernel}; vswbench {self.vswbench}.")
+
+
+def _virtualization(fp: dict[str, Any]) -> str:
+    value = fp.get("virtualization")
+    if not isinstance(value, str) or value in ("", "n/a"):
+        return "virtual machine or bare metal: not recorded (this store predates that field)"
+    if value == "none":
+        return "bare metal (no hypervisor flag)"
+    return "a virtual machine" + (value[2:] if value.startswith("vm ") else "")
+
+
+def _cpu(fp: dict[str, Any]) -> str:
+    model = fp.get("cpu_model") or "CPU not recorded"
+    cpus = fp.get("logical_cpus")
+    parts = [str(model)]
+    if isinstance(cpus, int):
+        parts.append(f"{cpus} logical CPU{'s' if cpus != 1 else ''}")
+    if fp.get("smt_active") in ("on", "off"):
+        parts.append(f"SMT {fp['smt_active']}")
+    tsc = number(fp.get("tsc_hz"))
+    if tsc:
+        parts.append(f"TSC {tsc / 1e9:.3f} GHz")
+    return ", ".join(parts)
+
+
+def machine_summaries(runs: tuple[RunInfo, ...] | list[RunInfo]) -> list[MachineSummary]:
+    out = []
+    for info in runs:
+        fp = info.fingerprint or {}
+        host = fp.get("hostname")
+        out.append(MachineSummary(
+            info.started, info.finished,
+            host if isinstance(host, str) and host not in ("", "n/a") else "(name not recorded)",
+            _cpu(fp), _virtualization(fp), str(fp.get("kernel_release") or "not recorded"),
+            info.version))
+    return out
+
+
+def _pct(value: Any) -> str:
+    v = number(value)
+    return "?" if v is None else f"{v * 100:g} %"
+
+
+def _seconds(value: Any) -> str:
+    v = number(value)
+    return "?" if v is None else f"{v:g} s"
+
+
+def preset_sentences(data: StoredResults) -> list[str]:
+    """What each search preset used in the store did, from the goals its searches stored."""
+    seen: dict[str, dict[str, Any]] = {}
+    for p in data.done("search"):
+        r = p.result or {}
+        name = str(r.get("preset") or p.params.get("preset") or "fast")
+        goals = {g.get("name"): g for g in r.get("goals") or [] if isinstance(g, dict)}
+        if name not in seen and goals:
+            seen[name] = {"goals": goals, "algorithm": r.get("algorithm")}
+    out = []
+    named = {str(p.result.get("preset") or p.params.get("preset") or "fast")
+             for p in data.done("search") if isinstance(p.result, dict)}
+    for name in sorted(named - set(seen)):
+        known = PRESETS.get(name)
+        out.append(f"Searches: preset {name}" + (
+            f" ({known.description}; as this version defines it: its searches stored no goals)"
+            if known else " (unknown to this version; its searches stored no goals)") + ".")
+    for name, info in seen.items():
+        ndr = info["goals"].get("NDR") or next(iter(info["goals"].values()))
+        pdr = info["goals"].get("PDR")
+        trial = _seconds(ndr.get("final_trial_duration"))
+        first = number(ndr.get("initial_trial_duration"))
+        if first is not None and first != number(ndr.get("final_trial_duration")):
+            trial = f"{_seconds(first)} growing to {trial}"
+        out.append(
+            f"Searches: {str(info['algorithm'] or 'MLRsearch').replace('mlrsearch', 'MLRsearch')}"
+            f", preset {name}: trials of {trial}, {_seconds(ndr.get('duration_sum'))} of trials "
+            f"per load at most; a load fails when more than {_pct(ndr.get('exceed_ratio'))} of "
+            f"its trial time exceeded the loss goal (exceed ratio); the search stops when its "
+            f"bounds are within {_pct(ndr.get('relative_width'))} (width). NDR: "
+            f"{_pct(ndr.get('loss_ratio'))} loss" + (f", PDR: {_pct(pdr.get('loss_ratio'))} "
+                                                     "loss" if pdr else "") + ".")
+    lat: Counter[tuple[str, str, str]] = Counter()
+    for p in data.done("latency"):
+        fractions = p.params.get("fractions") or [0.9]
+        entries = (p.result or {}).get("points") or [{}]
+        kind = entries[0].get("latency_kind") if isinstance(entries[0], dict) else None
+        lat[(_seconds(p.params.get("duration") or 5.0),
+             ", ".join(f"{f * 100:g} %" for f in fractions if isinstance(f, (int, float))),
+             str(kind or "latency"))] += 1
+    for (seconds, fractions, kind), _ in lat.most_common():
+        out.append(f"Latency: a trial of {seconds} at {fractions} of each switch's NDR, "
+                   f"{kind} latency of the frames it sent.")
+    return out

@@ -1,0 +1,106 @@
+"""The ranking as plain text or Markdown: what `vswbench run` and `vswbench report --print` show
+when their output is a file or a pipe (a terminal gets rich's table). Every number whole, never
+cut to fit a width; frame sizes in numeric order; the verdict line above each table, the
+baselines and the tester's ceiling as reference rows (report/verdict.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vswbench.report.backends import BASELINE
+from vswbench.report.verdict import Entry, Verdict, mpps
+from vswbench.results.points import PointRecord
+
+COLUMNS = ("#", "switch", "NDR Mpps", "range Mpps", "Gbit/s", "PDR Mpps", "p50 us@90%",
+           "p99 us@90%", "cycles/pkt", "useful", "reps", "mode")
+LEFT = {0, 1, 11}
+FORMATS = ("text", "md")
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _cells(e: Entry, rank: str) -> list[str]:
+    r = e.row
+    bound = ">=" if r.generator_bound else ""
+    rng = "-" if e.interval is None else f"{mpps(e.interval[0])}-{mpps(e.interval[1])}"
+    return [rank, e.switch, f"{bound}{mpps(r.ndr_pps)}", rng, _num(r.ndr_gbps, 3),
+            mpps(r.pdr_pps), _num(r.latency_p50_us), _num(r.latency_p99_us),
+            _num(r.cycles_per_packet, 0), _num(r.useful_cycles_per_packet, 0),
+            str(r.repetitions), " / ".join(e.info.forwarding_modes) or "-"]
+
+
+def table_rows(v: Verdict) -> list[list[str]]:
+    rows = [_cells(e, "-" if e.rank is None else f"={e.rank}" if e.tied else str(e.rank))
+            for e in v.ranked]
+    rows += [_cells(e, "baseline" if e.info.role == BASELINE else "calib.")
+             for e in v.references]
+    if v.ceiling_pps:
+        rows.append(["ceiling", "tester's ceiling", mpps(v.ceiling_pps)]
+                    + [""] * (len(COLUMNS) - 3))
+    return rows
+
+
+def _plain(rows: list[list[str]]) -> list[str]:
+    table = [list(COLUMNS), *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(COLUMNS))]
+    return ["  ".join(c.ljust(w) if i in LEFT else c.rjust(w)
+                      for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in table]
+
+
+def _markdown(rows: list[list[str]]) -> list[str]:
+    def esc(c: str) -> str:
+        return c.replace("|", "\\|")
+    head = "| " + " | ".join(COLUMNS) + " |"
+    rule = "|" + "|".join(":---" if i in LEFT else "---:" for i in range(len(COLUMNS))) + "|"
+    return [head, rule, *("| " + " | ".join(esc(c) for c in r) + " |" for r in rows)]
+
+
+def ranking_text(verdicts: Sequence[Verdict], fmt: str = "text") -> str:
+    """The ranking per frame size and stack, `fmt` "text" (aligned columns) or "md"."""
+    if not verdicts:
+        return ""
+    out: list[str] = []
+    for v in verdicts:
+        out.append(f"## {v.title}" if fmt == "md" else v.title)
+        out.append(v.line)
+        out.append("")
+        out += _markdown(table_rows(v)) if fmt == "md" else _plain(table_rows(v))
+        out.append("")
+    out.append("NDR/PDR by MLRsearch in Mpps; range: the loads over which the search's trials "
+               "were mixed (overlapping ranges are ties, =N); >=: generator-bound (the tester's "
+               "ceiling, not the switch's limit); latency at 90 % of the NDR in microseconds.")
+    return "\n".join(out) + "\n"
+
+
+def point_line(rec: PointRecord) -> str:
+    """One finished point and its headline, for the progress lines of `vswbench run`:
+    "done search bridge p2p 64B quick: NDR 0.179 Mpps (bounds 0.179-0.183), PDR 0.179 Mpps"."""
+    head = f"{rec.status} {rec.label}"
+    if not rec.done:
+        return head + (f": {rec.error}" if rec.error else "")
+    h, parts = rec.headline, []
+    if rec.kind == "search" and h.ndr_pps is not None:
+        bound = ">= " if h.generator_bound else ""
+        bounds = (f" (bounds {mpps(h.lower_bound_pps)}-{mpps(h.upper_bound_pps)})"
+                  if h.lower_bound_pps is not None and h.upper_bound_pps is not None else "")
+        parts.append(f"NDR {bound}{mpps(h.ndr_pps)} Mpps{bounds}")
+        if h.pdr_pps is not None:
+            parts.append(f"PDR {mpps(h.pdr_pps)} Mpps")
+        if h.generator_bound:
+            parts.append("generator-bound")
+    elif rec.kind == "trial" and h.achieved_pps is not None:
+        parts.append(f"achieved {mpps(h.achieved_pps)} Mpps")
+        if h.loss_ratio is not None:
+            parts.append(f"loss {h.loss_ratio * 100:.3g} %")
+    elif rec.kind == "sweep" and h.peak_achieved_pps is not None:
+        parts.append(f"peak {mpps(h.peak_achieved_pps)} Mpps")
+    elif rec.kind == "b2b" and h.b2b_frames is not None:
+        parts.append(f"back-to-back {h.b2b_frames:,.0f} frames")
+    lat = h.latency
+    if lat is not None and lat.p99_us is not None:
+        at = (f" at {lat.fraction_of_ndr * 100:g} % of NDR {mpps(h.ndr_pps)} Mpps"
+              if lat.fraction_of_ndr is not None and h.ndr_pps is not None else "")
+        parts.append(f"p50 {_num(lat.p50_us)} us, p99 {_num(lat.p99_us)} us{at}")
+    return head + (": " + ", ".join(parts) if parts else "")

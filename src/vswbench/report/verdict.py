@@ -1,0 +1,205 @@
+"""The report's verdicts: per frame size and stack (kernel / DPDK), which switches lead, which are
+tied, how far the next one is, beside the baselines and the tester's ceiling.
+
+Built on results/setups.py (one row per setup: the median NDR over a campaign's repetitions) and
+results/noise.py (how uncertain a single search is); no threshold is invented here:
+
+- Ranked: the switches of one scenario, frame size, variant and stack. Baselines (no switch:
+  veth for the kernel stack, memif for DPDK) and calibration devices (shaped) are reference rows,
+  never ranked; the tester's calibrated ceiling, as the searches recorded it, is a row of its own.
+- Tie rule (TIE_RULE, printed on the page): two switches are tied when the loads over which their
+  searches' trials were mixed overlap (noise.transition_interval: from the lowest load that lost
+  frames to the highest that passed, widened to the search's own lower and upper bounds; over a
+  campaign's repetitions the hull of theirs), the rule `vswbench compare` applies; a row tied with
+  its group's first row shares its rank. Rows that reached the tester's ceiling (generator-bound)
+  are tied with each other: the tester, not the switch, stopped them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vswbench.report.backends import BASELINE, DPDK, KERNEL, BackendInfo, info_for
+from vswbench.report.data import RankingRow
+from vswbench.results.noise import overlap, transition_interval
+from vswbench.results.points import StoredResults, size_order
+from vswbench.results.setups import search_setups
+
+TIE_RULE = ("Two switches are tied when the loads over which their searches' trials were mixed "
+            "overlap: from the lowest load at which a trial lost frames to the highest at which "
+            "one passed, widened to the search's own lower and upper bounds (over repetitions, "
+            "the hull of theirs). That is the rule `vswbench compare` uses for single searches. "
+            "Switches at the tester's ceiling (generator-bound) are tied with each other: the "
+            "tester stopped them, not the switch. Baselines (no switch in the path) are "
+            "reference rows, not ranked; kernel and DPDK switches are ranked apart (their "
+            "testers differ, and so do their ceilings).")
+
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of a verdict table: a ranked switch or a reference (baseline, calibration)."""
+    row: RankingRow
+    info: BackendInfo
+    interval: Interval | None            # the noise interval of the tie rule (pps)
+    rank: int | None = None              # None: a reference row
+    tied: bool = False                   # shares its rank with another row
+
+    @property
+    def switch(self) -> str:
+        return self.row.setup.switch
+
+
+@dataclass(frozen=True)
+class Verdict:
+    scenario: str
+    size: int | str
+    variant: str
+    stack: str                           # KERNEL or DPDK
+    ranked: tuple[Entry, ...]            # by rank, then NDR
+    references: tuple[Entry, ...]        # baselines and calibration devices
+    ceiling_pps: float | None            # the tester's calibrated ceiling of these searches
+    line: str                            # the verdict in one sentence
+
+    @property
+    def title(self) -> str:
+        size = f"{self.size} B" if isinstance(self.size, int) else str(self.size)
+        what = f"{self.stack} switches" if self.ranked else f"{self.stack} stack"
+        extra = ", ".join(x for x in (self.scenario if self.scenario != "p2p" else "",
+                                      self.variant) if x)
+        return f"{size}, {what}" + (f" ({extra})" if extra else "")
+
+    @property
+    def leaders(self) -> tuple[Entry, ...]:
+        return tuple(e for e in self.ranked if e.rank == 1)
+
+
+def mpps(pps: float | None) -> str:
+    """Mpps with three significant digits, never cut: 0.435, 2.91, 10.0, 16.2."""
+    if pps is None:
+        return "–"
+    v = pps / 1e6
+    return f"{v:.1f}" if v >= 10 else f"{v:.2f}" if v >= 1 else f"{v:.3f}"
+
+
+def _names(entries: Sequence[Entry]) -> str:
+    names = [e.switch for e in entries]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _intervals(data: StoredResults) -> dict[str, Interval | None]:
+    """Setup label -> the hull of its searches' transition intervals (None if any lacks one)."""
+    raw = {p.key: p.result or {} for p in data.done("search")}
+    out: dict[str, Interval | None] = {}
+    for s in search_setups(data.records()):
+        found = [transition_interval(raw[r.key], "NDR") for r in s.repetitions]
+        ranges = [i for i in found if i is not None]
+        if not ranges or len(ranges) < len(found):
+            h = s.chosen.headline
+            ranges = ([(h.lower_bound_pps, h.upper_bound_pps or h.lower_bound_pps)]
+                      if h.lower_bound_pps is not None else [])
+        out[s.setup.label] = ((min(lo for lo, _ in ranges), max(hi for _, hi in ranges))
+                              if ranges else None)  # type: ignore[type-var]
+    return out
+
+
+def _tied(head: Entry, e: Entry) -> bool:
+    if e.row.ndr_pps is None or head.row.ndr_pps is None:
+        return False
+    if head.row.generator_bound and e.row.generator_bound:
+        return True
+    return (head.interval is not None and e.interval is not None
+            and overlap(head.interval, e.interval))
+
+
+def _rank(entries: list[Entry]) -> list[Entry]:
+    """Competition ranking by NDR; an entry tied with its group's first entry shares its rank."""
+    entries = sorted(entries, key=lambda e: (-(e.row.ndr_pps or -1.0), e.switch))
+    groups: list[list[Entry]] = []
+    for e in entries:
+        if groups and _tied(groups[-1][0], e):
+            groups[-1].append(e)
+        else:
+            groups.append([e])
+    out, position = [], 1
+    for group in groups:
+        out += [Entry(e.row, e.info, e.interval, position, len(group) > 1) for e in group]
+        position += len(group)
+    return out
+
+
+def _line(v: Verdict) -> str:
+    size = v.title.split(",")[0]
+    where = v.title[len(size) + 2:]
+    refs = "; ".join(f"{'baseline' if e.info.role == BASELINE else 'calibration'} "
+                     f"{e.switch} {('≥ ' if e.row.generator_bound else '')}{mpps(e.row.ndr_pps)}"
+                     f" Mpps" for e in v.references)
+    ceiling = f"tester's ceiling {mpps(v.ceiling_pps)} Mpps" if v.ceiling_pps else ""
+    tail = "; ".join(x for x in (refs, ceiling) if x)
+    tail = f" ({tail})" if tail else ""
+    measured = [e for e in v.ranked if e.row.ndr_pps is not None]
+    if not measured:
+        return f"{size}, {where}: no switch ranked, only reference rows{tail}."
+    leaders = [e for e in measured if e.rank == 1]
+    values = ", ".join(mpps(e.row.ndr_pps) for e in leaders)
+    if all(e.row.generator_bound for e in leaders):
+        values = ", ".join(dict.fromkeys(mpps(e.row.ndr_pps) for e in leaders))
+        verb = ("reach" if len(leaders) > 1 else "reaches") + (
+            f" the tester's ceiling (≥ {values} Mpps, the tester's limit"
+            + (", tied)" if len(leaders) > 1 else ")"))
+    elif len(leaders) > 1:
+        bound = [e for e in leaders if e.row.generator_bound]
+        verb = (f"lead ({values} Mpps, within noise of each other"
+                + (f"; {_names(bound)} at the tester's ceiling" if bound else "") + ")")
+    else:
+        verb = f"leads ({values} Mpps)"
+    text = f"{size}, {where}: {_names(leaders)} {verb}"
+    top = leaders[0].row.ndr_pps or 0.0
+    later = sorted({e.rank for e in measured if e.rank != 1 and e.rank is not None})
+    if later and top:
+        def lower(e: Entry) -> float:
+            return (1 - (e.row.ndr_pps or 0.0) / top) * 100
+        nxt = [e for e in measured if e.rank == later[0]]
+        if len(nxt) == 1:
+            text += f", {nxt[0].switch} {lower(nxt[0]):.0f} % lower ({mpps(nxt[0].row.ndr_pps)} Mpps)"
+        else:
+            text += (f", {_names(nxt)} next ({', '.join(mpps(e.row.ndr_pps) for e in nxt)} Mpps, "
+                     f"within noise of each other; {lower(nxt[0]):.0f}-{lower(nxt[-1]):.0f} % "
+                     "lower)")
+        if len(later) > 1:
+            last = [e for e in measured if e.rank == later[-1]][-1]
+            text += f", last {last.switch} {lower(last):.0f} % lower ({mpps(last.row.ndr_pps)} Mpps)"
+    unmeasured = [e for e in v.ranked if e.row.ndr_pps is None]
+    if unmeasured:
+        text += f"; no NDR for {_names(unmeasured)}"
+    return text + tail + "."
+
+
+def verdicts(rows: Sequence[RankingRow], data: StoredResults,
+             infos: dict[str, BackendInfo]) -> list[Verdict]:
+    """One verdict per scenario, frame size, variant and stack with a finished search, in
+    scenario, numeric size, variant, kernel-before-DPDK order. Knobs every row shares (the
+    preset of a suite) are left out of the variant: the page states them once."""
+    intervals = _intervals(data)
+    common = set.intersection(*(set(r.setup.variant.split()) for r in rows)) if rows else set()
+    groups: dict[tuple[str, int | str, str, str], list[Entry]] = defaultdict(list)
+    for r in rows:
+        info = info_for(infos, r.setup.switch)
+        variant = " ".join(t for t in r.setup.variant.split() if t not in common)
+        key = (r.setup.scenario, r.setup.size, variant, info.stack)
+        groups[key].append(Entry(r, info, intervals.get(r.setup.label)))
+    out = []
+    order = {KERNEL: 0, DPDK: 1}
+    for key in sorted(groups, key=lambda k: (k[0], size_order(k[1]), k[2], order.get(k[3], 2))):
+        entries = groups[key]
+        ranked = _rank([e for e in entries if e.info.ranked])
+        refs = sorted((e for e in entries if not e.info.ranked), key=lambda e: e.switch)
+        ceilings = [e.row.generator_ceiling_pps for e in entries
+                    if e.row.generator_ceiling_pps is not None]
+        ceiling = max(set(ceilings), key=ceilings.count) if ceilings else None
+        v = Verdict(*key, tuple(ranked), tuple(refs), ceiling, "")
+        out.append(Verdict(*key, v.ranked, v.references, ceiling, _line(v)))
+    return out
