@@ -103,8 +103,8 @@ def setup_of(p: StoredPoint) -> Setup:
     variant = []
     for key, default in VARIANT_KEYS:
         value = prm.get(key, default)
-        if key == "io" and value == "auto":      # the tester the run chose: the result says
-            value = r.get("io", default)
+        if key == "io" and value == "auto":      # chosen per switch, not a variant: each row
+            value = default                      # names its tester (result "io") instead
         if value == default or (key == "preset" and p.kind not in PRESET_KINDS):
             continue
         if isinstance(value, dict):
