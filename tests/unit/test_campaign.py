@@ -209,3 +209,7 @@ def test_options_and_io_a_switch_would_ignore_are_refused() -> None:
                            ('switch = "ovs-dpdk"\nio = "afxdp"\n', "io afxdp: switch ovs-dpdk")):
         with pytest.raises(UsageError, match=fragment):
             parse_spec(spec('kind = "search"\n' + body))
+    for io in ("auto", "afpacket"):          # the defaults: the DPDK switches' tester is dpdk
+        parse_spec(spec(f'kind = "search"\nswitch = "ovs-dpdk"\nio = "{io}"\n'))
+        cls = all_switches()["testpmd"]
+        assert cls.unread_options({}, io) is None

@@ -181,7 +181,7 @@ class Switch(ABC):
             reads = ", ".join(sorted(cls.options_read | CHAIN_OPTIONS))
             return (f"switch {cls.name} does not read option {', '.join(unread)} (it would be "
                     f"ignored); its options: {reads}")
-        if io is not None and cls.port_kind == "dpdk" and io not in ("afpacket", "dpdk"):
+        if io is not None and cls.port_kind == "dpdk" and io not in ("auto", "afpacket", "dpdk"):
             return (f"io {io}: switch {cls.name} has DPDK ports, its tester always uses dpdk; "
                     "leave io out for the DPDK switches")
         return None
