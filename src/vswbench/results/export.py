@@ -81,6 +81,8 @@ def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict
         **{f"latency_{k}_us": None if lat is None else getattr(lat, f"{k}_us")
            for k in LATENCY_FIELDS},
         "error": rec.error, "started": rec.started, "finished": rec.finished}
+    if row["io"] == "auto" and result and result.get("io"):
+        row["io"] = result["io"]          # the tester auto chose: what measured this point
     return {c: row[c] for c in HEADLINE_COLUMNS}
 
 
