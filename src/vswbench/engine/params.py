@@ -40,7 +40,7 @@ class TrialParams:
     warmup: float = 1.0              # seconds of traffic before it, result dropped
     flows: int = 1
     burst: int = 1
-    io: str = "auto"
+    io: str = "afpacket"            # the CLI and campaigns default to "auto" (plan_trial resolves it)
 
     def __post_init__(self) -> None:
         if not isinstance(self.size, FrameSize):

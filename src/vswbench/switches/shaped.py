@@ -88,6 +88,9 @@ def qdisc_drops(netns: str, ifname: str) -> int:
 
 class ShapedSwitch(KernelSwitch):
     options_read = KernelSwitch.options_read | {"shape_pps", "shape_frame_size"}
+    # the calibration device keeps the tester its known answers were checked with: through the
+    # shaper's ports the in-kernel generator's frames were all lost (to be investigated)
+    kernel_tx_ok = False
     name = "shaped"
     description = "calibration DUT: tc mirred port to port into a tbf shaper at --shape-pps"
     calibration = True

@@ -405,6 +405,9 @@ class Testbed:
             cpu = host_cpu(self.placement, host.role, nf_index)
             keys = [f"{host.name}.{p}" for p in host.ports]
             io = "dpdk" if self.dpdk else traffic.io
+            if io == "auto":
+                raise VswbenchError("io auto reached the testbed unresolved: plan the trial with "
+                                    "measure.plan.plan_trial, which chooses the tester")
             if io in GEN_ONLY_IO and host.role in (Role.NF, Role.SERVER):
                 io = "afpacket"   # no fwd/reflect in the kernel generator: these keep afpacket
             common = ["--netns", ns, "--io", io, *(["--cpu", str(cpu)] if cpu is not None
