@@ -71,6 +71,11 @@ static int build(struct engine *en, const struct ctl_msg *m, struct trial_params
 	    num(m, "drain", 0, 60, &t->drain, err, n) || num(m, "interval", 0, 3600, &t->interval, err, n) ||
 	    num(m, "idle", 0, 3600, &t->idle, err, n))
 		return -1;
+	if (t->interval > 0 && t->interval < 1e-3) {
+		snprintf(err, n, "\"interval\": %g s: 0 (no interval records) or at least 0.001 s",
+			 t->interval);
+		return -1;
+	}
 	t->burst = (unsigned)burst;
 	t->flows = (uint32_t)flows;
 	t->count = (uint64_t)count;

@@ -160,6 +160,8 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 			break;
 		case O_INTERVAL:
 			if (parse_secs(a, &o->interval)) BAD("--interval %s: expected seconds >= 0", a);
+			if (o->interval > 0 && o->interval < 1e-3)
+				BAD("--interval %s: 0 (no interval records) or at least 0.001 s", a);
 			break;
 		case O_IDLE:
 			if (parse_secs(a, &o->idle)) BAD("--idle %s: expected seconds >= 0", a);

@@ -50,6 +50,10 @@ def test_control_mode_runs_trials_back_to_back(ns_pair, backend, engine, registr
         ctl.stdin.write('{"cmd": "trial", "rate": "fast"}\n')
         err = read_record(ctl, "final")
         assert err["type"] == "error" and "rate" in err["msg"]
+        # an interval of a nanosecond would write a record per poll (120,000 in 0.2 s): refused
+        ctl.stdin.write('{"cmd": "trial", "rate": 1000, "duration": 0.2, "interval": 1e-9}\n')
+        err = read_record(ctl, "final")
+        assert err["type"] == "error" and "interval" in err["msg"], err
         ctl.stdin.write('{"cmd":"quit"}\n')
         ctl.stdin.close()
         assert ctl.wait(timeout=10) == 0
