@@ -50,3 +50,23 @@ def test_wire_arithmetic_counts_preamble_and_gap() -> None:
     assert wire_gbps(1_000_000, "imix") == pytest.approx(
         1e6 * (frame_bytes("imix") + 20) * 8 / 1e9, rel=1e-6)
     assert wire_gbps(None, 64) is None and wire_gbps(1000, "bogus") is None
+
+
+def test_io_auto_takes_the_in_kernel_tester_only_where_it_works() -> None:
+    from vswbench.measure.plan import engine_io
+    from vswbench.switches.catalog import all_switches
+
+    sw = all_switches()
+    works, refused = (lambda: None), (lambda: "kernel older than 5.18")
+    assert engine_io(sw["bridge"], "auto", {}, works) == "xdplive"
+    assert engine_io(sw["ovs-afxdp"], "auto", {}, works) == "xdplive"
+    assert engine_io(sw["bridge"], "auto", {}, refused) == "afpacket"      # probe says no
+    # no NAPI on the tester's veth peer: every frame would be dropped uncounted
+    for name, options in (("macvlan", {}), ("ovs", {}), ("shaped", {}),
+                          ("bridge", {"kernel_mode": "softirq"}), ("veth", {"nf": "ovs"})):
+        assert engine_io(sw[name], "auto", options, works) == "afpacket", name
+        with pytest.raises(UsageError, match="--io xdplive"):
+            engine_io(sw[name], "xdplive", options, works)
+    for name in ("memif", "testpmd", "ovs-dpdk"):
+        assert engine_io(sw[name], "auto", {}, works) == "dpdk"
+    assert engine_io(sw["bridge"], "afpacket", {}, works) == "afpacket"   # forcing the old one
