@@ -30,6 +30,8 @@ from vswbench.switches.catalog import nf_unavailable
 from vswbench.units import FrameSize
 
 EST_SECONDS = {"search": 45.0, "trial": 2.0, "b2b": 40.0}
+# a quick search and its testbed: 7-40 s of trials in a quick run here (median 12), plus the build
+QUICK_SEARCH_SECONDS = 18.0
 JSONL_NAME = "results.jsonl"     # one export.point_record per finished point, appended as it ends
 
 
@@ -62,6 +64,8 @@ def estimate(point: Point) -> float:
         return len(point.fractions or (1,)) * ((point.duration or 5.0) + 0.1)
     if point.kind == "trial":
         return (point.duration or 5.0) + 1.0
+    if point.kind == "search" and point.preset == "quick":
+        return QUICK_SEARCH_SECONDS
     return EST_SECONDS.get(point.kind, 30.0)
 
 
