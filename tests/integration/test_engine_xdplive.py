@@ -295,3 +295,61 @@ def test_bad_input_and_unsupported(engine, net):
     p = run(str(engine), "gen", "--netns", a, "--port", ia, "--io", "xdplive", "--size", sizes,
             "--count", "10", check=False)
     assert p.returncode == 3 and "shorter list" in p.stderr + p.stdout, p.stderr
+
+
+SENDER = r'''
+import socket, struct, sys, time
+ifname, dst, src, order = sys.argv[1], bytes.fromhex(sys.argv[2]), bytes.fromhex(sys.argv[3]), sys.argv[4]
+
+def csum(b):
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((ifname, 0))
+for seq in map(int, order.split(",")):
+    ts = time.clock_gettime_ns(time.CLOCK_MONOTONIC) | (1 << 63)      # SIG_TS_MONO
+    payload = b"VSB" + struct.pack("!BHIQ", 0, 7, seq, ts) + bytes(14)  # epoch 0, stream 7
+    udp = struct.pack("!HHHH", 1024, 4000, 8 + len(payload), 0) + payload
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                     socket.inet_aton("198.18.0.1"), socket.inet_aton("198.18.0.2"))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    s.send(dst + src + b"\x08\x00" + ip + udp)
+    time.sleep(0.0002)
+'''
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("io", ["xdplive", "afpacket"])
+def test_reordering_and_duplicates_from_a_test_program(engine, net, tmp_path, io):
+    """A test program writes engine frames in a chosen order (no netem on this kernel): each pair
+    swapped late counts one reordered frame, a repeated sequence one duplicate, a gap its frames
+    lost, by the in-kernel sink exactly as by the userspace one (rxstats.c)."""
+    a, ia, b, ib = pair(net)
+    order = list(range(100))
+    for i in (10, 30, 50, 70):                     # 4 swaps: 11 before 10 ...
+        order[i], order[i + 1] = order[i + 1], order[i]
+    order += [95, 96, 97]                          # 3 duplicates
+    order = [q for q in order if q not in (80, 81)] + list(range(100, 120))  # 2 lost
+    script = tmp_path / "send.py"
+    script.write_text(SENDER)
+    sink = subprocess.Popen([str(engine), "sink", "--netns", b, "--port", ib, "--io", io,
+                             "--cpu", RX_CPU, "--duration", "30", "--idle", "1", "--no-hist"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        run("ip", "netns", "exec", a, "python3", str(script), ia, mac(b, ib).replace(":", ""),
+            mac(a, ia).replace(":", ""), ",".join(map(str, order)))
+        out, err = sink.communicate(timeout=30)
+    finally:
+        if sink.poll() is None:
+            sink.send_signal(signal.SIGINT)
+            sink.communicate(timeout=10)
+    s = final(out)
+    msg = json.dumps({k: s.get(k) for k in ("rx_frames", "rx_unique", "lost", "duplicated",
+                                             "reordered", "malformed", "foreign")})
+    assert s["rx_frames"] == len(order), msg
+    assert (s["reordered"], s["duplicated"], s["lost"]) == (4, 3, 2), msg
+    assert s["malformed"] == 0, msg
