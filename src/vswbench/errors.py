@@ -1,5 +1,7 @@
 """Exceptions shared across modules. The CLI maps them to exit statuses."""
 
+import os
+
 
 class VswbenchError(Exception):
     """A runtime failure with a message meant for the user (exit status 1)."""
@@ -15,8 +17,6 @@ class UsageError(VswbenchError):
 
 def require_root(what: str, why: str = "creates network namespaces") -> None:
     """UsageError (exit 2, the same for every command) unless running as root."""
-    import os
-
     if os.geteuid() != 0:
         raise UsageError(f"{what} {why}: run it as root (e.g. with sudo)")
 

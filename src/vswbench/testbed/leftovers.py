@@ -231,21 +231,23 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
         shutil.rmtree(path, ignore_errors=True)
         say(f"removed directory {path}")
     for path in plan.bpf_pins:  # unlinking a pin drops the object once nothing else holds it
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+        _remove(path)
         say(f"removed pinned BPF object {path}")
     for path in plan.dpdk_files:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+        _remove(path)
         say(f"removed DPDK leftover {path}")
     for path in plan.state_files:
         path.unlink(missing_ok=True)
         say(f"removed state file {path}")
     return done
+
+
+def _remove(path: Path) -> None:
+    """A file, or a directory with what is in it (never following a symlink)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def command_name(argv: list[str]) -> str:
