@@ -68,8 +68,12 @@ def test_restart_session_serves_sender_receiver_pairs(root, engine, tmp_path):
                     "--max-load", "120k", "--no-calibration", "--warmup", "0", tmp_path=tmp_path)
     assert data["overhead_per_trial"]["session"] == "restart"
     # binary search tries each load once: one spurious loss near the answer on this shared VM
-    # lowers the result (seen once in CI: 37,231 pps); a broken restart session misses it by far
-    assert abs(data["ndr_pps"] / 40_000 - 1) <= 0.10, data["ndr"]
+    # lowers the result (seen in CI: 37,231 and 33,638 pps). A restart session that fails to
+    # serve the second pair loses at every load and ends at the 5k floor or finds nothing, so
+    # the lower bound only has to tell "near the shaper" from "far below it"; above, the shaper
+    # lets nothing through beyond its rate and its 0.5 ms bucket
+    assert data["ndr_pps"] is not None, data
+    assert 0.6 <= data["ndr_pps"] / 40_000 <= 1.10, data["ndr"]
     assert data["pdr_pps"] is None     # binary searches one loss ratio
     assert_nothing_left(data["run_id"])
 
