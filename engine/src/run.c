@@ -365,8 +365,11 @@ unsigned txgen_step(struct txgen *g, uint64_t now)
 	int churning = g->churning;
 	struct churn c;
 	if (churning) {
+		/* the schedule's time of this batch's first frame (now, unpaced): a generator that fell
+		 * behind and catches up sends the frames to the flows they were due to, so which flows
+		 * exist and what each carries does not depend on the scheduler's hiccups */
 		c = g->churn;
-		churn_advance(&c, ts);
+		churn_advance(&c, g->rate > 0 ? txgen_next_due(g) : ts);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		unsigned size = g->sizes->sizes[g->size_idx];
