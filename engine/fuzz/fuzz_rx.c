@@ -2,9 +2,11 @@
  * frame_parse_l2, frame_parse_payload, frame_swap_l2 (on a copy, which must still parse the same
  * way afterwards), rxstats_account for engine frames, ctl_parse. */
 #include <stdint.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "churn.h"
 #include "ctl_parse.h"
 #include "frame.h"
 #include "rxstats.h"
@@ -67,6 +69,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (unsigned i = 0; i < m.n; i++)
 				if (ctl_get(&m, m.kv[i].key) != &m.kv[i] || strlen(m.kv[i].str) >= CTL_MAX_STR)
 					abort();
+			/* churn values as control mode checks them: any numbers, a verdict with a reason, and an
+			 * accepted schedule keeps its window inside [floor(A D), ceil(A D)] flows */
+			const struct ctl_kv *a = ctl_get(&m, "flow_arrival"), *l = ctl_get(&m, "flow_life");
+			if (a && l && !a->is_str && !l->is_str) {
+				char cm[512] = "";
+				if (churn_check(a->num, l->num, 1u << 16, "a", "l", cm, sizeof(cm))) {
+					if (!cm[0])
+						abort();
+				} else if (a->num > 0) {
+					uint64_t lo, hi;
+					churn_window_at(a->num, l->num, (double)(fake_tsc & 0xffff) / 7.0, &lo, &hi);
+					double n = (double)(hi - lo + 1), ad = a->num * l->num;
+					if (hi < lo || n < floor(ad) || n > ceil(ad))
+						abort();
+				}
+			}
 		} else if (!msg[0]) {
 			abort(); /* a failure always says why */
 		}

@@ -1,6 +1,7 @@
 /* Control mode: ports stay open; each JSON line on stdin is one trial, answered by its final record.
  * Keys: cmd ("trial" | "quit"), mode ("loop" | "gen"; default loop),
- * rate, duration, count, size, burst, flows, warmup, drain, interval, idle. */
+ * rate, duration, count, size, burst, flows, warmup, drain, interval, idle, flow_arrival and
+ * flow_life (churn, churn.h: both or neither; they replace "flows"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ static void ctl_error(const char *msg)
 }
 
 static const char *known[] = {"cmd", "mode", "rate", "duration", "count", "size", "burst", "flows",
-			      "warmup", "drain", "interval", "idle", NULL};
+			      "warmup", "drain", "interval", "idle", "flow_arrival", "flow_life", NULL};
 
 static int num(const struct ctl_msg *m, const char *k, double lo, double hi, double *out, char *err,
 	       size_t n)
@@ -69,8 +70,23 @@ static int build(struct engine *en, const struct ctl_msg *m, struct trial_params
 	    num(m, "count", 0, 1e15, &count, err, n) || num(m, "burst", 1, 4096, &burst, err, n) ||
 	    num(m, "flows", 1, en->o.flows, &flows, err, n) || num(m, "warmup", 0, 3600, &t->warmup, err, n) ||
 	    num(m, "drain", 0, 60, &t->drain, err, n) || num(m, "interval", 0, 3600, &t->interval, err, n) ||
-	    num(m, "idle", 0, 3600, &t->idle, err, n))
+	    num(m, "idle", 0, 3600, &t->idle, err, n) ||
+	    num(m, "flow_arrival", 0, CHURN_MAX_ARRIVAL, &t->flow_arrival, err, n) ||
+	    num(m, "flow_life", 0, CHURN_MAX_LIFE, &t->flow_life, err, n))
 		return -1;
+	if (churn_check(t->flow_arrival, t->flow_life, UINT32_MAX, "\"flow_arrival\"", "\"flow_life\"",
+			err, n))
+		return -1;
+	if (t->flow_arrival > 0 && flows > 1) {
+		snprintf(err, n, "\"flows\" %.0f with \"flow_arrival\": churn replaces the fixed set of flows; "
+			 "leave \"flows\" at 1", flows);
+		return -1;
+	}
+	struct vsb_error ce = {0};
+	if (churn_supported(en, t, &ce)) {
+		snprintf(err, n, "%s", ce.msg);
+		return -1;
+	}
 	if (t->interval > 0 && t->interval < 1e-3) {
 		snprintf(err, n, "\"interval\": %g s: 0 (no interval records) or at least 0.001 s",
 			 t->interval);

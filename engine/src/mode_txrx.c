@@ -138,6 +138,9 @@ static double tx_period(const struct txgen *g, uint64_t end)
 
 static void check_rate(const struct trial_params *t, struct trial_result *r)
 {
+	if (t->flow_arrival > 0 && t->rate > 0 && t->rate < t->flow_arrival)
+		trial_warn(r, "--rate %.0f pps is below --flow-arrival %.0f flows/s: some flows of the churn "
+			   "carried no frame", t->rate, t->flow_arrival);
 	if (t->rate <= 0 || r->tx_s <= 0)
 		return;
 	double achieved = r->tx_frames / r->tx_s;
@@ -160,6 +163,7 @@ static int warmup(struct engine *en, const struct trial_params *t, struct port *
 	}
 	g.limit = 0;
 	send_phase(en, &g, rxp, t->warmup, NULL);
+	txgen_churn_done(&g, en, NULL);
 	en->tmpl->epoch = t->epoch;
 	return 0;
 }
@@ -201,6 +205,7 @@ int run_gen(struct engine *en, const struct trial_params *t, struct trial_result
 	if (en->ops->tx_flush)
 		en->ops->tx_flush(en->ports[0].io);
 	r->cpu_s = cpu_process_s() - cpu0;
+	txgen_churn_done(&g, en, r);
 	r->tx_frames = g.sent;
 	r->tx_bytes = g.bytes;
 	r->tx_s = tx_period(&g, end);
@@ -287,6 +292,7 @@ int run_loop(struct engine *en, const struct trial_params *t, struct trial_resul
 		}
 	}
 	r->cpu_s = cpu_process_s() - cpu0;
+	txgen_churn_done(&g, en, r);
 	r->tx_frames = g.sent;
 	r->tx_bytes = g.bytes;
 	r->tx_s = tx_period(&g, end);

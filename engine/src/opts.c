@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "churn.h"
 #include "dpdk_eal.h"
 #include "netutil.h"
 #include "opts.h"
@@ -22,6 +23,7 @@ void usage(FILE *f)
 		"  --io dpdk: --port VDEV (e.g. net_memif0,role=client,socket=PATH)  --eal-args \"ARGS\"\n"
 		"  --size 64|64,512,1518|imix[:GENOME]  --rate PPS[k|M] (0 = max)  --burst B\n"
 		"  --flows N  --flow-field sport|sip|smac|smac+sip|dport  --duration S  --count N\n"
+		"  --flow-arrival A --flow-life D (churn: A new flows/s, each living D s)\n"
 		"  --interval S  --idle S  --warmup S  --drain S  --stream-id N  --batch N\n"
 		"  --src-mac M --dst-mac M (per port) --src-ip A --dst-ip A --src-port P --dst-port P\n"
 		"  --busy-poll|--no-busy-poll  --xdp-mode auto|native|generic  --rx-ring v2|v3\n"
@@ -75,6 +77,7 @@ enum {
 	O_NETNS = 256, O_CPU, O_PORT, O_IO, O_SIZE, O_RATE, O_BURST, O_FLOWS, O_FIELD, O_DURATION,
 	O_COUNT, O_INTERVAL, O_IDLE, O_WARMUP, O_DRAIN, O_STREAM, O_BATCH, O_SMAC, O_DMAC, O_SIP, O_DIP,
 	O_SPORT, O_DPORT, O_BUSY, O_NOBUSY, O_XDPMODE, O_RXRING, O_REWRITE, O_NOHIST, O_HELP, O_RING, O_EALARGS,
+	O_ARRIVAL, O_LIFE,
 };
 
 static const struct option longopts[] = {
@@ -87,7 +90,8 @@ static const struct option longopts[] = {
 	{"src-ip", 1, 0, O_SIP}, {"dst-ip", 1, 0, O_DIP}, {"src-port", 1, 0, O_SPORT},
 	{"dst-port", 1, 0, O_DPORT}, {"busy-poll", 0, 0, O_BUSY}, {"no-busy-poll", 0, 0, O_NOBUSY},
 	{"xdp-mode", 1, 0, O_XDPMODE}, {"rx-ring", 1, 0, O_RXRING}, {"rewrite-mac", 0, 0, O_REWRITE},
-	{"no-hist", 0, 0, O_NOHIST}, {"ring", 1, 0, O_RING}, {"eal-args", 1, 0, O_EALARGS}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0},
+	{"no-hist", 0, 0, O_NOHIST}, {"ring", 1, 0, O_RING}, {"eal-args", 1, 0, O_EALARGS},
+	{"flow-arrival", 1, 0, O_ARRIVAL}, {"flow-life", 1, 0, O_LIFE}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0},
 };
 
 #define BAD(...) return vsb_fail(e, VSB_ERR_USAGE, __VA_ARGS__)
@@ -227,6 +231,13 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 			o->ring = u;
 			break;
 		case O_EALARGS: o->eal_args = a; break;
+		case O_ARRIVAL:
+			if (parse_rate(a, &o->flow_arrival))
+				BAD("--flow-arrival %s: expected new flows per second, e.g. 1000, 10k", a);
+			break;
+		case O_LIFE:
+			if (parse_secs(a, &o->flow_life)) BAD("--flow-life %s: expected seconds >= 0", a);
+			break;
 		case O_HELP: usage(stdout); exit(0);
 		default:
 			if (optopt && optopt < 256)
@@ -264,6 +275,12 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 		BAD("--flows %u from --src-port %u exceeds port 65535", o->flows, o->sport);
 	if (size_seq_parse(o->size_spec, &o->sizes, msg, sizeof(msg)))
 		BAD("%s", msg);
+	if (churn_check(o->flow_arrival, o->flow_life, UINT32_MAX, "--flow-arrival", "--flow-life", msg,
+			sizeof(msg)))
+		BAD("%s", msg); /* the tuple space is checked once the addresses are known (engine_setup) */
+	if (o->flow_arrival > 0 && o->flows > 1)
+		BAD("--flows %u with --flow-arrival: churn replaces the fixed set of flows; leave --flows at 1",
+		    o->flows);
 	if (o->rate > 0 && o->rate < 1)
 		BAD("--rate %g: below 1 packet/s; use 0 for maximum rate", o->rate);
 	return 0;

@@ -23,6 +23,7 @@ struct opts {
 	unsigned burst;
 	uint32_t flows;
 	enum flow_field flow_field;
+	double flow_arrival, flow_life; /* churn: new flows/s, s each lives (0, 0 = off; churn.h) */
 	double duration;             /* s; 0 = until count/signal */
 	uint64_t count;              /* frames; 0 = unlimited */
 	double interval, idle, warmup, drain;

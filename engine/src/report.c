@@ -48,6 +48,10 @@ void emit_start(const struct engine *en, const struct trial_params *t)
 	jout_u64(&j, "burst", t->burst);
 	jout_u64(&j, "flows", t->flows);
 	jout_str(&j, "size", en->o.size_spec);
+	if (t->flow_arrival > 0) {
+		jout_dbl(&j, "flow_arrival", t->flow_arrival);
+		jout_dbl(&j, "flow_life", t->flow_life);
+	}
 	jout_dbl(&j, "mean_frame_size", t->sizes->mean);
 	jout_dbl(&j, "tsc_hz", ti->hz);
 	jout_bool(&j, "tsc_invariant", ti->invariant);
@@ -178,6 +182,13 @@ void emit_final(struct engine *en, const struct trial_params *t, struct trial_re
 	jout_u64(&j, "stale", en->rx.stale);
 	jout_u64(&j, "foreign", en->rx.foreign);
 	jout_u64(&j, "malformed", en->rx.malformed);
+	if (t->flow_arrival > 0) {
+		jout_dbl(&j, "flow_arrival", t->flow_arrival);
+		jout_dbl(&j, "flow_life", t->flow_life);
+		jout_dbl(&j, "churn_active", t->flow_arrival * t->flow_life);
+		jout_u64(&j, "churn_flows", r->churn_flows);
+		jout_u64(&j, "churn_space", r->churn_space);
+	}
 	if (t->mode == MODE_REFLECT || t->mode == MODE_FWD) {
 		jout_u64(&j, "forwarded", fwd);
 		jout_u64(&j, "fwd_dropped", r->tx_dropped);

@@ -192,6 +192,12 @@ int engine_setup(struct engine *en, struct vsb_error *e)
 	if (frame_flow_range_check(a.sip, o->flows, o->flow_field, range, sizeof(range)))
 		return vsb_fail(e, VSB_ERR_USAGE, "%s", range);
 	frame_tmpl_init(en->tmpl, &a, o->stream_id, o->flows, o->flow_field);
+	if (o->flow_arrival > 0) {
+		struct trial_params tp;
+		trial_params_from_opts(o, &tp);
+		if (churn_supported(en, &tp, e))
+			return e->code;
+	}
 	if (o->mode == MODE_FWD) {
 		for (int i = 0; i < 2; i++) {
 			if (o->rewrite_mac && o->ndmac != 2)
@@ -230,6 +236,8 @@ void trial_params_from_opts(const struct opts *o, struct trial_params *t)
 	t->rate = o->rate;
 	t->burst = o->burst;
 	t->flows = o->flows;
+	t->flow_arrival = o->flow_arrival;
+	t->flow_life = o->flow_life;
 	t->sizes = &o->sizes;
 	t->duration = o->duration;
 	t->count = o->count;
@@ -259,6 +267,14 @@ int txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct 
 	if (g->rate > 0)
 		g->ticks_per_burst = tsc_hz() * g->burst / g->rate;
 	g->kern = en->ops->kern;
+	if (t->flow_arrival > 0) {
+		if (churn_supported(en, t, e))
+			return e->code;
+		const struct frame_addrs *a = &en->tmpl->a;
+		g->churning = 1;
+		churn_init(&g->churn, t->flow_arrival, t->flow_life,
+			   churn_space(en->tmpl->field, a->sip, a->sport, a->dport), en->churn_base, tsc_hz(), 0);
+	}
 	if (g->kern) {
 		g->batch = kern_chunk();
 		return g->kern->gen_prepare(g->port, g->tmpl, g->sizes, g->flows, e);
@@ -266,7 +282,45 @@ int txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct 
 	return 0;
 }
 
-void txgen_start(struct txgen *g, uint64_t now) { g->start_tsc = now; }
+void txgen_start(struct txgen *g, uint64_t now)
+{
+	g->start_tsc = now;
+	if (g->churning)
+		churn_init(&g->churn, g->churn.arrival, g->churn.life, g->churn.space, g->churn.base,
+			   g->churn.hz, now);
+}
+
+int churn_supported(const struct engine *en, const struct trial_params *t, struct vsb_error *e)
+{
+	if (t->flow_arrival <= 0)
+		return 0;
+	if (en->ops->kern)
+		return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io %s: the in-kernel generator sends a fixed "
+				"round-robin set of flows; flow churn (--flow-arrival/--flow-life) needs a "
+				"userspace L2 backend: --io afpacket, afxdp or dpdk", en->ops->name);
+	if (en->ops->layer != IO_L2)
+		return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io %s opens one socket per flow and cannot churn "
+				"flows (--flow-arrival/--flow-life); use --io afpacket, afxdp or dpdk",
+				en->ops->name);
+	char msg[512];
+	const struct frame_addrs *a = &en->tmpl->a;
+	uint32_t space = churn_space(en->tmpl->field, a->sip, a->sport, a->dport);
+	if (churn_check(t->flow_arrival, t->flow_life, space, "--flow-arrival", "--flow-life", msg,
+			sizeof(msg)))
+		return vsb_fail(e, VSB_ERR_USAGE, "%s", msg);
+	return 0;
+}
+
+void txgen_churn_done(const struct txgen *g, struct engine *en, struct trial_result *r)
+{
+	if (!g->churning)
+		return;
+	if (r) {
+		r->churn_flows = g->churn.started;
+		r->churn_space = g->churn.space;
+	}
+	en->churn_base = churn_next_base(&g->churn) % g->churn.space;
+}
 
 uint64_t txgen_next_due(const struct txgen *g)
 {
@@ -306,18 +360,34 @@ unsigned txgen_step(struct txgen *g, uint64_t now)
 	const struct frame_tmpl *t = g->tmpl;
 	int l2 = g->ops->layer == IO_L2;
 	uint64_t ts = tsc_now();
+	/* churn (L2 backends only, churn_supported): a local copy of the schedule, so the frame
+	 * writes cannot alias it; one call site of the (inlined) frame writer for both kinds of flows */
+	int churning = g->churning;
+	struct churn c;
+	if (churning) {
+		/* the schedule's time of this batch's first frame (now, unpaced): a generator that fell
+		 * behind and catches up sends the frames to the flows they were due to, so which flows
+		 * exist and what each carries does not depend on the scheduler's hiccups */
+		c = g->churn;
+		churn_advance(&c, g->rate > 0 ? txgen_next_due(g) : ts);
+	}
 	for (unsigned i = 0; i < n; i++) {
 		unsigned size = g->sizes->sizes[g->size_idx];
 		if (++g->size_idx == g->sizes->n)
 			g->size_idx = 0;
 		uint32_t seq = (uint32_t)(g->sent + i);
-		b[i].len = l2 ? frame_write_l2(t, b[i].data, size, g->flow, seq, ts)
-			      : frame_write_payload(t, b[i].data, size, seq, ts);
-		b[i].flow = g->flow;
-		g->bytes += size;
-		if (++g->flow == g->flows)
+		uint32_t flow = g->flow;
+		if (churning)
+			flow = churn_next(&c);
+		else if (++g->flow == g->flows)
 			g->flow = 0;
+		b[i].len = l2 ? frame_write_l2(t, b[i].data, size, flow, seq, ts)
+			      : frame_write_payload(t, b[i].data, size, seq, ts);
+		b[i].flow = flow;
+		g->bytes += size;
 	}
+	if (churning)
+		g->churn = c;
 	n = g->ops->tx_put(g->port, b, n);
 	g->sent += n;
 	return n;

@@ -2,6 +2,7 @@
 #ifndef VSB_RUN_H
 #define VSB_RUN_H
 #include <stdint.h>
+#include "churn.h"
 #include "frame.h"
 #include "io.h"
 #include "netutil.h"
@@ -21,6 +22,7 @@ struct trial_params {
 	double rate;
 	unsigned burst;
 	uint32_t flows;
+	double flow_arrival, flow_life;  /* churn (churn.h): new flows/s, seconds each; 0 = off */
 	const struct size_seq *sizes;
 	double duration;
 	uint64_t count;
@@ -44,6 +46,8 @@ struct trial_result {
 	char warnings[MAX_WARNINGS][160];
 	int nwarn;
 	int interrupted;
+	uint64_t churn_flows;            /* churn: distinct flows that carried a frame (measured phase) */
+	uint32_t churn_space;            /* churn: distinct tuples before one comes back */
 };
 
 struct engine {
@@ -55,6 +59,7 @@ struct engine {
 	struct rxstats rx;
 	int trials;                      /* control mode counter */
 	uint64_t rx_seen;                /* frames received (any kind), for interval records */
+	uint64_t churn_base;             /* churn: flow id offset of the next run (fresh tuples) */
 };
 
 /* Generator: template + rate mode + per-packet fields (TRex's stream). */
@@ -73,12 +78,18 @@ struct txgen {
 	uint32_t flow, flows;
 	const struct io_kern_ops *kern;  /* in-kernel generator (xdplive): batch = frames per call */
 	int kern_err;                    /* -errno of the last failed kernel send, 0 */
+	int churning;                    /* flow churn on: flows come from `churn`, not flow/flows */
+	struct churn churn;
 };
 
 /* 0, or an error code with e filled (a kernel generator that refused the trial's frames). */
 int txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct trial_params *t,
 	       struct vsb_error *e);
 void txgen_start(struct txgen *g, uint64_t now);
+/* After a run: the churn's distinct flows into r and the next run's fresh tuples into en. */
+void txgen_churn_done(const struct txgen *g, struct engine *en, struct trial_result *r);
+/* 0 if this engine can churn with t's arrival and life, else an error code with e filled. */
+int churn_supported(const struct engine *en, const struct trial_params *t, struct vsb_error *e);
 unsigned txgen_step(struct txgen *g, uint64_t now);
 /* TSC of the next departure (now if unpaced or behind). */
 uint64_t txgen_next_due(const struct txgen *g);

@@ -78,6 +78,9 @@ def test_every_section_in_order_with_a_heading(full) -> None:
     assert page.empty == {} and files.empty_sections == ()
     assert (files.html.parent / "error_bars.json").is_file()
     assert (files.html.parent / "error_bars.csv").read_text().startswith("switch,metric,parameter")
+    assert (files.html.parent / "product_error_bars.csv").read_text().startswith(
+        "switch,function,metric,median_pps")
+    assert (files.html.parent / "product_error_bars.json").is_file()
     assert text.startswith("<!DOCTYPE html>") and "<style>" in text
 
 
@@ -85,13 +88,15 @@ def test_every_plot_embedded_and_written_as_png_and_svg(full) -> None:
     files, text = full
     page = Page(text)
     pngs, svgs = files.png, files.svg
-    assert len(pngs) == len(svgs) == 16 and len(files.plots) == 32
+    assert len(pngs) == len(svgs) == 17 and len(files.plots) == 34
     assert {p.stem for p in pngs} == {p.stem for p in svgs}
     assert sum(page.images.values()) == text.count("<img ") == len(pngs)
     assert all(page.images[s] >= 1 for s in PLOT_SECTIONS)
     assert page.images["latency-load"] == 2 and page.images["latency-distribution"] == 2
     # delay model: one ECDF plot per scenario and size, one per switch's load sweep
     assert page.images["delay-model"] == 4
+    # per-parameter bars and the whole-product bars (Fang Fig. 7) beside them
+    assert page.images["error-bars"] == 2
     assert page.images["ranking"] == page.images["system"] == page.images["warnings"] == 0
     for p in pngs:
         assert p.parent == files.plots_dir and p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

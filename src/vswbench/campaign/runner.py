@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.campaign.spec import CampaignSpec, Point, expand, search_twin
-from vswbench.engine.params import TrialParams
+from vswbench.engine.params import TrialParams, parse_churn
 from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
                                      method_context, plan_method)
@@ -131,7 +131,7 @@ def _tsc_hz() -> float | None:
 
 def testbed_key(p: Point) -> tuple[Any, ...]:
     return (p.switch, p.scenario, p.placement, p.options, p.shape_pps, p.io, str(p.size), p.flows,
-            p.burst)
+            p.burst, p.churn)
 
 
 def plan_for(point: Point) -> MethodPlan:
@@ -141,8 +141,9 @@ def plan_for(point: Point) -> MethodPlan:
     tester, switch, nf = placement_cpus(point.placement, nfs)
     # the warm-up sends every flow at least once (switches that cache per flow install them all)
     warmup = max(1.0, point.flows / WARMUP_RATE)
+    arrival, life = parse_churn(point.churn)
     traffic = TrialParams(FrameSize.parse(point.size), warmup=warmup, flows=point.flows, burst=point.burst,
-                          io=point.io)
+                          io=point.io, flow_arrival=arrival, flow_life=life)
     trial = TrialOptions(point.switch, point.scenario, traffic, tester, switch, nf,
                          tuple(f"{k}={v}" for k, v in point.options))
     shape = None if point.shape_pps is None else str(point.shape_pps)

@@ -54,7 +54,7 @@ KIND_KEYS = {"rate": ("trial",), "preset": ("search", "latency", "b2b"),
              "fractions": ("latency",), "trials": ("b2b",), "max_frames": ("b2b",)}
 STUDY_KEYS = ("kind", "scenario", "switch", "size", "rate", "burst", "flows", "chain", "pairs",
               "placement", "repetitions", "preset", "duration", "points", "fractions", "io",
-              "options", "shape_pps", "trials", "max_frames")
+              "options", "shape_pps", "trials", "max_frames", "churn")
 CAMPAIGN_KEYS = ("name", "description", "out")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -82,6 +82,7 @@ class Study:
     trials: tuple[int, ...] = (50,)
     max_frames: tuple[int, ...] = (100_000,)
     repetitions: int = 1
+    churns: tuple[str | None, ...] = (None,)     # "A/D" flow churn, None = the fixed flows
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ class Point:
     max_frames: int | None
     repetition: int = 0                          # 0-based
     study: int = field(default=1, compare=False)  # the first study that produced it
+    churn: str | None = None                     # "A/D" (engine/src/churn.h); None: fixed flows
 
     def params(self) -> dict[str, Any]:
         """The parameters that define the measurement. None, empty options and repetition 0 are
@@ -131,7 +133,8 @@ class Point:
             "points": self.points, "io": self.io, "shape_pps": self.shape_pps,
             "trials": self.trials, "max_frames": self.max_frames,
             "fractions": list(self.fractions) if self.fractions is not None else None,
-            "options": dict(self.options) or None, "repetition": self.repetition or None}
+            "options": dict(self.options) or None, "repetition": self.repetition or None,
+            "churn": self.churn}
         return {k: v for k, v in data.items() if v is not None}
 
     @property
@@ -161,6 +164,8 @@ class Point:
                                              ("placement", self.placement, "default"),
                                              ("io", self.io, "auto")) if v != d]
         parts += [f"{k}={v}" for k, v in self.options]
+        if self.churn is not None:
+            parts.append(f"churn={self.churn}")
         if self.repetition:
             parts.append(f"#{self.repetition + 1}")
         return " ".join(parts)
@@ -323,7 +328,22 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                  get("duration") or (), get("points") or (20,),
                  get("fractions") or Study.fractions, get("io") or ("auto",),
                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
-                 get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0])
+                 get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0],
+                 _churns(i, v, problems))
+
+
+def _churns(i: int, v: dict[str, Any], problems: list[str]) -> tuple[str | None, ...]:
+    """churn = ["off", "1000/0.5", ...]: the generator's own checks per value (campaign/values.py);
+    churn needs a userspace L2 tester, so io xdplive beside it is a mistake."""
+    churns = tuple(v.get("churn") or (None,))
+    ios = v.get("io") or []
+    if any(c is not None for c in churns) and any(io in ("xdplive", "udp") for io in ios):
+        problems.append(f"study {i}, churn: io {', '.join(x for x in ios if x in ('xdplive', 'udp'))} "
+                        "sends a fixed set of flows; churn needs io auto, afpacket or afxdp")
+    if any(c is not None for c in churns) and any(f > 1 for f in v.get("flows") or []):
+        problems.append(f"study {i}, churn: churn replaces the fixed set of flows; give flows = [1] "
+                        "(or leave it out) in a study with churn")
+    return churns
 
 
 def _check_backend_options(i: int, switches: list[str],
@@ -387,7 +407,7 @@ def _resolve_scenarios(i: int, v: dict[str, Any], raw: dict[str, Any],
 # -- expansion ---------------------------------------------------------------------------------
 def expand(spec: CampaignSpec) -> list[Point]:
     """Every study's product in a fixed order: repetition, switch, shape_pps, options, scenario,
-    size, flows, burst, placement, io, kind, then the kind's own keys. Kind is near the end so
+    size, flows, burst, placement, io, kind, churn, then the kind's own keys. Kind is near the end so
     a search and the latency that can reuse its NDR run one after the other; repetitions are
     outermost so that a campaign cut short has a full round first. Points that several studies
     produce are kept once (the store keys them by `key`)."""
@@ -397,8 +417,10 @@ def expand(spec: CampaignSpec) -> list[Point]:
             shapes = st.shape_pps if switch == CALIBRATION_SWITCH else (None,)
             for combo in itertools.product(shapes, st.options, st.scenarios, st.sizes, st.flows,
                                            st.bursts, st.placements, st.ios, st.kinds):
-                for point in _kind_points(st, rep, switch, combo):
-                    seen.setdefault(point.key, point)
+                for churn in st.churns:
+                    for point in _kind_points(st, rep, switch, combo):
+                        point = replace(point, churn=churn) if churn is not None else point
+                        seen.setdefault(point.key, point)
     return list(seen.values())
 
 

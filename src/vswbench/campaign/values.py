@@ -112,6 +112,21 @@ def _options(v: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(items))
 
 
+def _churn(v: Any) -> str | None:
+    """"A/D" (new flows per second / seconds each lives) canonical, or None for "off"."""
+    from vswbench.engine.params import TrialParams, churn_text, parse_churn
+
+    if isinstance(v, bool) or not isinstance(v, str):
+        raise BadValue(f"{v!r} is not a churn: write \"A/D\" (new flows per second / seconds "
+                       f"each flow lives, e.g. \"1000/0.5\") or \"off\"")
+    try:
+        arrival, life = parse_churn(v)
+        TrialParams(flow_arrival=arrival, flow_life=life).validate()
+    except UsageError as e:
+        raise BadValue(str(e).replace("--churn ", "")) from None
+    return churn_text(arrival, life)
+
+
 def _fraction(v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 200:
         raise BadValue(f"{v!r} is not a percentage of the NDR in (0, 200]")
@@ -128,7 +143,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "points": lambda v: _int(v, 2, 200), "fractions": _fraction,
     "io": _choice(tuple(io for io in IO_CHOICES if io != "dpdk")),  # DPDK switches imply it
     "options": _options, "shape_pps": _shape_pps, "trials": lambda v: _int(v, 1, 1000),
-    "max_frames": lambda v: _int(v, 2, 10_000_000)}
+    "max_frames": lambda v: _int(v, 2, 10_000_000), "churn": _churn}
 SCALAR_ONLY = ("repetitions",)
 
 

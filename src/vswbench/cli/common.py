@@ -13,7 +13,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from vswbench.engine.params import MAX_BURST, MAX_DURATION_S, MAX_FLOWS, TrialParams
+from vswbench.engine.params import MAX_BURST, MAX_DURATION_S, MAX_FLOWS, TrialParams, parse_churn
 from vswbench.errors import UsageError
 from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
 from vswbench.measure.plan import TrialOptions
@@ -96,11 +96,15 @@ def io_option(choices: tuple[str, ...] = KERNEL_IO) -> Callable[..., Any]:
 
 
 def traffic_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--size, --io, --flows, --burst, --warmup: the fixed part of TrialParams."""
+    """--size, --io, --flows, --churn, --burst, --warmup: the fixed part of TrialParams."""
     decorators = [
         size_option(),
         io_option(),
         click.option("--flows", type=click.IntRange(1, MAX_FLOWS), default=1, show_default=True),
+        click.option("--churn", default=None, metavar="A/D",
+                     help="Flow churn instead of the fixed --flows: A new flows per second, each "
+                          "living D seconds (about A*D active; e.g. 1000/0.5). io auto takes "
+                          "afpacket then."),
         click.option("--burst", type=click.IntRange(1, MAX_BURST), default=1, show_default=True),
         click.option("--warmup", type=seconds(0.0), default=1.0,
                      show_default=True, help="Seconds of warm-up traffic before the measurement."),
@@ -139,8 +143,9 @@ def trial_options(kw: dict[str, Any], *, rate_pps: float | None = None,
                   duration: float | None = None) -> TrialOptions:
     """TrialOptions from the parsed placement and traffic options (a method varies the rate and
     duration of its trials: the record's defaults stand until then)."""
+    arrival, life = parse_churn(kw.get("churn"))
     traffic = TrialParams(kw["size"], flows=kw["flows"], burst=kw["burst"], io=kw["io"],
-                          warmup=kw["warmup"])
+                          warmup=kw["warmup"], flow_arrival=arrival, flow_life=life)
     if rate_pps is not None and duration is not None:
         traffic = traffic.at(rate_pps, duration, kw["warmup"])
     return TrialOptions(kw["switch"], kw["scenario"], traffic, kw["tester_cpu"],

@@ -24,10 +24,47 @@ GEN_ONLY_IO = ("xdplive",)
 MAX_DURATION_S = 24 * 3600.0         # one trial of a day; longer is a typo (e.g. 1e9)
 MAX_FLOWS = 1_000_000                # the engine's own limit on --flows
 MAX_BURST = 65_536
+MAX_FLOW_ARRIVAL = 1e7               # the engine's limits on churn (engine/src/churn.h)
+MAX_FLOW_LIFE = 86_400.0
+CHURN_SPACE = 64_512                 # distinct source ports from 1024: live flows must fit
+CHURN_IO = ("auto", "afpacket", "afxdp", "dpdk")   # userspace L2 generators (xdplive, udp: no)
 
 
 def _fmt(x: float) -> str:
     return f"{x:.6f}".rstrip("0").rstrip(".")
+
+
+def _churn_number(text: str, what: str, whole: str) -> float:
+    t = text.strip()
+    scale = 1.0
+    if t[-1:] in ("k", "K", "M"):
+        scale, t = (1e3 if t[-1] in "kK" else 1e6), t[:-1]
+    try:
+        value = float(t) * scale
+    except ValueError:
+        raise UsageError(f"--churn {whole}: {text!r} is not a number of {what}") from None
+    return value
+
+
+def parse_churn(text: str | None) -> tuple[float, float]:
+    """"A/D" (A new flows per second, each living D seconds; "10k/0.5") -> (A, D); None, "" or
+    "off" -> (0, 0). Checked by TrialParams.validate."""
+    if text is None or str(text).strip().lower() in ("", "off", "none", "0"):
+        return 0.0, 0.0
+    whole = str(text)
+    parts = whole.split("/")
+    if len(parts) != 2:
+        raise UsageError(f"--churn {whole}: expected A/D, new flows per second and the seconds "
+                         f"each flow lives (e.g. 1000/0.5 or 10k/1), or off")
+    return (_churn_number(parts[0], "flows per second", whole),
+            _churn_number(parts[1], "seconds", whole))
+
+
+def churn_text(arrival: float, life: float) -> str | None:
+    """The canonical "A/D" of a churn (None: off), as stored with results."""
+    if arrival <= 0 and life <= 0:
+        return None
+    return f"{arrival:g}/{life:g}"
 
 
 @dataclass(frozen=True)
@@ -41,10 +78,17 @@ class TrialParams:
     flows: int = 1
     burst: int = 1
     io: str = "afpacket"            # the CLI and campaigns default to "auto" (plan_trial resolves it)
+    flow_arrival: float = 0.0        # churn: new flows per second (0 = the fixed set of `flows`)
+    flow_life: float = 0.0           # churn: seconds each flow lives (engine/src/churn.h)
 
     def __post_init__(self) -> None:
         if not isinstance(self.size, FrameSize):
             object.__setattr__(self, "size", FrameSize.parse(self.size))
+
+    @property
+    def churn(self) -> str | None:
+        """"A/D" when flows churn, else None."""
+        return churn_text(self.flow_arrival, self.flow_life)
 
     @property
     def frame_size(self) -> int | str:
@@ -69,6 +113,30 @@ class TrialParams:
                              f"1..{MAX_FLOWS}, burst 1..{MAX_BURST}")
         if self.io not in IO_CHOICES:
             raise UsageError(f"--io {self.io}: choose from {', '.join(IO_CHOICES)}")
+        self._validate_churn()
+
+    def _validate_churn(self) -> None:
+        a, d = self.flow_arrival, self.flow_life
+        if a == 0 and d == 0:
+            return
+        text = f"--churn {a:g}/{d:g}"
+        if not (math.isfinite(a) and math.isfinite(d) and 0 < a <= MAX_FLOW_ARRIVAL
+                and 0 < d <= MAX_FLOW_LIFE):
+            raise UsageError(f"{text}: new flows per second must be in (0, {MAX_FLOW_ARRIVAL:g}] "
+                             f"and the lifetime in (0, {MAX_FLOW_LIFE:g}] seconds")
+        if a * d < 1:
+            raise UsageError(f"{text}: {a * d:g} flows active on average; at least 1 is needed "
+                             f"(more arrivals or longer lives)")
+        if math.ceil(a * d) >= CHURN_SPACE:
+            raise UsageError(f"{text}: {math.ceil(a * d):,} flows active at once, more than the "
+                             f"{CHURN_SPACE:,} distinct source ports live flows take; use fewer or "
+                             f"shorter flows")
+        if self.flows != 1:
+            raise UsageError(f"--flows {self.flows} with {text}: churn replaces the fixed set of "
+                             f"flows; leave --flows at 1")
+        if self.io not in CHURN_IO:
+            raise UsageError(f"--io {self.io} with {text}: the {self.io} generator sends a fixed "
+                             f"set of flows; churn needs --io afpacket, afxdp or dpdk (or auto)")
 
     def at(self, rate_pps: float, duration: float, warmup: float = 0.0) -> TrialParams:
         """The same traffic at another load and length (one trial of a search)."""
@@ -79,7 +147,13 @@ class TrialParams:
         per_sender = self.rate_pps / max(1, senders)
         return ["--size", self.size.engine_arg(), "--rate", _fmt(per_sender),
                 "--duration", _fmt(self.duration if duration is None else duration),
-                "--flows", str(self.flows), "--burst", str(self.burst)]
+                "--flows", str(self.flows), "--burst", str(self.burst), *self.churn_args()]
+
+    def churn_args(self) -> list[str]:
+        """--flow-arrival/--flow-life of a sending process (none without churn)."""
+        if self.churn is None:
+            return []
+        return ["--flow-arrival", _fmt(self.flow_arrival), "--flow-life", _fmt(self.flow_life)]
 
     def control_command(self, *, count: int | None, cap_s: float,
                         drain: float) -> dict[str, Any]:
@@ -88,6 +162,8 @@ class TrialParams:
         cmd: dict[str, Any] = {"cmd": "trial", "mode": "loop", "rate": self.rate_pps,
                                "size": self.size.engine_arg(), "burst": self.burst,
                                "flows": self.flows, "warmup": 0, "drain": drain}
+        if self.churn is not None:
+            cmd["flow_arrival"], cmd["flow_life"] = self.flow_arrival, self.flow_life
         if count is not None:
             cmd["count"] = count
         if cap_s > 0:

@@ -75,6 +75,7 @@ class MethodContext:
         return {"switch": tb.switch_cls.name, "scenario": tb.scenario.name,
                 "frame_size": self.session.params.frame_size, "io": self.session.params.io,
                 "flows": self.session.params.flows, "burst": self.session.params.burst,
+                "churn": self.session.params.churn,
                 "forwarding_mode": tb.switch.forwarding_mode(),
                 "placement": asdict(tb.placement), "switch_versions": tb.switch_cls.versions(),
                 "session": self.session.kind, "run_id": str(tb.run.id),

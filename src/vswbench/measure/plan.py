@@ -143,16 +143,18 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
         raise UsageError(problem)
     switch_cls.check_options(options)
     return TrialPlan(switch_cls, scenario,
-                     replace(params, io=engine_io(switch_cls, params.io, options)),
+                     replace(params, io=engine_io(switch_cls, params.io, options,
+                                                  churn=params.churn is not None)),
                      placement, options)
 
 
 def engine_io(switch_cls: type[Switch], io: str, options: dict[str, str] | None = None,
-              kernel_tx: Callable[[], str | None] | None = None) -> str:
+              kernel_tx: Callable[[], str | None] | None = None, *, churn: bool = False) -> str:
     """The engine I/O a switch's ports take: DPDK switches have DPDK ports only (`dpdk`), kernel
     switches kernel interfaces (never `dpdk`). `auto`: the fastest tester that works here, the
     in-kernel generator (xdplive) where the switch lets the kernel transmit into it and the
-    engine's probe says it works (`kernel_tx`: why not, None if it does), else afpacket."""
+    engine's probe says it works (`kernel_tx`: why not, None if it does), else afpacket. With
+    flow `churn` auto is afpacket: the in-kernel generator sends a fixed set of flows only."""
     options = options or {}
     if switch_cls.port_kind == "dpdk":
         return "dpdk"
@@ -163,6 +165,8 @@ def engine_io(switch_cls: type[Switch], io: str, options: dict[str, str] | None 
     if io == "xdplive" and problem:
         raise UsageError(f"--io xdplive: {problem}; use --io afpacket or afxdp")
     if io == "auto":
+        if churn:
+            return "afpacket"
         if problem is None and (kernel_tx or xdplive_problem)() is None:
             return "xdplive"
         return "afpacket"

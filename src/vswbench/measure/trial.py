@@ -82,6 +82,9 @@ class TrialResult:
     # NFs) and per NF its frames in and out and its drops (chain_nf.ElementCounters)
     nf_kind: str | None = None
     nf_counters: dict[str, dict[str, int]] = field(default_factory=dict)
+    # flow churn (engine/src/churn.h), None without: new flows/s, seconds each, flows active on
+    # average, and the distinct flows the senders started (about arrival x (duration + life))
+    churn: dict[str, float] | None = None
 
     @property
     def counters_agree(self) -> bool:
@@ -91,6 +94,16 @@ class TrialResult:
         data = asdict(self)
         data["counters_agree"] = self.counters_agree
         return data
+
+
+def _churn(finals: list[FinalRecord]) -> dict[str, float] | None:
+    churning = [f.raw for f in finals if f.raw.get("flow_arrival")]
+    if not churning:
+        return None
+    first = churning[0]
+    return {"arrival": float(first["flow_arrival"]), "life": float(first.get("flow_life") or 0),
+            "active": float(first.get("churn_active") or 0),
+            "flows": float(sum(int(r.get("churn_flows") or 0) for r in churning))}
 
 
 # -- latency of several receivers --------------------------------------------------------------
@@ -340,7 +353,7 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
         switch_versions=testbed.switch_cls.versions(), config_dump=dump, spec=asdict(spec),
         engines={lab: {"args": list(outcome.commands[lab].args), "final": f.raw}
                  for lab, f in finals.items()},
-        warnings=warnings,
+        warnings=warnings, churn=_churn([finals[lab] for lab in drivers]),
         switch_useful_cycles_per_packet=(outcome.busy_after.per_packet_since(outcome.busy_before)
                                          if outcome.busy_after else None),
         nf_kind=testbed.nf if nf_hosts(testbed.scenario) else None,

@@ -25,6 +25,7 @@ from vswbench.errors import UsageError
 from vswbench.report.html import SECTION_IDS, render_page
 from vswbench.report.model import ReportModel, build_model
 from vswbench.report.plots import Plot, make_plots
+from vswbench.report.product_bars import product_bars_csv, product_bars_json
 from vswbench.report.spread import error_bars_csv, error_bars_json
 from vswbench.results.points import load
 from vswbench.units import DEFAULT_LINK_BPS
@@ -33,6 +34,8 @@ REPORT_NAME = "report.html"
 PLOTS_DIR = "plots"
 ERROR_BARS_JSON = "error_bars.json"
 ERROR_BARS_CSV = "error_bars.csv"
+PRODUCT_BARS_JSON = "product_error_bars.json"
+PRODUCT_BARS_CSV = "product_error_bars.csv"
 
 __all__ = ["ReportFiles", "ReportModel", "SECTION_IDS", "build_report", "DEFAULT_LINK_BPS"]
 
@@ -84,6 +87,9 @@ def build_report(store_path_or_dir: str | Path, out_dir: str | Path, *,
     if model.error_bars:  # the parameter error bars as data too (Fang et al.'s stability result)
         _write(out / ERROR_BARS_JSON, error_bars_json(model.error_bars).encode())
         _write(out / ERROR_BARS_CSV, error_bars_csv(model.error_bars).encode())
+    if model.product_bars:  # Fang's Fig. 7 over the whole product, beside them
+        _write(out / PRODUCT_BARS_JSON, product_bars_json(model.product_bars).encode())
+        _write(out / PRODUCT_BARS_CSV, product_bars_csv(model.product_bars).encode())
     page = render_page(model, plots)
     _write(html_path, page.encode("utf-8"))
     shown = tuple(re.findall(r'<section id="([^"]+)">', page))

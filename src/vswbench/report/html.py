@@ -240,7 +240,13 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
                        + delay_tables(model),
         "error-bars": _plots(plots, "error-bars", "no parameter was varied in this campaign",
                              "Per switch and varied parameter, with everything else fixed: the "
-                             "minimum and maximum throughput divided by the median."),
+                             "minimum and maximum throughput divided by the median. The "
+                             "whole-product bars (Fang et al., Fig. 7) take, per switch and "
+                             "function, every point of the Cartesian product of the workload "
+                             "parameters at once: the median throughput over all of them, "
+                             "whiskers at their minimum and maximum, divided by the median "
+                             "(written under each bar in kpps); also in "
+                             "product_error_bars.csv/.json."),
         "cycles": _plots(plots, "cycles", "no cycles per packet in this campaign"),
         "chain-model": (lambda c: _plots(plots, "chain-model", chain_empty(c), CHAIN_INTRO)
                         + chain_tables(c))(chain_analyses(model)),

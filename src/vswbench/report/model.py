@@ -8,6 +8,7 @@ from vswbench.errors import UsageError
 from vswbench.report.backends import BackendInfo, backend_infos
 from vswbench.report.data import PairsPoint, RankingRow, pairs_points, ranking
 from vswbench.report.notes import ReportWarning, RunInfo, run_infos, warnings
+from vswbench.report.product_bars import ProductBar, product_bars
 from vswbench.report.spread import ErrorBar, error_bars
 from vswbench.report.summary import MachineSummary, machine_summaries, preset_sentences
 from vswbench.report.verdict import Verdict, verdicts
@@ -31,6 +32,7 @@ class ReportModel:
     verdicts: tuple[Verdict, ...]
     machines: tuple[MachineSummary, ...]
     presets: tuple[str, ...]
+    product_bars: tuple[ProductBar, ...] = ()     # Fang's Fig. 7 over the whole product
 
     @property
     def switches(self) -> tuple[str, ...]:
@@ -49,4 +51,4 @@ def build_model(data: StoredResults, link_bps: float = DEFAULT_LINK_BPS) -> Repo
                        tuple(load_series(data, "latency")), tuple(error_bars(data)),
                        tuple(pairs_points(data)), runs, tuple(warnings(data)), infos,
                        tuple(verdicts(rows, data, infos)), tuple(machine_summaries(runs)),
-                       tuple(preset_sentences(data)))
+                       tuple(preset_sentences(data)), tuple(product_bars(data)))

@@ -22,6 +22,7 @@ from vswbench.report.delay import delay_models
 from vswbench.report.figure import (DPI, FIGSIZE_WIDE, LINESTYLES, PPS, Colours, new_figure,
                                     place_legend, render, report_style, slug, spans_decades)
 from vswbench.report.model import ReportModel
+from vswbench.report.product_bars import product_bar_plot
 from vswbench.report.spread import ErrorBar
 from vswbench.report.verdict import Verdict
 from vswbench.report.studies import (cloning_plot, cloning_points, flow_count_plot,
@@ -259,7 +260,7 @@ def error_bar_plot(bars: Sequence[ErrorBar], colours: Colours) -> Figure | None:
     if not bars:
         return None
     metrics = sorted({b.metric for b in bars})
-    order = ("size", "flows", "burst", "rate", "repetition")
+    order = ("size", "flows", "burst", "rate", "churn", "repetition")
     categories = sorted({(b.parameter, b.metric) for b in bars},
                         key=lambda c: (order.index(c[0]) if c[0] in order else 99, c[1]))
     switches = sorted({b.switch for b in bars})
@@ -390,6 +391,8 @@ def make_plots(model: ReportModel) -> list[Plot]:
                 delay_ecdf_plot(models, colours, numbers, what))
         add("error-bars", "error-bars", "Parameter error bars",
             error_bar_plot(model.error_bars, colours))
+        add("product-error-bars", "error-bars", "Whole-product error bars (Fang Fig. 7)",
+            product_bar_plot(model.product_bars, colours))
         add("cycles", "cycles", "Cycles per packet", cycles_plot(model.ranking, colours))
         for name, title, fig in chain_figures(chain_analyses(model)):
             add(name, "chain-model", title, fig)

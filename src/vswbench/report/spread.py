@@ -1,7 +1,7 @@
 """Parameter error bars over the workload space (Fang et al., 002_..., Fig. 7).
 
 For each switch and each workload parameter that the campaign varied (frame size, flows, burst,
-rate), how much does the throughput move when only that parameter changes? Points are grouped
+rate, churn), how much does the throughput move when only that parameter changes? Points are grouped
 by everything else they were measured with (the "context"); within a context the throughput at
 each value of the parameter is taken (the median over repetitions), and its minimum and maximum
 are divided by its median. A bar reports, over all contexts, the median throughput, the lowest
@@ -10,6 +10,8 @@ alone cost up to 60 % or gained up to 30 % against the typical value.
 
 Repetitions get their own bar when present: the same point measured again, spread around its
 median (the run-to-run noise against which the parameters' effects should be read).
+
+The bars over the whole product at once (Fang's Fig. 7 proper) are in product_bars.py.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from vswbench.results.points import StoredResults, throughput_of
 
-PARAMETERS = ("size", "flows", "burst", "rate")
+PARAMETERS = ("size", "flows", "burst", "rate", "churn")
 REPETITION = "repetition"
 
 

@@ -28,7 +28,7 @@ LATENCY_FIELDS = ("p50", "p90", "p99", "p999", "p9999", "min", "max", "mean", "s
 HEADLINE_COLUMNS = [
     "campaign", "run_id", "point_key", "label", "status", "kind", "switch", "backend", "stack",
     "switch_versions", "scenario", "size",
-    "flows", "burst", "placement", "io", "preset", "rate_pps", "shape_pps", "repetition",
+    "flows", "churn", "burst", "placement", "io", "preset", "rate_pps", "shape_pps", "repetition",
     "forwarding_mode", "ndr_pps", "ndr_gbps", "pdr_pps", "pdr_gbps", "lower_bound_pps",
     "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv", "offered_pps",
     "achieved_pps", "loss_ratio", "latency_fraction_of_ndr",
@@ -36,7 +36,7 @@ HEADLINE_COLUMNS = [
     "useful_cycles_per_packet", "peak_achieved_pps",
     "highest_lossless_pps", "b2b_frames", "implied_buffer_s", "corrected_buffer_s",
     "trial_count", "trial_seconds", "wall_seconds", "error", "started", "finished"]
-_KNOBS = ("flows", "burst", "placement", "io", "preset", "shape_pps")
+_KNOBS = ("flows", "churn", "burst", "placement", "io", "preset", "shape_pps")
 _HEADLINE_FIELDS = ("forwarding_mode", "ndr_pps", "pdr_pps", "lower_bound_pps",
                     "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv",
                     "offered_pps", "achieved_pps", "loss_ratio", "cycles_per_packet",

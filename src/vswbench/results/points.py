@@ -43,7 +43,7 @@ LATENCY_FRACTION = 0.9                 # the headline latency is taken at 90 % o
 FRACTION_TOLERANCE = 1e-6
 NDR_TOLERANCE = 1e-9                   # a trial "at" the NDR: within this relative distance
 # knobs named in a Setup's variant when they differ from their default (preset: measured kinds)
-VARIANT_KEYS = (("flows", 1), ("burst", 1), ("placement", "default"), ("io", "afpacket"),
+VARIANT_KEYS = (("flows", 1), ("churn", None), ("burst", 1), ("placement", "default"), ("io", "afpacket"),
                 ("preset", "fast"), ("shape_pps", None), ("options", None))
 PRESET_KINDS = ("search", "latency", "b2b")
 
