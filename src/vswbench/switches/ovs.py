@@ -67,6 +67,7 @@ class Ovs(Switch):
     description = "Open vSwitch, userspace datapath (netdev), system ports"
     options_read = frozenset({"ovs_mode", "flow_table", "clones"})
     port_type = ""          # "" = system: a plain netdev port on the switch-side veth
+    wire_capable = True     # the wire of scenario remote: a system port (adopt())
 
     def __init__(self, ctx: SwitchContext) -> None:
         super().__init__(ctx)
@@ -151,6 +152,19 @@ class Ovs(Switch):
         att = Attachment(port, sw_if, host_mac=mac_address(port.netns, port.ifname),
                          switch_mac=mac_address(self.ctx.netns, sw_if))
         self.attachments[port.key] = att
+        return att
+
+    def adopt(self, key: str, ifname: str, underlay: str = "") -> Attachment:
+        """A system port on an existing interface of the switch namespace (the wire of scenario
+        remote, or a kernel VXLAN device over it)."""
+        ovs = self._instance()
+        set_up(self.ctx.netns, ifname)
+        ovs.vsctl("add-port", BRIDGE, ifname, "--", "set", "Interface", ifname,
+                  f"ofport_request={len(self.attachments) + 1}")
+        self.ports[key] = OvsPort(key, ifname, self._wait_ofport(ifname))
+        att = Attachment(HostPort(key, self.ctx.netns, ifname, ""), ifname,
+                         switch_mac=mac_address(self.ctx.netns, ifname))
+        self.attachments[key] = att
         return att
 
     def interface_settings(self) -> list[str]:
@@ -318,6 +332,7 @@ class OvsAfxdp(Ovs):
     description = "Open vSwitch, userspace datapath, AF_XDP ports, PMD thread pinned"
     kernel_tx_ok = True                 # OVS's XDP programs on the switch side give NAPI
     port_type = "afxdp"
+    wire_capable = False    # its ports are afxdp: a system-port wire would mix two port kinds
 
     @classmethod
     def availability(cls) -> Availability:

@@ -39,6 +39,7 @@ from vswbench.switches.base import (Attachment, ForwardPath, HostPort, Placement
                                     SwitchContext)
 from vswbench.switches.chain_nf import (AUTO, FWD, SLEEP, check_nf, effective_placement, nf_hosts,
                                         nf_poll, ports_in_switch_namespace, runs_engine)
+from vswbench.testbed.sites import SiteSwitches, remote_problem
 
 L2_NET = ipaddress.ip_network("198.18.0.0/16")
 LONG_RUNNING = (Role.NF, Role.RECEIVER, Role.SERVER)   # started first, stopped after the tester
@@ -177,7 +178,7 @@ class Testbed:
         self.switch_cls = switch_cls
         self.run = run
         self.options = dict(options or {})
-        problem = unsupported(scenario, switch_cls)
+        problem = unsupported(scenario, switch_cls) or remote_problem(scenario, switch_cls)
         if problem:
             raise UsageError(problem)
         self.nf = check_nf(self.options, scenario, switch_cls)
@@ -220,7 +221,8 @@ class Testbed:
                                                          if h.role in LONG_RUNNING),
                             nf_hosts=() if runs_engine(self.nf) else nf_hosts(self.scenario),
                             flows=self.flows)
-        switch = self.switch_cls(ctx)
+        switch = (SiteSwitches(ctx, self.scenario, self.switch_cls) if self.scenario.sites
+                  else self.switch_cls(ctx))   # scenario remote: a switch per site (sites.py)
         self.switch = switch
         teardown = reg.register(f"switch {self.switch_cls.name}", switch.teardown)
         self._stack.callback(teardown.release)
