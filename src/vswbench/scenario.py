@@ -125,6 +125,14 @@ def remote(wire: str = "veth", round_trip: bool = False) -> Scenario:
     return Scenario(name, hosts, hops, sites=SITES, wire=wire)
 
 
+def local_twin(s: Scenario) -> Scenario:
+    """The one-switch scenario with the same roles: where the tester's own ceiling is measured
+    for a remote one (rr for remote[-vxlan]-rr, p2p-pair for remote[-vxlan])."""
+    if not s.sites:
+        return s
+    return rr() if any(h.role == Role.CLIENT for h in s.hosts) else p2p_pair()
+
+
 REMOTE = {"remote": ("veth", False), "remote-rr": ("veth", True),
           "remote-vxlan": ("vxlan", False), "remote-vxlan-rr": ("vxlan", True)}
 MAX_CHAIN = 10

@@ -112,6 +112,8 @@ def unsupported(scenario: Scenario, switch_cls: type[Switch]) -> str | None:
     engine crashed (SIGSEGV) while its memif connected (pvp, chain:3, in CI runs), and separate
     receivers lost the first frames of every run (60 of 19,980 at 10 kpps on pairs:2). Through
     testpmd or ovs-dpdk, whose ports are up before any engine, every scenario runs."""
+    if scenario.sites:
+        return remote_problem(scenario, switch_cls)   # scenario remote: sites.py
     if switch_cls.port_kind != "dpdk" or not switch_cls.direct or scenario.name == "p2p":
         return None
     return (f"scenario {scenario.name} is not supported on {switch_cls.name}: engines joined by "
@@ -178,7 +180,7 @@ class Testbed:
         self.switch_cls = switch_cls
         self.run = run
         self.options = dict(options or {})
-        problem = unsupported(scenario, switch_cls) or remote_problem(scenario, switch_cls)
+        problem = unsupported(scenario, switch_cls)
         if problem:
             raise UsageError(problem)
         self.nf = check_nf(self.options, scenario, switch_cls)

@@ -1,0 +1,15 @@
+"""`vswbench agent`: the DUT side of a campaign run with --inventory (campaign/agent.py); it
+reads one JSON request on stdin and answers in JSON lines. Started over SSH, not by hand."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command(hidden=False)
+def agent() -> None:
+    """Run testbed pieces for a controller over SSH (JSON on stdin/stdout; see campaign/agent.py)."""
+    from vswbench.campaign.agent import serve
+
+    sys.exit(serve(sys.stdin, sys.stdout))
