@@ -251,3 +251,25 @@ def test_sshd_of_the_agent_killed(lab: Lab) -> None:
             os.kill(pid, signal.SIGKILL)
     err, _ = _fault(lab, "sshdkill", kill)
     assert "dut d1" in err
+
+
+def test_playbook_check_against_the_namespace_host(lab: Lab) -> None:
+    """deploy/playbook.yml over real SSH (ansible_connection=ssh) to the namespace sshd, tag
+    `check` only: the agent answers there. The install tag (copy + setup.sh: apt-get) is not
+    run on the test machine: it would reinstall this machine's packages under the other tests."""
+    playbook = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent))
+    if playbook is None:
+        pytest.skip("ansible-core is not installed (pip install -e .[test])")
+    inv = lab.inventory()
+    extra = (f"ansible_connection=ssh ansible_python_interpreter={sys.executable} "
+             f"vswbench_python={sys.executable}")
+    env = {**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_LOCAL_TEMP": str(lab.dir),
+           "ANSIBLE_REMOTE_TEMP": str(lab.dir / "remote"), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_SSH_ARGS": (f"-F /dev/null -o UserKnownHostsFile={lab.dir / 'known_hosts'} "
+                                "-o ControlMaster=no -o IdentitiesOnly=yes")}
+    proc = subprocess.run(["ip", "netns", "exec", lab.tst, playbook, "-i", str(inv),
+                           "--limit", "dut", "--tags", "check", "-e", extra,
+                           str(ROOT / "deploy/playbook.yml")],
+                          capture_output=True, text=True, timeout=240, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "d1" in proc.stdout and "failed=0" in proc.stdout
