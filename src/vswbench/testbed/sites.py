@@ -8,8 +8,9 @@ namespace holding its own instance of the switch class, and a wire joins them.
 Wire "veth": the veth pair is a port of each switch (Switch.adopt). Wire "vxlan": the veth pair
 is the underlay, addressed 198.19.0.1/24 and 198.19.0.2/24 (MTU 1600, so a 1518-byte frame
 plus 50 bytes of VXLAN fits), and a kernel VXLAN device in each site (VNI 24, UDP 4789,
-vsb<id>x1 / x2, MTU 1500) is the switch's port. For OVS that is a kernel VXLAN device as a
-system port, not OVS's own userspace tunnel port (stated with every result in the config dump).
+vsb<id>x1 / x2, MTU 1500) is the switch's port. OVS uses its own VXLAN port instead
+(Ovs.adopt_tunnel: userspace tunnelling, the underlay address on a second bridge `brphy`
+holding the wire, the peer's MAC set with tnl/arp/set); the config dump says which.
 
 SiteSwitches looks like one Switch to the testbed and the trial: attach() goes to the switch of
 the host's site, forward() splits every hop that crosses the wire into its two halves, counters
@@ -18,6 +19,7 @@ and config dumps carry the site's name. Everything is registered with the run's 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.host.netns import (Namespace, VethPair, add_address, ip, namespace_pids, set_up,
@@ -60,6 +62,7 @@ class SiteSwitches(Switch):
         self._regs: list[Registration] = []
         self.wire_ifs: dict[str, str] = {}     # site -> its end of the veth wire
         self.port_ifs: dict[str, str] = {}     # site -> the switch port of the wire
+        self.tunnel = "kernel"                 # remote-vxlan: kernel VXLAN devices, or "ovs"
 
     @classmethod
     def availability(cls) -> Availability:
@@ -104,6 +107,9 @@ class SiteSwitches(Switch):
             raise UsageError(f"scenario {self.scenario.name}: unknown wire "
                              f"{self.scenario.wire!r} (veth or vxlan)")
         locals_ = dict(zip(self.site_ns, UNDERLAY))
+        if all(hasattr(s, "adopt_tunnel") for s in self.inner.values()):
+            self._ovs_tunnel(locals_)
+            return
         for index, (site, ns) in enumerate(self.site_ns.items()):
             wire = self.wire_ifs[site]
             add_address(ns, wire, locals_[site])
@@ -116,6 +122,22 @@ class SiteSwitches(Switch):
             ip("link", "set", "dev", vx, "mtu", "1500", netns=ns)
             self.port_ifs[site] = vx
             self.inner[site].adopt(wire_key(site), vx, underlay=wire)
+
+    def _ovs_tunnel(self, locals_: dict[str, str]) -> None:
+        """OVS: its own VXLAN ports (userspace tunnelling over a second bridge on the wire)."""
+        macs = {}
+        for site, ns in self.site_ns.items():
+            peer = next(cidr for s, cidr in locals_.items() if s != site)
+            switch: Any = self.inner[site]
+            att = switch.adopt_tunnel(wire_key(site), self.wire_ifs[site], locals_[site],
+                                      peer.split("/")[0], VXLAN_VNI, WIRE_MTU)
+            self.port_ifs[site] = att.switch_ifname or "?"
+            macs[site] = att.switch_mac
+        for site in self.site_ns:
+            peer = next(s for s in self.site_ns if s != site)
+            self.inner[site].tunnel_neighbour(  # type: ignore[attr-defined]
+                locals_[peer].split("/")[0], macs[peer])
+        self.tunnel = "ovs"
 
     def wait_up(self) -> None:
         for site, ns in self.site_ns.items():
@@ -160,7 +182,7 @@ class SiteSwitches(Switch):
                 + ", ".join(f"{s}: {self.wire_ifs.get(s, '?')} (port {self.port_ifs.get(s)})"
                             for s in self.inner))
         if self.scenario.wire == "vxlan":
-            wire += (f"; kernel VXLAN VNI {VXLAN_VNI} UDP {VXLAN_PORT} over "
+            wire += (f"; {'OVS userspace' if self.tunnel == 'ovs' else 'kernel'} VXLAN VNI {VXLAN_VNI} UDP {VXLAN_PORT} over "
                      f"{' / '.join(UNDERLAY)} MTU {WIRE_MTU}")
         return wire + "\n" + "\n".join(f"#### site {site} ({self.site_ns[site]})\n"
                                        + switch.config_dump()
