@@ -108,16 +108,19 @@ def clean(run_id: str) -> list[str]:
 
 
 def serve(stdin: IO[str], stdout: IO[str]) -> int:
-    """Answer one request; 0 when it was done, 1 when it failed (the error is a JSON line)."""
+    """Answer one request; 0 when it was done, 1 when it failed, 2 for a request that is not
+    one (the error is a JSON line)."""
     emit = _emitter(stdout)
-    line = stdin.readline()
+    line = ""
     try:
+        line = stdin.readline()
         request = json.loads(line)
         if not isinstance(request, dict):
             raise ValueError("not an object")
-    except ValueError as exc:
-        emit({"type": "error", "message": f"agent: bad request line ({exc}): {line[:80]!r}"})
-        return 1
+    except (OSError, ValueError) as exc:
+        emit({"type": "error", "message": f"agent: bad request line ({exc}): {line[:80]!r}; "
+              "the agent is started over SSH by `vswbench run --inventory`"})
+        return 2
     watch_stdin(stdin)
     op = request.get("op")
     try:

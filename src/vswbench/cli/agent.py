@@ -8,8 +8,12 @@ import click
 
 
 @click.command(hidden=False)
-def agent() -> None:
+def agent() -> int:
     """Run testbed pieces for a controller over SSH (JSON on stdin/stdout; see campaign/agent.py)."""
     from vswbench.campaign.agent import serve
+    from vswbench.errors import UsageError
 
-    sys.exit(serve(sys.stdin, sys.stdout))
+    if sys.stdin.isatty():
+        raise UsageError("vswbench agent reads a JSON request on stdin: it is started over SSH "
+                         "by `vswbench run SPEC --inventory hosts.yml`, not by hand")
+    return serve(sys.stdin, sys.stdout)

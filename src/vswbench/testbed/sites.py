@@ -207,7 +207,7 @@ class SiteSwitches(Switch):
     def forwarding_mode(self) -> str:
         modes = {site: switch.forwarding_mode() for site, switch in self.inner.items()}
         if len(set(modes.values())) == 1:
-            return f"{next(iter(modes.values()))} (each site)"
+            return next(iter(modes.values()))
         return "; ".join(f"{site}: {mode}" for site, mode in modes.items())
 
     def daemon_pids(self) -> dict[str, int]:
