@@ -227,6 +227,7 @@ def _fault(lab: Lab, tag: str, act) -> tuple[str, list[dict]]:
     assert all(r["status"] != "done" for r in stored[1:])
     for rid in run_ids(out):
         assert wait_clean(rid) == [], f"{rid} left namespaces behind"
+        assert not list(Path("/tmp").glob(f"vsb-{rid}-*")), f"{rid} left temp dirs behind"
     assert lab.dut_pids("vswbench agent") == []
     return err, stored
 
