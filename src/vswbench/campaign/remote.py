@@ -124,15 +124,17 @@ class AgentRunner(CampaignRunner):
         self.pair = pair
         self.client = AgentClient(pair.dut, env)
         self.lost: AgentError | None = None
+        self.remote_print: dict[str, Any] = {}
         self.cleaned: list[str] = []
 
     def fingerprint_json(self) -> dict[str, Any]:
         own = super().fingerprint_json()
-        remote = self.client.hello()     # unreachable at start: AgentError before any point
         return {**own, "hosts": {f"tester {self.pair.tester.name}": own,
-                                 f"dut {self.pair.dut.name}": remote}}
+                                 f"dut {self.pair.dut.name}": self.remote_print}}
 
     def run(self) -> Any:
+        # unreachable at start: AgentError before anything is created (not even the store)
+        self.remote_print = self.client.hello()
         summary = super().run()
         if self.lost is not None:
             raise self.lost
