@@ -43,6 +43,12 @@ points = 6
 [[study]]
 kind = "search"
 switch = "bridge"
+scenario = ["p2p-pair", "remote", "remote-vxlan"]
+size = 64
+
+[[study]]
+kind = "search"
+switch = "bridge"
 scenario = "pairs"
 pairs = [1, 2, 4]
 size = 64
@@ -118,6 +124,7 @@ CEILING = {64: 520_000.0, 1518: 450_000.0}
 # Invented NDRs (pps) per switch and size; xdp at 64 bytes is generator-bound, xdp 1518 fails.
 NDR = {("bridge", 64): 218_000.0, ("bridge", 1518): 190_000.0, ("ovs", 64): 98_000.0,
        ("ovs", 1518): 91_000.0, ("xdp", 64): 520_000.0}
+REMOTE_NDR = {"p2p-pair": 220_000.0, "remote": 150_000.0, "remote-vxlan": 120_000.0}
 PAIRS_NDR = {1: 210_000.0, 2: 300_000.0, 4: 340_000.0}
 TRIAL_ACHIEVED = {(64, 1): 231_000.0, (64, 16): 252_000.0, (512, 1): 214_000.0,
                   (512, 16): 226_000.0}
@@ -331,6 +338,8 @@ def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
                       "switch_stats": {"datapath_flows": p.flows, "exact_rules": p.flows}}
         elif p.kind == "search" and "clones" in options:
             result = search_json(p, CLONES_NDR[int(options["clones"])])
+        elif p.kind == "search" and p.scenario in REMOTE_NDR:
+            result = search_json(p, REMOTE_NDR[p.scenario])
         elif p.kind == "search" and p.scenario.startswith("pairs:"):
             result = search_json(p, PAIRS_NDR[int(p.scenario[6:])])
         elif p.kind == "search" and (p.switch, size) in NDR:

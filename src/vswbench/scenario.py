@@ -9,7 +9,12 @@ Names:
   chain:N    tester -> switch -> nf1 -> switch -> ... -> nfN -> switch -> tester (Raumer et al.)
   pairs:N    N sender/receiver pairs through one switch (Ara et al. S = NvsN)
   rr         client (engine loop, one port) <-> switch <-> server (engine reflect)
-Room is left for `remote` (two hosts, a wire) and DPDK ports (vhost-user, memif): a HostPort kind.
+  remote     two emulated hosts (sites h1, h2), each a namespace with its own switch instance,
+             joined by a veth wire; sender s1 on h1, receiver r1 on h2 (Ara et al., L = remote)
+  remote-rr  the same two hosts, client on h1, server (reflect) on h2: round trip across the wire
+  remote-vxlan, remote-vxlan-rr   the same, the switches joined by VXLAN over the wire
+A Host's `site` names the emulated host whose switch it attaches to ("" = the one switch);
+Scenario.sites lists them and Scenario.wire says how they are joined (testbed/sites.py).
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ class Host:
     name: str              # logical: "tester", "nf1", "s1", "r1", ...
     role: Role
     ports: tuple[str, ...]  # logical port names, e.g. ("p0", "p1") or ("in", "out")
+    site: str = ""          # the emulated host whose switch it attaches to ("" = the one switch)
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,8 @@ class Scenario:
     hops: tuple[Hop, ...]          # in order along each stream; the switch forwards each hop
     streams: int = 1               # independent traffic streams (pairs:N -> N)
     extra: dict[str, str] = field(default_factory=dict)
+    sites: tuple[str, ...] = ()    # emulated hosts, each with its own switch ("remote")
+    wire: str = ""                 # how the sites' switches are joined: "veth" or "vxlan"
 
     def host(self, name: str) -> Host:
         for h in self.hosts:
@@ -96,13 +104,46 @@ def rr() -> Scenario:
                     (Hop("client.p0", "server.p0"), Hop("server.p0", "client.p0")))
 
 
+SITES = ("h1", "h2")
+WIRES = ("veth", "vxlan")
+
+
+def remote(wire: str = "veth", round_trip: bool = False) -> Scenario:
+    """Two emulated hosts joined by a wire (veth, or VXLAN over it): sender/receiver across
+    them, or with `round_trip` client/server (the server reflects)."""
+    if wire not in WIRES:
+        raise UsageError(f"remote wire {wire!r}: expected one of {', '.join(WIRES)}")
+    name = "remote" + ("" if wire == "veth" else f"-{wire}") + ("-rr" if round_trip else "")
+    if round_trip:
+        hosts = (Host("client", Role.CLIENT, ("p0",), SITES[0]),
+                 Host("server", Role.SERVER, ("p0",), SITES[1]))
+        hops = (Hop("client.p0", "server.p0"), Hop("server.p0", "client.p0"))
+    else:
+        hosts = (Host("s1", Role.SENDER, ("p0",), SITES[0]),
+                 Host("r1", Role.RECEIVER, ("p0",), SITES[1]))
+        hops = (Hop("s1.p0", "r1.p0"),)
+    return Scenario(name, hosts, hops, sites=SITES, wire=wire)
+
+
+def local_twin(s: Scenario) -> Scenario:
+    """The one-switch scenario with the same roles: where the tester's own ceiling is measured
+    for a remote one (rr for remote[-vxlan]-rr, p2p-pair for remote[-vxlan])."""
+    if not s.sites:
+        return s
+    return rr() if any(h.role == Role.CLIENT for h in s.hosts) else p2p_pair()
+
+
+REMOTE = {"remote": ("veth", False), "remote-rr": ("veth", True),
+          "remote-vxlan": ("vxlan", False), "remote-vxlan-rr": ("vxlan", True)}
 MAX_CHAIN = 10
 MAX_PAIRS = 8
 
 
 def parse(spec: str) -> Scenario:
-    """'p2p', 'p2p-pair', 'pvp', 'chain:N', 'pairs:N', 'rr'."""
+    """'p2p', 'p2p-pair', 'pvp', 'chain:N', 'pairs:N', 'rr', 'remote[-vxlan][-rr]'."""
     s = spec.strip().lower()
+    if s in REMOTE:
+        return remote(*REMOTE[s])
     if s == "p2p":
         return p2p()
     if s == "p2p-pair":
@@ -118,4 +159,5 @@ def parse(spec: str) -> Scenario:
         if not 1 <= n <= limit:
             raise UsageError(f"scenario {spec!r}: N must be 1..{limit}")
         return chain(n) if m.group(1) == "chain" else pairs(n)
-    raise UsageError(f"unknown scenario {spec!r}: expected p2p, p2p-pair, pvp, chain:N, pairs:N or rr")
+    raise UsageError(f"unknown scenario {spec!r}: expected p2p, p2p-pair, pvp, chain:N, pairs:N, "
+                     "rr, remote, remote-rr, remote-vxlan or remote-vxlan-rr")

@@ -71,7 +71,7 @@ def test_every_section_in_order_with_a_heading(full) -> None:
     assert tuple(page.sections) == SECTION_IDS == files.sections
     assert SECTION_IDS == ("summary", "ranking", "throughput-size", "offered-achieved", "latency-load",
                            "latency-distribution", "delay-model", "error-bars", "cycles",
-                           "chain-model", "pairs", "flow-count", "cloning",
+                           "chain-model", "pairs", "remote", "flow-count", "cloning",
                            "system",
                            "warnings")
     assert all(page.headings.get(s, "").strip() for s in SECTION_IDS)

@@ -161,7 +161,6 @@ class CampaignRunner:
         self.points = expand(spec)
 
     def run(self) -> RunSummary:
-        from vswbench.host.sysinfo import fingerprint
         from vswbench.run.ids import new_run_id
 
         require_root("a campaign")
@@ -173,7 +172,7 @@ class CampaignRunner:
             todo = [p for p in self.points if p.key not in finished]
             self.run_id = new_run_id()
             run_id = str(self.run_id)
-            store.begin_run(run_id, self.spec, fingerprint(tsc_hz=_tsc_hz()).to_json())
+            store.begin_run(run_id, self.spec, self.fingerprint_json())
             prog = Progress(len(self.points), skipped_before=len(self.points) - len(todo),
                             remaining_s=sum(estimate(p) for p in todo))
             status = "failed"
@@ -188,6 +187,12 @@ class CampaignRunner:
         done, skipped, failed = counts
         return RunSummary(run_id, store_path, done, skipped, failed, prog.skipped_before,
                           time.monotonic() - start)
+
+    def fingerprint_json(self) -> dict[str, Any]:
+        """The machine the run measures on (campaign/remote.py adds the DUT host's)."""
+        from vswbench.host.sysinfo import fingerprint
+
+        return fingerprint(tsc_hz=_tsc_hz()).to_json()
 
     def _run_points(self, store: ResultStore, run_id: str, todo: list[Point],
                     prog: Progress) -> tuple[int, int, int]:

@@ -52,8 +52,13 @@ RANKING_FORMATS = ("auto", "rich", "text", "md")
               show_default=True,
               help="The ranking at the end: rich (a terminal's table), text (plain, every "
                    "number whole) or md (Markdown); auto: rich on a terminal, else text.")
+@click.option("--inventory", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Ansible-style YAML inventory (groups tester, dut): run every point on a "
+                   "DUT host through `vswbench agent` over SSH, store here.")
+@click.option("--dut", default=None, help="With --inventory: the DUT host [the first].")
 def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: bool,
-        yes: bool, dry_run: bool, as_json: bool, fmt: str) -> int:
+        yes: bool, dry_run: bool, as_json: bool, fmt: str, inventory: Path | None = None,
+        dut: str | None = None) -> int:
     """Run a campaign (TOML spec or built-in suite); resumable: finished points are skipped."""
     import json
 
@@ -96,7 +101,14 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
             if as_json:
                 click.echo(json.dumps(point_record(stored), default=str))
 
-        summary = CampaignRunner(campaign, out_dir, on_progress, on_point).run()
+        if inventory is not None:   # the points run on the DUT host (campaign/remote.py)
+            from vswbench.campaign.inventory import load_inventory
+            from vswbench.campaign.remote import AgentRunner
+
+            pair = load_inventory(inventory).pair(dut)
+            summary = AgentRunner(campaign, out_dir, on_progress, on_point, pair=pair).run()
+        else:
+            summary = CampaignRunner(campaign, out_dir, on_progress, on_point).run()
     say = err if as_json else out       # --json keeps stdout to the JSON lines
     say.print(f"campaign {campaign.name}: {summary.done} points measured, {summary.failed} failed, "
               f"{summary.skipped} skipped, {summary.already_done} already done "

@@ -23,6 +23,7 @@ from vswbench.report.notes import ReportWarning, RunInfo
 from vswbench.results.series import LoadSeries
 from vswbench.report.figure import DPI
 from vswbench.report.plots import Plot
+from vswbench.report.remote import remote_section
 from vswbench.report.studies import CLONING_EMPTY, CLONING_INTRO, FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO
 
 SECTIONS = (
@@ -37,6 +38,7 @@ SECTIONS = (
     ("cycles", "Cycles per packet"),
     ("chain-model", "Chain cost model: throughput over chain length and placement"),
     ("pairs", "Scalability with pairs"),
+    ("remote", "Local vs remote vs remote-vxlan: the cost of the wire and of encapsulation"),
     ("flow-count", "Throughput vs number of flows"),
     ("cloning", "Cloning: throughput vs output ports"),
     ("system", "System fingerprint and campaign spec"),
@@ -252,6 +254,7 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
                         + chain_tables(c))(chain_analyses(model)),
         "pairs": _plots(plots, "pairs", "no pairs:N scenario in this campaign"
                         if not pairs_seen else "no throughput measured for the pairs:N points"),
+        "remote": remote_section(model.data.points),
         "flow-count": _plots(plots, "flow-count", FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO),
         "cloning": _plots(plots, "cloning", CLONING_EMPTY, CLONING_INTRO),
         "system": system_section(model.runs),

@@ -142,6 +142,9 @@ class Switch(ABC):
     # tester port needs NAPI on its veth peer (GRO or an XDP program there); without it the kernel
     # drops every frame uncounted (measured: macvlan, ovs with system ports lost 100 %).
     kernel_tx_ok: ClassVar[bool] = False
+    # Can it take an existing interface as a port (adopt(): the wire between two emulated hosts
+    # of scenario remote, or the VXLAN device on it)?
+    wire_capable: ClassVar[bool] = False
 
     def __init__(self, ctx: SwitchContext) -> None:
         self.ctx = ctx
@@ -194,6 +197,14 @@ class Switch(ABC):
 
     @abstractmethod
     def forward(self, paths: list[ForwardPath]) -> None: ...
+
+    def adopt(self, key: str, ifname: str, underlay: str = "") -> Attachment:
+        """Take the existing interface `ifname` in ctx.netns as a switch port named `key` (the
+        wire of scenario remote, or a VXLAN device whose frames travel over `underlay`)."""
+        from vswbench.errors import UsageError
+
+        raise UsageError(f"switch {self.name} cannot take a wire between two hosts (scenario "
+                         "remote): use bridge or ovs")
 
     @abstractmethod
     def teardown(self) -> None: ...

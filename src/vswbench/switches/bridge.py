@@ -10,9 +10,10 @@ bridge_fdb=learn leaves the table to learning alone (flooding until the hosts ha
 from __future__ import annotations
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import ip, namespace_exists, run, wait_link_up
+from vswbench.host.netns import ip, mac_address, namespace_exists, run, set_up, wait_link_up
 from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort
-from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
+from vswbench.switches.kernel import (KernelSwitch, basic_availability, kernel_versions, place_napi,
+                                     section)
 
 FDB_MODES = ("static", "learn")
 
@@ -21,6 +22,7 @@ class BridgeSwitch(KernelSwitch):
     name = "bridge"
     description = "Linux bridge (learning) in its own namespace, veth ports"
     options_read = KernelSwitch.options_read | {"bridge_fdb"}
+    wire_capable = True
 
     @classmethod
     def availability(cls) -> Availability:
@@ -56,6 +58,19 @@ class BridgeSwitch(KernelSwitch):
         ip("link", "set", "dev", att.switch_ifname, "master", self.bridge_name,
            netns=self.ctx.netns)
         wait_link_up(self.ctx.netns, att.switch_ifname)
+        return att
+
+    def adopt(self, key: str, ifname: str, underlay: str = "") -> Attachment:
+        """A bridge port on an existing interface (the wire, or a VXLAN device over it); the
+        receive work of the veth that carries the frames (`underlay`, else the port itself)
+        moves to the switch CPU as on every other port."""
+        netns = self.ctx.netns
+        ip("link", "set", "dev", ifname, "master", self.bridge_name, netns=netns)
+        set_up(netns, ifname)   # (carrier comes once the wire's far end is up too)
+        att = Attachment(HostPort(key, netns, ifname, ""), ifname,
+                         switch_mac=mac_address(netns, ifname))
+        self.attachments[key] = att
+        place_napi(self.ctx, netns, underlay or ifname, self.placed)
         return att
 
     def forward(self, paths: list[ForwardPath]) -> None:

@@ -131,6 +131,10 @@ def calibration_target(options: Mapping[str, str], scenario: Scenario, placement
     CPUs, so one calibration serves every chain. Calibrated on itself, a veth chain of fwd
     engines is always "generator-bound" (measured: bi and pbp chains at n = 2, 3 were, and the
     model had to leave them out); a router chain on chain:1 reached the fwd chain's 104.8 kpps."""
+    if scenario.sites:   # remote: the tester's ceiling on the same roles, one switch
+        from vswbench.scenario import local_twin
+
+        return local_twin(scenario), placement
     if options.get(OPTION, FWD) == FWD and not (on_baseline and nf_hosts(scenario)):
         return scenario, placement
     from vswbench.scenario import p2p

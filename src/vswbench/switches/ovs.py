@@ -36,6 +36,7 @@ from vswbench.switches.ovs_rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_L
 from vswbench.switches.ovs_stats import datapath_stats
 
 BRIDGE = "br0"
+TUNNEL_BRIDGE = "brphy"   # scenario remote-vxlan: the underlay bridge of OVS's VXLAN port
 AF_XDP = 44  # socket.AF_XDP, missing from older Pythons
 
 _PORT_RE = re.compile(
@@ -67,6 +68,7 @@ class Ovs(Switch):
     description = "Open vSwitch, userspace datapath (netdev), system ports"
     options_read = frozenset({"ovs_mode", "flow_table", "clones"})
     port_type = ""          # "" = system: a plain netdev port on the switch-side veth
+    wire_capable = True     # the wire of scenario remote: a system port (adopt())
 
     def __init__(self, ctx: SwitchContext) -> None:
         super().__init__(ctx)
@@ -152,6 +154,47 @@ class Ovs(Switch):
                          switch_mac=mac_address(self.ctx.netns, sw_if))
         self.attachments[port.key] = att
         return att
+
+    def adopt(self, key: str, ifname: str, underlay: str = "") -> Attachment:
+        """A system port on an existing interface of the switch namespace (the wire of scenario
+        remote, or a kernel VXLAN device over it)."""
+        ovs = self._instance()
+        set_up(self.ctx.netns, ifname)
+        ovs.vsctl("add-port", BRIDGE, ifname, "--", "set", "Interface", ifname,
+                  f"ofport_request={len(self.attachments) + 1}")
+        self.ports[key] = OvsPort(key, ifname, self._wait_ofport(ifname))
+        att = Attachment(HostPort(key, self.ctx.netns, ifname, ""), ifname,
+                         switch_mac=mac_address(self.ctx.netns, ifname))
+        self.attachments[key] = att
+        return att
+
+    def adopt_tunnel(self, key: str, underlay: str, local_cidr: str, remote_ip: str,
+                     vni: str, mtu: str) -> Attachment:
+        """OVS's own VXLAN port (userspace tunnelling): port `key` of br0 is a vxlan port to
+        `remote_ip`; the underlay interface joins a second bridge, TUNNEL_BRIDGE, whose internal
+        port holds `local_cidr` (OVS routes and encapsulates through it). The peer's MAC must
+        be set afterwards (tunnel_neighbour), so no ARP runs."""
+        ovs, netns = self._instance(), self.ctx.netns
+        ovs.vsctl("add-br", TUNNEL_BRIDGE, "--", "set", "Bridge", TUNNEL_BRIDGE,
+                  "datapath_type=netdev", "fail_mode=standalone")
+        ovs.vsctl("set", "Interface", TUNNEL_BRIDGE, f"mtu_request={mtu}")
+        set_up(netns, underlay)
+        ovs.vsctl("add-port", TUNNEL_BRIDGE, underlay)
+        self._wait_ofport(underlay)
+        add_address(netns, TUNNEL_BRIDGE, local_cidr)
+        set_up(netns, TUNNEL_BRIDGE)
+        port = self.ctx.run_id.ifname("vx")
+        ovs.vsctl("add-port", BRIDGE, port, "--", "set", "Interface", port, "type=vxlan",
+                  f"options:remote_ip={remote_ip}", f"options:local_ip={local_cidr.split('/')[0]}",
+                  f"options:key={vni}", f"ofport_request={len(self.attachments) + 1}")
+        self.ports[key] = OvsPort(key, port, self._wait_ofport(port))
+        att = Attachment(HostPort(key, netns, port, ""), port,
+                         switch_mac=mac_address(netns, TUNNEL_BRIDGE))
+        self.attachments[key] = att
+        return att
+
+    def tunnel_neighbour(self, ip_address: str, mac: str) -> None:
+        self._instance().appctl("tnl/arp/set", TUNNEL_BRIDGE, ip_address, mac)
 
     def interface_settings(self) -> list[str]:
         return []
@@ -318,6 +361,7 @@ class OvsAfxdp(Ovs):
     description = "Open vSwitch, userspace datapath, AF_XDP ports, PMD thread pinned"
     kernel_tx_ok = True                 # OVS's XDP programs on the switch side give NAPI
     port_type = "afxdp"
+    wire_capable = False    # its ports are afxdp: a system-port wire would mix two port kinds
 
     @classmethod
     def availability(cls) -> Availability:

@@ -39,6 +39,7 @@ from vswbench.switches.base import (Attachment, ForwardPath, HostPort, Placement
                                     SwitchContext)
 from vswbench.switches.chain_nf import (AUTO, FWD, SLEEP, check_nf, effective_placement, nf_hosts,
                                         nf_poll, ports_in_switch_namespace, runs_engine)
+from vswbench.testbed.sites import SiteSwitches, remote_problem
 
 L2_NET = ipaddress.ip_network("198.18.0.0/16")
 LONG_RUNNING = (Role.NF, Role.RECEIVER, Role.SERVER)   # started first, stopped after the tester
@@ -111,6 +112,8 @@ def unsupported(scenario: Scenario, switch_cls: type[Switch]) -> str | None:
     engine crashed (SIGSEGV) while its memif connected (pvp, chain:3, in CI runs), and separate
     receivers lost the first frames of every run (60 of 19,980 at 10 kpps on pairs:2). Through
     testpmd or ovs-dpdk, whose ports are up before any engine, every scenario runs."""
+    if scenario.sites:
+        return remote_problem(scenario, switch_cls)   # scenario remote: sites.py
     if switch_cls.port_kind != "dpdk" or not switch_cls.direct or scenario.name == "p2p":
         return None
     return (f"scenario {scenario.name} is not supported on {switch_cls.name}: engines joined by "
@@ -220,7 +223,8 @@ class Testbed:
                                                          if h.role in LONG_RUNNING),
                             nf_hosts=() if runs_engine(self.nf) else nf_hosts(self.scenario),
                             flows=self.flows)
-        switch = self.switch_cls(ctx)
+        switch = (SiteSwitches(ctx, self.scenario, self.switch_cls) if self.scenario.sites
+                  else self.switch_cls(ctx))   # scenario remote: a switch per site (sites.py)
         self.switch = switch
         teardown = reg.register(f"switch {self.switch_cls.name}", switch.teardown)
         self._stack.callback(teardown.release)
