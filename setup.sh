@@ -37,6 +37,12 @@ if ((${#missing[@]})); then
 	"${SUDO[@]}" apt-get update -q || die "apt-get update failed"
 	DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -q --no-install-recommends \
 		"${missing[@]}" || die "apt-get install ${missing[*]} failed"
+	# openssh-server is here for sshd's binary only (the agent tests start their own sshd in a
+	# vsb namespace). Debian's postinst starts a system sshd on port 22: stop and disable the one
+	# this install started, so setting up vswbench opens no port on the host.
+	if [[ " ${missing[*]} " == *" openssh-server "* ]] && command -v systemctl >/dev/null; then
+		"${SUDO[@]}" systemctl disable --now ssh.service ssh.socket >/dev/null 2>&1 || true
+	fi
 else
 	step "Debian packages: all present"
 fi
