@@ -1,0 +1,157 @@
+"""The paper specs (specs/papers/): every one parses, names its figure after its file, carries a
+source for every reference value and claim; bad [paper] tables are refused with exit 2; claims
+are judged from measured points (synthetic points here, labelled as such), never from the spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vswbench.campaign.paper import PAPERS, parse_check
+from vswbench.campaign.spec import load_spec, parse_spec
+from vswbench.cli.app import cli, main
+from vswbench.errors import UsageError
+from vswbench.report.paper_claims import FAILS, HOLDS, UNTESTABLE, judge, overall, references
+from vswbench.results.points import StoredResults
+from vswbench.results.store import StoredPoint
+
+SPECS = Path(__file__).resolve().parents[2] / "specs" / "papers"
+PAPER_SPECS = sorted(SPECS.glob("*.toml"))
+
+
+def test_there_are_at_least_ten_paper_specs() -> None:
+    assert len(PAPER_SPECS) >= 10
+
+
+@pytest.mark.parametrize("path", PAPER_SPECS, ids=lambda p: p.stem)
+def test_paper_spec_parses_and_names_its_figure(path: Path) -> None:
+    spec = load_spec(path)
+    assert spec.paper is not None, f"{path.name} has no [paper] table"
+    p = spec.paper
+    assert p.figure == path.stem, "a paper spec is named after its figure"
+    assert spec.name == p.figure
+    assert p.paper in PAPERS
+    assert "Fig" in p.source or "Table" in p.source, "the source names the figure or table"
+    header = path.read_text().splitlines()[0]
+    assert header.startswith("#") and p.paper_file[:3] in header, \
+        "the header comment names the paper's file"
+    for r in p.references:
+        assert r.source.strip() and r.unit.strip(), f"reference {r.id} needs a source and a unit"
+    assert p.claims, "every figure states at least one law"
+    for c in p.claims:
+        assert c.source.strip()
+        assert (c.check is None) != (c.untestable is None)
+    assert spec.points(), "the spec measures something"
+
+
+def _bad(extra: str) -> str:
+    return ('[campaign]\nname = "x"\n[[study]]\nkind = "search"\nswitch = "bridge"\n'
+            '[paper]\nfigure = "x"\npaper = "emmerich"\nsource = "Table 1"\ncaption = "c"\n'
+            'varies = "v"\nanalogue = "a"\ndifferences = ["d"]\n' + extra)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('[[reference]]\nid = "a"\nquantity = "q"\nvalue = 1.0\nunit = "Mpps"\n', "source"),
+    ('[[reference]]\nid = "a"\nquantity = "q"\nvalue = "x"\nunit = "u"\nsource = "s"\n',
+     "not a number"),
+    ('[[claim]]\nlaw = "l"\nsource = "s"\ncheck = "tput[switch=ovs] >> 3"\n', "not a check"),
+    ('[[claim]]\nlaw = "l"\nsource = "s"\ncheck = "speed[switch=ovs] > 3"\n', "unknown metric"),
+    ('[[claim]]\nlaw = "l"\nsource = "s"\n', "either check"),
+    ('[[claim]]\nlaw = "l"\nsource = "s"\ncheck = "tput[colour=red] > 1"\n', "unknown key"),
+    ('[[reference]]\nid = "a"\nquantity = "q"\nvalue = 1\nunit = "u"\nsource = "s"\n'
+     'relative_to = "b"\n', "no reference has id"),
+])
+def test_bad_paper_tables_are_refused(extra: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        parse_spec(_bad(extra))
+
+
+def test_bad_paper_spec_exits_2_in_the_cli(tmp_path: Path) -> None:
+    d = tmp_path / "papers"
+    d.mkdir()
+    (d / "x.toml").write_text(_bad('[[claim]]\nlaw = "l"\nsource = "s"\n'))
+    assert main(["run", str(d), "--dry-run"]) == 2
+
+
+def test_directory_dry_run_lists_every_spec() -> None:
+    result = CliRunner().invoke(cli, ["run", str(SPECS), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    for path in PAPER_SPECS:
+        assert path.stem in result.output
+
+
+# -- verdicts from (synthetic, NOT MEASURED) points ------------------------------------------
+def _point(key: str, kind: str, params: dict, result: dict) -> StoredPoint:
+    return StoredPoint("fixture", "vsb0000", key, key, {"kind": kind, **params}, kind, "done",
+                       result, None, None, "2026-01-01T00:00:00+0000")
+
+
+def _fixture() -> StoredResults:
+    """FIXTURE, NOT A MEASUREMENT: two switches' searches, trials at two rates."""
+    pts = [_point("a", "search", {"switch": "ovs", "scenario": "p2p", "size": 64},
+                  {"ndr_pps": 200_000.0}),
+           _point("b", "search", {"switch": "bridge", "scenario": "p2p", "size": 64},
+                  {"ndr_pps": 150_000.0})]
+    for sw, base in (("ovs", 30.0), ("veth", 10.0)):
+        for rate, extra in ((100.0, 20.0), (10_000.0, 5.0)):
+            p50 = base + (extra if sw == "ovs" else 5.0)
+            lat = {"p50": p50, "p99": 2 * p50, "max": 100.0}
+            pts.append(_point(f"{sw}{rate}", "trial", {"switch": sw, "scenario": "p2p",
+                                                       "size": 576, "rate": rate},
+                              {"achieved_pps": rate, "latency_us": lat}))
+    return StoredResults(Path("fixture"), tuple(pts), ())
+
+
+def _claim(check: str):
+    spec = parse_spec(_bad(f'[[claim]]\nlaw = "l"\nsource = "s"\ncheck = "{check}"\n'))
+    assert spec.paper is not None
+    return spec.paper.claims[0]
+
+
+def test_comparison_verdicts_follow_the_measured_values() -> None:
+    data = _fixture()
+    assert judge(_claim("tput[switch=ovs,kind=search] > tput[switch=bridge]"),
+                 data).verdict == HOLDS
+    assert judge(_claim("tput[switch=bridge] > tput[switch=ovs,kind=search]"),
+                 data).verdict == FAILS
+    assert judge(_claim("tput[switch=ovs,kind=search] > 1.5 * tput[switch=bridge]"),
+                 data).verdict == FAILS
+    mixed = judge(_claim("tput[switch=ovs] > tput[switch=bridge]"), data)
+    assert mixed.verdict == UNTESTABLE and "setups match" in mixed.detail
+    missing = judge(_claim("tput[switch=ovs-dpdk] > tput[switch=ovs]"), data)
+    assert missing.verdict == UNTESTABLE and "no finished point" in missing.detail
+
+
+def test_delay_subtracts_the_baseline_and_trends_compare_ends() -> None:
+    data = _fixture()
+    v = judge(_claim("delay_p50[switch=ovs] falls with rate"), data)
+    assert v.verdict == HOLDS            # 50 - 15 = 35 us at 100 pps, 35 - 15 = 20 at 10k
+    assert "rate=100" in v.detail and "rate=10000" in v.detail
+    assert judge(_claim("delay_p50[switch=ovs] rises with rate"), data).verdict == FAILS
+    assert judge(_claim("p50[switch=ovs,rate=100] > p50[switch=veth,rate=100]"),
+                 data).verdict == HOLDS
+
+
+def test_overall_and_references() -> None:
+    spec = parse_spec(_bad(
+        '[[reference]]\nid = "b"\nquantity = "bridge"\nvalue = 0.19\nunit = "Mpps"\n'
+        'source = "Table 1"\nours = "tput[switch=bridge]"\n'
+        '[[reference]]\nid = "o"\nquantity = "ovs"\nvalue = 0.27\nunit = "Mpps"\n'
+        'source = "Table 1"\nours = "tput[switch=ovs,kind=search]"\nrelative_to = "b"\n'
+        '[[claim]]\nlaw = "l"\nsource = "s"\nuntestable = "needs NICs"\n'))
+    assert spec.paper is not None
+    rows = references(spec.paper, _fixture())
+    assert rows[1].theirs_normalised == "1.42 x" and rows[1].ours_normalised == "1.33 x"
+    verdicts = [judge(c, _fixture()) for c in spec.paper.claims]
+    assert overall(verdicts) == UNTESTABLE
+    assert verdicts[0].detail == "needs NICs"
+
+
+def test_check_grammar() -> None:
+    c = parse_check("2 * p99[scenario=pvp,fraction=90] >= p50[load=overload]")
+    assert c.op == ">=" and c.left.factor == 2.0 and c.right is not None
+    assert parse_check("tput[nf=ovs] falls with chain").trend == "falls"
+    with pytest.raises(ValueError):
+        parse_check("tput[] rises with colour")
