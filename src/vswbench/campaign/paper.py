@@ -58,9 +58,9 @@ PAPERS = {
 }
 # tput: a search's NDR, a trial's achieved rate or a sweep's peak (results.points.throughput_of);
 # gbps: tput on the wire; peak / lossless / overload: a sweep's peak achieved rate, its highest
-# lossless offered load, its achieved rate at the highest offered load; p50 .. max: latency in
-# microseconds (a trial's, a latency point's at fraction=F, a sweep's at load=lowest|lossless|
-# overload); delay_*: that percentile minus the same percentile of the baseline switch (veth
+# lossless offered load, its achieved rate at the highest offered load (of a latency point's
+# loads alike); p50 .. max: latency in microseconds (a trial's, a latency point's at fraction=F
+# percent, a sweep's or a latency point's at load=lowest|lossless|overload); delay_*: that percentile minus the same percentile of the baseline switch (veth
 # unless baseline=NAME) measured with the same other keys (Sattar and Matrawy's switch delay);
 # tail: p99 / p50; cpu: the switch's busy cycles per packet (results.points cycles).
 METRICS = ("tput", "gbps", "peak", "lossless", "overload", "p50", "p90", "p99", "p999", "mean",

@@ -98,14 +98,30 @@ def papers() -> None:
     """The papers' figures reproduced (specs/papers/): the README table and the pages."""
 
 
+MARK_START, MARK_END = "<!-- papers-table -->", "<!-- /papers-table -->"
+
+
 @papers.command("table")
 @click.argument("root", type=click.Path(exists=True, file_okay=False, path_type=Path),
                 default=DEFAULT_ROOT)
-def table(root: Path) -> int:
+@click.option("--readme", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Write the table into this file between the lines "
+              f"{MARK_START} and {MARK_END} instead of printing it.")
+def table(root: Path, readme: Path | None) -> int:
     """Print the Markdown table figure | command | time here | verdict from the stores."""
     from vswbench.report.paper_page import collect, readme_table
 
-    click.echo(readme_table(collect(root)), nl=False)
+    text = readme_table(collect(root))
+    if readme is None:
+        click.echo(text, nl=False)
+        return 0
+    doc = readme.read_text(encoding="utf-8")
+    start, end = doc.find(MARK_START), doc.find(MARK_END)
+    if start < 0 or end < start:
+        raise UsageError(f"{readme} has no {MARK_START} ... {MARK_END} lines: add them where "
+                         "the table goes")
+    readme.write_text(doc[:start + len(MARK_START)] + "\n" + text + doc[end:], encoding="utf-8")
+    out.print(f"wrote the papers table into {readme}", highlight=False)
     return 0
 
 

@@ -29,6 +29,7 @@ from vswbench.units import parse_rate, wire_gbps
 HOLDS, FAILS, UNTESTABLE = "holds", "does not hold", "cannot be tested here"
 PCT = {"p50": "p50", "p90": "p90", "p99": "p99", "p999": "p999", "mean": "mean", "max": "max",
        "min": "min"}
+LOAD_KINDS = ("sweep", "latency")     # points with a list of loads (offered, achieved, lost)
 UNITS = {"tput": "pps", "peak": "pps", "lossless": "pps", "overload": "pps", "gbps": "Gbit/s",
          "tail": "x", "cycles": "cycles/packet"}
 
@@ -123,12 +124,15 @@ def _latency_dict(p: StoredPoint, select: dict[str, str]) -> dict[str, Any] | No
     r = p.result or {}
     if p.kind == "trial":
         lat = r.get("latency_us")
+    elif p.kind in LOAD_KINDS and "load" in select:
+        e = _sweep_load(p, select["load"])
+        lat = e.get("latency_us") if e else None
     elif p.kind == "latency":
         fraction = float(select.get("fraction", "90")) / 100.0
         e = entry_at(r.get("points"), fraction)
         lat = e.get("latency_us") if e else None
     elif p.kind == "sweep":
-        e = _sweep_load(p, select.get("load", "lossless"))
+        e = _sweep_load(p, "lossless")
         lat = e.get("latency_us") if e else None
     else:
         lat = None
@@ -142,13 +146,17 @@ def point_value(p: StoredPoint, metric: str, select: dict[str, str]) -> float | 
         if tp is None:
             return None
         return tp[1] if metric == "tput" else wire_gbps(tp[1], p.params.get("size", 64))
-    if metric in ("peak", "lossless"):
-        sat = r.get("saturation") if isinstance(r.get("saturation"), dict) else {}
-        return number(sat.get("peak_achieved_pps" if metric == "peak"
-                              else "highest_lossless_offered_pps"))
-    if metric == "overload":
-        e = _sweep_load(p, "overload") if p.kind == "sweep" else None
-        return number(e.get("achieved_pps")) if e else None
+    if metric in ("peak", "lossless", "overload"):
+        if p.kind not in LOAD_KINDS:
+            return None
+        raw = r.get("points") if isinstance(r.get("points"), list) else []
+        achieved = [a for a in (number(x.get("achieved_pps")) for x in raw
+                                if isinstance(x, dict)) if a is not None]
+        if metric == "peak":
+            return max(achieved, default=None)
+        e = _sweep_load(p, "lossless" if metric == "lossless" else "overload")
+        return number(e.get("offered_pps" if metric == "lossless" else "achieved_pps")) \
+            if e else None
     if metric == "cycles":
         return number(r.get("cycles_per_packet"))
     lat = _latency_dict(p, select)
@@ -167,14 +175,14 @@ def evaluate(term: Term, data: StoredResults) -> Value:
     if term.metric.startswith("delay_"):
         return _delay(term, data)
     select = dict(term.select)
-    points = matching(data, term.select)
+    measured = [(p, v) for p in matching(data, term.select)
+                for v in [point_value(p, term.metric, select)] if v is not None]
     setups = {(p.kind, tuple(sorted((k, str(v)) for k, v in p.params.items()
-                                    if k != "repetition"))) for p in points}
+                                    if k != "repetition"))) for p, _ in measured}
     if len(setups) > 1:
         return Value(None, why=f"{len(setups)} different setups match {term.text()}: name more "
                      "keys (kind, size, rate, ...) so that one setup is meant")
-    values = [(v, bool((p.result or {}).get("generator_bound"))) for p in points
-              for v in [point_value(p, term.metric, select)] if v is not None]
+    values = [(v, bool((p.result or {}).get("generator_bound"))) for p, v in measured]
     if not values:
         return Value(None, why=f"no finished point measured {term.text()}"
                      + _failures(data, term.select))
@@ -289,8 +297,8 @@ def overall(verdicts: Sequence[ClaimVerdict]) -> str:
         return UNTESTABLE
     failed = sum(v.verdict == FAILS for v in tested)
     if not failed:
-        return HOLDS + (f" ({len(tested)}/{len(verdicts)} tested)" if len(tested) < len(verdicts)
-                        else "")
+        return HOLDS + (f" ({len(tested)} of {len(verdicts)} claims testable here)"
+                        if len(tested) < len(verdicts) else "")
     return f"{FAILS} ({failed} of {len(tested)} tested claims)"
 
 
