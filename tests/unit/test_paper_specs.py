@@ -155,3 +155,22 @@ def test_check_grammar() -> None:
     assert parse_check("tput[nf=ovs] falls with chain").trend == "falls"
     with pytest.raises(ValueError):
         parse_check("tput[] rises with colour")
+
+
+def test_load_metrics_of_a_latency_point() -> None:
+    """FIXTURE, NOT A MEASUREMENT: a latency point's loads at 50, 100, 200 % of its NDR."""
+    loads = [{"offered_pps": 50e3, "achieved_pps": 50e3, "lost": 0, "fraction_of_ndr": 0.5,
+              "latency_us": {"p50": 10.0, "p99": 12.0, "max": 20.0}},
+             {"offered_pps": 100e3, "achieved_pps": 100e3, "lost": 0, "fraction_of_ndr": 1.0,
+              "latency_us": {"p50": 15.0, "p99": 30.0, "max": 40.0}},
+             {"offered_pps": 200e3, "achieved_pps": 130e3, "lost": 70_000,
+              "fraction_of_ndr": 2.0, "latency_us": {"p50": 900.0, "p99": 990.0, "max": 999.0}}]
+    data = StoredResults(Path("fixture"), (
+        _point("l", "latency", {"switch": "ovs", "scenario": "p2p", "size": 64},
+               {"ndr_pps": 100e3, "points": loads}),), ())
+    assert judge(_claim("peak[switch=ovs] > lossless[switch=ovs]"), data).verdict == HOLDS
+    assert judge(_claim("overload[switch=ovs] < peak[switch=ovs]"), data).verdict == FAILS
+    assert judge(_claim("p50[switch=ovs] rises with fraction"), data).verdict == HOLDS
+    assert judge(_claim("max[fraction=200] > 10 * max[fraction=100]"), data).verdict == HOLDS
+    assert judge(_claim("max[fraction=200] > 30 * max[fraction=100]"), data).verdict == FAILS
+    assert judge(_claim("p50[load=lossless] < p50[load=overload]"), data).verdict == HOLDS

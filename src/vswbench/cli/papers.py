@@ -57,8 +57,8 @@ def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: 
     for spec, size in zip(specs, sizes):
         err.print(f"  {spec.name}: {size.describe()}", highlight=False)
     err.print(f"{len(specs)} specs in {directory}: {sum(s.points for s in sizes)} points, about "
-              f"{max(1, int(total_s // 60))} min (estimated; measured here under load it took "
-              "longer: see the README's papers table); results in " + str(root), highlight=False)
+              f"{max(1, int(total_s // 60))} min (estimated from the points; the README's papers "
+              "table gives the time each took here); results in " + str(root), highlight=False)
     if dry_run:
         return 0
     if total_s > 12 * 3600 and not yes:
@@ -70,7 +70,7 @@ def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: 
 
         def on_point(stored: Any) -> None:
             err.print(point_line(read_point(stored)), style="dim", highlight=False, markup=False)
-        summary = CampaignRunner(spec, target, None, on_point).run()
+        summary = CampaignRunner(spec, target, lambda prog, message: None, on_point).run()
         failed += summary.failed
         out.print(f"{spec.name}: {summary.done} points measured, {summary.failed} failed, "
                   f"{summary.already_done} already done ({time.monotonic() - started:.0f} s)",
