@@ -174,3 +174,22 @@ def test_load_metrics_of_a_latency_point() -> None:
     assert judge(_claim("max[fraction=200] > 10 * max[fraction=100]"), data).verdict == HOLDS
     assert judge(_claim("max[fraction=200] > 30 * max[fraction=100]"), data).verdict == FAILS
     assert judge(_claim("p50[load=lossless] < p50[load=overload]"), data).verdict == HOLDS
+
+
+def test_trials_at_several_rates_make_one_load_curve() -> None:
+    """FIXTURE, NOT A MEASUREMENT: trials at 10k, 100k, 1M pps offered through one setup."""
+    pts = tuple(_point(f"t{rate}", "trial", {"switch": "ovs", "scenario": "pvp", "size": 64,
+                                             "rate": rate},
+                       {"achieved_pps": got, "lost": lost, "latency_us": {"p50": p50}})
+                for rate, got, lost, p50 in ((10e3, 10e3, 0, 20.0), (100e3, 80e3, 40_000, 300.0),
+                                             (1e6, 120e3, 1_760_000, 900.0)))
+    data = StoredResults(Path("fixture"), pts, ())
+    assert judge(_claim("peak[scenario=pvp] > lossless[scenario=pvp]"), data).verdict == HOLDS
+    assert judge(_claim("lossless[scenario=pvp] > 20000"), data).verdict == FAILS
+    assert judge(_claim("p50[load=overload] > 10 * p50[load=lossless]"), data).verdict == HOLDS
+    assert judge(_claim("p50[scenario=pvp] rises with rate"), data).verdict == HOLDS
+    two = StoredResults(Path("fixture"), pts + (_point(
+        "other", "trial", {"switch": "bridge", "scenario": "pvp", "size": 64, "rate": 10e3},
+        {"achieved_pps": 10e3, "lost": 0}),), ())
+    mixed = judge(_claim("peak[scenario=pvp] > 1"), two)
+    assert mixed.verdict == UNTESTABLE and "load curves match" in mixed.detail

@@ -105,11 +105,12 @@ def matching(data: StoredResults, select: Sequence[tuple[str, str]]) -> list[Sto
     return [p for p in data.done() if all(_matches(p, k, v) for k, v in select)]
 
 
-# -- one point's metric ------------------------------------------------------------------------
-def _sweep_load(p: StoredPoint, which: str) -> dict[str, Any] | None:
-    raw = (p.result or {}).get("points")
-    loads = sorted((x for x in raw if isinstance(x, dict) and number(x.get("offered_pps"))),
-                   key=lambda x: float(x["offered_pps"])) if isinstance(raw, list) else []
+# -- load curves: a sweep's or a latency point's loads, or trials of one setup at several rates
+CURVE_METRICS = ("peak", "lossless", "overload")
+
+
+def _pick(loads: Sequence[dict[str, Any]], which: str) -> dict[str, Any] | None:
+    loads = sorted(loads, key=lambda x: float(x["offered_pps"]))
     if not loads:
         return None
     if which == "lowest":
@@ -120,25 +121,57 @@ def _sweep_load(p: StoredPoint, which: str) -> dict[str, Any] | None:
     return clean[-1] if clean else None
 
 
-def _latency_dict(p: StoredPoint, select: dict[str, str]) -> dict[str, Any] | None:
-    r = p.result or {}
-    if p.kind == "trial":
-        lat = r.get("latency_us")
-    elif p.kind in LOAD_KINDS and "load" in select:
-        e = _sweep_load(p, select["load"])
-        lat = e.get("latency_us") if e else None
-    elif p.kind == "latency":
-        fraction = float(select.get("fraction", "90")) / 100.0
-        e = entry_at(r.get("points"), fraction)
-        lat = e.get("latency_us") if e else None
-    elif p.kind == "sweep":
-        e = _sweep_load(p, "lossless")
-        lat = e.get("latency_us") if e else None
-    else:
-        lat = None
-    return lat if isinstance(lat, dict) else None
+def _curves(points: Sequence[StoredPoint]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+    """Load entries (offered_pps, achieved_pps, lost, latency_us) per curve: every sweep or
+    latency point is one; trials of one setup at different rates (repetitions pooled) are one."""
+    curves: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for p in points:
+        r = p.result or {}
+        if p.kind in LOAD_KINDS:
+            key = (p.kind, _params_key(p, ("repetition",)))
+            raw = r.get("points") if isinstance(r.get("points"), list) else []
+            curves.setdefault(key, []).extend(x for x in raw if isinstance(x, dict)
+                                              and number(x.get("offered_pps")))
+        elif p.kind == "trial" and number(p.params.get("rate")):
+            key = ("trial", _params_key(p, ("repetition", "rate")))
+            curves.setdefault(key, []).append(
+                {"offered_pps": float(p.params["rate"]), "achieved_pps": r.get("achieved_pps"),
+                 "lost": r.get("lost"), "loss_ratio": r.get("loss_ratio"),
+                 "latency_us": r.get("latency_us")})
+    return curves
 
 
+def _params_key(p: StoredPoint, without: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, str(v)) for k, v in p.params.items() if k not in without))
+
+
+def _curve_value(loads: Sequence[dict[str, Any]], metric: str,
+                 select: dict[str, str]) -> float | None:
+    if metric == "peak":
+        return max((a for a in (number(x.get("achieved_pps")) for x in loads) if a is not None),
+                   default=None)
+    which = {"lossless": "lossless", "overload": "overload"}.get(metric,
+                                                              select.get("load", "lossless"))
+    e = _pick(loads, which)
+    if e is None:
+        return None
+    if metric == "lossless":
+        return number(e.get("offered_pps"))
+    if metric == "overload":
+        return number(e.get("achieved_pps"))
+    return _from_latency(e.get("latency_us"), metric)
+
+
+def _from_latency(lat: Any, metric: str) -> float | None:
+    if not isinstance(lat, dict):
+        return None
+    if metric == "tail":
+        p50, p99 = number(lat.get("p50")), number(lat.get("p99"))
+        return p99 / p50 if p50 and p99 is not None else None
+    return number(lat.get(PCT.get(metric.removeprefix("delay_"), "")))
+
+
+# -- one point's metric ------------------------------------------------------------------------
 def point_value(p: StoredPoint, metric: str, select: dict[str, str]) -> float | None:
     r = p.result or {}
     if metric in ("tput", "gbps"):
@@ -146,26 +179,14 @@ def point_value(p: StoredPoint, metric: str, select: dict[str, str]) -> float | 
         if tp is None:
             return None
         return tp[1] if metric == "tput" else wire_gbps(tp[1], p.params.get("size", 64))
-    if metric in ("peak", "lossless", "overload"):
-        if p.kind not in LOAD_KINDS:
-            return None
-        raw = r.get("points") if isinstance(r.get("points"), list) else []
-        achieved = [a for a in (number(x.get("achieved_pps")) for x in raw
-                                if isinstance(x, dict)) if a is not None]
-        if metric == "peak":
-            return max(achieved, default=None)
-        e = _sweep_load(p, "lossless" if metric == "lossless" else "overload")
-        return number(e.get("offered_pps" if metric == "lossless" else "achieved_pps")) \
-            if e else None
     if metric == "cycles":
         return number(r.get("cycles_per_packet"))
-    lat = _latency_dict(p, select)
-    if lat is None:
-        return None
-    if metric == "tail":
-        p50, p99 = number(lat.get("p50")), number(lat.get("p99"))
-        return p99 / p50 if p50 and p99 is not None else None
-    return number(lat.get(PCT[metric.removeprefix("delay_")]))
+    if p.kind == "trial":
+        return _from_latency(r.get("latency_us"), metric)
+    if p.kind == "latency":
+        e = entry_at(r.get("points"), float(select.get("fraction", "90")) / 100.0)
+        return _from_latency(e.get("latency_us") if e else None, metric)
+    return None
 
 
 # -- terms -------------------------------------------------------------------------------------
@@ -175,6 +196,8 @@ def evaluate(term: Term, data: StoredResults) -> Value:
     if term.metric.startswith("delay_"):
         return _delay(term, data)
     select = dict(term.select)
+    if term.metric in CURVE_METRICS or "load" in select:
+        return _curve_term(term, data)
     measured = [(p, v) for p in matching(data, term.select)
                 for v in [point_value(p, term.metric, select)] if v is not None]
     setups = {(p.kind, tuple(sorted((k, str(v)) for k, v in p.params.items()
@@ -188,6 +211,24 @@ def evaluate(term: Term, data: StoredResults) -> Value:
                      + _failures(data, term.select))
     return Value(term.factor * statistics.median(v for v, _ in values), len(values),
                  any(b for _, b in values))
+
+
+def _curve_term(term: Term, data: StoredResults) -> Value:
+    assert term.metric is not None
+    curves = _curves(matching(data, term.select))
+    if len(curves) > 1:
+        return Value(None, why=f"{len(curves)} different load curves match {term.text()}: name "
+                     "more keys so that one setup is meant")
+    if not curves:
+        return Value(None, why=f"no finished sweep, latency point or trials at several rates "
+                     f"measured {term.text()}" + _failures(data, term.select))
+    (loads,) = curves.values()
+    value = _curve_value(loads, term.metric, dict(term.select))
+    if value is None:
+        what = "no load without loss" if "lossless" in (term.metric, dict(term.select).get(
+            "load")) else "no value"
+        return Value(None, why=f"{term.text()}: {what} among its {len(loads)} loads")
+    return Value(term.factor * value, len(loads))
 
 
 def _delay(term: Term, data: StoredResults) -> Value:

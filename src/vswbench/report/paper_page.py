@@ -22,10 +22,12 @@ from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
 from vswbench.report.paper_claims import (ClaimVerdict, ReferenceRow, judge, overall,
                                           references)
+from vswbench.report.paper_plots import DelayCurve, delay_curves, delay_ecdf_png
 from vswbench.results.points import StoredResults, load
 from vswbench.results.store import STORE_NAME
 
 PAGE_MD, PAGE_HTML, INDEX_MD, INDEX_HTML = "paper.md", "paper.html", "index.md", "index.html"
+DELAY_PNG = "paper-delay-ecdf.png"
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class PaperResult:
     verdicts: tuple[ClaimVerdict, ...]
     references: tuple[ReferenceRow, ...]
     spec_path: str
+    delay_curves: tuple[DelayCurve, ...] = ()     # when a claim or reference uses delay_*
 
     @property
     def verdict(self) -> str:
@@ -88,8 +91,15 @@ def paper_result(directory: str | Path) -> PaperResult | None:
             sum(p.status == "done" for p in mine.points),
             sum(p.status != "done" for p in mine.points),
             tuple(judge(c, mine) for c in spec.paper.claims),
-            tuple(references(spec.paper, mine)), f"specs/papers/{spec.paper.figure}.toml")
+            tuple(references(spec.paper, mine)), f"specs/papers/{spec.paper.figure}.toml",
+            tuple(delay_curves(mine)) if _uses_delay(spec.paper) else ())
     return None
+
+
+def _uses_delay(paper: PaperInfo) -> bool:
+    terms = [r.ours for r in paper.references if r.ours] + [
+        t for c in paper.claims if c.check for t in (c.check.left, c.check.right) if t]
+    return any((t.metric or "").startswith("delay_") for t in terms)
 
 
 def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -98,7 +108,7 @@ def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join("| " + " | ".join(r) + " |" for r in cells) + "\n"
 
 
-def markdown(r: PaperResult) -> str:
+def markdown(r: PaperResult, index: bool = False) -> str:
     p = r.paper
     out = [f"## {p.figure}: {p.caption}\n",
            f"{p.paper_title} ({p.paper_file}), {p.source}.\n",
@@ -107,6 +117,9 @@ def markdown(r: PaperResult) -> str:
            f"- command: `{r.command}`; time here: {r.time_text} "
            f"({r.points_done} points done, {r.points_failed} not)",
            f"- verdict: **{r.verdict}**\n"]
+    if r.delay_curves:
+        out.append(f"![switch delay ECDF, baseline subtracted]({r.directory.name}/{DELAY_PNG})\n"
+                   if index else f"![switch delay ECDF, baseline subtracted]({DELAY_PNG})\n")
     if r.references:
         out.append(_md_table(("quantity", "paper", "ours", "paper, normalised",
                               "ours, normalised", "normalised to", "source"),
@@ -143,6 +156,9 @@ def _html(body_md_blocks: Sequence[PaperResult], title: str, links: bool) -> str
                      f'</li><li>command: <code>{escape(r.command)}</code>; time here: '
                      f'{escape(r.time_text)}</li><li>verdict: <b>{escape(r.verdict)}</b>'
                      f'</li></ul>')
+        if r.delay_curves:
+            src = f"{r.directory.name}/{DELAY_PNG}" if links else DELAY_PNG
+            parts.append(f'<p><img src="{escape(src)}" alt="switch delay ECDF"></p>')
         if r.references:
             parts.append(_html_table(("quantity", "paper", "ours", "paper, normalised",
                                       "ours, normalised", "normalised to", "source"),
@@ -188,13 +204,17 @@ def write_pages(root: str | Path) -> list[Path]:
     results = collect(root)
     written = []
     for r in results:
+        png = delay_ecdf_png(r.delay_curves, f"{r.paper.figure}: switch delay (ECDF)")
+        if png is not None:
+            (r.directory / DELAY_PNG).write_bytes(png)
+            written.append(r.directory / DELAY_PNG)
         _write(r.directory / PAGE_MD, markdown(r))
         _write(r.directory / PAGE_HTML, _html([r], r.paper.figure, links=False))
         written += [r.directory / PAGE_MD, r.directory / PAGE_HTML]
     base = Path(root)
     if not (base / STORE_NAME).is_file() and results:
         _write(base / INDEX_MD, "# The papers' figures reproduced here\n\n" + readme_table(results)
-               + "\n" + "\n".join(markdown(r) for r in results))
+               + "\n" + "\n".join(markdown(r, index=True) for r in results))
         _write(base / INDEX_HTML, _html(results, "The papers' figures reproduced here", True))
         written += [base / INDEX_MD, base / INDEX_HTML]
     return written
