@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from vswbench import scenario as scenarios
 from vswbench.campaign.paper import LOADS, Check, Claim, PaperInfo, Term
 from vswbench.results.points import (StoredResults, entry_at, number, size_order, throughput_of)
 from vswbench.results.store import StoredPoint
@@ -90,6 +91,8 @@ def _matches(p: StoredPoint, key: str, want: str) -> bool:
         return got is not None and str(got) == want
     if key == "kind":
         return p.kind == want
+    if key == "scenario":
+        return str(p.params.get("scenario")) == _scenario_name(want)
     got = p.params.get(key, {"flows": 1, "burst": 1, "placement": "default"}.get(key))
     if got is None:
         return False
@@ -99,6 +102,14 @@ def _matches(p: StoredPoint, key: str, want: str) -> bool:
         except Exception:                      # noqa: BLE001 - an unparsable rate matches nothing
             return False
     return str(got) == want
+
+
+def _scenario_name(text: str) -> str:
+    """chain:1 is stored as pvp (scenario.parse names it so)."""
+    try:
+        return scenarios.parse(text).name
+    except Exception:                          # noqa: BLE001 - an unknown name matches itself
+        return text
 
 
 def matching(data: StoredResults, select: Sequence[tuple[str, str]]) -> list[StoredPoint]:
@@ -272,6 +283,8 @@ def _x_values(term: Term, key: str, data: StoredResults) -> list[str]:
             scen = str(p.params.get("scenario", ""))
             if scen.startswith(key + ":"):
                 xs.add(scen.split(":", 1)[1])
+            elif key == "chain" and scen == _scenario_name("chain:1"):
+                xs.add("1")
         elif key == "clones":
             if _option(p, "clones") is not None:
                 xs.add(str(_option(p, "clones")))
