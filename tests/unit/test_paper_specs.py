@@ -193,3 +193,23 @@ def test_trials_at_several_rates_make_one_load_curve() -> None:
         {"achieved_pps": 10e3, "lost": 0}),), ())
     mixed = judge(_claim("peak[scenario=pvp] > 1"), two)
     assert mixed.verdict == UNTESTABLE and "load curves match" in mixed.detail
+
+
+def test_repetitions_decide_only_when_their_ranges_agree() -> None:
+    """FIXTURE, NOT A MEASUREMENT: three repetitions of two switches' searches."""
+    def reps(ndrs_a: list[float], ndrs_b: list[float]) -> StoredResults:
+        pts = []
+        for i, (x, y) in enumerate(zip(ndrs_a, ndrs_b)):
+            pts.append(_point(f"a{i}", "search", {"switch": "ovs", "scenario": "p2p",
+                                                   "repetition": i or None}, {"ndr_pps": x}))
+            pts.append(_point(f"b{i}", "search", {"switch": "bridge", "scenario": "p2p",
+                                                   "repetition": i or None}, {"ndr_pps": y}))
+        for p in pts:                              # repetition 0 is stored without the key
+            p.params.pop("repetition") if p.params.get("repetition") is None else None
+        return StoredResults(Path("fixture"), tuple(pts), ())
+    claim = _claim("tput[switch=ovs] > tput[switch=bridge]")
+    assert judge(claim, reps([200e3, 210e3, 190e3], [100e3, 120e3, 110e3])).verdict == HOLDS
+    assert judge(claim, reps([90e3, 95e3, 80e3], [100e3, 120e3, 110e3])).verdict == FAILS
+    mixed = judge(claim, reps([200e3, 100e3, 150e3], [120e3, 110e3, 130e3]))
+    assert mixed.verdict == UNTESTABLE and "overlap" in mixed.detail
+    assert "median of 3" in mixed.detail

@@ -38,10 +38,16 @@ UNITS = {"tput": "pps", "peak": "pps", "lossless": "pps", "overload": "pps", "gb
 @dataclass(frozen=True)
 class Value:
     """A term's measured value (None: not measured, `why` says what is missing)."""
-    value: float | None
+    value: float | None                   # the median over repetitions
     points: int = 0
     generator_bound: bool = False
     why: str = ""
+    values: tuple[float, ...] = ()        # one per repetition (factor applied)
+
+    @property
+    def span(self) -> tuple[float, float] | None:
+        """(lowest, highest) over the repetitions; None for a single value."""
+        return (min(self.values), max(self.values)) if len(self.values) > 1 else None
 
     def text(self, metric: str | None) -> str:
         if self.value is None:
@@ -54,6 +60,8 @@ class Value:
             body = f"{v:,.1f} us"
         else:
             body = f"{v:,.3g} {unit}".strip()
+        if self.span:
+            body += f" (median of {len(self.values)}: {self.span[0]:,.4g}-{self.span[1]:,.4g})"
         return body + (" (tester's ceiling)" if self.generator_bound else "")
 
 
@@ -132,20 +140,22 @@ def _pick(loads: Sequence[dict[str, Any]], which: str) -> dict[str, Any] | None:
     return clean[-1] if clean else None
 
 
-def _curves(points: Sequence[StoredPoint]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
-    """Load entries (offered_pps, achieved_pps, lost, latency_us) per curve: every sweep or
-    latency point is one; trials of one setup at different rates (repetitions pooled) are one."""
-    curves: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+def _curves(points: Sequence[StoredPoint]
+            ) -> dict[tuple[Any, ...], dict[int, list[dict[str, Any]]]]:
+    """Load entries (offered_pps, achieved_pps, lost, latency_us) per curve and repetition:
+    every sweep or latency point is one; trials of one setup at different rates are one."""
+    curves: dict[tuple[Any, ...], dict[int, list[dict[str, Any]]]] = {}
     for p in points:
         r = p.result or {}
+        rep = int(p.params.get("repetition") or 0)
         if p.kind in LOAD_KINDS:
             key = (p.kind, _params_key(p, ("repetition",)))
             raw = r.get("points") if isinstance(r.get("points"), list) else []
-            curves.setdefault(key, []).extend(x for x in raw if isinstance(x, dict)
-                                              and number(x.get("offered_pps")))
+            curves.setdefault(key, {}).setdefault(rep, []).extend(
+                x for x in raw if isinstance(x, dict) and number(x.get("offered_pps")))
         elif p.kind == "trial" and number(p.params.get("rate")):
             key = ("trial", _params_key(p, ("repetition", "rate")))
-            curves.setdefault(key, []).append(
+            curves.setdefault(key, {}).setdefault(rep, []).append(
                 {"offered_pps": float(p.params["rate"]), "achieved_pps": r.get("achieved_pps"),
                  "lost": r.get("lost"), "loss_ratio": r.get("loss_ratio"),
                  "latency_us": r.get("latency_us")})
@@ -221,7 +231,7 @@ def evaluate(term: Term, data: StoredResults) -> Value:
         return Value(None, why=f"no finished point measured {term.text()}"
                      + _failures(data, term.select))
     return Value(term.factor * statistics.median(v for v, _ in values), len(values),
-                 any(b for _, b in values))
+                 any(b for _, b in values), values=tuple(term.factor * v for v, _ in values))
 
 
 def _curve_term(term: Term, data: StoredResults) -> Value:
@@ -233,13 +243,16 @@ def _curve_term(term: Term, data: StoredResults) -> Value:
     if not curves:
         return Value(None, why=f"no finished sweep, latency point or trials at several rates "
                      f"measured {term.text()}" + _failures(data, term.select))
-    (loads,) = curves.values()
-    value = _curve_value(loads, term.metric, dict(term.select))
-    if value is None:
+    (reps,) = curves.values()
+    found = [v for v in (_curve_value(loads, term.metric, dict(term.select))
+                         for loads in reps.values()) if v is not None]
+    n = sum(len(loads) for loads in reps.values())
+    if not found:
         what = "no load without loss" if "lossless" in (term.metric, dict(term.select).get(
             "load")) else "no value"
-        return Value(None, why=f"{term.text()}: {what} among its {len(loads)} loads")
-    return Value(term.factor * value, len(loads))
+        return Value(None, why=f"{term.text()}: {what} among its {n} loads")
+    return Value(term.factor * statistics.median(found), n,
+                 values=tuple(term.factor * v for v in found))
 
 
 def _delay(term: Term, data: StoredResults) -> Value:
@@ -251,7 +264,8 @@ def _delay(term: Term, data: StoredResults) -> Value:
     mine, theirs = evaluate(plain, data), evaluate(base, data)
     if mine.value is None or theirs.value is None:
         return Value(None, why=mine.why or theirs.why)
-    return Value(term.factor * (mine.value - theirs.value), mine.points + theirs.points)
+    return Value(term.factor * (mine.value - theirs.value), mine.points + theirs.points,
+                 values=tuple(term.factor * (v - theirs.value) for v in mine.values))
 
 
 def _failures(data: StoredResults, select: Sequence[tuple[str, str]]) -> str:
@@ -312,10 +326,10 @@ def _trend(check: Check, claim: Claim, data: StoredResults) -> tuple[str, str]:
     if len(measured) < 2:
         return UNTESTABLE, (f"fewer than two values of {key} measured for "
                             f"{check.left.text()}" + (f" ({shown})" if shown else ""))
-    first, last = measured[0][1].value or 0.0, measured[-1][1].value or 0.0
-    ok = (last > first * (1 + claim.margin) if check.trend == "rises"
-          else last < first * (1 - claim.margin))
-    return (HOLDS if ok else FAILS), shown
+    first, last = measured[0][1], measured[-1][1]
+    op = ">" if check.trend == "rises" else "<"
+    verdict = _decide(last, op, first, claim.margin)
+    return verdict, shown + (f": {OVERLAP}" if verdict == UNTESTABLE else "")
 
 
 def _compare(check: Check, claim: Claim, data: StoredResults) -> tuple[str, str]:
@@ -327,10 +341,37 @@ def _compare(check: Check, claim: Claim, data: StoredResults) -> tuple[str, str]
         return UNTESTABLE, a.why or b.why
     if a.generator_bound and b.generator_bound:
         return UNTESTABLE, shown + ": both sides stopped at the tester's ceiling"
-    m = claim.margin
-    ok = {">": a.value > b.value * (1 + m), ">=": a.value >= b.value * (1 - m),
-          "<": a.value < b.value * (1 - m), "<=": a.value <= b.value * (1 + m)}[check.op]
-    return (HOLDS if ok else FAILS), shown
+    verdict = _decide(a, check.op, b, claim.margin)
+    if verdict == UNTESTABLE:
+        shown += f": {OVERLAP}"
+    return verdict, shown
+
+
+OVERLAP = ("the repetitions' ranges overlap: the difference is within this machine's noise, "
+           "neither side is shown larger")
+
+
+def _holds(a: float, op: str, b: float, m: float) -> bool:
+    return {">": a > b * (1 + m), ">=": a >= b * (1 - m), "<": a < b * (1 - m),
+            "<=": a <= b * (1 + m)}[op]
+
+
+def _decide(a: Value, op: str, b: Value, margin: float) -> str:
+    """On the medians; with repetitions, only when every repetition agrees: the claim holds if
+    it holds between a's worst and b's worst value, fails if it fails between their best, and
+    cannot be told otherwise (the ranges overlap)."""
+    assert a.value is not None and b.value is not None
+    if a.span is None and b.span is None:
+        return HOLDS if _holds(a.value, op, b.value, margin) else FAILS
+    a_lo, a_hi = a.span or (a.value, a.value)
+    b_lo, b_hi = b.span or (b.value, b.value)
+    worst, best = ((a_lo, b_hi), (a_hi, b_lo)) if op in (">", ">=") else ((a_hi, b_lo),
+                                                                          (a_lo, b_hi))
+    if _holds(worst[0], op, worst[1], margin):
+        return HOLDS
+    if not _holds(best[0], op, best[1], margin):
+        return FAILS
+    return UNTESTABLE
 
 
 def judge(claim: Claim, data: StoredResults) -> ClaimVerdict:
