@@ -212,4 +212,4 @@ def test_repetitions_decide_only_when_their_ranges_agree() -> None:
     assert judge(claim, reps([90e3, 95e3, 80e3], [100e3, 120e3, 110e3])).verdict == FAILS
     mixed = judge(claim, reps([200e3, 100e3, 150e3], [120e3, 110e3, 130e3]))
     assert mixed.verdict == UNTESTABLE and "overlap" in mixed.detail
-    assert "median of 3" in mixed.detail
+    assert "median of 3: 100.0 to 200.0" in mixed.detail

@@ -53,16 +53,21 @@ class Value:
         if self.value is None:
             return "not measured"
         unit = UNITS.get(metric or "", "us") if metric else ""
-        v = self.value
-        if unit == "pps":
-            body = f"{v / 1e3:,.1f} kpps"
-        elif unit == "us":
-            body = f"{v:,.1f} us"
-        else:
-            body = f"{v:,.3g} {unit}".strip()
+        body = _fmt(self.value, unit)
         if self.span:
-            body += f" (median of {len(self.values)}: {self.span[0]:,.4g}-{self.span[1]:,.4g})"
+            body += (f" (median of {len(self.values)}: {_fmt(self.span[0], unit, False)} to "
+                     f"{_fmt(self.span[1], unit, False)})")
         return body + (" (tester's ceiling)" if self.generator_bound else "")
+
+
+def _fmt(v: float, unit: str, with_unit: bool = True) -> str:
+    if unit == "pps":
+        text, unit = f"{v / 1e3:,.1f}", "kpps"
+    elif unit == "us":
+        text = f"{v:,.1f}"
+    else:
+        text = f"{v:,.3g}"
+    return f"{text} {unit}".strip() if with_unit else text
 
 
 @dataclass(frozen=True)
