@@ -213,3 +213,19 @@ def test_repetitions_decide_only_when_their_ranges_agree() -> None:
     mixed = judge(claim, reps([200e3, 100e3, 150e3], [120e3, 110e3, 130e3]))
     assert mixed.verdict == UNTESTABLE and "overlap" in mixed.detail
     assert "median of 3: 100.0 to 200.0" in mixed.detail
+
+
+def test_paper_specs_follow_the_json_schema() -> None:
+    import json
+    import tomllib
+
+    import jsonschema
+
+    schema = json.loads((SPECS.parents[1] / "src" / "vswbench" / "schemas" /
+                         "campaign-spec.schema.json").read_text())
+    for path in PAPER_SPECS:
+        jsonschema.validate(tomllib.loads(path.read_text()), schema)
+    bad = tomllib.loads(_bad('[[reference]]\nid = "a"\nquantity = "q"\nvalue = 1.0\n'
+                             'unit = "u"\n'))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
