@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench import scenario as scenarios
+from vswbench.campaign.paper import PaperInfo, parse_paper
 from vswbench.campaign.suites import BUILTIN
 from vswbench.campaign.values import (ALL_SWITCHES, CALIBRATION_SWITCH, CHECKS, KINDS, SCALAR_ONLY,
                                       BadValue, did_you_mean)
@@ -56,6 +57,7 @@ STUDY_KEYS = ("kind", "scenario", "switch", "size", "rate", "burst", "flows", "c
               "placement", "repetitions", "preset", "duration", "points", "fractions", "io",
               "options", "shape_pps", "trials", "max_frames", "churn")
 CAMPAIGN_KEYS = ("name", "description", "out")
+TOP_KEYS = ("campaign", "study", "paper", "reference", "claim")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -93,6 +95,7 @@ class CampaignSpec:
     source: str = "<string>"
     description: str = ""
     out: str | None = None
+    paper: PaperInfo | None = None               # [paper], [[reference]], [[claim]] (paper.py)
 
     def points(self) -> list[Point]:
         return expand(self)
@@ -207,10 +210,11 @@ def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
         raise UsageError(f"campaign spec {source}: TOML syntax error: {e}") from None
     problems: list[str] = []
     for key in data:
-        if key not in ("campaign", "study"):
-            problems.append(f"unknown top-level key {key!r}"
-                            f"{did_you_mean(key, ('campaign', 'study'))}: "
-                            "a spec has one [campaign] table and [[study]] tables")
+        if key not in TOP_KEYS:
+            problems.append(f"unknown top-level key {key!r}{did_you_mean(key, TOP_KEYS)}: "
+                            "a spec has one [campaign] table and [[study]] tables (and a "
+                            "paper spec [paper], [[reference]], [[claim]])")
+    paper = parse_paper(data, problems)
     head = data.get("campaign")
     name, description, out = "", "", None
     if not isinstance(head, dict):
@@ -245,7 +249,7 @@ def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
             raise UsageError(f"campaign spec {source}: {problems[0]}")
         raise UsageError(f"campaign spec {source} has {len(problems)} problems:\n"
                          + "\n".join(f"  {p}" for p in problems))
-    return CampaignSpec(name, tuple(studies), text, source, description, out)
+    return CampaignSpec(name, tuple(studies), text, source, description, out, paper)
 
 
 def _values(i: int, key: str, raw: Any, problems: list[str]) -> list[Any] | None:

@@ -20,7 +20,7 @@ import traceback
 import click
 
 from vswbench import __version__
-from vswbench.cli import agent, campaign, host, latency, methods, model, trial
+from vswbench.cli import agent, campaign, host, latency, methods, model, papers, trial
 from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
 from vswbench.engine.process import EngineError
 from vswbench.errors import UsageError, VswbenchError
@@ -51,6 +51,7 @@ COMMANDS: tuple[click.Command, ...] = (
     campaign.run, campaign.report, campaign.export, campaign.compare,     # campaigns, results
     model.model,                                                          # models
     agent.agent,                                                          # other hosts
+    papers.papers,                                                        # papers' figures
 )
 for command in COMMANDS:
     cli.add_command(command)

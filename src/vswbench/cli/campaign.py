@@ -33,7 +33,7 @@ RANKING_FORMATS = ("auto", "rich", "text", "md")
 
 
 @click.command()
-@click.argument("spec", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec", required=False, type=click.Path(path_type=Path))
 @click.option("--suite", type=click.Choice(["quick", "standard"]), default=None,
               help="A built-in suite instead of a spec file [quick].")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -59,8 +59,18 @@ RANKING_FORMATS = ("auto", "rich", "text", "md")
 def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: bool,
         yes: bool, dry_run: bool, as_json: bool, fmt: str, inventory: Path | None = None,
         dut: str | None = None) -> int:
-    """Run a campaign (TOML spec or built-in suite); resumable: finished points are skipped."""
+    """Run a campaign (TOML spec or built-in suite); resumable: finished points are skipped.
+    A directory of specs (specs/papers/) runs each into OUT/<campaign name> [results/papers]."""
     import json
+
+    if spec is not None and spec.is_dir():
+        from vswbench.cli.papers import run_directory
+
+        if suite is not None:
+            raise UsageError("give a spec directory or --suite, not both")
+        if inventory is not None:
+            raise UsageError("--inventory runs one spec at a time: give a spec file, not a directory")
+        return run_directory(spec, out_dir, no_report, yes, dry_run, fmt)
 
     from vswbench.campaign.runner import CampaignRunner, campaign_size
     from vswbench.campaign.spec import expand

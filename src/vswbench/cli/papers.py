@@ -1,0 +1,134 @@
+"""`vswbench run DIRECTORY` (every spec in it, each into OUT/<campaign name>, then the papers'
+index) and `vswbench papers table | report` (the README's table and the pages, from the stores).
+
+    vswbench run specs/papers/                  # results/papers/<figure>/ and results/papers/index.html
+    vswbench papers table results/papers        # figure | command | time here | verdict (Markdown)
+    vswbench papers report results/papers       # rewrite paper.md/.html and the index
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from vswbench.cli.common import err, out
+from vswbench.errors import UsageError
+
+DEFAULT_ROOT = Path("results/papers")
+
+
+def directory_specs(directory: Path) -> list[Any]:
+    """Every *.toml in the directory, parsed and checked before anything runs (exit 2 names
+    every bad spec)."""
+    from vswbench.campaign.spec import load_spec
+
+    files = sorted(directory.glob("*.toml"))
+    if not files:
+        raise UsageError(f"{directory} holds no *.toml spec: give a spec file or a directory of "
+                         "specs such as specs/papers/")
+    specs, problems = [], []
+    for f in files:
+        try:
+            specs.append(load_spec(f))
+        except UsageError as e:
+            problems.append(str(e))
+    names = [s.name for s in specs]
+    problems += [f"two specs in {directory} have the campaign name {n!r}: they would share "
+                 "one results directory" for n in sorted({n for n in names if names.count(n) > 1})]
+    if problems:
+        raise UsageError("\n".join(problems))
+    return specs
+
+
+def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: bool,
+                  dry_run: bool, fmt: str) -> int:
+    from vswbench.campaign.runner import CampaignRunner, campaign_size
+    from vswbench.campaign.spec import expand
+    from vswbench.report.text import point_line
+    from vswbench.results.points import read_point
+
+    specs = directory_specs(directory)
+    sizes = [campaign_size(expand(s)) for s in specs]     # every point checked first
+    total_s = sum(s.seconds for s in sizes)
+    root = out_root or DEFAULT_ROOT
+    for spec, size in zip(specs, sizes):
+        err.print(f"  {spec.name}: {size.describe()}", highlight=False)
+    err.print(f"{len(specs)} specs in {directory}: {sum(s.points for s in sizes)} points, about "
+              f"{max(1, int(total_s // 60))} min (estimated from the points; the README's papers "
+              "table gives the time each took here); results in " + str(root), highlight=False)
+    if dry_run:
+        return 0
+    if total_s > 12 * 3600 and not yes:
+        raise UsageError("these specs together are estimated over 12 hours: add --yes")
+    failed = 0
+    for spec in specs:
+        started = time.monotonic()
+        target = Path(spec.out) if spec.out else root / spec.name
+
+        def on_point(stored: Any) -> None:
+            err.print(point_line(read_point(stored)), style="dim", highlight=False, markup=False)
+        summary = CampaignRunner(spec, target, lambda prog, message: None, on_point).run()
+        failed += summary.failed
+        out.print(f"{spec.name}: {summary.done} points measured, {summary.failed} failed, "
+                  f"{summary.already_done} already done ({time.monotonic() - started:.0f} s)",
+                  highlight=False)
+        if not no_report:
+            from vswbench.report import build_report
+
+            build_report(target, target)
+    if not no_report:
+        _pages(root)
+    return 0 if failed == 0 else 1
+
+
+def _pages(root: Path) -> None:
+    from vswbench.report.paper_page import write_pages
+
+    files = write_pages(root)
+    index = [f for f in files if f.name == "index.html"]
+    out.print(f"papers: {len(files)} pages written" + (f", index {index[0]}" if index else ""),
+              highlight=False)
+
+
+@click.group()
+def papers() -> None:
+    """The papers' figures reproduced (specs/papers/): the README table and the pages."""
+
+
+MARK_START, MARK_END = "<!-- papers-table -->", "<!-- /papers-table -->"
+
+
+@papers.command("table")
+@click.argument("root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+                default=DEFAULT_ROOT)
+@click.option("--readme", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Write the table into this file between the lines "
+              f"{MARK_START} and {MARK_END} instead of printing it.")
+def table(root: Path, readme: Path | None) -> int:
+    """Print the Markdown table figure | command | time here | verdict from the stores."""
+    from vswbench.report.paper_page import collect, readme_table
+
+    text = readme_table(collect(root))
+    if readme is None:
+        click.echo(text, nl=False)
+        return 0
+    doc = readme.read_text(encoding="utf-8")
+    start, end = doc.find(MARK_START), doc.find(MARK_END)
+    if start < 0 or end < start:
+        raise UsageError(f"{readme} has no {MARK_START} ... {MARK_END} lines: add them where "
+                         "the table goes")
+    readme.write_text(doc[:start + len(MARK_START)] + "\n" + text + doc[end:], encoding="utf-8")
+    out.print(f"wrote the papers table into {readme}", highlight=False)
+    return 0
+
+
+@papers.command("report")
+@click.argument("root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+                default=DEFAULT_ROOT)
+def report(root: Path) -> int:
+    """Write paper.md/paper.html per figure and index.md/index.html from the stores."""
+    _pages(root)
+    return 0

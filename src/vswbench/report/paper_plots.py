@@ -1,0 +1,92 @@
+"""The paper pages' figure of Sattar and Matrawy's kind (004_..., Figs. 3 and 4): the ECDF of
+the switch's own delay, drawn as the quantile difference between each trial through the switch
+and the trial through the baseline (veth: no switch) with the same other parameters, the
+paper's variable (rate or frame size) one curve each.
+
+For p in 0.5 %, 1 %, ..., 99.5 %: delay(p) = Q_switch(p) - Q_baseline(p), with Q the quantile
+function of the engine's latency histogram (models.delay.DelayModel). This is a shift function
+(the horizontal distance between the two ECDFs), which equals the switch's own delay
+distribution when the path without the switch adds an independent, constant-shaped delay; it
+is what "subtracting the no-switch baseline" can honestly mean for two measured distributions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from vswbench.models.delay import DelayCondition, DelayModel
+from vswbench.report.figure import MARKERS, LINESTYLES, new_figure, place_legend, render
+from vswbench.report.figure import report_style
+from vswbench.results.points import StoredResults
+from vswbench.results.store import StoredPoint
+
+PROBABILITIES = np.linspace(0.005, 0.995, 199)
+LOW, HIGH = 3, 189                    # indexes of the 2nd and 95th percentile in PROBABILITIES
+
+
+@dataclass(frozen=True)
+class DelayCurve:
+    label: str                        # "ovs 576 B at 100 pps"
+    delay_us: tuple[float, ...]       # at PROBABILITIES
+    samples: int
+
+
+def _model(p: StoredPoint) -> DelayModel | None:
+    hist = (p.result or {}).get("histogram")
+    if not isinstance(hist, list) or not hist:
+        return None
+    cond = DelayCondition(str(p.params.get("switch")), str(p.params.get("scenario")),
+                          p.params.get("size", 64), kind="trial",
+                          offered_pps=p.params.get("rate"))
+    try:
+        return DelayModel.from_histogram(hist, cond)
+    except Exception:                           # noqa: BLE001 - a malformed histogram: no curve
+        return None
+
+
+def delay_curves(data: StoredResults, baseline: str = "veth") -> list[DelayCurve]:
+    """One curve per trial of a switch other than the baseline that has a baseline trial with
+    the same other parameters (repetitions: the first of each)."""
+    def rest(p: StoredPoint) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted((k, str(v)) for k, v in p.params.items()
+                            if k not in ("switch", "repetition")))
+    trials = [p for p in data.done("trial") if not p.params.get("repetition")]
+    bases = {rest(p): p for p in trials if p.params.get("switch") == baseline}
+    curves = []
+    for p in trials:
+        twin = bases.get(rest(p))
+        if p.params.get("switch") == baseline or twin is None:
+            continue
+        mine, theirs = _model(p), _model(twin)
+        if mine is None or theirs is None:
+            continue
+        diff = mine.quantile(PROBABILITIES) - theirs.quantile(PROBABILITIES)
+        curves.append(DelayCurve(f"{mine.condition.label} - {baseline}",
+                                 tuple(float(x) for x in diff), mine.samples))
+    return curves
+
+
+def delay_ecdf_png(curves: Sequence[DelayCurve], title: str) -> bytes | None:
+    if not curves:
+        return None
+    with report_style():
+        fig, (ax,) = new_figure()
+        for i, c in enumerate(curves):
+            ax.plot(c.delay_us, PROBABILITIES, linestyle=LINESTYLES[i % len(LINESTYLES)],
+                    marker=MARKERS[i % len(MARKERS)], markevery=40,
+                    label=f"{c.label} ({c.samples:,} samples)")
+        ax.axvline(0.0, color="#999999", linewidth=0.8)
+        lo = min(c.delay_us[LOW] for c in curves)     # the tails (preemption on a shared VM)
+        hi = max(c.delay_us[HIGH] for c in curves)    # would hide the bulk: 2nd-95th pct shown
+        pad = 0.1 * max(hi - lo, 1.0)
+        ax.set_xlim(lo - pad, hi + pad)
+        ax.set_xlabel("switch delay: quantile minus the baseline's (us), 2nd-95th pct shown")
+        ax.set_ylabel("cumulative fraction of packets")
+        ax.set_ylim(0, 1)
+        ax.set_title(title)
+        place_legend(ax, len(curves))
+        png, _ = render(fig)
+    return png
