@@ -198,13 +198,20 @@ def execute_trial(plan: TrialPlan, progress: Callable[[str], None] = print) -> T
 
 
 def execute_trials(plan: TrialPlan, repeat: int,
-                   progress: Callable[[str], None] = print) -> list[TrialResult]:
-    """`repeat` trials, one after the other, through one testbed."""
+                   progress: Callable[[str], None] = print,
+                   profile: bool = False) -> list[TrialResult]:
+    """`repeat` trials, one after the other, through one testbed (each profiled by perf with
+    `profile`)."""
     from vswbench.measure.trial import run_trial
     from vswbench.run.scope import run_scope
     from vswbench.testbed.build import Testbed
 
     ensure_runnable(plan.switch_cls)
+    if profile:
+        from vswbench.host.perf import perf_problem
+
+        if perf_problem():
+            raise UsageError(f"--profile: {perf_problem()}")
     with run_scope() as run:
         progress(f"run {run.id}: {plan.switch_cls.name}, {plan.scenario.name}, "
                  f"{plan.params.size} at {plan.params.rate_pps:,.0f} pps for "
@@ -216,7 +223,7 @@ def execute_trials(plan: TrialPlan, repeat: int,
             for i in range(repeat):
                 if repeat > 1:
                     progress(f"run {run.id}: trial {i + 1}/{repeat}")
-                results.append(run_trial(tb, plan.params))
+                results.append(run_trial(tb, plan.params, profile=profile))
             return results
 
 

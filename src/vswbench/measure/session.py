@@ -27,6 +27,7 @@ from vswbench.engine.process import EngineProcess, EngineResult
 from vswbench.engine.records import RecordError, parse_final
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
+from vswbench.measure.profiling import profiled
 from vswbench.measure.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, _daemon_pids,
                                     build_result, run_trial)
 from vswbench.scenario import Role, Scenario
@@ -114,11 +115,16 @@ class TrialSession(ABC):
         if seconds > 0 and rate_pps > 0:
             self._run(rate_pps, seconds, None)
 
-    def measure(self, rate_pps: float, duration: float, *, count: int | None = None) -> SessionTrial:
+    def measure(self, rate_pps: float, duration: float, *, count: int | None = None,
+                profile: bool = False) -> SessionTrial:
+        """One trial; with `profile` perf samples the testbed's cores while it runs (from just
+        before the trial's first counter sample to just after its last)."""
         if rate_pps < 0 or duration < 0 or (count is None and duration <= 0):
             raise UsageError(f"trial at {rate_pps} pps for {duration} s: give a positive "
                              "duration or an exact frame count (rate 0 = as fast as possible)")
-        trial = self._run(rate_pps, duration, count)
+        with profiled(self.testbed, profile) as attach:
+            trial = self._run(rate_pps, duration, count)
+            attach(trial.result)
         self.trials.append(trial)
         return trial
 

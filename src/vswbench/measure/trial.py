@@ -23,6 +23,7 @@ from vswbench.errors import VswbenchError
 from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, process_cpu_s,
                                    read_proc_stat)
 from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
+from vswbench.measure.profiling import profiled
 from vswbench.scenario import Role
 from vswbench.switches.base import BusyCycles, PortCounters
 from vswbench.switches.chain_nf import element_counters, nf_hosts
@@ -82,6 +83,8 @@ class TrialResult:
     # NFs) and per NF its frames in and out and its drops (chain_nf.ElementCounters)
     nf_kind: str | None = None
     nf_counters: dict[str, dict[str, int]] = field(default_factory=dict)
+    # --profile: perf samples per core (host/perf.py TrialProfile) and the CPU cross-check
+    profile: dict[str, Any] | None = None
 
     @property
     def counters_agree(self) -> bool:
@@ -275,9 +278,10 @@ def _drops(outcome: PhaseOutcome) -> dict[str, int]:
     return drops
 
 
-def run_trial(testbed: Testbed, params: TrialParams) -> TrialResult:
+def run_trial(testbed: Testbed, params: TrialParams, profile: bool = False) -> TrialResult:
     """One trial with fresh engine processes: warm-up (its result dropped), then the measured
-    phase."""
+    phase (profiled by perf with `profile`)."""
+
     params.validate()
     switch = testbed.switch
     if switch is None:
@@ -286,8 +290,11 @@ def run_trial(testbed: Testbed, params: TrialParams) -> TrialResult:
         _phase(testbed, params.at(params.rate_pps, params.warmup), measure=False,
                stream_base=WARMUP_STREAM_BASE)
         _settle(testbed)
-    outcome = _phase(testbed, params, measure=True)
-    return build_result(testbed, params, outcome)
+    with profiled(testbed, profile) as attach:
+        outcome = _phase(testbed, params, measure=True)
+        result = build_result(testbed, params, outcome)
+        attach(result)
+    return result
 
 
 def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> TrialResult:
