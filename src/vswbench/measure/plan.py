@@ -60,6 +60,7 @@ class TrialOptions:
     switch_cpu: int | None = None
     nf_cpus: str | None = None
     options: tuple[str, ...] = ()
+    unpinned: bool = False          # no CPU pinning at all: the scheduler places everything
 
 
 def _cpu(value: int, flag: str, cpus: int) -> int:
@@ -84,6 +85,8 @@ def default_nf_cpus(tester: int, switch: int, cpus: int, nfs: int = 1) -> tuple[
 
 def make_placement(opts: TrialOptions, cpus: int | None = None) -> Placement:
     cpus = cpus or os.cpu_count() or 1
+    if opts.unpinned:
+        return Placement(None, None, ())
     tester = _cpu(0 if opts.tester_cpu is None else opts.tester_cpu, "--tester-cpu", cpus)
     default_switch = (tester + 1) % cpus
     switch = _cpu(default_switch if opts.switch_cpu is None else opts.switch_cpu,
