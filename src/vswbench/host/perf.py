@@ -23,7 +23,7 @@ from vswbench.host.profile import CATEGORIES, CoreProfile, fold_perf_script
 
 PERF = "/usr/bin/perf"
 SAMPLE_HZ = 997                    # per core; prime, so it does not beat with timer ticks
-FOLDED_LIMIT = 400                 # distinct stacks kept per core (the rest summed in one line)
+FOLDED_LIMIT = 1000                # distinct stacks kept per core (the rest summed in one line)
 START_WAIT_S = 0.3                 # perf needs a moment before it samples
 
 

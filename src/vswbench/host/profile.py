@@ -4,7 +4,7 @@ switching, top functions (pure functions; host/perf.py runs perf).
 Folded stacks are the format flamegraph.pl and speedscope read: one line per distinct stack,
 `comm;root;...;leaf COUNT`, kernel frames marked with the suffix `_[k]` (stackcollapse-perf.pl
 --kernel). A sample's category is decided by its stack (Emmerich et al. Fig. 9/10): a leaf in a
-switch daemon's user space is "daemon"; else the frame nearest the leaf that matches a category's
+switch daemon's user space is "daemon", in the engine's (tester, NFs) "tester"; else the frame nearest the leaf that matches a category's
 function names decides (a memcpy inside the bridge counts as a copy, the bridge's own work as
 switching); stacks that match nothing are "other".
 """
@@ -18,11 +18,12 @@ from typing import Any
 
 KERNEL_SUFFIX = "_[k]"
 CATEGORIES = ("daemon", "receive", "transmit", "switching", "scheduler", "copies", "idle",
-              "other")
+              "tester", "other")
 CATEGORY_LABELS = {
     "daemon": "switch daemon user space", "receive": "NAPI/softirq receive",
     "transmit": "transmit", "switching": "bridge/OVS/BPF/route", "scheduler":
-    "scheduler/context switch", "copies": "copies", "idle": "idle", "other": "other"}
+    "scheduler/context switch", "copies": "copies", "idle": "idle",
+    "tester": "tester user space", "other": "other"}
 # thread names (comm, at most 15 characters) of switch daemons whose user space is "daemon"
 DAEMON_COMMS = re.compile(r"^(ovs-vswitchd|ovsdb-server|pmd|handler|revalidator|urcu|"
                           r"dpdk-testpmd|testpmd|lcore-worker|rte_|eal-intr|vhost|dpdk-)")
@@ -62,6 +63,8 @@ def classify_frames(comm: str, frames: list[str]) -> str:
     leaf = frames[-1]
     if not leaf.endswith(KERNEL_SUFFIX) and DAEMON_COMMS.match(comm):
         return "daemon"
+    if not leaf.endswith(KERNEL_SUFFIX) and comm.startswith("vswbench-engin"):
+        return "tester"
     for frame in reversed(frames):
         name = frame[:-len(KERNEL_SUFFIX)] if frame.endswith(KERNEL_SUFFIX) else frame
         for category, pattern in _PATTERNS:

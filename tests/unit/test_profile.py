@@ -1,0 +1,96 @@
+"""The perf profile pieces: perf-script folding, the category classifier (on folded stacks
+recorded here: a bridge at 200 kpps, `vswbench trial --switch bridge --rate 200k --profile`),
+top functions and the summary record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vswbench.host.perf import summarize
+from vswbench.host.profile import (CATEGORIES, classify_folded, classify_frames,
+                                   fold_perf_script, parse_folded, split_folded)
+
+DATA = Path(__file__).parent.parent / "data" / "profile"
+
+
+def folded(name: str) -> list[str]:
+    return (DATA / name).read_text().splitlines()
+
+
+def test_classifier_on_recorded_bridge_stacks() -> None:
+    core = parse_folded(folded("bridge-200k-cpu1.folded"), cpu=1)
+    shares = core.categories()
+    assert set(shares) == set(CATEGORIES)
+    assert sum(shares.values()) == pytest.approx(1.0, abs=0.01)
+    # the bridge's NAPI thread core: receive and the bridge's own functions show up
+    assert shares["receive"] > 0.05 and shares["switching"] > 0.05
+    by_line = {line: classify_folded(line)[0] for line in folded("bridge-200k-cpu1.folded")}
+    assert any(cat == "switching" and ";br_" in line for line, cat in by_line.items())
+
+
+def test_classifier_rules_on_recorded_frames() -> None:
+    k = "_[k]"
+    idle = ["common_startup_64" + k, "do_idle" + k, "default_idle" + k,
+            "pv_native_safe_halt" + k]
+    assert classify_frames("swapper", idle) == "idle"
+    # NAPI work in the idle task's interrupt exit is receive, not idle
+    assert classify_frames("swapper", [*idle, "asm_sysvec" + k, "handle_softirqs" + k,
+                                       "net_rx_action" + k, "__napi_poll" + k,
+                                       "veth_poll" + k]) == "receive"
+    bridge = ["ret_from_fork" + k, "napi_threaded_poll" + k, "__netif_receive_skb" + k,
+              "br_handle_frame" + k, "br_nf_pre_routing" + k]
+    assert classify_frames("napi/vsb1", bridge) == "switching"
+    # a copy inside the bridge is a copy (Emmerich Fig. 10)
+    assert classify_frames("napi/vsb1", [*bridge, "skb_copy_bits" + k]) == "copies"
+    assert classify_frames("napi/vsb1", [*bridge, "dev_queue_xmit" + k, "veth_xmit" + k]) \
+        == "transmit"
+    assert classify_frames("ovs-vswitchd", ["main", "dp_netdev_input"]) == "daemon"
+    assert classify_frames("pmd-c01/id:3", ["pmd_thread_main", "miniflow_extract"]) == "daemon"
+    assert classify_frames("ovs-vswitchd", ["main", "poll" , "do_syscall_64" + k,
+                                            "__schedule" + k, "__switch_to" + k]) == "scheduler"
+    assert classify_frames("vswbench-engine", ["main", "send_phase"]) == "tester"
+    assert classify_frames("python", ["_start", "PyEval"]) == "other"
+    assert classify_frames("x", []) == "other"
+
+
+def test_fold_recorded_perf_script() -> None:
+    cores = fold_perf_script((DATA / "perf-script-sample.txt").read_text())
+    assert set(cores) <= {0, 1} and cores
+    total = sum(c.samples for c in cores.values())
+    assert total == (DATA / "perf-script-sample.txt").read_text().count("[00")
+    for core in cores.values():
+        assert core.first is not None and core.last >= core.first
+        for stack in core.folded:
+            comm, *frames = stack.split(";")
+            assert frames and " " not in stack
+        # kernel frames are marked, by dso or by a kernel address
+        assert any(f.endswith("_[k]") for s in core.folded for f in s.split(";"))
+    idle = [s for c in cores.values() for s in c.folded if s.endswith("pv_native_safe_halt_[k]")]
+    assert all(s.startswith("swapper;") for s in idle)
+
+
+def test_top_functions_and_folded_lines_add_up() -> None:
+    core = parse_folded(folded("bridge-200k-cpu0.folded"))
+    tops = core.top_functions(5)
+    assert [t["samples"] for t in tops] == sorted((t["samples"] for t in tops), reverse=True)
+    assert all(0 < t["share"] <= 1 for t in tops)
+    assert all(t["kernel"] for t in core.top_functions(5, kernel_only=True))
+    lines = core.folded_lines(limit=10)
+    assert len(lines) == 11 and lines[-1].startswith("[other stacks] ")
+    assert sum(split_folded(line)[1] for line in lines) == core.samples
+
+
+def test_summarize_busy_counts_unsampled_idle() -> None:
+    """A core whose idle time perf did not sample is not 100 % busy: busy = non-idle samples
+    over the samples the window should hold."""
+    a = parse_folded(["napi/x;veth_poll_[k] 500"], cpu=1)
+    a.first, a.last = 10.0, 11.0
+    prof = summarize({1: a}, [1], seconds=5.0, hz=1000)
+    core = prof.cores["1"]
+    assert core["expected_samples"] == 1001
+    assert core["busy"] == pytest.approx(0.5, abs=0.01)
+    assert core["categories"]["receive"] == 1.0
+    with pytest.raises(ValueError):
+        split_folded("no count here")
