@@ -94,3 +94,64 @@ def test_summarize_busy_counts_unsampled_idle() -> None:
     assert core["categories"]["receive"] == 1.0
     with pytest.raises(ValueError):
         split_folded("no count here")
+
+
+# -- /proc/softirqs and /proc/interrupts (samples recorded on this VM, one second apart) ------
+PROC = Path(__file__).parent.parent / "data" / "proc"
+
+
+def test_parse_softirqs_recorded() -> None:
+    from vswbench.host.irqstat import parse_softirqs
+
+    table = parse_softirqs((PROC / "softirqs.1").read_text())
+    assert {"NET_RX", "NET_TX", "TIMER", "SCHED", "HI"} <= set(table)
+    assert set(table["NET_RX"]) == {0, 1}
+    assert all(v >= 0 for row in table.values() for v in row.values())
+    assert parse_softirqs("") == {}
+
+
+def test_parse_interrupts_recorded() -> None:
+    from vswbench.host.irqstat import parse_interrupts
+
+    text = (PROC / "interrupts.1").read_text()
+    totals = parse_interrupts(text)
+    assert set(totals) == {0, 1}
+    loc = next(line for line in text.splitlines() if line.strip().startswith("LOC:"))
+    assert totals[0] >= int(loc.split()[1]) and totals[1] >= int(loc.split()[2])
+    # ERR/MIS have one total, not per CPU: they must not shift the columns
+    assert parse_interrupts("  CPU0 CPU1\n 1: 5 7 IO-APIC x\nERR: 9\nLOC: 1 2 Local\n") \
+        == {0: 6, 1: 9}
+
+
+def test_irq_rates_from_recorded_samples() -> None:
+    from vswbench.host.irqstat import (IrqCounts, irq_rates, parse_interrupts,
+                                       parse_softirqs)
+
+    def counts(n: str, at: float) -> IrqCounts:
+        return IrqCounts(at, parse_softirqs((PROC / f"softirqs.{n}").read_text()),
+                         parse_interrupts((PROC / f"interrupts.{n}").read_text()))
+
+    a, b = counts("1", 10.0), counts("2", 12.0)
+    rates = irq_rates(a, b)
+    assert set(rates) == {"0", "1"}
+    for cpu, r in rates.items():
+        c = int(cpu)
+        assert r["net_rx"] == round((b.softirqs["NET_RX"][c] - a.softirqs["NET_RX"][c]) / 2, 1)
+        assert r["interrupts"] == round((b.interrupts[c] - a.interrupts[c]) / 2, 1)
+    assert irq_rates(None, b) == {} and irq_rates(b, a) == {}
+
+
+def test_irq_time_accounting_from_kernel_config(tmp_path) -> None:
+    import gzip
+
+    from vswbench.host.sysinfo import irq_time_accounting
+
+    (tmp_path / "proc/sys/kernel").mkdir(parents=True)
+    (tmp_path / "proc/sys/kernel/osrelease").write_text("6.18.0-test\n")
+    assert irq_time_accounting(tmp_path) == "unknown"
+    (tmp_path / "proc/config.gz").write_bytes(gzip.compress(b"CONFIG_IRQ_TIME_ACCOUNTING=y\n"))
+    assert irq_time_accounting(tmp_path) == "on"
+    (tmp_path / "boot").mkdir()
+    (tmp_path / "boot/config-6.18.0-test").write_text(
+        "CONFIG_X=y\n# CONFIG_IRQ_TIME_ACCOUNTING is not set\n")
+    assert irq_time_accounting(tmp_path) == "off"      # /boot first

@@ -27,6 +27,7 @@ from vswbench.engine.process import EngineProcess, EngineResult
 from vswbench.engine.records import RecordError, parse_final
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
+from vswbench.host.irqstat import read_irq_counts
 from vswbench.measure.profiling import profiled
 from vswbench.measure.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, _daemon_pids,
                                     build_result, run_trial)
@@ -249,7 +250,7 @@ class ControlSession(TrialSession):
         pids = {**{lab: p.pid for lab, p in self.servers.items()}, **daemons}
         p0 = {lab: process_cpu_s(pid) for lab, pid in pids.items()}
         driver_cpu0 = process_cpu_s(self.driver.pid)
-        c0 = read_proc_stat()
+        c0, i0 = read_proc_stat(), read_irq_counts()
         after = self.driver.record_count()
         self.driver.send_command(cmd)
         answer = self.driver.wait_for_answer(after, timeout=(cap or duration) + 30 + self.drain)
@@ -259,7 +260,7 @@ class ControlSession(TrialSession):
             parse_final(answer)
         except RecordError as exc:
             raise VswbenchError(f"bad final record from the control engine: {exc}") from exc
-        c1 = read_proc_stat()
+        c1, i1 = read_proc_stat(), read_irq_counts()
         driver_cpu1 = process_cpu_s(self.driver.pid)
         p1 = {lab: process_cpu_s(pid) for lab, pid in pids.items()}
         k1, (s1, b1) = tb.kernel_counters(), switch.sample()
@@ -272,6 +273,6 @@ class ControlSession(TrialSession):
         records = [r for r in (start, answer) if r is not None]
         result = EngineResult(list(self.driver.argv), None, records, "")
         outcome = PhaseOutcome({label: result}, {label: self.driver_cmd}, k0, k1, s0, s1,
-                               core_usage(c0, c1), process_cpu, b0, b1)
+                               core_usage(c0, c1), process_cpu, b0, b1, i0, i1)
         trial = build_result(tb, self.params.at(rate_pps, duration or cap), outcome)
         return SessionTrial(trial, rate_pps, duration, intended_count, time.monotonic() - t0)

@@ -22,6 +22,7 @@ from vswbench.engine.records import HistogramBucket, LatencySummary
 from vswbench.errors import VswbenchError
 from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, process_cpu_s,
                                    read_proc_stat)
+from vswbench.host.irqstat import IrqCounts, irq_rates, read_irq_counts
 from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
 from vswbench.measure.profiling import profiled
 from vswbench.scenario import Role
@@ -83,6 +84,8 @@ class TrialResult:
     # NFs) and per NF its frames in and out and its drops (chain_nf.ElementCounters)
     nf_kind: str | None = None
     nf_counters: dict[str, dict[str, int]] = field(default_factory=dict)
+    # per core NET_RX / NET_TX softirqs and interrupts per second (host/irqstat.py)
+    irq_rates: dict[str, dict[str, float]] = field(default_factory=dict)
     # --profile: perf samples per core (host/perf.py TrialProfile) and the CPU cross-check
     profile: dict[str, Any] | None = None
 
@@ -147,6 +150,8 @@ class PhaseOutcome:
     process_cpu: dict[str, float | None]
     busy_before: BusyCycles | None = None
     busy_after: BusyCycles | None = None
+    irq_before: IrqCounts | None = None     # /proc/softirqs and /proc/interrupts
+    irq_after: IrqCounts | None = None
 
 
 def _settle(testbed: Testbed, timeout: float = 3.0) -> None:
@@ -188,7 +193,7 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
         daemons = _daemon_pids(switch)
         p0 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
               **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
-        c0 = read_proc_stat()
+        c0, i0 = read_proc_stat(), read_irq_counts()
         drivers = [stack.enter_context(EngineProcess(c.args, registry=run.registry,
                                                      state=run.state, label=c.label,
                                                      env=dict(c.env)))
@@ -196,7 +201,7 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
         for proc, label in zip(drivers, [c.label for c in cmds.values() if not c.long_running]):
             results[label] = proc.wait(timeout=traffic.duration + 30).check()
         _settle(testbed)
-        c1 = read_proc_stat()
+        c1, i1 = read_proc_stat(), read_irq_counts()
         p1 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
               **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
         for label, proc in servers.items():
@@ -208,7 +213,7 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
             process_cpu[label] = res.final.cpu_s
     s1, b1 = switch.sample() if measure else ([], None)
     return PhaseOutcome(results, cmds, k0, testbed.kernel_counters() if measure else {},
-                        s0, s1, core_usage(c0, c1), process_cpu, b0, b1)
+                        s0, s1, core_usage(c0, c1), process_cpu, b0, b1, i0, i1)
 
 
 def _daemon_pids(switch: Any) -> dict[str, int]:
@@ -353,4 +358,5 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
         nf_kind=testbed.nf if nf_hosts(testbed.scenario) else None,
         nf_counters=element_counters(testbed.scenario, testbed.nf, delta,
                                      {k: v.ifname for k, v in testbed.ports.items()},
-                                     outcome.switch_before, outcome.switch_after))
+                                     outcome.switch_before, outcome.switch_after),
+        irq_rates=irq_rates(outcome.irq_before, outcome.irq_after))
