@@ -57,13 +57,15 @@ def latency(**kw: Any) -> int:
         table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
                             f"latency at fractions of NDR {ndr:,.0f} pps "
                             f"({points[0].trial.result.latency_kind or '–'})")
-        for col in ("% NDR", "offered pps", "lost", "min", "p50", "p90", "p99", "p99.9", "max"):
+        for col in ("% NDR", "offered pps", "lost", "min", "p25", "p50", "p90", "p95", "p99",
+                    "p99.9", "max"):
             table.add_column(col, justify="right")
         for pt in data["points"]:
             lat = pt["latency_us"]
             table.add_row(f"{pt['fraction_of_ndr'] * 100:.0f}", num(pt["offered_pps"]),
                           f"{pt['lost']:,}",
-                          *(num(lat.get(k), 1) for k in ("min", "p50", "p90", "p99", "p999", "max")))
+                          *(num(lat.get(k), 1) for k in ("min", "p25", "p50", "p90", "p95",
+                                                         "p99", "p999", "max")))
         out.print(table)
         out.print("latency in microseconds", style="dim")
     return 0

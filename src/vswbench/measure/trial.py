@@ -114,15 +114,20 @@ def _percentile(buckets: list[HistogramBucket], q: float) -> float | None:
 
 def merge_latency(finals: list[FinalRecord]) -> dict[str, float | None]:
     """One receiver: its summary. Several: percentiles from the merged histograms (bucket upper
-    bounds), min/max/mean exact."""
+    bounds), min/max/mean exact. p25 and p95 (Emmerich et al. Table 2) always from the
+    histogram (the engine's summary has neither)."""
     with_lat = [f for f in finals if f.latency_us is not None and not f.latency_us.empty]
-    keys = ("min", "p50", "p90", "p99", "p999", "max", "mean")
+    keys = ("min", "p25", "p50", "p90", "p95", "p99", "p999", "max", "mean")
     if not with_lat:
         return {k: None for k in keys}
+    buckets = [b for f in with_lat for b in f.hist]
     if len(with_lat) == 1:
         lat: LatencySummary = with_lat[0].latency_us  # type: ignore[assignment]
-        return {k: getattr(lat, k) for k in keys}
-    buckets = [b for f in with_lat for b in f.hist]
+        summary = {k: getattr(lat, k, None) for k in keys}
+        for k, q in (("p25", 0.25), ("p95", 0.95)):
+            v = _percentile(buckets, q) if buckets else None
+            summary[k] = None if v is None else min(max(v, lat.min or v), lat.max or v)
+        return summary
     lats = [f.latency_us for f in with_lat]
     counts = [max(1, f.rx_frames) for f in with_lat]
     mean = sum((la.mean or 0) * c for la, c in zip(lats, counts)) / sum(counts)  # type: ignore
@@ -133,8 +138,9 @@ def merge_latency(finals: list[FinalRecord]) -> dict[str, float | None]:
         v = _percentile(buckets, q)
         return None if v is None else min(max(v, low), high)
 
-    return {"min": low, "p50": within(0.5), "p90": within(0.9), "p99": within(0.99),
-            "p999": within(0.999), "max": high, "mean": mean}
+    return {"min": low, "p25": within(0.25), "p50": within(0.5), "p90": within(0.9),
+            "p95": within(0.95), "p99": within(0.99), "p999": within(0.999), "max": high,
+            "mean": mean}
 
 
 # -- phases ------------------------------------------------------------------------------------
