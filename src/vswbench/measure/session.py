@@ -86,7 +86,8 @@ class SessionTrial:
                 "latency_us": r.latency_us, "cycles_per_packet": r.cycles_per_packet,
                 "useful_cycles_per_packet": r.switch_useful_cycles_per_packet,
                 "counters_agree": r.counters_agree, "overhead_s": round(self.overhead_s, 4),
-                "wall_s": round(self.wall_s, 4)}
+                "wall_s": round(self.wall_s, 4),
+                "irq_rates": getattr(r, "irq_rates", {})}
 
 
 class TrialSession(ABC):

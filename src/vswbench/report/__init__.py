@@ -25,6 +25,7 @@ from vswbench.errors import UsageError
 from vswbench.report.html import SECTION_IDS, render_page
 from vswbench.report.model import ReportModel, build_model
 from vswbench.report.plots import Plot, make_plots
+from vswbench.report.profiles import profiled_points, write_folded
 from vswbench.report.spread import error_bars_csv, error_bars_json
 from vswbench.results.points import load
 from vswbench.units import DEFAULT_LINK_BPS
@@ -84,6 +85,7 @@ def build_report(store_path_or_dir: str | Path, out_dir: str | Path, *,
     if model.error_bars:  # the parameter error bars as data too (Fang et al.'s stability result)
         _write(out / ERROR_BARS_JSON, error_bars_json(model.error_bars).encode())
         _write(out / ERROR_BARS_CSV, error_bars_csv(model.error_bars).encode())
+    write_folded(profiled_points(data), out)   # OUT/profiles/*.folded (flamegraph.pl, speedscope)
     page = render_page(model, plots)
     _write(html_path, page.encode("utf-8"))
     shown = tuple(re.findall(r'<section id="([^"]+)">', page))
