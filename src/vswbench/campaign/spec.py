@@ -166,6 +166,10 @@ class Point:
                                              ("placement", self.placement, "default"),
                                              ("io", self.io, "auto")) if v != d]
         parts += [f"{k}={v}" for k, v in self.options]
+        if self.pdr_loss is not None:
+            parts.append(f"pdr_loss={self.pdr_loss * 100:g}%")
+        if self.profile:
+            parts.append("profiled")
         if self.repetition:
             parts.append(f"#{self.repetition + 1}")
         return " ".join(parts)
