@@ -54,3 +54,29 @@ def test_preset_pdr_loss() -> None:
 def test_unpinned_placement_pins_nothing() -> None:
     p = make_placement(TrialOptions("bridge", "p2p", unpinned=True), cpus=2)
     assert (p.tester_cpu, p.switch_cpu, p.nf_cpus) == (None, None, ())
+
+
+def test_profile_at_is_one_extra_trial_not_kept_in_the_session() -> None:
+    """search --profile: one more trial at the NDR with profile=True; the search's own trials
+    (already judged) are untouched and the extra one is not added to them."""
+    from types import SimpleNamespace
+
+    from vswbench.measure.method import profile_at
+
+    calls = []
+
+    class Session:
+        trials = ["t1", "t2"]
+
+        def measure(self, rate, duration, *, count=None, profile=False):
+            calls.append((rate, duration, profile))
+            self.trials.append("extra")
+            return SimpleNamespace(result=SimpleNamespace(
+                achieved_pps=rate, loss_ratio=0.0, latency_us={}, cycles_per_packet=1.0,
+                cpu={}, profile={"cores": {}}))
+
+    s = Session()
+    out = profile_at(s, 12345.0)
+    assert calls == [(12345.0, 5.0, True)]
+    assert s.trials == ["t1", "t2"]
+    assert out["offered_pps"] == 12345.0 and out["profile"] == {"cores": {}}
