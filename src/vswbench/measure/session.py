@@ -127,6 +127,9 @@ class TrialSession(ABC):
         with profiled(self.testbed, profile) as attach:
             trial = self._run(rate_pps, duration, count)
             attach(trial.result)
+        if trial.result.profile is not None and self.kind == "restart":
+            trial.result.profile["warnings"].append(
+                "restart session: the profile also covers the trial's engine start and warm-up")
         self.trials.append(trial)
         return trial
 
