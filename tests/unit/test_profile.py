@@ -51,6 +51,13 @@ def test_classifier_rules_on_recorded_frames() -> None:
     assert classify_frames("ovs-vswitchd", ["main", "poll" , "do_syscall_64" + k,
                                             "__schedule" + k, "__switch_to" + k]) == "scheduler"
     assert classify_frames("vswbench-engine", ["main", "send_phase"]) == "tester"
+    # the in-kernel generator's program (xdplive) and what it calls belong to the tester
+    gen = ["__x64_sys_bpf" + k, "bpf_prog_test_run_xdp" + k, "xdp_test_run_batch.constprop.0" + k,
+           "bpf_prog_592a5327b54a2b00_vsb_gen" + k, "ktime_get_mono_fast_ns" + k, "read_tsc" + k]
+    assert classify_frames("vswbench-engine", gen) == "tester"
+    assert classify_frames("vswbench-engine", gen[:3]) == "transmit"
+    assert classify_frames("napi/x", ["veth_xdp_rcv" + k, "bpf_prog_1234_xdp_redirect" + k]) \
+        == "switching"
     assert classify_frames("python", ["_start", "PyEval"]) == "other"
     assert classify_frames("x", []) == "other"
 

@@ -29,6 +29,8 @@ DAEMON_COMMS = re.compile(r"^(ovs-vswitchd|ovsdb-server|pmd|handler|revalidator|
                           r"dpdk-testpmd|testpmd|lcore-worker|rte_|eal-intr|vhost|dpdk-)")
 # the frame nearest the leaf that matches one of these decides (checked in this order per frame)
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # the tester's own BPF programs (the in-kernel generator and sink, engine/): not switching
+    ("tester", re.compile(r"^bpf_prog_[0-9a-f]+_vsb_(gen|sink)")),
     ("copies", re.compile(r"(memcpy|memmove|copy_user|copy_to_user|copy_from_user|"
                           r"_copy_to_iter|_copy_from_iter|copy_page|skb_copy|csum_partial_copy|"
                           r"rep_movs|clear_user|memset)")),
