@@ -84,6 +84,9 @@ def test_top_functions_and_folded_lines_add_up() -> None:
     assert [t["samples"] for t in tops] == sorted((t["samples"] for t in tops), reverse=True)
     assert all(0 < t["share"] <= 1 for t in tops)
     assert all(t["kernel"] for t in core.top_functions(5, kernel_only=True))
+    comms = core.top_comms()
+    assert comms[0]["samples"] >= comms[-1]["samples"]
+    assert sum(c["samples"] for c in core.top_comms(1000)) == core.samples
     lines = core.folded_lines(limit=10)
     assert len(lines) == 11 and lines[-1].startswith("[other stacks] ")
     assert sum(split_folded(line)[1] for line in lines) == core.samples

@@ -30,6 +30,9 @@ def print_profile(profile: dict[str, Any] | None) -> None:
         tops = ", ".join(f"{escape(f['function'])}{'' if f['kernel'] else ' (user)'} "
                          f"{f['share'] * 100:.1f} %" for f in core["top_functions"][:6])
         out.print(f"cpu{cpu} top functions: {tops}", highlight=False)
+        comms = ", ".join(f"{escape(c['comm'])} {c['share'] * 100:.0f} %"
+                          for c in core.get("top_comms", [])[:5])
+        out.print(f"cpu{cpu} threads: {comms}", highlight=False)
     check = profile.get("cpu_check") or {}
     for cpu, c in check.get("per_core", {}).items():
         flag = "  [yellow]differ > 10 %[/]" if c["differ"] else ""

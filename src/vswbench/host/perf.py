@@ -74,6 +74,7 @@ def summarize(cores: dict[int, CoreProfile], cpus: list[int], seconds: float,
             "categories": cats,
             "top_functions": core.top_functions(10),
             "top_kernel_functions": core.top_functions(5, kernel_only=True),
+            "top_comms": core.top_comms(),
             "folded": core.folded_lines(FOLDED_LIMIT)}
     return prof
 

@@ -129,6 +129,15 @@ class CoreProfile:
         return [{"function": f.removesuffix(KERNEL_SUFFIX), "kernel": f.endswith(KERNEL_SUFFIX),
                  "samples": c, "share": round(c / total, 4)} for f, c in leaves.most_common(n)]
 
+    def top_comms(self, n: int = 8) -> list[dict[str, Any]]:
+        """The threads (comm) with the most samples: on a shared machine, who else ran here."""
+        comms: Counter[str] = Counter()
+        for stack, count in self.folded.items():
+            comms[stack.split(";", 1)[0]] += count
+        total = self.samples or 1
+        return [{"comm": c, "samples": k, "share": round(k / total, 4)}
+                for c, k in comms.most_common(n)]
+
     def folded_lines(self, limit: int = 0) -> list[str]:
         """`stack COUNT` lines, most samples first; with a limit the rest is one line
         `[other stacks] COUNT` so the counts still add up."""

@@ -30,7 +30,10 @@ INTRO = ("perf cpu-clock samples with call graphs on the cores the testbed used,
          "per profiled point (searches and latency points: an extra trial at the NDR, never "
          "one of the search's own). Samples are attributed by the frame nearest the leaf that "
          "names a category (host/profile.py). Everything on a core is sampled: on a shared "
-         "machine other processes show up as 'other'.")
+         "machine other processes show up as 'other' (the table names the threads). cpu-clock "
+         "is a timer interrupt, not an NMI: time spent with interrupts off is charged to where "
+         "they are turned back on (_raw_spin_unlock_irqrestore, finish_task_switch, "
+         "irqentry_exit_to_user_mode), so those functions are over-counted.")
 
 
 @dataclass(frozen=True)
@@ -190,12 +193,14 @@ def top_functions_table(points: Sequence[ProfiledPoint], n: int = 3) -> str:
         for cpu, core in sorted(p.profile["cores"].items()):
             tops = ", ".join(f"{escape(f['function'])} {f['share'] * 100:.1f} %"
                              for f in (core.get("top_kernel_functions") or [])[:n])
+            comms = ", ".join(f"{escape(c['comm'])} {c['share'] * 100:.0f} %"
+                              for c in (core.get("top_comms") or [])[:4])
             rows.append(f"<tr><td>{escape(p.label)}</td><td>cpu{escape(cpu)}</td>"
-                        f"<td>{tops or '–'}</td></tr>")
+                        f"<td>{tops or '–'}</td><td>{comms or '–'}</td></tr>")
     if not rows:
         return ""
     return ("<table><tr><th>point</th><th>core</th><th>top kernel functions (self time)</th>"
-            "</tr>" + "".join(rows) + "</table>")
+            "<th>threads</th></tr>" + "".join(rows) + "</table>")
 
 
 def write_folded(points: Sequence[ProfiledPoint], out_dir: Path) -> list[Path]:
