@@ -74,6 +74,13 @@ def test_fold_recorded_perf_script() -> None:
             assert frames and " " not in stack
         # kernel frames are marked, by dso or by a kernel address
         assert any(f.endswith("_[k]") for s in core.folded for f in s.split(";"))
+    # the run's own threads: a separate profile per core
+    tids = {int(line.split()[1]) for line in (DATA / "perf-script-sample.txt").read_text()
+            .splitlines() if line.startswith("vswbench-engine")}
+    mine = fold_perf_script((DATA / "perf-script-sample.txt").read_text(), own_tids=tids)
+    own = [c.own for c in mine.values() if c.own is not None]
+    assert own and all(s.startswith("vswbench-engine;") for o in own for s in o.folded)
+    assert sum(o.samples for o in own) < total
     idle = [s for c in cores.values() for s in c.folded if s.endswith("pv_native_safe_halt_[k]")]
     assert all(s.startswith("swapper;") for s in idle)
 

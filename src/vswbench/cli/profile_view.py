@@ -25,6 +25,16 @@ def print_profile(profile: dict[str, Any] | None) -> None:
         table.add_row(CATEGORY_LABELS[cat],
                       *(f"{c['categories'][cat] * 100:.1f} %" for c in cores.values()))
     table.add_row("samples", *(str(c["samples"]) for c in cores.values()))
+    own = {cpu: c["testbed"] for cpu, c in cores.items() if c.get("testbed")}
+    if own:
+        table.add_section()
+        table.add_row("[b]this run's threads only[/]", *("" for _ in cores))
+        for cat in CATEGORIES:
+            table.add_row(CATEGORY_LABELS[cat], *(
+                f"{own[cpu]['categories'][cat] * 100:.1f} %" if cpu in own else "–"
+                for cpu in cores))
+        table.add_row("share of the core", *(f"{own[cpu]['share'] * 100:.1f} %" if cpu in own
+                                             else "–" for cpu in cores))
     out.print(table)
     for cpu, core in cores.items():
         tops = ", ".join(f"{escape(f['function'])}{'' if f['kernel'] else ' (user)'} "
@@ -33,6 +43,10 @@ def print_profile(profile: dict[str, Any] | None) -> None:
         comms = ", ".join(f"{escape(c['comm'])} {c['share'] * 100:.0f} %"
                           for c in core.get("top_comms", [])[:5])
         out.print(f"cpu{cpu} threads: {comms}", highlight=False)
+        if core.get("testbed"):
+            tops = ", ".join(f"{escape(f['function'])} {f['share'] * 100:.1f} %"
+                             for f in core["testbed"]["top_kernel_functions"][:3])
+            out.print(f"cpu{cpu} this run's top kernel functions: {tops}", highlight=False)
     check = profile.get("cpu_check") or {}
     for cpu, c in check.get("per_core", {}).items():
         flag = "  [yellow]differ > 10 %[/]" if c["differ"] else ""

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ PERF = "/usr/bin/perf"
 SAMPLE_HZ = 997                    # per core; prime, so it does not beat with timer ticks
 FOLDED_LIMIT = 1000                # distinct stacks kept per core (the rest summed in one line)
 START_WAIT_S = 0.3                 # perf needs a moment before it samples
+SCAN_S = 0.5                       # how often the run's threads are looked up during a profile
 
 
 def perf_problem() -> str | None:
@@ -52,6 +54,32 @@ class TrialProfile:
                 "cores": self.cores, "warnings": self.warnings}
 
 
+def run_threads(run_id: str, proc: Path = Path("/proc")) -> set[int]:
+    """Thread ids of the run's own processes (a command line naming the run id: engines, OVS
+    daemons, their threads) and kernel threads (a name with the run id: napi/vsb<id>...)."""
+    tids: set[int] = set()
+    key = run_id.encode()
+    for entry in proc.iterdir() if proc.is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            mine = key in (entry / "cmdline").read_bytes() or key in (entry / "comm").read_bytes()
+            if mine:
+                tids.update(int(t.name) for t in (entry / "task").iterdir() if t.name.isdigit())
+        except OSError:
+            continue
+    tids.discard(os.getpid())
+    return tids
+
+
+def _testbed(own: CoreProfile | None, total: int) -> dict[str, Any] | None:
+    if own is None or not own.samples:
+        return None
+    return {"samples": own.samples, "share": round(own.samples / total, 4) if total else None,
+            "categories": own.categories(), "top_functions": own.top_functions(5),
+            "top_kernel_functions": own.top_functions(5, kernel_only=True)}
+
+
 def summarize(cores: dict[int, CoreProfile], cpus: list[int], seconds: float,
               hz: int = SAMPLE_HZ) -> TrialProfile:
     """The stored record of per-core profiles (only the asked-for CPUs). The window is the span
@@ -75,6 +103,8 @@ def summarize(cores: dict[int, CoreProfile], cpus: list[int], seconds: float,
             "top_functions": core.top_functions(10),
             "top_kernel_functions": core.top_functions(5, kernel_only=True),
             "top_comms": core.top_comms(),
+            # the run's own threads only (others share the cores on a busy machine)
+            "testbed": _testbed(core.own, core.samples),
             "folded": core.folded_lines(FOLDED_LIMIT)}
     return prof
 
@@ -92,6 +122,7 @@ class PerfRecorder:
         self.dir: Path | None = None
         self.profile: TrialProfile | None = None
         self._t0 = 0.0
+        self.own: set[int] = set()
 
     def __enter__(self) -> PerfRecorder:
         self.dir = self.run.temp_dir()
@@ -114,8 +145,18 @@ class PerfRecorder:
                 break
             time.sleep(0.05)
         time.sleep(START_WAIT_S)
+        self.own = run_threads(str(self.run.id))
+        self._stop_scan = threading.Event()
+        self._scanner = threading.Thread(target=self._scan, daemon=True, name="vsb-perf-scan")
+        self._scanner.start()
         self._t0 = time.monotonic()
         return self
+
+    def _scan(self) -> None:
+        """Look up the run's threads while perf records: engines that start and end inside the
+        profile (a trial's drivers) are found too."""
+        while not self._stop_scan.wait(SCAN_S):
+            self.own |= run_threads(str(self.run.id))
 
     def _stop(self) -> None:
         """Stop perf by its PID (SIGINT: it writes its data), SIGKILL if it does not exit."""
@@ -136,6 +177,10 @@ class PerfRecorder:
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         seconds = time.monotonic() - self._t0
+        self._stop_scan.set()
+        self._scanner.join(5)
+        if exc_type is None:
+            self.own |= run_threads(str(self.run.id))   # threads started during the trial
         self._reg.release()            # stops perf
         assert self.dir is not None
         try:
@@ -153,4 +198,4 @@ class PerfRecorder:
             raise VswbenchError("--profile: perf script took over 5 minutes") from None
         if proc.returncode != 0:
             raise VswbenchError(f"--profile: perf script failed: {proc.stderr.strip()[-300:]}")
-        return summarize(fold_perf_script(proc.stdout), self.cpus, seconds, self.hz)
+        return summarize(fold_perf_script(proc.stdout, self.own), self.cpus, seconds, self.hz)

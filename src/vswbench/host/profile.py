@@ -99,6 +99,7 @@ class CoreProfile:
     folded: Counter[str] = field(default_factory=Counter)
     first: float | None = None
     last: float | None = None
+    own: CoreProfile | None = None     # the samples of the run's own threads (fold_perf_script)
 
     def saw(self, t: float) -> None:
         self.first = t if self.first is None else min(self.first, t)
@@ -159,29 +160,36 @@ _HEADER = re.compile(r"^(?P<comm>.*?)\s+(?P<tid>-?\d+)(?:/\d+)?\s+\[(?P<cpu>\d+)
                      r"(?:\s+(?P<time>\d+\.\d+):)?")
 
 
-def fold_perf_script(text: str) -> dict[int, CoreProfile]:
+def fold_perf_script(text: str, own_tids: set[int] | None = None) -> dict[int, CoreProfile]:
     """Parse `perf script -F comm,tid,cpu,time,ip,sym,dso` output (a header line per sample,
-    then its call chain leaf first, a blank line) into one CoreProfile per CPU."""
+    then its call chain leaf first, a blank line) into one CoreProfile per CPU; samples of the
+    threads in `own_tids` also go into each core's `own` profile."""
     cores: dict[int, CoreProfile] = {}
-    comm, cpu, frames, when = None, -1, [], None
+    comm, cpu, frames, when, tid = None, -1, [], None, -1
 
     def flush() -> None:
         if comm is not None and cpu >= 0:
             core = cores.setdefault(cpu, CoreProfile(cpu))
-            core.add(comm, list(reversed(frames)) or ["[unknown]"])
+            stack = list(reversed(frames)) or ["[unknown]"]
+            core.add(comm, stack)
             if when is not None:
                 core.saw(when)
+            if own_tids is not None and tid in own_tids:
+                if core.own is None:
+                    core.own = CoreProfile(cpu)
+                core.own.add(comm, stack)
 
     for line in text.splitlines():
         if not line.strip():
             flush()
-            comm, cpu, frames, when = None, -1, [], None
+            comm, cpu, frames, when, tid = None, -1, [], None, -1
             continue
         if not line[0].isspace():
             flush()
             m = _HEADER.match(line)
             comm, cpu, frames = (m["comm"].strip(), int(m["cpu"]), []) if m else (None, -1, [])
             when = float(m["time"]) if m and m["time"] else None
+            tid = int(m["tid"]) if m else -1
             continue
         if comm is None:
             continue

@@ -121,9 +121,17 @@ def flame_graph(lines: Sequence[str], title: str) -> Figure | None:
 
 # -- categories per switch and core ----------------------------------------------------------------
 def category_bars(points: Sequence[ProfiledPoint]) -> Figure | None:
-    """One stacked bar per profiled point and core: the share of its samples per category."""
-    bars = [(f"{p.switch} cpu{cpu}", core["categories"]) for p in points
-            for cpu, core in sorted(p.profile["cores"].items()) if core.get("samples")]
+    """One stacked bar per profiled point and core: the share of its samples per category, of
+    the run's own threads where the profile tells them apart (the whole core otherwise)."""
+    bars = []
+    for p in points:
+        for cpu, core in sorted(p.profile["cores"].items()):
+            own = core.get("testbed")
+            if own:
+                bars.append((f"{p.switch} cpu{cpu} (run: {own['share'] * 100:.0f} %)",
+                             own["categories"]))
+            elif core.get("samples"):
+                bars.append((f"{p.switch} cpu{cpu} (whole core)", core["categories"]))
     if not bars:
         return None
     fig, (ax,) = new_figure(wide=len(bars) > 6)
@@ -191,16 +199,17 @@ def top_functions_table(points: Sequence[ProfiledPoint], n: int = 3) -> str:
     rows = []
     for p in points:
         for cpu, core in sorted(p.profile["cores"].items()):
+            src = core.get("testbed") or core
             tops = ", ".join(f"{escape(f['function'])} {f['share'] * 100:.1f} %"
-                             for f in (core.get("top_kernel_functions") or [])[:n])
+                             for f in (src.get("top_kernel_functions") or [])[:n])
             comms = ", ".join(f"{escape(c['comm'])} {c['share'] * 100:.0f} %"
                               for c in (core.get("top_comms") or [])[:4])
             rows.append(f"<tr><td>{escape(p.label)}</td><td>cpu{escape(cpu)}</td>"
                         f"<td>{tops or '–'}</td><td>{comms or '–'}</td></tr>")
     if not rows:
         return ""
-    return ("<table><tr><th>point</th><th>core</th><th>top kernel functions (self time)</th>"
-            "<th>threads</th></tr>" + "".join(rows) + "</table>")
+    return ("<table><tr><th>point</th><th>core</th><th>top kernel functions (self time; of "
+            "the run's own threads where known)</th><th>threads on the core</th></tr>" + "".join(rows) + "</table>")
 
 
 def write_folded(points: Sequence[ProfiledPoint], out_dir: Path) -> list[Path]:
