@@ -279,7 +279,9 @@ def sweep_json(point: Point, peak: float, median_us: float) -> dict[str, Any]:
             "overhead_per_trial": {"mean_s": 0.05}}
 
 
-def trial_json(point: Point, achieved: float) -> dict[str, Any]:
+def trial_json(point: Point, achieved: float, diagnostics: bool = False) -> dict[str, Any]:
+    """A trial's result; with `diagnostics` also interrupt rates and, for the first 64-byte
+    single-flow trial, a perf profile (the full store's profiles and diagnostics sections)."""
     rate = float(point.rate or 100_000.0)
     tx = int(rate * 5)
     rx = int(min(rate, achieved) * 5)
@@ -289,7 +291,33 @@ def trial_json(point: Point, achieved: float) -> dict[str, Any]:
             "rx_frames": rx, "lost": tx - rx, "loss_ratio": (tx - rx) / tx, "duration_s": 5.0,
             "latency_kind": "one-way", "latency_us": lat, "histogram": hist,
             "cycles_per_packet": 8800.0, "tsc_hz": TSC_HZ, "counters_agree": True,
-            "warnings": []}
+            "warnings": [],
+            **({} if not diagnostics else {"irq_rates": {"0": {"net_rx": rate * 0.03, "net_tx": 0.0, "interrupts": 1800.0},
+                          "1": {"net_rx": rate * 0.07, "net_tx": 0.0,
+                                "interrupts": 9000.0 + achieved * 0.01}}}),
+            **({"profile": profile_json()} if diagnostics and point.repetition == 0
+               and point.flows == 1 and point.size == 64 else {})}
+
+
+PROFILE_DATA = Path(__file__).parent / "data" / "profile"
+
+
+def profile_json() -> dict[str, Any]:
+    """A trial's --profile record built from folded stacks recorded here (a bridge at 200 kpps),
+    with an invented cross-check (one core flagged)."""
+    from vswbench.host.perf import summarize as summarize_profile
+    from vswbench.host.profile import parse_folded
+
+    cores = {cpu: parse_folded((PROFILE_DATA / f"bridge-200k-cpu{cpu}.folded").read_text()
+                               .splitlines(), cpu) for cpu in (0, 1)}
+    prof = summarize_profile(cores, [0, 1], 5.0).to_json()
+    prof["cpu_check"] = {"per_core": {
+        "0": {"scheduler_busy": 0.87, "scheduler_softirq": 0.0, "perf_busy": 0.83,
+              "differ": False},
+        "1": {"scheduler_busy": 0.66, "scheduler_softirq": 0.12, "perf_busy": 0.93,
+              "differ": True}}, "cycles_per_packet_scheduler": 24700.0,
+        "cycles_per_packet_perf": 29300.0, "differ": True}
+    return prof
 
 
 def b2b_json(point: Point) -> dict[str, Any]:
@@ -351,7 +379,8 @@ def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
         elif p.kind == "sweep":
             result = sweep_json(p, NDR[(p.switch, 64)] * 1.06, LATENCY_MEDIAN_US[p.switch])
         elif p.kind == "trial":
-            result = trial_json(p, TRIAL_ACHIEVED[(size, p.flows)] * (1 + 0.02 * p.repetition))
+            result = trial_json(p, TRIAL_ACHIEVED[(size, p.flows)] * (1 + 0.02 * p.repetition),
+                                diagnostics=True)
         elif p.kind == "b2b":
             result = b2b_json(p)
         else:

@@ -107,7 +107,8 @@ def test_doctor_json(capsys, monkeypatch):
     data = json.loads(out)
     assert code == 0 and data["kernel"]["af_xdp"] is True
     assert {t["name"] for t in data["tuning"]} == {"cpu governor", "turbo", "SMT",
-                                                    "transparent hugepages", "irqbalance"}
+                                                    "transparent hugepages", "irqbalance",
+                                                    "IRQ time accounting"}
     assert any(t["name"] == "ip" for t in data["tools"])
     assert doctor  # imported for monkeypatch side
 

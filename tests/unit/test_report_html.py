@@ -13,7 +13,8 @@ from report_fixtures import write_fixture_store
 
 PLOT_SECTIONS = ("throughput-size", "offered-achieved", "latency-load", "latency-distribution",
                  "delay-model",
-                 "error-bars", "cycles", "chain-model", "pairs", "flow-count", "cloning")
+                 "error-bars", "cycles", "profiles", "diagnostics", "chain-model", "pairs",
+                 "flow-count", "cloning")
 
 
 class Page(HTMLParser):
@@ -71,6 +72,7 @@ def test_every_section_in_order_with_a_heading(full) -> None:
     assert tuple(page.sections) == SECTION_IDS == files.sections
     assert SECTION_IDS == ("summary", "ranking", "throughput-size", "offered-achieved", "latency-load",
                            "latency-distribution", "delay-model", "error-bars", "cycles",
+                           "profiles", "diagnostics",
                            "chain-model", "pairs", "remote", "flow-count", "cloning",
                            "system",
                            "warnings")
@@ -88,7 +90,9 @@ def test_every_plot_embedded_and_written_as_png_and_svg(full) -> None:
     files, text = full
     page = Page(text)
     pngs, svgs = files.png, files.svg
-    assert len(pngs) == len(svgs) == 17 and len(files.plots) == 34
+    # 16 + product bars + profiles (categories, a flame graph per core) + diagnostics (irq,
+    # cost parts)
+    assert len(pngs) == len(svgs) == 22 and len(files.plots) == 44
     assert {p.stem for p in pngs} == {p.stem for p in svgs}
     assert sum(page.images.values()) == text.count("<img ") == len(pngs)
     assert all(page.images[s] >= 1 for s in PLOT_SECTIONS)

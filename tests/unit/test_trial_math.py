@@ -76,3 +76,17 @@ def test_merge_latency():
     assert merged["p50"] == 3.0 and merged["p90"] == 10.0
     assert merged["mean"] == pytest.approx(5.75)
     assert merge_latency([])["p50"] is None
+
+
+def test_merge_latency_p25_p95_from_the_histogram():
+    """Emmerich et al. Table 2 quote p25 and p95: every latency summary has them."""
+    one = _final({"min": 0.2, "p50": 2, "p90": 3, "p99": 4, "p999": 5, "max": 6, "mean": 2.5,
+                  "count": 100}, [[0, 1000, 30], [1000, 3000, 60], [3000, 5000, 10]])
+    lat = merge_latency([one])
+    assert lat["p25"] == 1.0 and lat["p95"] == 5.0
+    assert lat["min"] <= lat["p25"] <= lat["p50"] <= lat["p95"] <= lat["max"]
+    two = _final({"min": 7, "p50": 9, "p90": 9, "p99": 9, "p999": 9, "max": 10, "mean": 9,
+                  "count": 100}, [[8000, 10000, 100]])
+    merged = merge_latency([one, two])
+    assert merged["p25"] == 3.0 and merged["p95"] == 10.0
+    assert set(merge_latency([])) >= {"p25", "p95"}

@@ -22,7 +22,7 @@ from vswbench.campaign.spec import CampaignSpec, Point, expand, search_twin
 from vswbench.engine.params import TrialParams, parse_churn
 from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
-                                     method_context, plan_method)
+                                     method_context, plan_method, profile_at)
 from vswbench.measure.plan import TrialOptions
 from vswbench.results.export import point_record
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
@@ -104,7 +104,7 @@ def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None
     bi (block-interleaving) = the first half of the chain on core 0, the second half on core 1
     (fewest core switches); pbp (pipeline-by-pipeline interleaving) = network functions alternate
     over both cores (a core switch after every element)."""
-    if name == "default":
+    if name in ("default", "unpinned"):   # unpinned: TrialOptions.unpinned (plan_for)
         return None, None, None
     if name == "s_core":
         return 0, 1, "1"
@@ -114,7 +114,7 @@ def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None
         half = (scenario_nfs + 1) // 2
         cpus = ["0"] * half + ["1"] * (scenario_nfs - half)
         return 0, 1, ",".join(cpus or ["1"])
-    raise UsageError(f"placement {name!r}: expected default, s_core, bi or pbp")
+    raise UsageError(f"placement {name!r}: expected default, s_core, bi, pbp or unpinned")
 
 
 def _tsc_hz() -> float | None:
@@ -145,7 +145,8 @@ def plan_for(point: Point) -> MethodPlan:
     traffic = TrialParams(FrameSize.parse(point.size), warmup=warmup, flows=point.flows, burst=point.burst,
                           io=point.io, flow_arrival=arrival, flow_life=life)
     trial = TrialOptions(point.switch, point.scenario, traffic, tester, switch, nf,
-                         tuple(f"{k}={v}" for k, v in point.options))
+                         tuple(f"{k}={v}" for k, v in point.options),
+                         unpinned=point.placement == "unpinned")
     shape = None if point.shape_pps is None else str(point.shape_pps)
     return plan_method(MethodOptions(trial, shape))
 
@@ -311,12 +312,15 @@ def execute_point(ctx: Any, p: Point, store: ResultStore, campaign: str) -> dict
         ndr = _twin_ndr(store, campaign, p)
         if ndr:
             return ndr, None
-        return find_ndr(ctx, p.preset or "fast")
+        return find_ndr(ctx, p.preset or "fast", pdr_loss=p.pdr_loss)
 
     if p.kind == "search":
-        r = search(session, preset(p.preset or "fast"), min_load=1000.0,
+        r = search(session, preset(p.preset or "fast", pdr_loss=p.pdr_loss), min_load=1000.0,
                    max_load=ctx.max_load(None), generator_ceiling=ctx.ceiling)
-        return {**env, **r.to_json(), "ndr": r.describe_ndr(), "notes": [*ctx.notes, *r.notes]}
+        out = {**env, **r.to_json(), "ndr": r.describe_ndr(), "notes": [*ctx.notes, *r.notes]}
+        if p.profile and r.ndr_pps:
+            out["profile_at_ndr"] = profile_at(session, r.ndr_pps)
+        return out
     if p.kind == "sweep":
         loads = sweep_loads(ctx.max_load(None), p.points or 20)
         points = run_sweep(session, loads, p.duration or 2.0)
@@ -325,10 +329,13 @@ def execute_point(ctx: Any, p: Point, store: ResultStore, campaign: str) -> dict
     if p.kind == "latency":
         ndr, searched = ndr_for()
         points = latency_at(session, ndr, p.fractions or (0.9,), p.duration or 5.0)
-        return {**env, "ndr_pps": ndr, "search": searched,
-                "points": [x.to_json() for x in points]}
+        out = {**env, "ndr_pps": ndr, "search": searched,
+               "points": [x.to_json() for x in points]}
+        if p.profile:
+            out["profile_at_ndr"] = profile_at(session, ndr)
+        return out
     if p.kind == "trial":
-        trial = session.measure(float(p.rate or 10_000), p.duration or 5.0)
+        trial = session.measure(float(p.rate or 10_000), p.duration or 5.0, profile=p.profile)
         return {**env, **trial.result.to_json(), "session_trial": trial.to_json()}
     if p.kind == "b2b":
         from vswbench.measure.b2b import B2BConfig, back_to_back

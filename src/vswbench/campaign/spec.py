@@ -55,7 +55,7 @@ KIND_KEYS = {"rate": ("trial",), "preset": ("search", "latency", "b2b"),
              "fractions": ("latency",), "trials": ("b2b",), "max_frames": ("b2b",)}
 STUDY_KEYS = ("kind", "scenario", "switch", "size", "rate", "burst", "flows", "chain", "pairs",
               "placement", "repetitions", "preset", "duration", "points", "fractions", "io",
-              "options", "shape_pps", "trials", "max_frames", "churn")
+              "options", "shape_pps", "trials", "max_frames", "churn", "profile", "pdr_loss")
 CAMPAIGN_KEYS = ("name", "description", "out")
 TOP_KEYS = ("campaign", "study", "paper", "reference", "claim")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -85,6 +85,8 @@ class Study:
     max_frames: tuple[int, ...] = (100_000,)
     repetitions: int = 1
     churns: tuple[str | None, ...] = (None,)     # "A/D" flow churn, None = the fixed flows
+    profile: bool = False                        # perf profile per point (measure/profiling.py)
+    pdr_loss: float | None = None                # the PDR's loss ratio (None: the preset's)
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,8 @@ class Point:
     repetition: int = 0                          # 0-based
     study: int = field(default=1, compare=False)  # the first study that produced it
     churn: str | None = None                     # "A/D" (engine/src/churn.h); None: fixed flows
+    profile: bool = False                        # one perf-profiled trial with the point
+    pdr_loss: float | None = None                # search/latency/b2b: the PDR's loss ratio
 
     def params(self) -> dict[str, Any]:
         """The parameters that define the measurement. None, empty options and repetition 0 are
@@ -137,7 +141,7 @@ class Point:
             "trials": self.trials, "max_frames": self.max_frames,
             "fractions": list(self.fractions) if self.fractions is not None else None,
             "options": dict(self.options) or None, "repetition": self.repetition or None,
-            "churn": self.churn}
+            "churn": self.churn, "profile": self.profile or None, "pdr_loss": self.pdr_loss}
         return {k: v for k, v in data.items() if v is not None}
 
     @property
@@ -169,6 +173,10 @@ class Point:
         parts += [f"{k}={v}" for k, v in self.options]
         if self.churn is not None:
             parts.append(f"churn={self.churn}")
+        if self.pdr_loss is not None:
+            parts.append(f"pdr_loss={self.pdr_loss * 100:g}%")
+        if self.profile:
+            parts.append("profiled")
         if self.repetition:
             parts.append(f"#{self.repetition + 1}")
         return " ".join(parts)
@@ -181,7 +189,7 @@ def search_twin(point: Point) -> Point:
     """The search point with this point's testbed and workload: a latency or b2b point can take
     its NDR from the twin's stored result instead of searching again."""
     return replace(point, kind="search", rate=None, duration=None, points=None, fractions=None,
-                   trials=None, max_frames=None, preset=point.preset or "fast")
+                   trials=None, max_frames=None, preset=point.preset or "fast", profile=False)
 
 
 def _pps(value: float) -> str:
@@ -333,7 +341,8 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                  get("fractions") or Study.fractions, get("io") or ("auto",),
                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
                  get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0],
-                 _churns(i, v, problems))
+                 _churns(i, v, problems),
+                 bool((v.get("profile") or [False])[0]), (v.get("pdr_loss") or [None])[0])
 
 
 def _churns(i: int, v: dict[str, Any], problems: list[str]) -> tuple[str | None, ...]:
@@ -442,7 +451,8 @@ def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> li
         fractions = st.fractions if kind in KIND_KEYS["fractions"] else None
         out.append(Point(kind, switch, scen, size, rate, burst, flows, placement, preset,
                          duration, points, fractions, io, options, shape, trials, max_frames,
-                         rep, st.index))
+                         rep, st.index, profile=st.profile,
+                         pdr_loss=st.pdr_loss if kind in KIND_KEYS["preset"] else None))
     return out
 
 

@@ -14,7 +14,7 @@ from vswbench.switches.options import unknown_key
 from vswbench.units import FrameSize, parse_rate
 
 KINDS = ("search", "sweep", "trial", "latency", "b2b")
-PLACEMENTS = ("default", "s_core", "bi", "pbp")
+PLACEMENTS = ("default", "s_core", "bi", "pbp", "unpinned")
 CALIBRATION_SWITCH = "shaped"
 ALL_SWITCHES = "*"
 
@@ -143,8 +143,22 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "points": lambda v: _int(v, 2, 200), "fractions": _fraction,
     "io": _choice(tuple(io for io in IO_CHOICES if io != "dpdk")),  # DPDK switches imply it
     "options": _options, "shape_pps": _shape_pps, "trials": lambda v: _int(v, 1, 1000),
-    "max_frames": lambda v: _int(v, 2, 10_000_000), "churn": _churn}
-SCALAR_ONLY = ("repetitions",)
+    "max_frames": lambda v: _int(v, 2, 10_000_000), "churn": _churn, "profile": lambda v: _bool(v),
+    "pdr_loss": lambda v: _loss_percent(v)}
+SCALAR_ONLY = ("repetitions", "profile", "pdr_loss")
+
+
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise BadValue(f"{v!r} is not true or false")
+    return v
+
+
+def _loss_percent(v: Any) -> float:
+    """pdr_loss: the PDR's loss ratio in percent (Emmerich et al. Table 2: 10), as a ratio."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 100:
+        raise BadValue(f"{v!r} is not a loss percentage in (0, 100), e.g. 0.5 or 10")
+    return v / 100
 
 
 def did_you_mean(word: Any, choices: Any) -> str:

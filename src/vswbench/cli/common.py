@@ -133,6 +133,8 @@ def placement_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--switch-cpu", type=int, default=None, help="CPU of the switch [next]."),
         click.option("--nf-cpus", default=None, help="CPUs of the network functions, e.g. 1."),
         click.option("--option", "options", multiple=True, help="Backend option key=value."),
+        click.option("--unpinned", is_flag=True,
+                     help="Pin nothing: the scheduler places tester, switch and NFs."),
     ]
     for deco in reversed(decorators):
         func = deco(func)
@@ -148,8 +150,13 @@ def trial_options(kw: dict[str, Any], *, rate_pps: float | None = None,
                           warmup=kw["warmup"], flow_arrival=arrival, flow_life=life)
     if rate_pps is not None and duration is not None:
         traffic = traffic.at(rate_pps, duration, kw["warmup"])
+    if kw.get("unpinned") and any(kw.get(k) is not None for k in ("tester_cpu", "switch_cpu",
+                                                                    "nf_cpus")):
+        raise UsageError("--unpinned pins nothing: leave out --tester-cpu, --switch-cpu and "
+                         "--nf-cpus")
     return TrialOptions(kw["switch"], kw["scenario"], traffic, kw["tester_cpu"],
-                        kw["switch_cpu"], kw["nf_cpus"], tuple(kw["options"]))
+                        kw["switch_cpu"], kw["nf_cpus"], tuple(kw["options"]),
+                        unpinned=bool(kw.get("unpinned")))
 
 
 def testbed_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -34,6 +34,8 @@ def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | N
 @click.option("--duration", type=seconds(), default=5.0, show_default=True)
 @click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
               help="Measure every fraction N times (statistics per point).")
+@click.option("--profile", is_flag=True,
+              help="Then one extra trial at the NDR profiled by perf (never a latency trial).")
 def latency(**kw: Any) -> int:
     """Latency distributions at fixed fractions of the NDR (full histograms in --json)."""
     from vswbench.measure.loadcurve import latency_at, parse_fractions, repeated_points_json
@@ -52,20 +54,31 @@ def latency(**kw: Any) -> int:
         data = {**ctx.environment(), "method": "latency", "ndr_pps": ndr, "search": search_summary,
                 "points": points_json, "repetitions": kw["repeat"], "warnings": warnings,
                 "notes": ctx.notes}
+        if kw["profile"]:
+            from vswbench.measure.method import profile_at
+
+            say(f"profiling one extra trial at the NDR, {ndr:,.0f} pps")
+            data["profile_at_ndr"] = profile_at(ctx.session, ndr)
     emit(data, kw)
     if not kw["as_json"]:
         table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
                             f"latency at fractions of NDR {ndr:,.0f} pps "
                             f"({points[0].trial.result.latency_kind or '–'})")
-        for col in ("% NDR", "offered pps", "lost", "min", "p50", "p90", "p99", "p99.9", "max"):
+        for col in ("% NDR", "offered pps", "lost", "min", "p25", "p50", "p90", "p95", "p99",
+                    "p99.9", "max"):
             table.add_column(col, justify="right")
         for pt in data["points"]:
             lat = pt["latency_us"]
             table.add_row(f"{pt['fraction_of_ndr'] * 100:.0f}", num(pt["offered_pps"]),
                           f"{pt['lost']:,}",
-                          *(num(lat.get(k), 1) for k in ("min", "p50", "p90", "p99", "p999", "max")))
+                          *(num(lat.get(k), 1) for k in ("min", "p25", "p50", "p90", "p95",
+                                                         "p99", "p999", "max")))
         out.print(table)
         out.print("latency in microseconds", style="dim")
+        if data.get("profile_at_ndr"):
+            from vswbench.cli.profile_view import print_profile
+
+            print_profile(data["profile_at_ndr"]["profile"])
     return 0
 
 

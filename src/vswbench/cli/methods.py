@@ -27,6 +27,10 @@ from vswbench.measure.stats import steal_fraction
 @click.option("--latency-at", default=None,
               help="Then measure latency at these percentages of the NDR, e.g. 10,50,90,100.")
 @click.option("--latency-duration", type=seconds(), default=5.0, show_default=True)
+@click.option("--profile", is_flag=True,
+              help="Then one extra trial at the NDR profiled by perf (never a search trial).")
+@click.option("--pdr-loss", type=click.FloatRange(0, 100, min_open=True, max_open=True),
+              default=None, help="The PDR's loss ratio in percent [the preset's, 0.5].")
 def search(**kw: Any) -> int:
     """NDR and PDR by MLRsearch (or RFC 2544 binary search), with bounds and trial counts."""
     from vswbench.measure.loadcurve import latency_at, parse_fractions
@@ -35,7 +39,13 @@ def search(**kw: Any) -> int:
     from vswbench.measure.search import search as run_search
 
     plan = method_plan(kw)
-    p = preset(kw["preset_name"], trial_duration=kw["trial_duration"])
+    p = preset(kw["preset_name"], trial_duration=kw["trial_duration"],
+               pdr_loss=None if kw["pdr_loss"] is None else kw["pdr_loss"] / 100)
+    if kw["profile"]:
+        from vswbench.host.perf import perf_problem
+
+        if perf_problem():
+            raise click.UsageError(f"--profile: {perf_problem()}")
     min_load, max_given = rate(kw["min_load"]), rate(kw["max_load"])
     fractions = parse_fractions(kw["latency_at"]) if kw["latency_at"] else ()
     with method_context(plan, drain=p.drain_s, progress=say) as ctx:
@@ -55,9 +65,18 @@ def search(**kw: Any) -> int:
             points = latency_at(ctx.session, ndr, fractions, kw["latency_duration"],
                                 progress=lambda pt: trial_line(pt.trial))
             data["latency_at_ndr"] = [pt.to_json() for pt in points]
+        if kw["profile"] and ndr:
+            from vswbench.measure.method import profile_at
+
+            say(f"profiling one extra trial at the NDR, {ndr:,.0f} pps")
+            data["profile_at_ndr"] = profile_at(ctx.session, ndr)
     emit(data, kw)
     if not kw["as_json"]:
         _print_search(results, data)
+        if data.get("profile_at_ndr"):
+            from vswbench.cli.profile_view import print_profile
+
+            print_profile(data["profile_at_ndr"]["profile"])
     return 0
 
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from vswbench.cli.common import (err, num, out, placement_options, seconds, traffic_options,
                                  trial_options)
+from vswbench.cli.profile_view import print_profile
 from vswbench.units import parse_rate
 
 
@@ -26,13 +27,18 @@ def _num(value: float | None, digits: int = 1) -> str:
 @click.option("--repeat", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Repeat the trial N times (median, CI, CV, worst/best of N).")
 @click.option("--json", "as_json", is_flag=True, help="Print the trial's JSON.")
-def trial(rate: str, duration: float, repeat: int, as_json: bool, **kw: Any) -> int:
+@click.option("--profile", is_flag=True,
+              help="Sample the testbed's cores with perf (cpu-clock, call graphs) during the "
+                   "trial: time per category and top functions per core.")
+def trial(rate: str, duration: float, repeat: int, as_json: bool, profile: bool,
+          **kw: Any) -> int:
     """One trial: fixed offered load through a switch in a scenario."""
     from vswbench.measure.plan import execute_trials, plan_trial, repeat_statistics
 
     plan = plan_trial(trial_options(kw, rate_pps=parse_rate(rate), duration=duration))
     results = execute_trials(plan, repeat,
-                             progress=lambda m: err.print(m, style="dim", highlight=False))
+                             progress=lambda m: err.print(m, style="dim", highlight=False),
+                             profile=profile)
     if repeat > 1:
         stats, warnings = repeat_statistics(results)
         if as_json:
@@ -75,6 +81,7 @@ def trial(rate: str, duration: float, repeat: int, as_json: bool, **kw: Any) -> 
         for key, value in rows:
             table.add_row(key, value)
         out.print(table)
+        print_profile(result.profile)
         for w in result.warnings:
             err.print(f"[yellow]warning: {w}[/]", highlight=False)
     return 0

@@ -134,9 +134,21 @@ def irqbalance(proc_root: Path = Path("/proc")) -> TuningCheck:
     return TuningCheck("irqbalance", current, "not running", not pids, why)
 
 
+def irq_accounting(root: Path = Path("/")) -> TuningCheck:
+    from vswbench.host.sysinfo import irq_time_accounting
+
+    why = ("without CONFIG_IRQ_TIME_ACCOUNTING /proc/stat's irq and softirq times are "
+           "tick-sampled estimates, so kernel switches' cycles per packet are too (Emmerich et "
+           "al., Guideline 3): cross-check with `--profile` (perf sampling) or use a kernel "
+           "built with it")
+    current = irq_time_accounting(root)
+    return TuningCheck("IRQ time accounting", current, "on",
+                       None if current == "unknown" else current == "on", why)
+
+
 def tuning_checks(sys_root: Path = SYS, proc_root: Path = Path("/proc")) -> list[TuningCheck]:
     return [governor(sys_root), turbo(sys_root), smt(sys_root), thp(sys_root),
-            irqbalance(proc_root)]
+            irqbalance(proc_root), irq_accounting(Path(str(sys_root)).parent)]
 
 
 def run_doctor() -> DoctorReport:

@@ -47,6 +47,7 @@ class Fingerprint:
     switch_versions: dict[str, dict[str, str]] = field(default_factory=dict)
     hostname: str = NA
     virtualization: str = NA             # "none", "vm" or "vm (kvm)"; n/a: not known
+    irq_time_accounting: str = NA        # CONFIG_IRQ_TIME_ACCOUNTING: "on", "off" or "unknown"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -228,7 +229,35 @@ def fingerprint(interfaces: dict[str, str] | None = None, *, tsc_hz: float | Non
                        total, free, size, iso, nohz, irqbalance_running(root), tsc_hz,
                        __version__, platform.python_version(), platform.machine(),
                        offloads(interfaces or {}, run), dict(switch_versions or {}),
-                       hostname(root), virtualization(root))
+                       hostname(root), virtualization(root), irq_time_accounting(root))
+
+
+def kernel_config_option(name: str, root: str | Path = "/") -> str | None:
+    """`y`, `m`, `n` (unset) of a kernel config option from /boot/config-$(uname -r) or
+    /proc/config.gz; None when neither can be read."""
+    import gzip
+
+    release = _read(root, "proc/sys/kernel/osrelease") or platform.release()
+    text = _read(root, f"boot/config-{release}")
+    if text is None:
+        try:
+            text = gzip.decompress((Path(root) / "proc/config.gz").read_bytes()).decode(
+                errors="replace")
+        except (OSError, EOFError, ValueError):
+            return None
+    for line in text.splitlines():
+        if line.startswith(f"{name}="):
+            return line.split("=", 1)[1].strip()
+        if line.strip() == f"# {name} is not set":
+            return "n"
+    return "n"
+
+
+def irq_time_accounting(root: str | Path = "/") -> str:
+    """Whether /proc/stat's irq and softirq times are measured (CONFIG_IRQ_TIME_ACCOUNTING=y:
+    "on") or tick-sampled estimates ("off"); "unknown" without a readable kernel config."""
+    value = kernel_config_option("CONFIG_IRQ_TIME_ACCOUNTING", root)
+    return "unknown" if value is None else ("on" if value == "y" else "off")
 
 
 def missing_tuning(fp: Fingerprint) -> list[str]:
@@ -252,6 +281,11 @@ def missing_tuning(fp: Fingerprint) -> list[str]:
     if fp.thp_enabled == "always":
         warnings.append("THP always: transparent hugepage compaction adds latency spikes; set "
                         "/sys/kernel/mm/transparent_hugepage/enabled to madvise or never")
+    if fp.irq_time_accounting == "off":
+        warnings.append("IRQ time accounting is off (CONFIG_IRQ_TIME_ACCOUNTING unset): "
+                        "/proc/stat's irq and softirq times, the basis of kernel switches' "
+                        "cycles per packet, are tick-sampled estimates; cross-check with "
+                        "--profile (perf sampling)")
     if fp.smt_active == "on":
         warnings.append("SMT is on: sibling threads share a core and disturb each other's "
                         "timing; turn it off or keep sibling threads idle")

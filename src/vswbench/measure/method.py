@@ -149,16 +149,34 @@ def interrupted_summary(trials: list[Any]) -> str:
 
 
 def find_ndr(ctx: MethodContext, preset_name: str = "fast",
-             progress: Callable[[Any], None] = lambda t: None) -> tuple[float, dict[str, Any]]:
+             progress: Callable[[Any], None] = lambda t: None,
+             pdr_loss: float | None = None) -> tuple[float, dict[str, Any]]:
     """Search the NDR in the context's session (for latency and back-to-back points that were
     given none): the NDR and the search's summary (without its trials); the session's trial list
     is left empty for the measurement that follows."""
     from vswbench.measure.search import preset, search
 
-    found = search(ctx.session, preset(preset_name), min_load=1000.0,
+    found = search(ctx.session, preset(preset_name, pdr_loss=pdr_loss), min_load=1000.0,
                    max_load=ctx.max_load(None), generator_ceiling=ctx.ceiling, progress=progress)
     ctx.session.trials.clear()
     if found.ndr_pps is None:
         raise VswbenchError("the search found no load without loss: nothing to measure at")
     return found.ndr_pps, {k: v for k, v in found.to_json().items() if k != "trials"}
 
+
+
+PROFILE_SECONDS = 5.0
+
+
+def profile_at(session: TrialSession, rate_pps: float,
+               duration: float = PROFILE_SECONDS) -> dict[str, Any]:
+    """One extra trial at `rate_pps` (a search's NDR), profiled by perf: never one of the
+    search's own trials, so profiling cannot move the NDR. Its headline, profile and CPU
+    cross-check; the session's trial list is left as it was."""
+    before = len(session.trials)
+    trial = session.measure(rate_pps, duration, profile=True)
+    del session.trials[before:]
+    r = trial.result
+    return {"offered_pps": rate_pps, "duration_s": duration, "achieved_pps": r.achieved_pps,
+            "loss_ratio": r.loss_ratio, "latency_us": r.latency_us,
+            "cycles_per_packet": r.cycles_per_packet, "cpu": r.cpu, "profile": r.profile}

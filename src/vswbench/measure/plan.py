@@ -60,6 +60,7 @@ class TrialOptions:
     switch_cpu: int | None = None
     nf_cpus: str | None = None
     options: tuple[str, ...] = ()
+    unpinned: bool = False          # no CPU pinning at all: the scheduler places everything
 
 
 def _cpu(value: int, flag: str, cpus: int) -> int:
@@ -84,6 +85,8 @@ def default_nf_cpus(tester: int, switch: int, cpus: int, nfs: int = 1) -> tuple[
 
 def make_placement(opts: TrialOptions, cpus: int | None = None) -> Placement:
     cpus = cpus or os.cpu_count() or 1
+    if opts.unpinned:
+        return Placement(None, None, ())
     tester = _cpu(0 if opts.tester_cpu is None else opts.tester_cpu, "--tester-cpu", cpus)
     default_switch = (tester + 1) % cpus
     switch = _cpu(default_switch if opts.switch_cpu is None else opts.switch_cpu,
@@ -202,13 +205,20 @@ def execute_trial(plan: TrialPlan, progress: Callable[[str], None] = print) -> T
 
 
 def execute_trials(plan: TrialPlan, repeat: int,
-                   progress: Callable[[str], None] = print) -> list[TrialResult]:
-    """`repeat` trials, one after the other, through one testbed."""
+                   progress: Callable[[str], None] = print,
+                   profile: bool = False) -> list[TrialResult]:
+    """`repeat` trials, one after the other, through one testbed (each profiled by perf with
+    `profile`)."""
     from vswbench.measure.trial import run_trial
     from vswbench.run.scope import run_scope
     from vswbench.testbed.build import Testbed
 
     ensure_runnable(plan.switch_cls)
+    if profile:
+        from vswbench.host.perf import perf_problem
+
+        if perf_problem():
+            raise UsageError(f"--profile: {perf_problem()}")
     with run_scope() as run:
         progress(f"run {run.id}: {plan.switch_cls.name}, {plan.scenario.name}, "
                  f"{plan.params.size} at {plan.params.rate_pps:,.0f} pps for "
@@ -220,7 +230,7 @@ def execute_trials(plan: TrialPlan, repeat: int,
             for i in range(repeat):
                 if repeat > 1:
                     progress(f"run {run.id}: trial {i + 1}/{repeat}")
-                results.append(run_trial(tb, plan.params))
+                results.append(run_trial(tb, plan.params, profile=profile))
             return results
 
 

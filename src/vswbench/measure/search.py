@@ -80,11 +80,19 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-def preset(name: str, *, trial_duration: float | None = None) -> Preset:
-    """A preset by name; `trial_duration` overrides the final (and, for binary, every) trial."""
+def preset(name: str, *, trial_duration: float | None = None,
+           pdr_loss: float | None = None) -> Preset:
+    """A preset by name; `trial_duration` overrides the final (and, for binary, every) trial,
+    `pdr_loss` the PDR goal's loss ratio (Emmerich et al. Table 2 use 0.10)."""
     if name not in PRESETS:
         raise UsageError(f"--preset {name!r}: choose from {', '.join(PRESETS)}")
     p = PRESETS[name]
+    if pdr_loss is not None:
+        if not 0 < pdr_loss < 1:
+            raise UsageError(f"PDR loss ratio {pdr_loss}: give a ratio in (0, 1), e.g. 0.1")
+        p = dataclasses.replace(p, goals=tuple(
+            dataclasses.replace(g, loss_ratio=pdr_loss) if g.name == "PDR" else g
+            for g in p.goals))
     if trial_duration is not None:
         if trial_duration <= 0:
             raise UsageError("--trial-duration must be positive")

@@ -27,6 +27,8 @@ from vswbench.engine.process import EngineProcess, EngineResult
 from vswbench.engine.records import RecordError, parse_final
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
+from vswbench.host.irqstat import read_irq_counts
+from vswbench.measure.profiling import profiled
 from vswbench.measure.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, _daemon_pids,
                                     build_result, run_trial)
 from vswbench.scenario import Role, Scenario
@@ -84,7 +86,8 @@ class SessionTrial:
                 "latency_us": r.latency_us, "cycles_per_packet": r.cycles_per_packet,
                 "useful_cycles_per_packet": r.switch_useful_cycles_per_packet,
                 "counters_agree": r.counters_agree, "overhead_s": round(self.overhead_s, 4),
-                "wall_s": round(self.wall_s, 4)}
+                "wall_s": round(self.wall_s, 4),
+                "irq_rates": getattr(r, "irq_rates", {})}
 
 
 class TrialSession(ABC):
@@ -114,11 +117,19 @@ class TrialSession(ABC):
         if seconds > 0 and rate_pps > 0:
             self._run(rate_pps, seconds, None)
 
-    def measure(self, rate_pps: float, duration: float, *, count: int | None = None) -> SessionTrial:
+    def measure(self, rate_pps: float, duration: float, *, count: int | None = None,
+                profile: bool = False) -> SessionTrial:
+        """One trial; with `profile` perf samples the testbed's cores while it runs (from just
+        before the trial's first counter sample to just after its last)."""
         if rate_pps < 0 or duration < 0 or (count is None and duration <= 0):
             raise UsageError(f"trial at {rate_pps} pps for {duration} s: give a positive "
                              "duration or an exact frame count (rate 0 = as fast as possible)")
-        trial = self._run(rate_pps, duration, count)
+        with profiled(self.testbed, profile) as attach:
+            trial = self._run(rate_pps, duration, count)
+            attach(trial.result)
+        if trial.result.profile is not None and self.kind == "restart":
+            trial.result.profile["warnings"].append(
+                "restart session: the profile also covers the trial's engine start and warm-up")
         self.trials.append(trial)
         return trial
 
@@ -243,7 +254,7 @@ class ControlSession(TrialSession):
         pids = {**{lab: p.pid for lab, p in self.servers.items()}, **daemons}
         p0 = {lab: process_cpu_s(pid) for lab, pid in pids.items()}
         driver_cpu0 = process_cpu_s(self.driver.pid)
-        c0 = read_proc_stat()
+        c0, i0 = read_proc_stat(), read_irq_counts()
         after = self.driver.record_count()
         self.driver.send_command(cmd)
         answer = self.driver.wait_for_answer(after, timeout=(cap or duration) + 30 + self.drain)
@@ -253,7 +264,7 @@ class ControlSession(TrialSession):
             parse_final(answer)
         except RecordError as exc:
             raise VswbenchError(f"bad final record from the control engine: {exc}") from exc
-        c1 = read_proc_stat()
+        c1, i1 = read_proc_stat(), read_irq_counts()
         driver_cpu1 = process_cpu_s(self.driver.pid)
         p1 = {lab: process_cpu_s(pid) for lab, pid in pids.items()}
         k1, (s1, b1) = tb.kernel_counters(), switch.sample()
@@ -266,6 +277,6 @@ class ControlSession(TrialSession):
         records = [r for r in (start, answer) if r is not None]
         result = EngineResult(list(self.driver.argv), None, records, "")
         outcome = PhaseOutcome({label: result}, {label: self.driver_cmd}, k0, k1, s0, s1,
-                               core_usage(c0, c1), process_cpu, b0, b1)
+                               core_usage(c0, c1), process_cpu, b0, b1, i0, i1)
         trial = build_result(tb, self.params.at(rate_pps, duration or cap), outcome)
         return SessionTrial(trial, rate_pps, duration, intended_count, time.monotonic() - t0)

@@ -22,7 +22,9 @@ from vswbench.engine.records import HistogramBucket, LatencySummary
 from vswbench.errors import VswbenchError
 from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, process_cpu_s,
                                    read_proc_stat)
+from vswbench.host.irqstat import IrqCounts, irq_rates, read_irq_counts
 from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
+from vswbench.measure.profiling import profiled
 from vswbench.scenario import Role
 from vswbench.switches.base import BusyCycles, PortCounters
 from vswbench.switches.chain_nf import element_counters, nf_hosts
@@ -85,6 +87,10 @@ class TrialResult:
     # flow churn (engine/src/churn.h), None without: new flows/s, seconds each, flows active on
     # average, and the distinct flows the senders started (about arrival x (duration + life))
     churn: dict[str, float] | None = None
+    # per core NET_RX / NET_TX softirqs and interrupts per second (host/irqstat.py)
+    irq_rates: dict[str, dict[str, float]] = field(default_factory=dict)
+    # --profile: perf samples per core (host/perf.py TrialProfile) and the CPU cross-check
+    profile: dict[str, Any] | None = None
 
     @property
     def counters_agree(self) -> bool:
@@ -121,15 +127,20 @@ def _percentile(buckets: list[HistogramBucket], q: float) -> float | None:
 
 def merge_latency(finals: list[FinalRecord]) -> dict[str, float | None]:
     """One receiver: its summary. Several: percentiles from the merged histograms (bucket upper
-    bounds), min/max/mean exact."""
+    bounds), min/max/mean exact. p25 and p95 (Emmerich et al. Table 2) always from the
+    histogram (the engine's summary has neither)."""
     with_lat = [f for f in finals if f.latency_us is not None and not f.latency_us.empty]
-    keys = ("min", "p50", "p90", "p99", "p999", "max", "mean")
+    keys = ("min", "p25", "p50", "p90", "p95", "p99", "p999", "max", "mean")
     if not with_lat:
         return {k: None for k in keys}
+    buckets = [b for f in with_lat for b in f.hist]
     if len(with_lat) == 1:
         lat: LatencySummary = with_lat[0].latency_us  # type: ignore[assignment]
-        return {k: getattr(lat, k) for k in keys}
-    buckets = [b for f in with_lat for b in f.hist]
+        summary = {k: getattr(lat, k, None) for k in keys}
+        for k, q in (("p25", 0.25), ("p95", 0.95)):
+            v = _percentile(buckets, q) if buckets else None
+            summary[k] = None if v is None else min(max(v, lat.min or v), lat.max or v)
+        return summary
     lats = [f.latency_us for f in with_lat]
     counts = [max(1, f.rx_frames) for f in with_lat]
     mean = sum((la.mean or 0) * c for la, c in zip(lats, counts)) / sum(counts)  # type: ignore
@@ -140,8 +151,9 @@ def merge_latency(finals: list[FinalRecord]) -> dict[str, float | None]:
         v = _percentile(buckets, q)
         return None if v is None else min(max(v, low), high)
 
-    return {"min": low, "p50": within(0.5), "p90": within(0.9), "p99": within(0.99),
-            "p999": within(0.999), "max": high, "mean": mean}
+    return {"min": low, "p25": within(0.25), "p50": within(0.5), "p90": within(0.9),
+            "p95": within(0.95), "p99": within(0.99), "p999": within(0.999), "max": high,
+            "mean": mean}
 
 
 # -- phases ------------------------------------------------------------------------------------
@@ -157,6 +169,8 @@ class PhaseOutcome:
     process_cpu: dict[str, float | None]
     busy_before: BusyCycles | None = None
     busy_after: BusyCycles | None = None
+    irq_before: IrqCounts | None = None     # /proc/softirqs and /proc/interrupts
+    irq_after: IrqCounts | None = None
 
 
 def _settle(testbed: Testbed, timeout: float = 3.0) -> None:
@@ -198,7 +212,7 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
         daemons = _daemon_pids(switch)
         p0 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
               **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
-        c0 = read_proc_stat()
+        c0, i0 = read_proc_stat(), read_irq_counts()
         drivers = [stack.enter_context(EngineProcess(c.args, registry=run.registry,
                                                      state=run.state, label=c.label,
                                                      env=dict(c.env)))
@@ -206,7 +220,7 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
         for proc, label in zip(drivers, [c.label for c in cmds.values() if not c.long_running]):
             results[label] = proc.wait(timeout=traffic.duration + 30).check()
         _settle(testbed)
-        c1 = read_proc_stat()
+        c1, i1 = read_proc_stat(), read_irq_counts()
         p1 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
               **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
         for label, proc in servers.items():
@@ -218,7 +232,7 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
             process_cpu[label] = res.final.cpu_s
     s1, b1 = switch.sample() if measure else ([], None)
     return PhaseOutcome(results, cmds, k0, testbed.kernel_counters() if measure else {},
-                        s0, s1, core_usage(c0, c1), process_cpu, b0, b1)
+                        s0, s1, core_usage(c0, c1), process_cpu, b0, b1, i0, i1)
 
 
 def _daemon_pids(switch: Any) -> dict[str, int]:
@@ -288,9 +302,10 @@ def _drops(outcome: PhaseOutcome) -> dict[str, int]:
     return drops
 
 
-def run_trial(testbed: Testbed, params: TrialParams) -> TrialResult:
+def run_trial(testbed: Testbed, params: TrialParams, profile: bool = False) -> TrialResult:
     """One trial with fresh engine processes: warm-up (its result dropped), then the measured
-    phase."""
+    phase (profiled by perf with `profile`)."""
+
     params.validate()
     switch = testbed.switch
     if switch is None:
@@ -299,8 +314,11 @@ def run_trial(testbed: Testbed, params: TrialParams) -> TrialResult:
         _phase(testbed, params.at(params.rate_pps, params.warmup), measure=False,
                stream_base=WARMUP_STREAM_BASE)
         _settle(testbed)
-    outcome = _phase(testbed, params, measure=True)
-    return build_result(testbed, params, outcome)
+    with profiled(testbed, profile) as attach:
+        outcome = _phase(testbed, params, measure=True)
+        result = build_result(testbed, params, outcome)
+        attach(result)
+    return result
 
 
 def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> TrialResult:
@@ -359,4 +377,5 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
         nf_kind=testbed.nf if nf_hosts(testbed.scenario) else None,
         nf_counters=element_counters(testbed.scenario, testbed.nf, delta,
                                      {k: v.ifname for k, v in testbed.ports.items()},
-                                     outcome.switch_before, outcome.switch_after))
+                                     outcome.switch_before, outcome.switch_after),
+        irq_rates=irq_rates(outcome.irq_before, outcome.irq_after))

@@ -26,6 +26,7 @@ from vswbench.report.html import SECTION_IDS, render_page
 from vswbench.report.model import ReportModel, build_model
 from vswbench.report.plots import Plot, make_plots
 from vswbench.report.product_bars import product_bars_csv, product_bars_json
+from vswbench.report.profiles import profiled_points, write_folded
 from vswbench.report.spread import error_bars_csv, error_bars_json
 from vswbench.results.points import load
 from vswbench.units import DEFAULT_LINK_BPS
@@ -90,6 +91,7 @@ def build_report(store_path_or_dir: str | Path, out_dir: str | Path, *,
     if model.product_bars:  # Fang's Fig. 7 over the whole product, beside them
         _write(out / PRODUCT_BARS_JSON, product_bars_json(model.product_bars).encode())
         _write(out / PRODUCT_BARS_CSV, product_bars_csv(model.product_bars).encode())
+    write_folded(profiled_points(data), out)   # OUT/profiles/*.folded (flamegraph.pl, speedscope)
     page = render_page(model, plots)
     _write(html_path, page.encode("utf-8"))
     shown = tuple(re.findall(r'<section id="([^"]+)">', page))

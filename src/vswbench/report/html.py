@@ -24,6 +24,9 @@ from vswbench.results.series import LoadSeries
 from vswbench.report.figure import DPI
 from vswbench.report.plots import Plot
 from vswbench.report.remote import remote_section
+from vswbench.report.diagnostics import INTRO as DIAGNOSTICS_INTRO
+from vswbench.report.profiles import INTRO as PROFILE_INTRO
+from vswbench.report.profiles import cpu_check_table, profiled_points, top_functions_table
 from vswbench.report.studies import CLONING_EMPTY, CLONING_INTRO, FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO
 
 SECTIONS = (
@@ -36,6 +39,8 @@ SECTIONS = (
     ("delay-model", "Empirical delay model: ECDF per condition, KS distances"),
     ("error-bars", "Parameter error bars over the workload space"),
     ("cycles", "Cycles per packet"),
+    ("profiles", "Where the cycles go: perf profiles per core"),
+    ("diagnostics", "Diagnostics: drops per chain element, interrupts vs latency, placement"),
     ("chain-model", "Chain cost model: throughput over chain length and placement"),
     ("pairs", "Scalability with pairs"),
     ("remote", "Local vs remote vs remote-vxlan: the cost of the wire and of encapsulation"),
@@ -250,6 +255,13 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
                              "(written under each bar in kpps); also in "
                              "product_error_bars.csv/.json."),
         "cycles": _plots(plots, "cycles", "no cycles per packet in this campaign"),
+        "profiles": (lambda pts: _plots(plots, "profiles", "no profiled point in this campaign "
+                                        "(vswbench trial|search --profile, or profile = true "
+                                        "in a spec)", PROFILE_INTRO if pts else "")
+                     + cpu_check_table(pts) + top_functions_table(pts))(
+                         profiled_points(model.data)),
+        "diagnostics": _plots(plots, "diagnostics", "no chain drops, interrupt rates or "
+                              "pinned-vs-unpinned pairs in this campaign", DIAGNOSTICS_INTRO),
         "chain-model": (lambda c: _plots(plots, "chain-model", chain_empty(c), CHAIN_INTRO)
                         + chain_tables(c))(chain_analyses(model)),
         "pairs": _plots(plots, "pairs", "no pairs:N scenario in this campaign"

@@ -19,10 +19,12 @@ from vswbench.models.delay import DelayModel
 from vswbench.report.chain import chain_analyses, chain_figures
 from vswbench.report.data import PairsPoint, RankingRow, ecdf, rebin_log
 from vswbench.report.delay import delay_models
+from vswbench.report.diagnostics import diagnostic_figures
 from vswbench.report.figure import (DPI, FIGSIZE_WIDE, LINESTYLES, PPS, Colours, new_figure,
                                     place_legend, render, report_style, slug, spans_decades)
 from vswbench.report.model import ReportModel
 from vswbench.report.product_bars import product_bar_plot
+from vswbench.report.profiles import profile_figures, profiled_points
 from vswbench.report.spread import ErrorBar
 from vswbench.report.verdict import Verdict
 from vswbench.report.studies import (cloning_plot, cloning_points, flow_count_plot,
@@ -396,6 +398,10 @@ def make_plots(model: ReportModel) -> list[Plot]:
         add("cycles", "cycles", "Cycles per packet", cycles_plot(model.ranking, colours))
         for name, title, fig in chain_figures(chain_analyses(model)):
             add(name, "chain-model", title, fig)
+        for name, title, fig in profile_figures(profiled_points(model.data)):
+            add(name, "profiles", title, fig)
+        for name, title, fig in diagnostic_figures(model, colours):
+            add(name, "diagnostics", title, fig)
         add("pairs", "pairs", "Scalability with pairs", pairs_plot(model.pairs, colours))
         add("flow-count", "flow-count", "Throughput vs number of flows",
             flow_count_plot(flow_count_points(model.data), colours))

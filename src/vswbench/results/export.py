@@ -24,7 +24,8 @@ from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
 
 FORMATS = ("json", "csv", "parquet", "jsonl", "hdr")
 RECORD_SCHEMA = "vswbench.point/1"      # results.jsonl records (schemas/point-record.schema.json)
-LATENCY_FIELDS = ("p50", "p90", "p99", "p999", "p9999", "min", "max", "mean", "stddev")
+LATENCY_FIELDS = ("p25", "p50", "p90", "p95", "p99", "p999", "p9999", "min", "max", "mean",
+                  "stddev")
 HEADLINE_COLUMNS = [
     "campaign", "run_id", "point_key", "label", "status", "kind", "switch", "backend", "stack",
     "switch_versions", "scenario", "size",

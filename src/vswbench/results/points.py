@@ -162,6 +162,8 @@ class Latency:
     max_us: float | None = None
     mean_us: float | None = None
     stddev_us: float | None = None
+    p25_us: float | None = None          # Emmerich et al. Table 2 (from the histogram)
+    p95_us: float | None = None
 
 
 def latency_at(result: dict[str, Any], fraction: float = LATENCY_FRACTION,
@@ -177,7 +179,7 @@ def _latency(lat: Any, fraction: float | None) -> Latency | None:
     return Latency(fraction, number(lat.get("p50")), number(lat.get("p90")),
                    number(lat.get("p99")), number(lat.get("p999")), number(lat.get("p9999")),
                    number(lat.get("min")), number(lat.get("max")), number(lat.get("mean")),
-                   number(lat.get("stddev")))
+                   number(lat.get("stddev")), number(lat.get("p25")), number(lat.get("p95")))
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ def latency_by_setup(records: Iterable[PointRecord]) -> LatencyTable:
             return _median([v for v in (getattr(x, attr) for x in lats) if v is not None])
         out[setup] = Latency(lats[0].fraction_of_ndr, *(med(f) for f in (
             "p50_us", "p90_us", "p99_us", "p999_us", "p9999_us", "min_us", "max_us", "mean_us",
-            "stddev_us")))
+            "stddev_us", "p25_us", "p95_us")))
     return out
 
 

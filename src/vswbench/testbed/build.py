@@ -364,6 +364,9 @@ class Testbed:
         ms), so throughput collapses and latency reaches milliseconds. On a 2-core machine pvp
         with a DPDK switch has three pollers (tester, switch, NF) for two cores."""
         sw = self.placement.switch_cpu
+        if sw is None and self.placement.tester_cpu is None:
+            return ["unpinned: the scheduler places tester, switch and NFs (and may move them "
+                    "during a trial)"]
         if self.placement.tester_cpu == sw and not self.switch_cls.direct:
             return [f"the tester and the switch share CPU {sw}: the switch's work waits for the "
                     "tester's time slices, so the figures measure the scheduler as much as the "
