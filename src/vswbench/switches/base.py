@@ -30,8 +30,10 @@ from typing import ClassVar
 
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
+from vswbench.switches.functions import function_problem
 
 CHAIN_OPTIONS = frozenset({"nf", "nf_poll"})   # switches/chain_nf.py, any switch
+FUNCTION_OPTIONS = frozenset({"function", "table_size"})   # switches/functions.py, checked below
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,9 @@ class Switch(ABC):
     # tester port needs NAPI on its veth peer (GRO or an XDP program there); without it the kernel
     # drops every frame uncounted (measured: macvlan, ovs with system ports lost 100 %).
     kernel_tx_ok: ClassVar[bool] = False
+    # forwarding functions this backend implements (switches/functions.py: l2, l3, nat, acl);
+    # any other is refused before anything is built, with this list as the reason
+    functions: ClassVar[frozenset[str]] = frozenset({"l2"})
 
     def __init__(self, ctx: SwitchContext) -> None:
         self.ctx = ctx
@@ -176,11 +181,16 @@ class Switch(ABC):
     def unread_options(cls, options: Iterable[str], io: str | None = None) -> str | None:
         """Why this backend cannot take these option keys or this engine io (it would ignore
         them and the result would be labelled with them), or None."""
-        unread = sorted(set(options) - cls.options_read - CHAIN_OPTIONS)
+        unread = sorted(set(options) - cls.options_read - CHAIN_OPTIONS - FUNCTION_OPTIONS)
         if unread:
             reads = ", ".join(sorted(cls.options_read | CHAIN_OPTIONS))
             return (f"switch {cls.name} does not read option {', '.join(unread)} (it would be "
                     f"ignored); its options: {reads}")
+        if FUNCTION_OPTIONS & set(options):
+            problem = function_problem(cls.name, cls.functions,
+                                       options if isinstance(options, dict) else {})
+            if problem:
+                return problem
         if io is not None and cls.port_kind == "dpdk" and io not in ("auto", "afpacket", "dpdk"):
             return (f"io {io}: switch {cls.name} has DPDK ports, its tester always uses dpdk; "
                     "leave io out for the DPDK switches")
@@ -220,6 +230,11 @@ class Switch(ABC):
         """The header field the drivers must vary across flows (the engine's --flow-field), when
         the backend's rules depend on it; None: the engine's default (the UDP source port)."""
         return None
+
+    def destination_ip(self, default: str) -> str:
+        """The IPv4 destination the drivers send to (their --dst-ip); l3 functions send into
+        their routing table instead of to the receiver's address."""
+        return default
 
     def stats(self) -> dict[str, object]:
         """The switch's own state worth keeping with a result (e.g. OVS datapath flows and cache
