@@ -55,6 +55,10 @@ KIND_KEYS = {"rate": ("trial",), "preset": ("search", "latency", "b2b"),
 STUDY_KEYS = ("kind", "scenario", "switch", "size", "rate", "burst", "flows", "chain", "pairs",
               "placement", "repetitions", "preset", "duration", "points", "fractions", "io",
               "options", "shape_pps", "trials", "max_frames")
+# the forwarding function and its table (switches/functions.py): they become the backend
+# options function= and table_size= of each point (one options table per combination)
+FUNCTION_KEYS = ("function", "table_size")
+STUDY_KEYS += FUNCTION_KEYS
 CAMPAIGN_KEYS = ("name", "description", "out")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -295,6 +299,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
 
         every = [s for s in sorted(all_switches()) if s != CALIBRATION_SWITCH]
         switches = list(dict.fromkeys(s for x in switches for s in (every if x == "*" else [x])))
+    _merge_functions(i, v, raw, problems)
     problems += [f"study {i}, options: {p}" for p in nf_option_problems(
         [dict(t) for t in v.get("options") or []], switches, names)]
     if "shape_pps" in raw and switches and CALIBRATION_SWITCH not in switches:
@@ -324,6 +329,34 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                  get("fractions") or Study.fractions, get("io") or ("auto",),
                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
                  get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0])
+
+
+def _merge_functions(i: int, v: dict[str, Any], raw: dict[str, Any], problems: list[str]) -> None:
+    """function = [...] and table_size = [...] into the options tables: one table per (options,
+    function, table size); l2 and nat take no table size (and l2 adds no key, so l2 points keep
+    the keys they had before functions existed)."""
+    if "function" not in raw and "table_size" not in raw:
+        return
+    from vswbench.switches.functions import TABLE_FUNCTIONS
+
+    functions = v.get("function") or (["l2"] if "function" not in raw else [])
+    sizes = v.get("table_size") or [None]
+    if "table_size" in raw and not set(functions) & set(TABLE_FUNCTIONS):
+        problems.append(f"study {i}, table_size: only function {' or '.join(TABLE_FUNCTIONS)} "
+                        "has a table: add such a function or remove table_size")
+        return
+    tables: list[tuple[tuple[str, str], ...]] = []
+    for table in v.get("options") or [()]:
+        if {"function", "table_size"} & {k for k, _ in table}:
+            problems.append(f"study {i}, options: give function and table_size as keys of the "
+                            "study, not as options")
+            return
+        for fn in functions:
+            for size in (sizes if fn in TABLE_FUNCTIONS else [None]):
+                extra = (() if fn == "l2" else (("function", fn),)) + (
+                    () if size is None else (("table_size", str(size)),))
+                tables.append(tuple(table) + extra)
+    v["options"] = list(dict.fromkeys(tables))
 
 
 def _check_backend_options(i: int, switches: list[str],

@@ -10,6 +10,7 @@ from vswbench import scenario as scenarios
 from vswbench.engine.params import IO_CHOICES
 from vswbench.errors import UsageError
 from vswbench.measure.search import PRESETS
+from vswbench.switches.functions import FUNCTIONS, MAX_L3_TABLE
 from vswbench.switches.options import unknown_key
 from vswbench.units import FrameSize, parse_rate
 
@@ -129,6 +130,8 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "io": _choice(tuple(io for io in IO_CHOICES if io != "dpdk")),  # DPDK switches imply it
     "options": _options, "shape_pps": _shape_pps, "trials": lambda v: _int(v, 1, 1000),
     "max_frames": lambda v: _int(v, 2, 10_000_000)}
+CHECKS.update({"function": _choice(tuple(FUNCTIONS)),           # switches/functions.py
+               "table_size": lambda v: _int(v, 1, MAX_L3_TABLE)})
 SCALAR_ONLY = ("repetitions",)
 
 

@@ -158,11 +158,31 @@ def ovs_acl_rules(n: int, in_port: int, cookie: int) -> Iterator[str]:
         yield f"cookie={cookie:#x},priority=40000,in_port={in_port},ip,nw_dst={addr},actions=drop"
 
 
+# -- OpenFlow (the OVS backends) --------------------------------------------------------------
+FUNCTION_COOKIE = 0x2                # the function's rules carry it
+OVS_NAT_SOURCE = "198.18.254.1"      # OVS has no address of its own: frames leave from this one
+
+
+def ovs_function_rules(fn: Function, in_port: int, out_port: int) -> list[str]:
+    """The rules of a driver's path under function `fn` (replacing its port rule): l3 the LPM
+    table, acl the port rule under table_size drop rules, nat the port rule through conntrack
+    with source NAT (userspace conntrack of the netdev datapath)."""
+    port_rule = f"cookie={FUNCTION_COOKIE:#x},in_port={in_port},actions=output:{out_port}"
+    if fn.name == "l3":
+        return list(ovs_l3_rules(l3_prefixes(fn.table_size), in_port, out_port, FUNCTION_COOKIE))
+    if fn.name == "acl":
+        return [port_rule, *ovs_acl_rules(fn.table_size, in_port, FUNCTION_COOKIE)]
+    if fn.name == "nat":
+        return [f"cookie={FUNCTION_COOKIE:#x},priority=40000,in_port={in_port},ip,"
+                f"actions=ct(commit,nat(src={OVS_NAT_SOURCE})),output:{out_port}", port_rule]
+    return [port_rule]
+
+
 # -- nftables ----------------------------------------------------------------------------------
 def nft_acl(table: str, n: int, first: int = 0) -> str:
     """An nftables table whose forward chain holds n rules (one transaction with `nft -f -`)."""
     rules = "".join(f"    ip daddr {a} drop\n" for a in acl_denied(n, first))
-    return (f"table ip {table} {{\n  chain fwd {{\n    type filter hook forward priority filter; "
+    return (f"table ip {table} {{\n  chain vsbfwd {{\n    type filter hook forward priority filter; "
             f"policy accept;\n{rules}  }}\n}}\n")
 
 
@@ -170,5 +190,5 @@ def nft_nat(table: str, out_ifs: dict[str, str]) -> str:
     """Source NAT on the way out: frames leaving interface IF take source address ADDR
     (`out_ifs`: IF -> ADDR, the switch's own address on that port)."""
     rules = "".join(f'    oifname "{ifname}" snat to {addr}\n' for ifname, addr in out_ifs.items())
-    return (f"table ip {table} {{\n  chain post {{\n    type nat hook postrouting priority "
+    return (f"table ip {table} {{\n  chain vsbpost {{\n    type nat hook postrouting priority "
             f"srcnat; policy accept;\n{rules}  }}\n}}\n")
