@@ -144,3 +144,37 @@ def test_acl_drops_denied_and_passes_the_rest(switch) -> None:
         assert arriving(allowed) >= 30
         assert arriving(acl_denied(50)[49]) == 0
         assert arriving(acl_denied(51)[50]) >= 30      # the 51st address: no rule for it
+
+
+def _installed(tb: Testbed) -> int:
+    """Rules of the update mechanisms present now (routes to 198.19.128.0/17, nft rules, flows)."""
+    sw = tb.switch
+    if isinstance(sw, RouterSwitch):
+        routes = ip("route", "show", "table", "100", netns=sw.ctx.netns).count("198.19.1")
+        nft = run_in(sw.ctx.netns, ["nft", "list", "ruleset"]).count(" drop")
+        return routes + nft
+    assert isinstance(sw, Ovs) and sw.ovs is not None
+    text = sw.ovs.ofctl("dump-aggregate", BRIDGE, "cookie=0x3/-1")
+    return int(text.split("flow_count=")[1].split()[0])
+
+
+@pytest.mark.timeout(180)
+def test_rule_updates_install_and_remove_and_traffic_flows(switch) -> None:
+    from vswbench.measure.rule_update import during_updates, time_updates
+
+    with run_scope() as run, Testbed(parse("p2p"), switch, run, PLACEMENT) as tb:
+        assert tb.switch is not None
+        mechs = tb.switch.rule_mechanisms()
+        assert mechs
+        for mech in mechs:
+            assert mech.install(500) > 0
+            assert _installed(tb) == 500, mech.name
+            assert mech.remove() > 0
+            assert _installed(tb) == 0, mech.name
+        timings = time_updates(tb.switch, [100, 1000], 1, progress=lambda s: None)
+        assert len(timings) == 2 * len(mechs) and all(t.install_s[0] > 0 for t in timings)
+        with ControlSession(tb, TrialParams(64)) as s:
+            quiet, busy = during_updates(s, mechs[0], 2000.0, 2.0, 200, 5.0)
+        assert busy.updates >= 5 and quiet.updates == 0
+        assert quiet.tx_frames > 2000 and busy.tx_frames > 2000   # 2 s at 2 kpps (a busy VM sends less)
+        assert _installed(tb) == 0           # the updater removed what it installed

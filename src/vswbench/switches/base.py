@@ -127,6 +127,20 @@ class BusyCycles:
         return round((self.cycles - before.cycles) / packets, 1) if packets > 0 else None
 
 
+class RuleMechanism(ABC):
+    """One way a backend changes its rules (route batch, nft transaction, OpenFlow bundle, BPF
+    map updates), for the rule-update metric (measure/rule_update.py): `install(n)` adds n rules
+    the measured traffic never matches, in one batch; `remove()` takes them out again, in one
+    batch; both return the seconds they took."""
+    name: str = ""
+
+    @abstractmethod
+    def install(self, n: int) -> float: ...
+
+    @abstractmethod
+    def remove(self) -> float: ...
+
+
 class Switch(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -230,6 +244,10 @@ class Switch(ABC):
         """The header field the drivers must vary across flows (the engine's --flow-field), when
         the backend's rules depend on it; None: the engine's default (the UDP source port)."""
         return None
+
+    def rule_mechanisms(self) -> list[RuleMechanism]:
+        """The ways this backend's rules can be changed while it forwards ([]: none measured)."""
+        return []
 
     def destination_ip(self, default: str) -> str:
         """The IPv4 destination the drivers send to (their --dst-ip); l3 functions send into

@@ -29,7 +29,7 @@ from vswbench.host.netns import (Namespace, VethPair, add_address, ip_json, mac_
                                  set_offload, set_up, wait_link_up, wait_until)
 from vswbench.run.registry import Registration
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
-                                    Switch, SwitchContext)
+                                    RuleMechanism, Switch, SwitchContext)
 from vswbench.switches.ovs_daemon import (INSTALL_FIX, OvsError, OvsInstance, find_schema,
                                           missing_binaries, pmd_on)
 from vswbench.switches.ovs_rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT, PORT_COOKIE,
@@ -229,6 +229,16 @@ class Ovs(Switch):
         ovs.ofctl("add-flows", BRIDGE, str(flow_file), timeout=300.0, options=("--bundle",))
         if self.exact_rules:   # no ramp from 10,000 datapath flows (see ovs_rules.py)
             ovs.appctl("upcall/set-flow-limit", str(max(FLOW_LIMIT, self.exact_rules)))
+
+    def rule_mechanisms(self) -> list[RuleMechanism]:
+        from vswbench.switches.rule_update import OfBundle
+
+        ovs = self._instance()
+
+        def add_flows(path: Path) -> None:
+            ovs.ofctl("add-flows", BRIDGE, str(path), timeout=300.0, options=("--bundle",))
+
+        return [OfBundle(add_flows, self._paths_root())]
 
     def _drop_port_rules(self, flow_file: Path) -> None:
         """Take out the port rules of the paths whose function rules replace them."""

@@ -28,7 +28,8 @@ import ipaddress
 from vswbench.errors import UsageError
 from vswbench.host.netns import (BENCHMARK_NET, add_address, ip, namespace_exists, set_neighbour,
                                  sysctl)
-from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort
+from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort,
+                                    RuleMechanism)
 from vswbench.switches.functions import (L3_BASE, Function, L3_ENGINE_FIELD, check_flows, l3_prefixes,
                                          nft_acl, nft_nat, parse_function, route_batch)
 from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
@@ -53,6 +54,7 @@ class RouterSwitch(KernelSwitch):
     name = "router"
     description = "IP forwarding namespace, policy routes port to port"
     l3 = True
+    _first_path: tuple[str, str, str] | None = None     # (table, via, dev) for rule updates
     functions = frozenset({"l2", "l3", "nat", "acl"})
 
     @property
@@ -109,6 +111,8 @@ class RouterSwitch(KernelSwitch):
             table = str(TABLE_BASE + keys.index(src_key))
             host_ip = dst.host.ip_cidr.split("/")[0]
             assert src.switch_ifname and dst.switch_ifname
+            if self._first_path is None:
+                self._first_path = (table, host_ip, dst.switch_ifname)
             if fn.name == "l3":   # the table instead of the default route
                 text = route_batch(l3_prefixes(fn.table_size), "add", host_ip,
                                    dst.switch_ifname, table)
@@ -130,6 +134,17 @@ class RouterSwitch(KernelSwitch):
                 NFT_TABLE, {a.switch_ifname: a.gateway_ip for a in self.attachments.values()
                             if a.switch_ifname and a.gateway_ip}))
             self.install_seconds["nft"] = round(nft_file(ns, text, self.ctx.temp_dir), 4)
+
+    def rule_mechanisms(self) -> list[RuleMechanism]:
+        """Route batches into the table of the first path's port, and nftables transactions."""
+        from vswbench.switches.rule_update import NftTransaction, RouteBatch
+
+        first = self._first_path
+        if first is None:
+            return []
+        table, via, dev = first
+        return [RouteBatch(self.ctx.netns, table, via, dev, self.ctx.temp_dir),
+                NftTransaction(self.ctx.netns, self.ctx.temp_dir)]
 
     def stats(self) -> dict[str, object]:
         fn = self.function
