@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench import scenario as scenarios
+from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
 from vswbench.campaign.suites import BUILTIN
 from vswbench.campaign.values import (ALL_SWITCHES, CALIBRATION_SWITCH, CHECKS, KINDS, SCALAR_ONLY,
                                       BadValue, did_you_mean)
@@ -59,6 +60,14 @@ STUDY_KEYS = ("kind", "scenario", "switch", "size", "rate", "burst", "flows", "c
 # options function= and table_size= of each point (one options table per combination)
 FUNCTION_KEYS = ("function", "table_size")
 STUDY_KEYS += FUNCTION_KEYS
+# kind rule-update (measure/rule_update.py): N rules installed and removed per point, and the
+# changes per second during its forwarding comparison at `rate` (default: half the NDR)
+STUDY_KEYS += ("rules", "update_rate")
+KIND_KEYS.update({"rules": ("rule-update",), "update_rate": ("rule-update",),
+                  "rate": (*KIND_KEYS["rate"], "rule-update"),
+                  "duration": (*KIND_KEYS["duration"], "rule-update")})
+DEFAULT_DURATION["rule-update"] = 5.0
+RULE_UPDATE_LOAD = 0.5             # of the NDR, when a rule-update study gives no rate
 CAMPAIGN_KEYS = ("name", "description", "out")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -86,6 +95,8 @@ class Study:
     trials: tuple[int, ...] = (50,)
     max_frames: tuple[int, ...] = (100_000,)
     repetitions: int = 1
+    rules: tuple[int, ...] = (1000,)
+    update_rates: tuple[float, ...] = (2.0,)
 
 
 @dataclass(frozen=True)
@@ -123,6 +134,8 @@ class Point:
     max_frames: int | None
     repetition: int = 0                          # 0-based
     study: int = field(default=1, compare=False)  # the first study that produced it
+    rules: int | None = None                     # rule-update: rules per batch
+    update_rate: float | None = None             # rule-update: changes per second
 
     def params(self) -> dict[str, Any]:
         """The parameters that define the measurement. None, empty options and repetition 0 are
@@ -135,7 +148,8 @@ class Point:
             "points": self.points, "io": self.io, "shape_pps": self.shape_pps,
             "trials": self.trials, "max_frames": self.max_frames,
             "fractions": list(self.fractions) if self.fractions is not None else None,
-            "options": dict(self.options) or None, "repetition": self.repetition or None}
+            "options": dict(self.options) or None, "repetition": self.repetition or None,
+            "rules": self.rules, "update_rate": self.update_rate}
         return {k: v for k, v in data.items() if v is not None}
 
     @property
@@ -159,6 +173,8 @@ class Point:
             parts.append("at " + ",".join(f"{f * 100:g}" for f in self.fractions) + "%")
         if self.points is not None:
             parts.append(f"{self.points} points")
+        if self.rules is not None:
+            parts.append(f"{self.rules} rules {self.update_rate or 0:g}/s")
         if self.duration is not None and self.duration != DEFAULT_DURATION.get(self.kind):
             parts.append(f"{self.duration:g}s")
         parts += [f"{n}={v}" for n, v, d in (("flows", self.flows, 1), ("burst", self.burst, 1),
@@ -177,7 +193,8 @@ def search_twin(point: Point) -> Point:
     """The search point with this point's testbed and workload: a latency or b2b point can take
     its NDR from the twin's stored result instead of searching again."""
     return replace(point, kind="search", rate=None, duration=None, points=None, fractions=None,
-                   trials=None, max_frames=None, preset=point.preset or "fast")
+                   trials=None, max_frames=None, preset=point.preset or "fast", rules=None,
+                   update_rate=None)
 
 
 def _pps(value: float) -> str:
@@ -299,7 +316,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
 
         every = [s for s in sorted(all_switches()) if s != CALIBRATION_SWITCH]
         switches = list(dict.fromkeys(s for x in switches for s in (every if x == "*" else [x])))
-    _merge_functions(i, v, raw, problems)
+    merge_functions(i, v, raw, problems)
     problems += [f"study {i}, options: {p}" for p in nf_option_problems(
         [dict(t) for t in v.get("options") or []], switches, names)]
     if "shape_pps" in raw and switches and CALIBRATION_SWITCH not in switches:
@@ -318,10 +335,18 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                 problems.append(f"study {i}, scenario: b2b needs a tester that also receives "
                                 f"(p2p, pvp, chain:N, rr), and {n} has separate senders and "
                                 "receivers")
+    if "rule-update" in kinds:
+        problems += rule_update_problems(i, switches)
     if len(problems) > before:
         return None
     def get(key: str) -> tuple[Any, ...] | None:
         return tuple(v[key]) if v.get(key) else None
+    return replace(_new_study(i, v, kinds, names, switches, get), rules=get("rules") or (1000,),
+                   update_rates=get("update_rate") or (2.0,))
+
+
+def _new_study(i: int, v: dict[str, Any], kinds: list[str], names: list[str],
+               switches: list[str], get: Any) -> Study:
     return Study(i, tuple(kinds), tuple(names), tuple(switches), get("size") or (64,),
                  get("rate") or (), get("burst") or (1,), get("flows") or (1,),
                  get("placement") or ("default",), get("preset") or ("fast",),
@@ -329,34 +354,6 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                  get("fractions") or Study.fractions, get("io") or ("auto",),
                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
                  get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0])
-
-
-def _merge_functions(i: int, v: dict[str, Any], raw: dict[str, Any], problems: list[str]) -> None:
-    """function = [...] and table_size = [...] into the options tables: one table per (options,
-    function, table size); l2 and nat take no table size (and l2 adds no key, so l2 points keep
-    the keys they had before functions existed)."""
-    if "function" not in raw and "table_size" not in raw:
-        return
-    from vswbench.switches.functions import TABLE_FUNCTIONS
-
-    functions = v.get("function") or (["l2"] if "function" not in raw else [])
-    sizes = v.get("table_size") or [None]
-    if "table_size" in raw and not set(functions) & set(TABLE_FUNCTIONS):
-        problems.append(f"study {i}, table_size: only function {' or '.join(TABLE_FUNCTIONS)} "
-                        "has a table: add such a function or remove table_size")
-        return
-    tables: list[tuple[tuple[str, str], ...]] = []
-    for table in v.get("options") or [()]:
-        if {"function", "table_size"} & {k for k, _ in table}:
-            problems.append(f"study {i}, options: give function and table_size as keys of the "
-                            "study, not as options")
-            return
-        for fn in functions:
-            for size in (sizes if fn in TABLE_FUNCTIONS else [None]):
-                extra = (() if fn == "l2" else (("function", fn),)) + (
-                    () if size is None else (("table_size", str(size)),))
-                tables.append(tuple(table) + extra)
-    v["options"] = list(dict.fromkeys(tables))
 
 
 def _check_backend_options(i: int, switches: list[str],
@@ -447,9 +444,14 @@ def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> li
             uses("points", st.points), uses("trials", st.trials),
             uses("max_frames", st.max_frames)):
         fractions = st.fractions if kind in KIND_KEYS["fractions"] else None
-        out.append(Point(kind, switch, scen, size, rate, burst, flows, placement, preset,
-                         duration, points, fractions, io, options, shape, trials, max_frames,
-                         rep, st.index))
+        point = Point(kind, switch, scen, size, rate, burst, flows, placement, preset,
+                      duration, points, fractions, io, options, shape, trials, max_frames,
+                      rep, st.index)
+        if kind == "rule-update":
+            out += [replace(point, rules=n, update_rate=u)
+                    for n, u in itertools.product(st.rules, st.update_rates)]
+        else:
+            out.append(point)
     return out
 
 

@@ -14,7 +14,7 @@ from vswbench.switches.functions import FUNCTIONS, MAX_L3_TABLE
 from vswbench.switches.options import unknown_key
 from vswbench.units import FrameSize, parse_rate
 
-KINDS = ("search", "sweep", "trial", "latency", "b2b")
+KINDS = ("search", "sweep", "trial", "latency", "b2b", "rule-update")
 PLACEMENTS = ("default", "s_core", "bi", "pbp")
 CALIBRATION_SWITCH = "shaped"
 ALL_SWITCHES = "*"
@@ -131,7 +131,9 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "options": _options, "shape_pps": _shape_pps, "trials": lambda v: _int(v, 1, 1000),
     "max_frames": lambda v: _int(v, 2, 10_000_000)}
 CHECKS.update({"function": _choice(tuple(FUNCTIONS)),           # switches/functions.py
-               "table_size": lambda v: _int(v, 1, MAX_L3_TABLE)})
+               "table_size": lambda v: _int(v, 1, MAX_L3_TABLE),
+               "rules": lambda v: _int(v, 1, 32768),                # kind rule-update
+               "update_rate": _number})
 SCALAR_ONLY = ("repetitions",)
 
 
