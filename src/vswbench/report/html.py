@@ -23,6 +23,8 @@ from vswbench.report.notes import ReportWarning, RunInfo
 from vswbench.results.series import LoadSeries
 from vswbench.report.figure import DPI
 from vswbench.report.plots import Plot
+from vswbench.report.functions import (RULE_UPDATE_EMPTY, RULE_UPDATE_INTRO, TABLE_SIZE_EMPTY,
+                                       TABLE_SIZE_INTRO, rule_update_rows, rule_update_tables)
 from vswbench.report.studies import CLONING_EMPTY, CLONING_INTRO, FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO
 
 SECTIONS = (
@@ -39,6 +41,8 @@ SECTIONS = (
     ("pairs", "Scalability with pairs"),
     ("flow-count", "Throughput vs number of flows"),
     ("cloning", "Cloning: throughput vs output ports"),
+    ("table-size", "Throughput vs table size (l3 prefixes, acl rules)"),
+    ("rule-update", "Rule-update time and forwarding during updates"),
     ("system", "System fingerprint and campaign spec"),
     ("warnings", "Warnings"),
 )
@@ -248,6 +252,9 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
                         if not pairs_seen else "no throughput measured for the pairs:N points"),
         "flow-count": _plots(plots, "flow-count", FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO),
         "cloning": _plots(plots, "cloning", CLONING_EMPTY, CLONING_INTRO),
+        "table-size": _plots(plots, "table-size", TABLE_SIZE_EMPTY, TABLE_SIZE_INTRO),
+        "rule-update": (_plots(plots, "rule-update", RULE_UPDATE_EMPTY, RULE_UPDATE_INTRO)
+                        + rule_update_tables(*rule_update_rows(model.data))),
         "system": system_section(model.runs),
         "warnings": warnings_section(model.warnings),
     }
