@@ -65,7 +65,8 @@ STUDY_KEYS += FUNCTION_KEYS
 STUDY_KEYS += ("rules", "update_rate")
 KIND_KEYS.update({"rules": ("rule-update",), "update_rate": ("rule-update",),
                   "rate": (*KIND_KEYS["rate"], "rule-update"),
-                  "duration": (*KIND_KEYS["duration"], "rule-update")})
+                  "duration": (*KIND_KEYS["duration"], "rule-update"),
+                  "preset": (*KIND_KEYS["preset"], "rule-update")})   # of its NDR search
 DEFAULT_DURATION["rule-update"] = 5.0
 RULE_UPDATE_LOAD = 0.5             # of the NDR, when a rule-update study gives no rate
 CAMPAIGN_KEYS = ("name", "description", "out")
@@ -440,7 +441,7 @@ def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> li
     durations = st.durations or (DEFAULT_DURATION.get(kind),)
     out = []
     for rate, preset, duration, points, trials, max_frames in itertools.product(
-            uses("rate", st.rates), uses("preset", st.presets), uses("duration", durations),
+            uses("rate", st.rates or (None,)), uses("preset", st.presets), uses("duration", durations),
             uses("points", st.points), uses("trials", st.trials),
             uses("max_frames", st.max_frames)):
         fractions = st.fractions if kind in KIND_KEYS["fractions"] else None
