@@ -92,3 +92,63 @@ def test_cli_refuses_unsupported_pairs_with_exit_2(capsys) -> None:
     assert "cannot do function nat" in capsys.readouterr().err
     assert main(["search", "--switch", "router", "--table-size", "5"]) == 2
     assert "--table-size" in capsys.readouterr().err
+
+
+RULE_SPEC = """
+[campaign]
+name = "r"
+[[study]]
+kind = "rule-update"
+switch = {switches}
+rules = [1000, 10000]
+preset = "quick"
+"""
+
+
+def test_spec_rule_update_kind() -> None:
+    points = parse_spec(RULE_SPEC.format(switches='["router", "ovs"]')).points()
+    assert [(p.switch, p.rules, p.update_rate, p.rate) for p in points] == [
+        ("router", 1000, 2.0, None), ("router", 10000, 2.0, None),
+        ("ovs", 1000, 2.0, None), ("ovs", 10000, 2.0, None)]
+    assert "1000 rules 2/s" in points[0].label
+    with pytest.raises(UsageError, match="switch bridge: no rule-update mechanism"):
+        parse_spec(RULE_SPEC.format(switches='["bridge"]'))
+
+
+# -- the report's sections, from synthetic points (FIXTURES, NOT MEASUREMENTS) -------------------
+def _stored(kind: str, params: dict, result: dict):
+    from vswbench.results.store import StoredPoint
+
+    return StoredPoint("f", "r", str(id(params)), kind, {"kind": kind, **params}, kind, "done",
+                       result, None, None, "now")
+
+
+def test_report_sections_from_fixture_points(tmp_path) -> None:
+    from vswbench.report.functions import (rule_update_plot, rule_update_rows,
+                                           rule_update_tables, table_size_plot,
+                                           table_size_points)
+    from vswbench.results.points import StoredResults
+
+    points = [_stored("search", {"switch": "router", "scenario": "p2p", "size": 64,
+                                 "preset": "quick",
+                                 "options": {"function": "l3", "table_size": str(n)}},
+                      {"ndr_pps": 100_000.0 / (1 + i)})
+              for i, n in enumerate((100, 1000, 10000))]
+    timing = {"mechanism": "nft transaction", "rules": 1000, "install_s": [0.02],
+              "remove_s": [0.01], "install_median_s": 0.02, "remove_median_s": 0.01}
+    phase = {"name": "quiet", "offered_pps": 5000.0, "tx_frames": 100, "lost": 1,
+             "loss_ratio": 0.01, "latency_us": {"p50": 10.0, "p99": 20.0}, "updates": 0}
+    points.append(_stored("rule-update", {"switch": "router", "scenario": "p2p", "size": 64,
+                                          "rules": 1000, "update_rate": 2.0},
+                          {"timings": [timing], "update_rules": 1000, "update_rate": 2.0,
+                           "during": {"nft transaction": [phase]}}))
+    data = StoredResults(tmp_path, tuple(points), ())
+    curve = table_size_points(data)
+    assert [q.x for q in curve] == [100, 1000, 10000]
+    assert "function=l3" in curve[0].variant and "table_size" not in curve[0].variant
+    assert table_size_plot(curve, lambda s: "C0") is not None
+    rows, during = rule_update_rows(data)
+    assert rows[0].rules == 1000 and rows[0].install_s == 0.02 and during[0].lost == 1
+    assert rule_update_plot(rows, lambda s: "C0") is not None
+    html = rule_update_tables(rows, during)
+    assert "nft transaction" in html and "50,000" in html   # rules/s installed
