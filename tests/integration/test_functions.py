@@ -23,23 +23,35 @@ from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
 from vswbench.switches.base import Placement
 from vswbench.switches.functions import OVS_NAT_SOURCE, acl_denied
+from vswbench.switches.bpfobj import BpfRedirectSwitch
 from vswbench.switches.ovs import BRIDGE, Ovs
 from vswbench.switches.router import RouterSwitch
+from vswbench.switches.tcbpf import TcBpfSwitch
+from vswbench.switches.xdp import XdpSwitch
 from vswbench.testbed.build import Testbed
 
 PLACEMENT = Placement(0, 1, (1,))
 SWITCHES = {"router": RouterSwitch, "ovs": Ovs}
+L3_SWITCHES = {**SWITCHES, "tc-bpf": TcBpfSwitch, "xdp": XdpSwitch}
 
 
-@pytest.fixture(params=sorted(SWITCHES))
-def switch(request, root, engine):
-    cls = SWITCHES[request.param]
+def _usable(cls):
     avail = cls.availability()
     if not avail.ok:
         pytest.skip(f"{cls.name} not available: {avail.reason}")
     if cls is RouterSwitch and subprocess.run(["which", "nft"], capture_output=True).returncode:
         pytest.skip("nft missing: apt-get install nftables (./setup.sh)")
     return cls
+
+
+@pytest.fixture(params=sorted(SWITCHES))
+def switch(request, root, engine):
+    return _usable(SWITCHES[request.param])
+
+
+@pytest.fixture(params=sorted(L3_SWITCHES))
+def l3_switch(request, root, engine):
+    return _usable(L3_SWITCHES[request.param])
 
 
 RECEIVE = """
@@ -97,6 +109,9 @@ def _blackhole_leaf(tb: Testbed) -> None:
         for table in ("100", "101"):
             ip("route", "replace", "blackhole", "198.19.0.0/32", "table", table,
                netns=sw.ctx.netns)
+    elif isinstance(sw, BpfRedirectSwitch):
+        for table in sw.lpm_maps:
+            table.update(["198.19.0.0/32"], value=0)
     else:
         assert isinstance(sw, Ovs) and sw.ovs is not None
         for port in sw.ports.values():
@@ -106,7 +121,8 @@ def _blackhole_leaf(tb: Testbed) -> None:
 
 
 @pytest.mark.timeout(180)
-def test_l3_forwards_by_the_longest_prefix(switch) -> None:
+def test_l3_forwards_by_the_longest_prefix(l3_switch) -> None:
+    switch = l3_switch
     rate, seconds, flows = 2000.0, 2.0, 4
     options = {"function": "l3", "table_size": "100"}
     with run_scope() as run, Testbed(parse("p2p"), switch, run, PLACEMENT, options,
@@ -153,16 +169,25 @@ def _installed(tb: Testbed) -> int:
         routes = ip("route", "show", "table", "100", netns=sw.ctx.netns).count("198.19.1")
         nft = run_in(sw.ctx.netns, ["nft", "list", "ruleset"]).count(" drop")
         return routes + nft
+    if isinstance(sw, BpfRedirectSwitch):   # entries of the update range found in the map
+        found = 0
+        for i in range(600):
+            key = f"198.19.{128 + i // 256}.{i % 256}"
+            found += sw.lpm_maps[0].lookup_exact(key)
+        return found
     assert isinstance(sw, Ovs) and sw.ovs is not None
     text = sw.ovs.ofctl("dump-aggregate", BRIDGE, "cookie=0x3/-1")
     return int(text.split("flow_count=")[1].split()[0])
 
 
 @pytest.mark.timeout(180)
-def test_rule_updates_install_and_remove_and_traffic_flows(switch) -> None:
+def test_rule_updates_install_and_remove_and_traffic_flows(l3_switch) -> None:
     from vswbench.measure.rule_update import during_updates, time_updates
 
-    with run_scope() as run, Testbed(parse("p2p"), switch, run, PLACEMENT) as tb:
+    switch = l3_switch   # the BPF switches' rules are their l3 LPM map
+    options = {"function": "l3", "table_size": "10"} if issubclass(
+        switch, BpfRedirectSwitch) else {}
+    with run_scope() as run, Testbed(parse("p2p"), switch, run, PLACEMENT, options) as tb:
         assert tb.switch is not None
         mechs = tb.switch.rule_mechanisms()
         assert mechs
