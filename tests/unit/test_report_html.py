@@ -13,7 +13,8 @@ from report_fixtures import write_fixture_store
 
 PLOT_SECTIONS = ("throughput-size", "offered-achieved", "latency-load", "latency-distribution",
                  "delay-model",
-                 "error-bars", "cycles", "chain-model", "pairs", "flow-count", "cloning")
+                 "error-bars", "cycles", "chain-model", "pairs", "flow-count", "cloning",
+                 "table-size", "rule-update")
 
 
 class Page(HTMLParser):
@@ -72,7 +73,7 @@ def test_every_section_in_order_with_a_heading(full) -> None:
     assert SECTION_IDS == ("summary", "ranking", "throughput-size", "offered-achieved", "latency-load",
                            "latency-distribution", "delay-model", "error-bars", "cycles",
                            "chain-model", "pairs", "flow-count", "cloning",
-                           "system",
+                           "table-size", "rule-update", "system",
                            "warnings")
     assert all(page.headings.get(s, "").strip() for s in SECTION_IDS)
     assert page.empty == {} and files.empty_sections == ()
@@ -85,7 +86,7 @@ def test_every_plot_embedded_and_written_as_png_and_svg(full) -> None:
     files, text = full
     page = Page(text)
     pngs, svgs = files.png, files.svg
-    assert len(pngs) == len(svgs) == 16 and len(files.plots) == 32
+    assert len(pngs) == len(svgs) == 18 and len(files.plots) == 36
     assert {p.stem for p in pngs} == {p.stem for p in svgs}
     assert sum(page.images.values()) == text.count("<img ") == len(pngs)
     assert all(page.images[s] >= 1 for s in PLOT_SECTIONS)
