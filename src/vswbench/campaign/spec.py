@@ -342,19 +342,15 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
         return None
     def get(key: str) -> tuple[Any, ...] | None:
         return tuple(v[key]) if v.get(key) else None
-    return replace(_new_study(i, v, kinds, names, switches, get), rules=get("rules") or (1000,),
+    study = Study(i, tuple(kinds), tuple(names), tuple(switches), get("size") or (64,),
+                  get("rate") or (), get("burst") or (1,), get("flows") or (1,),
+                  get("placement") or ("default",), get("preset") or ("fast",),
+                  get("duration") or (), get("points") or (20,),
+                  get("fractions") or Study.fractions, get("io") or ("auto",),
+                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
+                  get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0])
+    return replace(study, rules=get("rules") or (1000,),
                    update_rates=get("update_rate") or (2.0,))
-
-
-def _new_study(i: int, v: dict[str, Any], kinds: list[str], names: list[str],
-               switches: list[str], get: Any) -> Study:
-    return Study(i, tuple(kinds), tuple(names), tuple(switches), get("size") or (64,),
-                 get("rate") or (), get("burst") or (1,), get("flows") or (1,),
-                 get("placement") or ("default",), get("preset") or ("fast",),
-                 get("duration") or (), get("points") or (20,),
-                 get("fractions") or Study.fractions, get("io") or ("auto",),
-                 get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
-                 get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0])
 
 
 def _check_backend_options(i: int, switches: list[str],
@@ -441,7 +437,8 @@ def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> li
     durations = st.durations or (DEFAULT_DURATION.get(kind),)
     out = []
     for rate, preset, duration, points, trials, max_frames in itertools.product(
-            uses("rate", st.rates or (None,)), uses("preset", st.presets), uses("duration", durations),
+            uses("rate", st.rates or (None,)), uses("preset", st.presets),
+            uses("duration", durations),
             uses("points", st.points), uses("trials", st.trials),
             uses("max_frames", st.max_frames)):
         fractions = st.fractions if kind in KIND_KEYS["fractions"] else None
