@@ -86,6 +86,20 @@ kind = "search"
 switch = "ovs"
 size = 64
 options = [{clones = 1}, {clones = 2}, {clones = 3}]
+
+[[study]]
+kind = "search"
+switch = "router"
+size = 64
+function = "l3"
+table_size = [100, 10000, 60000]
+
+[[study]]
+kind = "rule-update"
+switch = "router"
+size = 64
+rate = "50k"
+rules = [1000, 10000]
 """
 TRIALS_SPEC = FIXTURE_NOTE + """
 [campaign]
@@ -150,6 +164,8 @@ QUICK_GOALS = [{"name": "NDR", "loss_ratio": 0.0, "exceed_ratio": 0.5, "relative
 # datapath flows OVS held, and per number of output ports (clones).
 FLOWS_NDR = {1: 97_000.0, 100: 95_000.0, 10000: 82_000.0}
 CLONES_NDR = {1: 98_000.0, 2: 69_000.0, 3: 52_000.0}
+TABLE_NDR = {100: 240_000.0, 10000: 221_000.0, 60000: 204_000.0}
+UPDATE_SECONDS = {1000: (0.034, 0.027), 10000: (0.32, 0.22)}   # route batch: install, remove
 
 
 def fixture_fingerprint() -> dict[str, Any]:
@@ -354,6 +370,22 @@ def chain_search_json(point: Point) -> dict[str, Any]:
                                                      "nf_cpus": nfs}}
 
 
+def rule_update_json(point: Point) -> dict[str, Any]:
+    """A rule-update point as runner._rule_update stores it (timings, quiet vs during)."""
+    n = point.rules or 1000
+    install, remove = UPDATE_SECONDS[n]
+    timing = {"mechanism": "ip -batch routes", "rules": n, "install_s": [install] * 3,
+              "remove_s": [remove] * 3, "install_median_s": install, "remove_median_s": remove}
+    phases = [{"name": name, "offered_pps": 50_000.0, "tx_frames": 250_000, "lost": lost,
+               "loss_ratio": lost / 250_000, "updates": updates,
+               "latency_us": {"min": 6.0, "p50": p50, "p90": p50 * 2, "p99": p50 * 5,
+                              "p999": p50 * 9, "max": p50 * 20}, "update_median_s": None}
+              for name, lost, updates, p50 in (("quiet", 0, 0, 18.0),
+                                               ("during ip -batch routes", 12, 10, 21.0))]
+    return {**_env("router", "p2p", 64, point), "load_pps": 50_000.0, "update_rules": n,
+            "update_rate": 2.0, "timings": [timing], "during": {"ip -batch routes": phases}}
+
+
 # -- the stores --------------------------------------------------------------------------------
 def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
     for p in spec.points():
@@ -364,6 +396,10 @@ def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
         elif p.kind == "search" and "flow_table" in options:
             result = {**search_json(p, FLOWS_NDR[p.flows]),
                       "switch_stats": {"datapath_flows": p.flows, "exact_rules": p.flows}}
+        elif p.kind == "search" and "table_size" in options:
+            result = search_json(p, TABLE_NDR[int(options["table_size"])])
+        elif p.kind == "rule-update":
+            result = rule_update_json(p)
         elif p.kind == "search" and "clones" in options:
             result = search_json(p, CLONES_NDR[int(options["clones"])])
         elif p.kind == "search" and p.scenario in REMOTE_NDR:

@@ -218,7 +218,7 @@ unsigned frame_write_l2(const struct frame_tmpl *t, uint8_t *dst, unsigned size,
 	st16(dst + OFF_IP_TOTLEN, ip_len);
 	st16(dst + OFF_UDP_LEN, udp_len);
 
-	uint32_t sip = t->a.sip;
+	uint32_t sip = t->a.sip, dip = t->a.dip;
 	uint16_t sport = t->a.sport, dport = t->a.dport;
 	switch (t->field) {
 	case FLOW_SPORT:
@@ -241,12 +241,15 @@ unsigned frame_write_l2(const struct frame_tmpl *t, uint8_t *dst, unsigned size,
 		st32(dst + OFF_IP_SIP, sip);
 		put_smac_low(dst, t, flow);
 		break;
+	case FLOW_DIP:
+		dip += flow;
+		st32(dst + OFF_IP_SIP + 4, dip);
+		break;
 	}
 	write_sig(dst + PAYLOAD_OFF, t, seq, tsc);
 
 	/* Checksums from the values and the (read-only) template, never by reading back the frame just
 	 * written (a load spanning fresh stores of other sizes stalls store forwarding). */
-	uint32_t dip = t->a.dip;
 	uint32_t addr = (sip >> 16) + (sip & 0xffff) + (dip >> 16) + (dip & 0xffff);
 
 	/* IPv4 header: the template's first 12 bytes (total length and checksum 0 there) + total length
@@ -279,18 +282,20 @@ unsigned frame_write_payload(const struct frame_tmpl *t, uint8_t *dst, unsigned 
 int frame_flow_range_check(uint32_t sip, uint32_t flows, enum flow_field field, char *msg,
 			   size_t msglen)
 {
-	if (flows <= 1 || (field != FLOW_SIP && field != FLOW_SMAC_SIP))
+	if (flows <= 1 || (field != FLOW_SIP && field != FLOW_SMAC_SIP && field != FLOW_DIP))
 		return 0;
+	const char *which = field == FLOW_DIP ? "destination" : "source";
+	const char *flag = field == FLOW_DIP ? "--dst-ip" : "--src-ip";
 	uint64_t last = (uint64_t)sip + flows - 1;
 	if (sip >= BENCH_NET && last <= BENCH_LAST)
 		return 0;
 	if (msg && msglen)
-		snprintf(msg, msglen, "--flows %u from source address %u.%u.%u.%u would use %u.%u.%u.%u.."
+		snprintf(msg, msglen, "--flows %u from %s address %u.%u.%u.%u would use %u.%u.%u.%u.."
 			 "%u.%u.%u.%u, outside 198.18.0.0/15 (the benchmarking range, the only one used): "
-			 "use fewer flows or a lower --src-ip", flows, sip >> 24, (sip >> 16) & 255,
+			 "use fewer flows or a lower %s", flows, which, sip >> 24, (sip >> 16) & 255,
 			 (sip >> 8) & 255, sip & 255, sip >> 24, (sip >> 16) & 255, (sip >> 8) & 255,
 			 sip & 255, (unsigned)(last >> 24) & 255, (unsigned)(last >> 16) & 255,
-			 (unsigned)(last >> 8) & 255, (unsigned)last & 255);
+			 (unsigned)(last >> 8) & 255, (unsigned)last & 255, flag);
 	return -1;
 }
 

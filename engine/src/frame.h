@@ -41,15 +41,17 @@ struct sig {
  * and the source IPv4 address together: every flow looks like a host of its own, at L2 and L3
  * (a software switch hashing the IP 5-tuple, as OVS's userspace datapath does without NIC RSS,
  * then sees distinct hashes too). */
-enum flow_field { FLOW_SPORT = 0, FLOW_SIP, FLOW_SMAC, FLOW_DPORT, FLOW_SMAC_SIP };
+enum flow_field { FLOW_SPORT = 0, FLOW_SIP, FLOW_SMAC, FLOW_DPORT, FLOW_SMAC_SIP, FLOW_DIP };
+/* FLOW_DIP varies the destination IPv4 address (dip + flow): routers and filters with a table of
+ * prefixes see the flows spread over it (--function l3/acl in vswbench). */
 
 /* The RFC 2544 benchmarking range 198.18.0.0/15, the only addresses the project puts on the wire. */
 #define BENCH_NET 0xc6120000u
 #define BENCH_LAST 0xc613ffffu
 
-/* Source addresses varied across `flows` flows from `sip` (fields sip and smac+sip) must all lie in
- * 198.18.0.0/15: 0 if they do (or the field leaves the address alone, or flows <= 1), else -1 and a
- * message naming the range that would be used. */
+/* Addresses varied across `flows` flows from `sip` (fields sip and smac+sip) or from the destination
+ * (field dip: pass the destination address) must all lie in 198.18.0.0/15: 0 if they do (or the
+ * field leaves the address alone, or flows <= 1), else -1 and a message naming the range. */
 int frame_flow_range_check(uint32_t sip, uint32_t flows, enum flow_field field, char *msg,
 			   size_t msglen);
 

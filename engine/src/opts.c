@@ -22,7 +22,7 @@ void usage(FILE *f)
 		"  --netns NAME  --cpu N  --port IF (repeatable)  --io afpacket|udp|afxdp|dpdk|xdplive\n"
 		"  --io dpdk: --port VDEV (e.g. net_memif0,role=client,socket=PATH)  --eal-args \"ARGS\"\n"
 		"  --size 64|64,512,1518|imix[:GENOME]  --rate PPS[k|M] (0 = max)  --burst B\n"
-		"  --flows N  --flow-field sport|sip|smac|smac+sip|dport  --duration S  --count N\n"
+		"  --flows N  --flow-field sport|sip|smac|smac+sip|dport|dip  --duration S  --count N\n"
 		"  --flow-arrival A --flow-life D (churn: A new flows/s, each living D s)\n"
 		"  --interval S  --idle S  --warmup S  --drain S  --stream-id N  --batch N\n"
 		"  --src-mac M --dst-mac M (per port) --src-ip A --dst-ip A --src-port P --dst-port P\n"
@@ -152,7 +152,8 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 			else if (!strcmp(a, "smac")) o->flow_field = FLOW_SMAC;
 			else if (!strcmp(a, "dport")) o->flow_field = FLOW_DPORT;
 			else if (!strcmp(a, "smac+sip")) o->flow_field = FLOW_SMAC_SIP;
-			else BAD("--flow-field %s: expected sport, sip, smac, smac+sip or dport", a);
+			else if (!strcmp(a, "dip")) o->flow_field = FLOW_DIP;
+			else BAD("--flow-field %s: expected sport, sip, smac, smac+sip, dport or dip", a);
 			break;
 		case O_DURATION:
 			if (parse_secs(a, &o->duration)) BAD("--duration %s: expected seconds >= 0", a);

@@ -189,7 +189,7 @@ int engine_setup(struct engine *en, struct vsb_error *e)
 	memset(&a, 0, sizeof(a));
 	set_addresses(en, &a);
 	char range[256];
-	if (frame_flow_range_check(a.sip, o->flows, o->flow_field, range, sizeof(range)))
+	if (frame_flow_range_check(o->flow_field == FLOW_DIP ? a.dip : a.sip, o->flows, o->flow_field, range, sizeof(range)))
 		return vsb_fail(e, VSB_ERR_USAGE, "%s", range);
 	frame_tmpl_init(en->tmpl, &a, o->stream_id, o->flows, o->flow_field);
 	if (o->flow_arrival > 0) {

@@ -35,7 +35,7 @@
 #define VSB_HDR_LEN 60                     /* Ethernet + IPv4 + UDP + 18-byte signature */
 
 /* ---- generator ---- */
-enum { VSB_F_SPORT = 0, VSB_F_SIP, VSB_F_SMAC, VSB_F_DPORT, VSB_F_SMAC_SIP }; /* = enum flow_field */
+enum { VSB_F_SPORT = 0, VSB_F_SIP, VSB_F_SMAC, VSB_F_DPORT, VSB_F_SMAC_SIP, VSB_F_DIP }; /* = enum flow_field */
 
 struct vsb_gen_cfg {
 	__u8 hdr[64];          /* template's first 60 bytes (headers + signature magic), rest 0 */

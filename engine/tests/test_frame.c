@@ -154,8 +154,9 @@ static void test_flows(void)
 {
 	static struct frame_tmpl t;
 	uint8_t f[FRAME_MAX], base[FRAME_MAX];
-	const enum flow_field fields[] = { FLOW_SPORT, FLOW_SIP, FLOW_SMAC, FLOW_DPORT, FLOW_SMAC_SIP };
-	for (unsigned k = 0; k < 5; k++) {
+	const enum flow_field fields[] = { FLOW_SPORT, FLOW_SIP, FLOW_SMAC, FLOW_DPORT, FLOW_SMAC_SIP,
+					   FLOW_DIP };
+	for (unsigned k = 0; k < 6; k++) {
 		frame_tmpl_init(&t, &addrs, 1, 100000, fields[k]);
 		unsigned n = frame_write_l2(&t, base, 128, 0, 5, 9);
 		for (uint32_t flow = 0; flow < 100000; flow += (flow < 300 ? 1 : 997)) {
@@ -173,6 +174,12 @@ static void test_flows(void)
 				CHECK_EQ(be16(f + 36), (4000 + flow) & 0xffff);
 				CHECK_EQ(be16(f + 34), 1024);
 				CHECK(memcmp(f, base, 34) == 0);
+				break;
+			case FLOW_DIP:
+				CHECK_EQ(be32(f + 30), addrs.dip + flow);
+				CHECK_EQ(be32(f + 26), addrs.sip);
+				CHECK(memcmp(f, base, 24) == 0);
+				CHECK(memcmp(f + 34, base + 34, 6) == 0);
 				break;
 			case FLOW_SIP:
 				CHECK_EQ(be32(f + 26), addrs.sip + flow);
@@ -212,6 +219,10 @@ static void test_flow_range(void)
 	const uint32_t tester = 0xc6120101; /* 198.18.1.1, the p2p tester's first port */
 	CHECK_EQ(frame_flow_range_check(tester, 100000, FLOW_SMAC_SIP, msg, sizeof(msg)), 0);
 	CHECK_EQ(frame_flow_range_check(tester, 100000, FLOW_SIP, msg, sizeof(msg)), 0);
+	/* destinations: 198.19.0.0 + 65,536 flows ends at 198.19.255.255; one more leaves the range */
+	CHECK_EQ(frame_flow_range_check(0xc6130000, 65536, FLOW_DIP, msg, sizeof(msg)), 0);
+	CHECK_EQ(frame_flow_range_check(0xc6130000, 65537, FLOW_DIP, msg, sizeof(msg)), -1);
+	CHECK(strstr(msg, "destination") != NULL);
 	/* the last usable count from 198.18.1.1 ends at 198.19.255.255 */
 	CHECK_EQ(frame_flow_range_check(tester, 0xc613ffffu - tester + 1, FLOW_SIP, msg, sizeof(msg)), 0);
 	CHECK_EQ(frame_flow_range_check(tester, 0xc613ffffu - tester + 2, FLOW_SIP, msg, sizeof(msg)), -1);

@@ -14,7 +14,7 @@ from report_fixtures import write_fixture_store
 PLOT_SECTIONS = ("throughput-size", "offered-achieved", "latency-load", "latency-distribution",
                  "delay-model",
                  "error-bars", "cycles", "profiles", "diagnostics", "chain-model", "pairs",
-                 "flow-count", "cloning")
+                 "flow-count", "cloning", "table-size", "rule-update")
 
 
 class Page(HTMLParser):
@@ -74,7 +74,7 @@ def test_every_section_in_order_with_a_heading(full) -> None:
                            "latency-distribution", "delay-model", "error-bars", "cycles",
                            "profiles", "diagnostics",
                            "chain-model", "pairs", "remote", "flow-count", "cloning",
-                           "system",
+                           "table-size", "rule-update", "system",
                            "warnings")
     assert all(page.headings.get(s, "").strip() for s in SECTION_IDS)
     assert page.empty == {} and files.empty_sections == ()
@@ -91,8 +91,8 @@ def test_every_plot_embedded_and_written_as_png_and_svg(full) -> None:
     page = Page(text)
     pngs, svgs = files.png, files.svg
     # 16 + product bars + profiles (categories, a flame graph per core) + diagnostics (irq,
-    # cost parts)
-    assert len(pngs) == len(svgs) == 22 and len(files.plots) == 44
+    # cost parts) + table size + rule update
+    assert len(pngs) == len(svgs) == 24 and len(files.plots) == 48
     assert {p.stem for p in pngs} == {p.stem for p in svgs}
     assert sum(page.images.values()) == text.count("<img ") == len(pngs)
     assert all(page.images[s] >= 1 for s in PLOT_SECTIONS)

@@ -78,6 +78,10 @@ int vsb_gen(struct xdp_md *ctx)
 		dport += flow;
 		*(__be16 *)(p + OFF_UDP + 2) = bpf_htons(dport);
 		break;
+	case VSB_F_DIP:
+		dip += flow;
+		*(__be32 *)(p + OFF_IP + 16) = bpf_htonl(dip);
+		break;
 	case VSB_F_SMAC_SIP:
 	case VSB_F_SIP:
 		sip += flow;

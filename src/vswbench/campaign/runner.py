@@ -29,7 +29,7 @@ from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
 from vswbench.switches.catalog import nf_unavailable
 from vswbench.units import FrameSize
 
-EST_SECONDS = {"search": 45.0, "trial": 2.0, "b2b": 40.0}
+EST_SECONDS = {"search": 45.0, "trial": 2.0, "b2b": 40.0, "rule-update": 30.0}
 # a quick search and its testbed: 7-40 s of trials in a quick run here (median 12), plus the build
 QUICK_SEARCH_SECONDS = 18.0
 JSONL_NAME = "results.jsonl"     # one export.point_record per finished point, appended as it ends
@@ -346,4 +346,28 @@ def execute_point(ctx: Any, p: Point, store: ResultStore, campaign: str) -> dict
                         tester_pps=ctx.ceiling)
         r = back_to_back(session, cfg, throughput_pps=ndr)
         return {**env, **r.to_json(), "throughput_pps": ndr, "search": searched}
+    if p.kind == "rule-update":
+        return _rule_update(ctx, p, env, ndr_for)
     raise UsageError(f"unknown kind {p.kind!r}")
+
+
+def _rule_update(ctx: Any, p: Point, env: dict[str, Any], ndr_for: Any) -> dict[str, Any]:
+    """Install/remove p.rules rules (3 times per mechanism), then loss and latency quiet vs
+    during changes at p.update_rate per second, at p.rate or half the NDR."""
+    from vswbench.campaign.spec import RULE_UPDATE_LOAD
+    from vswbench.measure.rule_update import during_updates, mechanisms_of, time_updates
+
+    switch = ctx.testbed.switch
+    rules = p.rules or 1000
+    timings = time_updates(switch, [rules], 3, progress=lambda m: None)
+    ndr = None
+    load = p.rate
+    if load is None:
+        ndr, _ = ndr_for()
+        load = ndr * RULE_UPDATE_LOAD
+    during = {m.name: [x.to_json() for x in during_updates(
+        ctx.session, m, float(load), p.duration or 5.0, rules, p.update_rate or 2.0)]
+        for m in mechanisms_of(switch)}
+    return {**env, "ndr_pps": ndr, "load_pps": load, "update_rules": rules,
+            "update_rate": p.update_rate, "timings": [t.to_json() for t in timings],
+            "during": during}

@@ -42,6 +42,7 @@ from typing import Any
 
 from vswbench import scenario as scenarios
 from vswbench.campaign.paper import PaperInfo, parse_paper
+from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
 from vswbench.campaign.suites import BUILTIN
 from vswbench.campaign.values import (ALL_SWITCHES, CALIBRATION_SWITCH, CHECKS, KINDS, SCALAR_ONLY,
                                       BadValue, did_you_mean)
@@ -56,6 +57,19 @@ KIND_KEYS = {"rate": ("trial",), "preset": ("search", "latency", "b2b"),
 STUDY_KEYS = ("kind", "scenario", "switch", "size", "rate", "burst", "flows", "chain", "pairs",
               "placement", "repetitions", "preset", "duration", "points", "fractions", "io",
               "options", "shape_pps", "trials", "max_frames", "churn", "profile", "pdr_loss")
+# the forwarding function and its table (switches/functions.py): they become the backend
+# options function= and table_size= of each point (one options table per combination)
+FUNCTION_KEYS = ("function", "table_size")
+STUDY_KEYS += FUNCTION_KEYS
+# kind rule-update (measure/rule_update.py): N rules installed and removed per point, and the
+# changes per second during its forwarding comparison at `rate` (default: half the NDR)
+STUDY_KEYS += ("rules", "update_rate")
+KIND_KEYS.update({"rules": ("rule-update",), "update_rate": ("rule-update",),
+                  "rate": (*KIND_KEYS["rate"], "rule-update"),
+                  "duration": (*KIND_KEYS["duration"], "rule-update"),
+                  "preset": (*KIND_KEYS["preset"], "rule-update")})   # of its NDR search
+DEFAULT_DURATION["rule-update"] = 5.0
+RULE_UPDATE_LOAD = 0.5             # of the NDR, when a rule-update study gives no rate
 CAMPAIGN_KEYS = ("name", "description", "out")
 TOP_KEYS = ("campaign", "study", "paper", "reference", "claim")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -87,6 +101,8 @@ class Study:
     churns: tuple[str | None, ...] = (None,)     # "A/D" flow churn, None = the fixed flows
     profile: bool = False                        # perf profile per point (measure/profiling.py)
     pdr_loss: float | None = None                # the PDR's loss ratio (None: the preset's)
+    rules: tuple[int, ...] = (1000,)
+    update_rates: tuple[float, ...] = (2.0,)
 
 
 @dataclass(frozen=True)
@@ -128,6 +144,8 @@ class Point:
     churn: str | None = None                     # "A/D" (engine/src/churn.h); None: fixed flows
     profile: bool = False                        # one perf-profiled trial with the point
     pdr_loss: float | None = None                # search/latency/b2b: the PDR's loss ratio
+    rules: int | None = None                     # rule-update: rules per batch
+    update_rate: float | None = None             # rule-update: changes per second
 
     def params(self) -> dict[str, Any]:
         """The parameters that define the measurement. None, empty options and repetition 0 are
@@ -141,7 +159,8 @@ class Point:
             "trials": self.trials, "max_frames": self.max_frames,
             "fractions": list(self.fractions) if self.fractions is not None else None,
             "options": dict(self.options) or None, "repetition": self.repetition or None,
-            "churn": self.churn, "profile": self.profile or None, "pdr_loss": self.pdr_loss}
+            "churn": self.churn, "profile": self.profile or None, "pdr_loss": self.pdr_loss,
+            "rules": self.rules, "update_rate": self.update_rate}
         return {k: v for k, v in data.items() if v is not None}
 
     @property
@@ -165,6 +184,8 @@ class Point:
             parts.append("at " + ",".join(f"{f * 100:g}" for f in self.fractions) + "%")
         if self.points is not None:
             parts.append(f"{self.points} points")
+        if self.rules is not None:
+            parts.append(f"{self.rules} rules {self.update_rate or 0:g}/s")
         if self.duration is not None and self.duration != DEFAULT_DURATION.get(self.kind):
             parts.append(f"{self.duration:g}s")
         parts += [f"{n}={v}" for n, v, d in (("flows", self.flows, 1), ("burst", self.burst, 1),
@@ -189,7 +210,8 @@ def search_twin(point: Point) -> Point:
     """The search point with this point's testbed and workload: a latency or b2b point can take
     its NDR from the twin's stored result instead of searching again."""
     return replace(point, kind="search", rate=None, duration=None, points=None, fractions=None,
-                   trials=None, max_frames=None, preset=point.preset or "fast", profile=False)
+                   trials=None, max_frames=None, preset=point.preset or "fast", profile=False,
+                   rules=None, update_rate=None)
 
 
 def _pps(value: float) -> str:
@@ -312,6 +334,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
 
         every = [s for s in sorted(all_switches()) if s != CALIBRATION_SWITCH]
         switches = list(dict.fromkeys(s for x in switches for s in (every if x == "*" else [x])))
+    merge_functions(i, v, raw, problems)
     problems += [f"study {i}, options: {p}" for p in nf_option_problems(
         [dict(t) for t in v.get("options") or []], switches, names)]
     if "shape_pps" in raw and switches and CALIBRATION_SWITCH not in switches:
@@ -330,19 +353,23 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                 problems.append(f"study {i}, scenario: b2b needs a tester that also receives "
                                 f"(p2p, pvp, chain:N, rr), and {n} has separate senders and "
                                 "receivers")
+    if "rule-update" in kinds:
+        problems += rule_update_problems(i, switches)
     if len(problems) > before:
         return None
     def get(key: str) -> tuple[Any, ...] | None:
         return tuple(v[key]) if v.get(key) else None
-    return Study(i, tuple(kinds), tuple(names), tuple(switches), get("size") or (64,),
-                 get("rate") or (), get("burst") or (1,), get("flows") or (1,),
-                 get("placement") or ("default",), get("preset") or ("fast",),
-                 get("duration") or (), get("points") or (20,),
-                 get("fractions") or Study.fractions, get("io") or ("auto",),
-                 get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
-                 get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0],
-                 _churns(i, v, problems),
-                 bool((v.get("profile") or [False])[0]), (v.get("pdr_loss") or [None])[0])
+    study = Study(i, tuple(kinds), tuple(names), tuple(switches), get("size") or (64,),
+                  get("rate") or (), get("burst") or (1,), get("flows") or (1,),
+                  get("placement") or ("default",), get("preset") or ("fast",),
+                  get("duration") or (), get("points") or (20,),
+                  get("fractions") or Study.fractions, get("io") or ("auto",),
+                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
+                  get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0],
+                  _churns(i, v, problems),
+                  bool((v.get("profile") or [False])[0]), (v.get("pdr_loss") or [None])[0])
+    return replace(study, rules=get("rules") or (1000,),
+                   update_rates=get("update_rate") or (2.0,))
 
 
 def _churns(i: int, v: dict[str, Any], problems: list[str]) -> tuple[str | None, ...]:
@@ -445,14 +472,20 @@ def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> li
     durations = st.durations or (DEFAULT_DURATION.get(kind),)
     out = []
     for rate, preset, duration, points, trials, max_frames in itertools.product(
-            uses("rate", st.rates), uses("preset", st.presets), uses("duration", durations),
+            uses("rate", st.rates or (None,)), uses("preset", st.presets),
+            uses("duration", durations),
             uses("points", st.points), uses("trials", st.trials),
             uses("max_frames", st.max_frames)):
         fractions = st.fractions if kind in KIND_KEYS["fractions"] else None
-        out.append(Point(kind, switch, scen, size, rate, burst, flows, placement, preset,
-                         duration, points, fractions, io, options, shape, trials, max_frames,
-                         rep, st.index, profile=st.profile,
-                         pdr_loss=st.pdr_loss if kind in KIND_KEYS["preset"] else None))
+        point = Point(kind, switch, scen, size, rate, burst, flows, placement, preset,
+                      duration, points, fractions, io, options, shape, trials, max_frames,
+                      rep, st.index, profile=st.profile,
+                      pdr_loss=st.pdr_loss if kind in KIND_KEYS["preset"] else None)
+        if kind == "rule-update":
+            out += [replace(point, rules=n, update_rate=u)
+                    for n, u in itertools.product(st.rules, st.update_rates)]
+        else:
+            out.append(point)
     return out
 
 

@@ -10,10 +10,11 @@ from vswbench import scenario as scenarios
 from vswbench.engine.params import IO_CHOICES
 from vswbench.errors import UsageError
 from vswbench.measure.search import PRESETS
+from vswbench.switches.functions import FUNCTIONS, MAX_L3_TABLE
 from vswbench.switches.options import unknown_key
 from vswbench.units import FrameSize, parse_rate
 
-KINDS = ("search", "sweep", "trial", "latency", "b2b")
+KINDS = ("search", "sweep", "trial", "latency", "b2b", "rule-update")
 PLACEMENTS = ("default", "s_core", "bi", "pbp", "unpinned")
 CALIBRATION_SWITCH = "shaped"
 ALL_SWITCHES = "*"
@@ -145,6 +146,10 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "options": _options, "shape_pps": _shape_pps, "trials": lambda v: _int(v, 1, 1000),
     "max_frames": lambda v: _int(v, 2, 10_000_000), "churn": _churn, "profile": lambda v: _bool(v),
     "pdr_loss": lambda v: _loss_percent(v)}
+CHECKS.update({"function": _choice(tuple(FUNCTIONS)),           # switches/functions.py
+               "table_size": lambda v: _int(v, 1, MAX_L3_TABLE),
+               "rules": lambda v: _int(v, 1, 32768),                # kind rule-update
+               "update_rate": _number})
 SCALAR_ONLY = ("repetitions", "profile", "pdr_loss")
 
 

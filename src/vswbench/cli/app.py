@@ -20,7 +20,8 @@ import traceback
 import click
 
 from vswbench import __version__
-from vswbench.cli import agent, campaign, host, latency, methods, model, papers, trial
+from vswbench.cli import (agent, campaign, host, latency, methods, model, papers, rule_update,
+                          trial)
 from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
 from vswbench.engine.process import EngineError
 from vswbench.errors import UsageError, VswbenchError
@@ -47,7 +48,7 @@ COMMANDS: tuple[click.Command, ...] = (
     host.probe, host.clean, host.demo, host.switches, host.doctor,       # the host
     trial.trial,                                                          # one trial
     methods.search, methods.sweep, latency.latency, latency.b2b,          # methods
-    latency.calibrate,
+    latency.calibrate, rule_update.rule_update,                          # rule-update time
     campaign.run, campaign.report, campaign.export, campaign.compare,     # campaigns, results
     model.model,                                                          # models
     agent.agent,                                                          # other hosts

@@ -17,6 +17,7 @@ from vswbench.engine.params import MAX_BURST, MAX_DURATION_S, MAX_FLOWS, TrialPa
 from vswbench.errors import UsageError
 from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
 from vswbench.measure.plan import TrialOptions
+from vswbench.switches.functions import DEFAULT_TABLE_SIZE, FUNCTIONS, MAX_L3_TABLE, TABLE_FUNCTIONS
 from vswbench.units import FrameSize
 
 out = Console()
@@ -135,6 +136,13 @@ def placement_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--option", "options", multiple=True, help="Backend option key=value."),
         click.option("--unpinned", is_flag=True,
                      help="Pin nothing: the scheduler places tester, switch and NFs."),
+        click.option("--function", "function", type=click.Choice(tuple(FUNCTIONS)),
+                     default=None, help="What the switch does per frame: l2 (default), l3 "
+                     "(longest-prefix match), nat (source NAT, conntrack), acl (filter rules); "
+                     "switches that cannot are refused with the reason."),
+        click.option("--table-size", "table_size", type=click.IntRange(1, MAX_L3_TABLE),
+                     default=None, help="l3: prefixes in the routing table; acl: filter rules "
+                     f"[{DEFAULT_TABLE_SIZE}]."),
     ]
     for deco in reversed(decorators):
         func = deco(func)
@@ -155,8 +163,22 @@ def trial_options(kw: dict[str, Any], *, rate_pps: float | None = None,
         raise UsageError("--unpinned pins nothing: leave out --tester-cpu, --switch-cpu and "
                          "--nf-cpus")
     return TrialOptions(kw["switch"], kw["scenario"], traffic, kw["tester_cpu"],
-                        kw["switch_cpu"], kw["nf_cpus"], tuple(kw["options"]),
+                        kw["switch_cpu"], kw["nf_cpus"],
+                        tuple(kw["options"]) + function_options(kw),
                         unpinned=bool(kw.get("unpinned")))
+
+
+def function_options(kw: dict[str, Any]) -> tuple[str, ...]:
+    """--function and --table-size as the backend options they set (switches/functions.py)."""
+    extra = []
+    if kw.get("function") not in (None, "l2"):
+        extra.append(f"function={kw['function']}")
+    if kw.get("table_size") is not None:
+        if kw.get("function") not in TABLE_FUNCTIONS:
+            raise UsageError(f"--table-size: only --function {' or '.join(TABLE_FUNCTIONS)} has "
+                             "a table; leave --table-size out or give such a function")
+        extra.append(f"table_size={kw['table_size']}")
+    return tuple(extra)
 
 
 def testbed_options(func: Callable[..., Any]) -> Callable[..., Any]:

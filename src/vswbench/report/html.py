@@ -27,6 +27,8 @@ from vswbench.report.remote import remote_section
 from vswbench.report.diagnostics import INTRO as DIAGNOSTICS_INTRO
 from vswbench.report.profiles import INTRO as PROFILE_INTRO
 from vswbench.report.profiles import cpu_check_table, profiled_points, top_functions_table
+from vswbench.report.functions import (RULE_UPDATE_EMPTY, RULE_UPDATE_INTRO, TABLE_SIZE_EMPTY,
+                                       TABLE_SIZE_INTRO, rule_update_rows, rule_update_tables)
 from vswbench.report.studies import CLONING_EMPTY, CLONING_INTRO, FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO
 
 SECTIONS = (
@@ -46,6 +48,8 @@ SECTIONS = (
     ("remote", "Local vs remote vs remote-vxlan: the cost of the wire and of encapsulation"),
     ("flow-count", "Throughput vs number of flows"),
     ("cloning", "Cloning: throughput vs output ports"),
+    ("table-size", "Throughput vs table size (l3 prefixes, acl rules)"),
+    ("rule-update", "Rule-update time and forwarding during updates"),
     ("system", "System fingerprint and campaign spec"),
     ("warnings", "Warnings"),
 )
@@ -269,6 +273,9 @@ def render_page(model: ReportModel, plots: Sequence[Plot]) -> str:
         "remote": remote_section(model.data.points),
         "flow-count": _plots(plots, "flow-count", FLOW_COUNT_EMPTY, FLOW_COUNT_INTRO),
         "cloning": _plots(plots, "cloning", CLONING_EMPTY, CLONING_INTRO),
+        "table-size": _plots(plots, "table-size", TABLE_SIZE_EMPTY, TABLE_SIZE_INTRO),
+        "rule-update": (_plots(plots, "rule-update", RULE_UPDATE_EMPTY, RULE_UPDATE_INTRO)
+                        + rule_update_tables(*rule_update_rows(model.data))),
         "system": system_section(model.runs),
         "warnings": warnings_section(model.warnings),
     }

@@ -27,6 +27,8 @@ from vswbench.report.product_bars import product_bar_plot
 from vswbench.report.profiles import profile_figures, profiled_points
 from vswbench.report.spread import ErrorBar
 from vswbench.report.verdict import Verdict
+from vswbench.report.functions import (rule_update_plot, rule_update_rows, table_size_plot,
+                                       table_size_points)
 from vswbench.report.studies import (cloning_plot, cloning_points, flow_count_plot,
                                      flow_count_points)
 from vswbench.results.points import size_order
@@ -407,4 +409,8 @@ def make_plots(model: ReportModel) -> list[Plot]:
             flow_count_plot(flow_count_points(model.data), colours))
         add("cloning", "cloning", "Throughput vs output ports (cloning)",
             cloning_plot(cloning_points(model.data), colours))
+        add("table-size", "table-size", "Throughput vs table size",
+            table_size_plot(table_size_points(model.data), colours))
+        add("rule-update", "rule-update", "Rule-update time",
+            rule_update_plot(rule_update_rows(model.data)[0], colours))
     return plots

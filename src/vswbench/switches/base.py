@@ -30,8 +30,10 @@ from typing import ClassVar
 
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
+from vswbench.switches.functions import function_problem
 
 CHAIN_OPTIONS = frozenset({"nf", "nf_poll"})   # switches/chain_nf.py, any switch
+FUNCTION_OPTIONS = frozenset({"function", "table_size"})   # switches/functions.py, checked below
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,20 @@ class BusyCycles:
         return round((self.cycles - before.cycles) / packets, 1) if packets > 0 else None
 
 
+class RuleMechanism(ABC):
+    """One way a backend changes its rules (route batch, nft transaction, OpenFlow bundle, BPF
+    map updates), for the rule-update metric (measure/rule_update.py): `install(n)` adds n rules
+    the measured traffic never matches, in one batch; `remove()` takes them out again, in one
+    batch; both return the seconds they took."""
+    name: str = ""
+
+    @abstractmethod
+    def install(self, n: int) -> float: ...
+
+    @abstractmethod
+    def remove(self) -> float: ...
+
+
 class Switch(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -145,6 +161,9 @@ class Switch(ABC):
     # Can it take an existing interface as a port (adopt(): the wire between two emulated hosts
     # of scenario remote, or the VXLAN device on it)?
     wire_capable: ClassVar[bool] = False
+    # forwarding functions this backend implements (switches/functions.py: l2, l3, nat, acl);
+    # any other is refused before anything is built, with this list as the reason
+    functions: ClassVar[frozenset[str]] = frozenset({"l2"})
 
     def __init__(self, ctx: SwitchContext) -> None:
         self.ctx = ctx
@@ -179,11 +198,16 @@ class Switch(ABC):
     def unread_options(cls, options: Iterable[str], io: str | None = None) -> str | None:
         """Why this backend cannot take these option keys or this engine io (it would ignore
         them and the result would be labelled with them), or None."""
-        unread = sorted(set(options) - cls.options_read - CHAIN_OPTIONS)
+        unread = sorted(set(options) - cls.options_read - CHAIN_OPTIONS - FUNCTION_OPTIONS)
         if unread:
             reads = ", ".join(sorted(cls.options_read | CHAIN_OPTIONS))
             return (f"switch {cls.name} does not read option {', '.join(unread)} (it would be "
                     f"ignored); its options: {reads}")
+        if FUNCTION_OPTIONS & set(options):
+            problem = function_problem(cls.name, cls.functions,
+                                       options if isinstance(options, dict) else {})
+            if problem:
+                return problem
         if io is not None and cls.port_kind == "dpdk" and io not in ("auto", "afpacket", "dpdk"):
             return (f"io {io}: switch {cls.name} has DPDK ports, its tester always uses dpdk; "
                     "leave io out for the DPDK switches")
@@ -231,6 +255,15 @@ class Switch(ABC):
         """The header field the drivers must vary across flows (the engine's --flow-field), when
         the backend's rules depend on it; None: the engine's default (the UDP source port)."""
         return None
+
+    def rule_mechanisms(self) -> list[RuleMechanism]:
+        """The ways this backend's rules can be changed while it forwards ([]: none measured)."""
+        return []
+
+    def destination_ip(self, default: str) -> str:
+        """The IPv4 destination the drivers send to (their --dst-ip); l3 functions send into
+        their routing table instead of to the receiver's address."""
+        return default
 
     def stats(self) -> dict[str, object]:
         """The switch's own state worth keeping with a result (e.g. OVS datapath flows and cache

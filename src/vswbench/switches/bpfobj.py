@@ -1,15 +1,21 @@
 """BPF objects of the redirect backends (tc-bpf, xdp): the clang build of a program
 (src/vswbench/bpf/*.bpf.c), one object per egress ifindex (-DOUT_IFINDEX=N) in the run's temp dir
 (ctx.temp_dir), and BpfRedirectSwitch, their common base: every port a path leaves from gets the
-object that redirects to the path's egress port, attached by the subclass's attach_program()."""
+object that redirects to the path's egress port, attached by the subclass's attach_program(). Function l3 (switches/functions.py): the objects are
+built with -DVSB_LPM (bpf/lpm.h) and each program's LPM trie gets the routing table's prefixes
+through the bpf() syscall (bpfmap.py); its rule updates are map updates."""
 from __future__ import annotations
 
 import shutil
 import tempfile
 from pathlib import Path
 
+from vswbench.errors import UsageError
 from vswbench.host.netns import run
-from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import ForwardPath, RuleMechanism
+from vswbench.switches.bpfmap import UPDATE_VALUE, LpmMap
+from vswbench.switches.functions import (L3_BASE, L3_ENGINE_FIELD, Function, acl_denied,
+                                         check_flows, l3_prefixes, parse_function)
 from vswbench.switches.kernel import KernelSwitch, ifindex, kernel_versions
 
 BPF_DIR = Path(__file__).resolve().parent.parent / "bpf"
@@ -40,8 +46,10 @@ def bpf_missing(source_name: str) -> tuple[str, str] | None:
 class BpfBuilder:
     """Compiles per-egress objects into the run's temp dir (or a private one, registered)."""
 
-    def __init__(self, switch: KernelSwitch, source_name: str, prefix: str) -> None:
+    def __init__(self, switch: KernelSwitch, source_name: str, prefix: str,
+                 defines: dict[str, int | str] | None = None) -> None:
         self.switch, self.source, self.prefix = switch, BPF_DIR / source_name, prefix
+        self.defines = dict(defines or {})
         self.built: dict[int, Path] = {}
         self._dir: Path | None = None
 
@@ -61,7 +69,8 @@ class BpfBuilder:
     def object_for(self, out_ifindex: int) -> Path:
         if out_ifindex not in self.built:
             out = self.directory() / f"{self.switch.ctx.run_id}-{self.prefix}-{out_ifindex}.o"
-            run(compile_argv(self.source, out, {"OUT_IFINDEX": out_ifindex}), timeout=120)
+            run(compile_argv(self.source, out, {"OUT_IFINDEX": out_ifindex, **self.defines}),
+                timeout=120)
             self.built[out_ifindex] = out
         return self.built[out_ifindex]
 
@@ -72,21 +81,79 @@ class BpfRedirectSwitch(KernelSwitch):
 
     SOURCE: str
     PREFIX: str
+    functions = frozenset({"l2", "l3"})
+    lpm_maps: list[LpmMap]
+
+    @property
+    def function(self) -> Function:
+        return parse_function(self.ctx.options, self.name)
+
+    def flow_field(self) -> str | None:
+        return L3_ENGINE_FIELD if self.function.name == "l3" else None
+
+    def destination_ip(self, default: str) -> str:
+        return str(L3_BASE) if self.function.name == "l3" else default
 
     @classmethod
     def versions(cls) -> dict[str, str]:
         return kernel_versions(clang=True)
 
     def setup(self) -> None:
-        self.builder = BpfBuilder(self, self.SOURCE, self.PREFIX)
+        lpm = self.function.name == "l3"
+        self.builder = BpfBuilder(self, self.SOURCE, self.PREFIX, {"VSB_LPM": 1} if lpm else {})
+        self.lpm_maps = []
+        self.install_seconds = 0.0
 
     def forward(self, paths: list[ForwardPath]) -> None:
         ns = self.ctx.netns
+        fn = self.function
+        check_flows(fn, self.ctx.flows)
         for src_key, dst in self.out_of(paths).items():
             src_if, dst_if = self.attachments[src_key].switch_ifname, dst.switch_ifname
             assert src_if and dst_if
             self.attach_program(src_if, self.builder.object_for(ifindex(ns, dst_if)))
+            if fn.name == "l3":
+                table = LpmMap(self.prog_id(src_if))
+                self.register(f"LPM map fd of {src_if}", table.close)
+                self.install_seconds += table.update([p.network for p in
+                                                      l3_prefixes(fn.table_size)])
+                self.lpm_maps.append(table)
+
+    def rule_mechanisms(self) -> list[RuleMechanism]:
+        if not getattr(self, "lpm_maps", None):
+            raise UsageError(f"switch {self.name}: its rule updates are updates of the LPM map "
+                             "of function l3: give --function l3 (or function = \"l3\")")
+        return [MapUpdates(self.lpm_maps[0])]
+
+    def stats(self) -> dict[str, object]:
+        fn = self.function
+        if fn.name == "l2":
+            return {}
+        return {"function": fn.name, "table_size": fn.table_size,
+                "install_seconds": round(self.install_seconds, 4)}
+
+    def prog_id(self, ifname: str) -> int:
+        """The id of the program attached to switch-side end `ifname`."""
+        raise NotImplementedError
 
     def attach_program(self, ifname: str, obj: Path) -> None:
         """Attach BPF object `obj` to switch-side end `ifname` in ctx.netns, registering its undo."""
         raise NotImplementedError
+
+
+class MapUpdates(RuleMechanism):
+    """n /32 entries (198.19.128.0 up, never the traffic's) in a program's LPM trie, a bpf()
+    syscall each, and their deletion."""
+    name = "bpf map updates"
+
+    def __init__(self, table: LpmMap) -> None:
+        self.table, self.installed = table, 0
+
+    def install(self, n: int) -> float:
+        self.installed = n
+        return self.table.update([f"{a}/32" for a in acl_denied(n)], value=UPDATE_VALUE)
+
+    def remove(self) -> float:
+        seconds = self.table.delete([f"{a}/32" for a in acl_denied(self.installed)])
+        self.installed = 0
+        return seconds

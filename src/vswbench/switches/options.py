@@ -22,6 +22,8 @@ KNOWN: dict[str, str] = {
     "dpdk_port": "DPDK switches: the engine's port type",
     "shape_pps": "shaped: the shaper's rate in packets/s",
     "shape_frame_size": "shaped: the frame size the shaper's byte rate is computed for",
+    "function": "what the switch does per frame: l2, l3, nat, acl (switches/functions.py)",
+    "table_size": "functions l3 and acl: prefixes or filter rules in the table",
 }
 
 

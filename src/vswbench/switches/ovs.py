@@ -9,6 +9,8 @@ Forwarding: by default port-to-port OpenFlow rules (`in_port=X,actions=output:Y`
 bridge in fail_mode=secure, so no NORMAL flow exists or ever comes back; with the option
 `ovs_mode=normal` the bridge keeps its learning NORMAL flow. `flow_table=exact` installs a rule
 per flow (source MAC and IPv4), `clones=K` outputs every frame to K ports: see ovs_rules.py.
+Functions (switches/functions.py): the drivers' port rules become an LPM table (l3: a rule per
+prefix, priority by prefix length), drop rules above them (acl) or ct(commit,nat(src=...)) (nat).
 
 Pitfall handled here: a switch that takes frames out of the kernel stack (system and afxdp ports)
 delivers UDP with bad checksums unless TX checksum offload is off on the host-side veth.
@@ -22,18 +24,20 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from vswbench.errors import CommandError, VswbenchError
+from vswbench.errors import CommandError, UsageError, VswbenchError
 from vswbench.host.netns import (Namespace, VethPair, add_address, ip_json, mac_address, run,
                                  set_offload, set_up, wait_link_up, wait_until)
 from vswbench.run.registry import Registration
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
-                                    Switch, SwitchContext)
+                                    RuleMechanism, Switch, SwitchContext)
 from vswbench.switches.ovs_daemon import (INSTALL_FIX, OvsError, OvsInstance, find_schema,
                                           missing_binaries, pmd_on)
 from vswbench.switches.ovs_rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT, PORT_COOKIE,
                                          FlowSource, RulePath, clone_outputs, parse_ovs_options,
                                          rule_lines)
 from vswbench.switches.ovs_stats import datapath_stats
+from vswbench.switches.functions import (L3_BASE, L3_ENGINE_FIELD, Function, check_flows,
+                                         ovs_function_rules, parse_function)
 
 BRIDGE = "br0"
 TUNNEL_BRIDGE = "brphy"   # scenario remote-vxlan: the underlay bridge of OVS's VXLAN port
@@ -67,6 +71,7 @@ class Ovs(Switch):
     name = "ovs"
     description = "Open vSwitch, userspace datapath (netdev), system ports"
     options_read = frozenset({"ovs_mode", "flow_table", "clones"})
+    functions = frozenset({"l2", "l3", "nat", "acl"})
     port_type = ""          # "" = system: a plain netdev port on the switch-side veth
     wire_capable = True     # the wire of scenario remote: a system port (adopt())
 
@@ -80,14 +85,28 @@ class Ovs(Switch):
         self.sink_netns = ctx.run_id.name("sink")
         self.exact_rules = 0                     # per-flow rules installed (flow_table=exact)
         self._first_rules: list[str] = []
+        self.function_ports: list[str] = []      # port rules a function replaced
         self._regs: list[Registration] = []
 
     @classmethod
     def check_options(cls, options: dict[str, str]) -> None:
-        parse_ovs_options(options, cls.name)
+        opts = parse_ovs_options(options, cls.name)
+        fn = parse_function(options, cls.name)
+        if fn.name != "l2" and (opts.mode != "p2p" or opts.exact or opts.clones != 1):
+            raise UsageError(f"{cls.name}: function {fn.name} replaces the port rules: it needs "
+                             "the defaults ovs_mode=p2p, flow_table=port, clones=1")
+
+    @property
+    def function(self) -> Function:
+        return parse_function(self.ctx.options, self.name)
 
     def flow_field(self) -> str | None:
+        if self.function.name == "l3":
+            return L3_ENGINE_FIELD
         return ENGINE_FLOW_FIELD if self.opts.exact else None
+
+    def destination_ip(self, default: str) -> str:
+        return str(L3_BASE) if self.function.name == "l3" else default
 
     # -- availability and versions -------------------------------------------------------------
     @classmethod
@@ -239,11 +258,38 @@ class Ovs(Switch):
                     if len(self._first_rules) < 3:
                         self._first_rules.append(line)
                 out.write(line + "\n")
+            fn = self.function
+            check_flows(fn, self.ctx.flows)
+            for src, outs in (outputs.items() if fn.name != "l2" else ()):
+                if src.split(".")[0] not in self.ctx.long_running_hosts:   # a driver's path
+                    rule = f"cookie={PORT_COOKIE:#x},in_port={self.ports[src].ofport},"
+                    for line in ovs_function_rules(fn, self.ports[src].ofport, outs[0]):
+                        out.write(line + "\n")
+                    self.function_ports.append(rule)
+        self._drop_port_rules(flow_file)
         ovs.ofctl("del-flows", BRIDGE)
         # one OpenFlow bundle: 100k rules in about 1.5 s here (8 s as single flow mods)
         ovs.ofctl("add-flows", BRIDGE, str(flow_file), timeout=300.0, options=("--bundle",))
         if self.exact_rules:   # no ramp from 10,000 datapath flows (see ovs_rules.py)
             ovs.appctl("upcall/set-flow-limit", str(max(FLOW_LIMIT, self.exact_rules)))
+
+    def rule_mechanisms(self) -> list[RuleMechanism]:
+        from vswbench.switches.rule_update import OfBundle
+
+        ovs = self._instance()
+
+        def add_flows(path: Path) -> None:
+            ovs.ofctl("add-flows", BRIDGE, str(path), timeout=300.0, options=("--bundle",))
+
+        return [OfBundle(add_flows, self._paths_root())]
+
+    def _drop_port_rules(self, flow_file: Path) -> None:
+        """Take out the port rules of the paths whose function rules replace them."""
+        if not self.function_ports:
+            return
+        lines = flow_file.read_text().splitlines()
+        kept = [ln for ln in lines if not any(ln.startswith(r) for r in self.function_ports)]
+        flow_file.write_text("\n".join(kept) + "\n")
 
     def _flow_source(self, key: str) -> FlowSource | None:
         """flow_table=exact: the addresses a driver's port sends from; None for other ports
@@ -301,6 +347,9 @@ class Ovs(Switch):
                       f"({count}); the first:\n" + "\n".join(self._first_rules) + "\n")
         else:
             rules = ovs.ofctl("dump-flows", BRIDGE, check=False)
+            lines = rules.splitlines()
+            if len(lines) > 40:    # function l3/acl: never 10,000 rules per result
+                rules = "\n".join(lines[:40] + [f"... {len(lines) - 1:,} rules in all"]) + "\n"
         parts = [("ovs-ofctl dump-flows", rules), ("ovs-vsctl show", ovs.vsctl("show")),
                  ("ovs-appctl dpctl/show", ovs.appctl("dpctl/show", check=False)),
                  ("ovs-appctl upcall/show", ovs.appctl("upcall/show", check=False))]
@@ -332,6 +381,9 @@ class Ovs(Switch):
                                                      ovs.appctl("upcall/show", check=False)))
         if self.exact_rules:
             out["exact_rules"] = self.exact_rules
+        fn = self.function
+        if fn.name != "l2":
+            out.update(function=fn.name, table_size=fn.table_size)
         if self.clone_ports:
             sent = parse_dump_ports(ovs.ofctl("dump-ports", BRIDGE))
             seen = {str(link["ifname"]): link["stats64"]["rx"]["packets"]

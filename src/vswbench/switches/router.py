@@ -14,6 +14,12 @@ host whatever its destination address (chains: the NFs forward frames unchanged 
     ip rule add iif <src switch-side if> lookup <table>
     ip route add default via <dst host ip> dev <dst switch-side if> table <table>
 ip_forward is turned on and rp_filter off in the switch namespace only.
+
+Functions (switches/functions.py): l3 puts the table_size prefixes of the l3 table into each
+path's table instead of the default route (one `ip -batch`); nat adds an nftables `snat` to the
+router's own address on the way out of each port; acl an nftables forward chain of table_size
+drop rules the traffic never matches. The nftables tables live in the switch namespace and go with
+it.
 """
 from __future__ import annotations
 
@@ -22,10 +28,15 @@ import ipaddress
 from vswbench.errors import UsageError
 from vswbench.host.netns import (BENCHMARK_NET, add_address, ip, namespace_exists, set_neighbour,
                                  sysctl)
-from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort
+from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort,
+                                    RuleMechanism)
+from vswbench.switches.functions import (L3_BASE, Function, L3_ENGINE_FIELD, check_flows, l3_prefixes,
+                                         nft_acl, nft_nat, parse_function, route_batch)
 from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
+from vswbench.switches.rule_ops import ip_batch, nft_file
 
 TABLE_BASE = 100
+NFT_TABLE = "vsbfn"          # inside the switch namespace only
 
 
 def gateway_for(ip_cidr: str) -> tuple[str, str]:
@@ -43,6 +54,18 @@ class RouterSwitch(KernelSwitch):
     name = "router"
     description = "IP forwarding namespace, policy routes port to port"
     l3 = True
+    _first_path: tuple[str, str, str] | None = None     # (table, via, dev) for rule updates
+    functions = frozenset({"l2", "l3", "nat", "acl"})
+
+    @property
+    def function(self) -> Function:
+        return parse_function(self.ctx.options, self.name)
+
+    def flow_field(self) -> str | None:
+        return L3_ENGINE_FIELD if self.function.name == "l3" else None
+
+    def destination_ip(self, default: str) -> str:
+        return str(L3_BASE) if self.function.name == "l3" else default
 
     @classmethod
     def availability(cls) -> Availability:
@@ -80,13 +103,24 @@ class RouterSwitch(KernelSwitch):
     def forward(self, paths: list[ForwardPath]) -> None:
         ns = self.ctx.netns
         keys = list(self.attachments)
+        fn = self.function
+        check_flows(fn, self.ctx.flows)
+        self.install_seconds: dict[str, float] = {}
         for src_key, dst in self.out_of(paths).items():
             src = self.attachments[src_key]
             table = str(TABLE_BASE + keys.index(src_key))
             host_ip = dst.host.ip_cidr.split("/")[0]
             assert src.switch_ifname and dst.switch_ifname
-            ip("route", "replace", "default", "via", host_ip, "dev", dst.switch_ifname,
-               "table", table, netns=ns)
+            if self._first_path is None:
+                self._first_path = (table, host_ip, dst.switch_ifname)
+            if fn.name == "l3":   # the table instead of the default route
+                text = route_batch(l3_prefixes(fn.table_size), "add", host_ip,
+                                   dst.switch_ifname, table)
+                self.install_seconds[f"routes table {table}"] = round(
+                    ip_batch(ns, text, self.ctx.temp_dir, f"routes-{table}.batch"), 4)
+            else:
+                ip("route", "replace", "default", "via", host_ip, "dev", dst.switch_ifname,
+                   "table", table, netns=ns)
             rule = ("iif", src.switch_ifname, "lookup", table, "priority", table)
             ip("rule", "add", *rule, netns=ns)
 
@@ -95,6 +129,29 @@ class RouterSwitch(KernelSwitch):
                     ip("rule", "del", *rule, netns=ns, check=False)
 
             self.register(f"ip rule {ns}: {' '.join(rule)}", delete)
+        if fn.name in ("nat", "acl"):
+            text = (nft_acl(NFT_TABLE, fn.table_size) if fn.name == "acl" else nft_nat(
+                NFT_TABLE, {a.switch_ifname: a.gateway_ip for a in self.attachments.values()
+                            if a.switch_ifname and a.gateway_ip}))
+            self.install_seconds["nft"] = round(nft_file(ns, text, self.ctx.temp_dir), 4)
+
+    def rule_mechanisms(self) -> list[RuleMechanism]:
+        """Route batches into the table of the first path's port, and nftables transactions."""
+        from vswbench.switches.rule_update import NftTransaction, RouteBatch
+
+        first = self._first_path
+        if first is None:
+            return []
+        table, via, dev = first
+        return [RouteBatch(self.ctx.netns, table, via, dev, self.ctx.temp_dir),
+                NftTransaction(self.ctx.netns, self.ctx.temp_dir)]
+
+    def stats(self) -> dict[str, object]:
+        fn = self.function
+        if fn.name == "l2":
+            return {}
+        return {"function": fn.name, "table_size": fn.table_size,
+                "install_seconds": getattr(self, "install_seconds", {})}
 
     def config_dump(self) -> str:
         ns = self.ctx.netns
@@ -102,7 +159,14 @@ class RouterSwitch(KernelSwitch):
                  section("ip rule", ["ip", "-n", ns, "rule", "show"]),
                  section("main table", ["ip", "-n", ns, "route", "show"])]
         for i, att in enumerate(self.attachments.values()):
-            parts.append(section(f"table {TABLE_BASE + i} ({att.host.key})",
-                                 ["ip", "-n", ns, "route", "show", "table", str(TABLE_BASE + i)]))
+            argv = ["ip", "-n", ns, "route", "show", "table", str(TABLE_BASE + i)]
+            block = section(f"table {TABLE_BASE + i} ({att.host.key})", argv)
+            lines = block.splitlines()
+            if len(lines) > 12:   # l3: never 10,000 routes per result
+                block = "\n".join(lines[:12] + [f"... {len(lines) - 2:,} routes in all"]) + "\n"
+            parts.append(block)
+        if self.function.name in ("nat", "acl"):
+            parts.append(section("nftables", ["ip", "netns", "exec", ns, "nft", "list",
+                                              "ruleset"]))
         parts += [section("neighbours", ["ip", "-n", ns, "neigh", "show"]), self.placement_notes()]
         return "\n".join(parts)

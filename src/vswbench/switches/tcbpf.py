@@ -12,8 +12,10 @@ switch CPU (kernel_mode=napi).
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from vswbench.errors import VswbenchError
 from vswbench.host.netns import namespace_exists, run
 from vswbench.switches.base import Availability
 from vswbench.switches.bpfobj import BPF_DIR, BpfRedirectSwitch, bpf_missing, compile_argv
@@ -50,6 +52,15 @@ class TcBpfSwitch(BpfRedirectSwitch):
         self.register(f"clsact {ns}/{ifname}", delete)
         run([*tc, "filter", "replace", "dev", ifname, "ingress", "prio", "1", "handle", "1",
              "bpf", "da", "obj", str(obj), "sec", "tc"])
+
+    def prog_id(self, ifname: str) -> int:
+        filters = json.loads(run(["tc", "-n", self.ctx.netns, "-j", "filter", "show", "dev",
+                                  ifname, "ingress"]) or "[]")
+        for f in filters:
+            prog = (f.get("options") or {}).get("prog") or {}
+            if "id" in prog:
+                return int(prog["id"])
+        raise VswbenchError(f"{self.name}: no BPF program on {ifname}'s ingress")
 
     def config_dump(self) -> str:
         ns = self.ctx.netns

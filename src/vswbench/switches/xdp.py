@@ -19,7 +19,7 @@ from pathlib import Path
 from vswbench.engine.probe import probe
 from vswbench.engine.process import EngineNotFound, find_engine
 from vswbench.errors import VswbenchError
-from vswbench.host.netns import ip, namespace_exists
+from vswbench.host.netns import ip, ip_json, namespace_exists
 from vswbench.switches.base import Availability
 from vswbench.switches.bpfobj import BpfRedirectSwitch, bpf_missing
 from vswbench.switches.kernel import basic_availability, section
@@ -65,6 +65,13 @@ class XdpSwitch(BpfRedirectSwitch):
                 ip("link", "set", "dev", dev, "xdpdrv", "off", netns=ns, check=False)
 
         self.register(f"xdp {ns}/{ifname}", detach)
+
+    def prog_id(self, ifname: str) -> int:
+        links = ip_json("link", "show", "dev", ifname, netns=self.ctx.netns)
+        prog = ((links[0].get("xdp") or {}).get("prog") or {}) if links else {}
+        if "id" not in prog:
+            raise VswbenchError(f"{self.name}: no XDP program on {ifname}")
+        return int(prog["id"])
 
     def config_dump(self) -> str:
         ns = self.ctx.netns

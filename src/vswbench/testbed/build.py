@@ -431,7 +431,8 @@ class Testbed:
                 dst = self.final_destination(keys[0])
                 mode = "gen" if host.role == Role.SENDER else "loop"
                 args = [mode, *common, *send, "--dst-mac", self.next_hop_mac[(first.src, first.dst)],
-                        "--dst-ip", dst.ip, "--stream-id", str(stream)]
+                        "--dst-ip", self.switch.destination_ip(dst.ip) if self.switch else dst.ip,
+                        "--stream-id", str(stream)]
                 stream += 1
             elif host.role == Role.NF:
                 into_in = self.hop_into(keys[0])

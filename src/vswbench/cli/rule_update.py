@@ -1,0 +1,97 @@
+"""`vswbench rule-update`: the time to install and remove N rules per switch mechanism, and
+forwarding during updates against a quiet period (measure/rule_update.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.table import Table
+
+from vswbench.cli.common import emit, method_plan, num, out, rate, say, seconds, testbed_options
+from vswbench.errors import UsageError
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        counts = [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--rules {text!r}: expected counts like 1000,10000") from None
+    if not counts:
+        raise UsageError("--rules: give at least one count, e.g. --rules 1000,10000")
+    return counts
+
+
+@click.command("rule-update")
+@testbed_options
+@click.option("--rules", "rules", default="1000,10000", show_default=True,
+              help="Rule counts N to install and remove in one batch each.")
+@click.option("--repeat", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="Installs and removals per count (medians reported).")
+@click.option("--rate", "load", default=None,
+              help="Load during the forwarding comparison in pps [--fraction of the NDR].")
+@click.option("--fraction", type=click.IntRange(1, 100), default=50, show_default=True,
+              help="Percent of the NDR (found by a quick search) to load with, without --rate.")
+@click.option("--update-rules", type=click.IntRange(1, 32768), default=1000, show_default=True,
+              help="Rules per change during the forwarding comparison.")
+@click.option("--update-rate", type=click.FloatRange(0.1, 100), default=2.0, show_default=True,
+              help="Changes (an install or a removal) per second during the comparison.")
+@click.option("--duration", type=seconds(), default=5.0, show_default=True,
+              help="Seconds of the quiet trial and of the trial during updates.")
+@click.option("--no-load", is_flag=True, help="Time the updates only (no forwarding trials).")
+def rule_update(**kw: Any) -> int:
+    """Rule-update time: install/remove N rules per mechanism; loss and latency during updates."""
+    from vswbench.measure.method import find_ndr, method_context
+    from vswbench.measure.rule_update import (check_counts, during_updates, mechanisms_of,
+                                              rule_update_problem, time_updates)
+
+    counts = _counts(kw["rules"])
+    check_counts(counts + [kw["update_rules"]])
+    plan = method_plan(kw)
+    problem = rule_update_problem(plan.trial.switch_cls)
+    if problem:
+        raise UsageError(problem)
+    load = rate(kw["load"])
+    with method_context(plan, drain=0.05, progress=say) as ctx:
+        switch = ctx.testbed.switch
+        assert switch is not None
+        mechanisms_of(switch)                    # refuse before measuring anything
+        timings = time_updates(switch, counts, kw["repeat"], progress=say)
+        phases: dict[str, list[Any]] = {}
+        ndr = None
+        if not kw["no_load"]:
+            if load is None:
+                say("no --rate: finding the NDR first with a `quick` search")
+                ndr, _ = find_ndr(ctx, "quick")
+                load = ndr * kw["fraction"] / 100
+            for mech in switch.rule_mechanisms():
+                say(f"{mech.name}: quiet, then {kw['update_rules']:,} rules changed "
+                    f"{kw['update_rate']:g}/s, at {load:,.0f} pps")
+                phases[mech.name] = during_updates(ctx.session, mech, load, kw["duration"],
+                                                   kw["update_rules"], kw["update_rate"])
+        data = {**ctx.environment(), "method": "rule-update", "ndr_pps": ndr, "load_pps": load,
+                "update_rules": kw["update_rules"], "update_rate": kw["update_rate"],
+                "timings": [t.to_json() for t in timings],
+                "during": {m: [p.to_json() for p in ps] for m, ps in phases.items()}}
+    emit(data, kw)
+    if not kw["as_json"]:
+        table = Table(title=f"{data['switch']}: rule-update time (medians of {kw['repeat']})")
+        for col in ("mechanism", "rules", "install ms", "remove ms", "rules/s"):
+            table.add_column(col, justify="right")
+        for t in timings:
+            table.add_row(t.mechanism, f"{t.rules:,}", num(t.install_median_s * 1e3, 1),
+                          num(t.remove_median_s * 1e3, 1),
+                          num(t.rules / t.install_median_s if t.install_median_s else None))
+        out.print(table)
+        if phases:
+            table = Table(title=f"forwarding at {load:,.0f} pps, quiet vs during updates")
+            for col in ("phase", "changes", "lost", "loss %", "p50 us", "p99 us", "max us"):
+                table.add_column(col, justify="right")
+            for ps in phases.values():
+                for p in ps:
+                    lat = p.latency_us
+                    table.add_row(p.name, str(p.updates), f"{p.lost:,}",
+                                  num(p.loss_ratio * 100, 3), num(lat.get("p50"), 1),
+                                  num(lat.get("p99"), 1), num(lat.get("max"), 1))
+            out.print(table)
+    return 0
