@@ -7,16 +7,16 @@
 
 #include "common.h"
 
-uint32_t churn_space(enum flow_field field, uint32_t sip, uint16_t sport, uint16_t dport)
+uint32_t churn_space(enum flow_field field, uint32_t ip, uint16_t sport, uint16_t dport)
 {
 	switch (field) {
 	case FLOW_SPORT: return 65536u - sport;
 	case FLOW_DPORT: return 65536u - dport;
 	case FLOW_SMAC: return 1u << 24;
-	case FLOW_SIP: case FLOW_SMAC_SIP: {
-		if (sip < BENCH_NET || sip > BENCH_LAST)
+	case FLOW_SIP: case FLOW_SMAC_SIP: case FLOW_DIP: { /* ip: the varied address */
+		if (ip < BENCH_NET || ip > BENCH_LAST)
 			return 1; /* a varied address outside the range: no room (churn_check says so) */
-		uint32_t n = BENCH_LAST - sip + 1;
+		uint32_t n = BENCH_LAST - ip + 1;
 		return n > (1u << 24) ? 1u << 24 : n;
 	}
 	}

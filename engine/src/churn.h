@@ -41,7 +41,7 @@ struct churn {
 };
 
 /* Distinct values of the flow field from the template's address up (the tuple space S). */
-uint32_t churn_space(enum flow_field field, uint32_t sip, uint16_t sport, uint16_t dport);
+uint32_t churn_space(enum flow_field field, uint32_t ip, uint16_t sport, uint16_t dport);
 
 /* 0 if (arrival, life) is a valid churn for space S (both 0: off), else VSB_ERR_USAGE with a
  * message naming the options (`opt_a`, `opt_l`: "--flow-arrival" or "\"flow_arrival\"") and the fix. */

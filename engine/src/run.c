@@ -273,7 +273,7 @@ int txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct 
 		const struct frame_addrs *a = &en->tmpl->a;
 		g->churning = 1;
 		churn_init(&g->churn, t->flow_arrival, t->flow_life,
-			   churn_space(en->tmpl->field, a->sip, a->sport, a->dport), en->churn_base, tsc_hz(), 0);
+			   churn_space(en->tmpl->field, en->tmpl->field == FLOW_DIP ? a->dip : a->sip, a->sport, a->dport), en->churn_base, tsc_hz(), 0);
 	}
 	if (g->kern) {
 		g->batch = kern_chunk();
@@ -304,7 +304,7 @@ int churn_supported(const struct engine *en, const struct trial_params *t, struc
 				en->ops->name);
 	char msg[512];
 	const struct frame_addrs *a = &en->tmpl->a;
-	uint32_t space = churn_space(en->tmpl->field, a->sip, a->sport, a->dport);
+	uint32_t space = churn_space(en->tmpl->field, en->tmpl->field == FLOW_DIP ? a->dip : a->sip, a->sport, a->dport);
 	if (churn_check(t->flow_arrival, t->flow_life, space, "--flow-arrival", "--flow-life", msg,
 			sizeof(msg)))
 		return vsb_fail(e, VSB_ERR_USAGE, "%s", msg);

@@ -142,6 +142,7 @@ static void test_check(void)
 	CHECK_EQ(churn_space(FLOW_SMAC_SIP, 0xc6130000u, 0, 0), 65536);
 	CHECK_EQ(churn_space(FLOW_SIP, 0x0a000001u, 0, 0), 1); /* outside 198.18.0.0/15 */
 	CHECK_EQ(churn_space(FLOW_SMAC, 0, 0, 0), 1u << 24);
+	CHECK_EQ(churn_space(FLOW_DIP, 0xc6130000u, 0, 0), 65536); /* dip: the destination */
 }
 
 static int parse(const char *const *args, struct opts *o, struct vsb_error *e)
