@@ -213,3 +213,17 @@ def test_options_and_io_a_switch_would_ignore_are_refused() -> None:
         parse_spec(spec(f'kind = "search"\nswitch = "ovs-dpdk"\nio = "{io}"\n'))
         cls = all_switches()["testpmd"]
         assert cls.unread_options({}, io) is None
+
+
+def test_latency_estimate_counts_its_search_unless_the_twin_is_in_the_campaign():
+    from vswbench.campaign.runner import QUICK_SEARCH_SECONDS, estimates
+
+    alone = expand(parse_spec(spec('kind = "latency"\nswitch = "bridge"\npreset = "quick"\n'
+                                   'fractions = [50]\nduration = 5\n')))
+    paired = expand(parse_spec(spec('kind = ["search", "latency"]\nswitch = "bridge"\n'
+                                    'preset = "quick"\nfractions = [50]\nduration = 5\n')))
+    lat_alone = estimates(alone)[alone[0].key]
+    lat_paired = next(s for k, s in estimates(paired).items()
+                      if k == next(p.key for p in paired if p.kind == "latency"))
+    assert lat_alone == pytest.approx(QUICK_SEARCH_SECONDS + lat_paired)
+    assert lat_paired == pytest.approx(5.1)

@@ -57,11 +57,17 @@ class RunSummary:
     seconds: float
 
 
-def estimate(point: Point) -> float:
+def estimate(point: Point, twin_searched: bool = False) -> float:
+    """Seconds one point takes, testbed build included; a latency point searches its NDR first
+    unless its search twin is in the same campaign (`twin_searched`)."""
     if point.kind == "sweep":
         return (point.points or 20) * ((point.duration or 2.0) + 0.1)
     if point.kind == "latency":
-        return len(point.fractions or (1,)) * ((point.duration or 5.0) + 0.1)
+        trials = len(point.fractions or (1,)) * ((point.duration or 5.0) + 0.1)
+        if twin_searched:
+            return trials
+        search = QUICK_SEARCH_SECONDS if point.preset == "quick" else EST_SECONDS["search"]
+        return search + trials
     if point.kind == "trial":
         return (point.duration or 5.0) + 1.0
     if point.kind == "search" and point.preset == "quick":
@@ -92,8 +98,16 @@ class CampaignSize:
         return None
 
 
+def estimates(points: list[Point]) -> dict[str, float]:
+    """Each point's estimated seconds by key: a latency point whose search twin is in the list
+    reuses that NDR instead of searching again."""
+    searches = {p.key for p in points if p.kind == "search"}
+    return {p.key: estimate(p, p.kind == "latency" and search_twin(p).key in searches)
+            for p in points}
+
+
 def campaign_size(points: list[Point]) -> CampaignSize:
-    return CampaignSize(len(points), sum(estimate(p) for p in points))
+    return CampaignSize(len(points), sum(estimates(points).values()))
 
 
 def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None, str | None]:
@@ -160,6 +174,7 @@ class CampaignRunner:
         self.on_progress = on_progress
         self.on_point = on_point          # each point as stored, the moment it is
         self.points = expand(spec)
+        self._estimates = estimates(self.points)
 
     def run(self) -> RunSummary:
         from vswbench.run.ids import new_run_id
@@ -175,7 +190,7 @@ class CampaignRunner:
             run_id = str(self.run_id)
             store.begin_run(run_id, self.spec, self.fingerprint_json())
             prog = Progress(len(self.points), skipped_before=len(self.points) - len(todo),
-                            remaining_s=sum(estimate(p) for p in todo))
+                            remaining_s=sum(self._estimates[p.key] for p in todo))
             status = "failed"
             try:
                 counts = self._run_points(store, run_id, todo, prog)
@@ -236,7 +251,7 @@ class CampaignRunner:
 
     def _advance(self, prog: Progress, p: Point, message: str) -> None:
         prog.done += 1
-        prog.remaining_s = max(0.0, prog.remaining_s - estimate(p))
+        prog.remaining_s = max(0.0, prog.remaining_s - self._estimates[p.key])
         self.on_progress(prog, message)
 
     def _run_group(self, store: ResultStore, group: list[Point]

@@ -135,18 +135,18 @@ def print_dry_run(name: str, points: list[Any], as_json: bool) -> None:
     """The points a spec expands to, each with its estimated seconds (campaign/runner.py)."""
     import json
 
-    from vswbench.campaign.runner import campaign_size, estimate
+    from vswbench.campaign.runner import campaign_size, estimates
 
-    size = campaign_size(points)
+    size, seconds = campaign_size(points), estimates(points)
     if as_json:
         click.echo(json.dumps({"campaign": name, "points": [
             {"key": p.key, "label": p.label, "kind": p.kind, "params": p.params(),
-             "estimated_s": estimate(p)} for p in points],
+             "estimated_s": seconds[p.key]} for p in points],
             "total_points": size.points, "estimated_s": size.seconds}, indent=1, default=str))
         return
     width = max((len(p.label) for p in points), default=0)
     for i, p in enumerate(points, start=1):
-        click.echo(f"{i:>5}  {p.label.ljust(width)}  ~{estimate(p):,.0f} s")
+        click.echo(f"{i:>5}  {p.label.ljust(width)}  ~{seconds[p.key]:,.0f} s")
     click.echo(f"campaign {name}: {size.describe()} (estimated; nothing measured: --dry-run)")
 
 
