@@ -182,6 +182,14 @@ def wait_clean(run_id: str, timeout: float = 30.0) -> list[str]:
     return leftovers(run_id)
 
 
+def wait_gone(lab: Lab, needle: str, timeout: float = 30.0) -> list[int]:
+    """Poll until no process on the DUT matches `needle`; what is left after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while lab.dut_pids(needle) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return lab.dut_pids(needle)
+
+
 def test_same_campaign_locally_and_through_the_agent(lab: Lab) -> None:
     spec = lab.spec(QUICK, "same")
     local = lab.controller(spec, lab.dir / "local", None)
@@ -231,7 +239,9 @@ def _fault(lab: Lab, tag: str, act) -> tuple[str, list[dict]]:
     assert all(r["status"] != "done" for r in stored[1:])
     for rid in run_ids(out):
         assert wait_clean(rid) == [], f"{rid} left namespaces or temp dirs behind"
-    assert lab.dut_pids("vswbench agent") == []
+    # the agent removes its testbed, then exits: poll for its exit as wait_clean polls for the
+    # testbed (the namespaces can be gone a moment before the process is)
+    assert wait_gone(lab, "vswbench agent") == [], "the agent outlived its session"
     return err, stored
 
 
