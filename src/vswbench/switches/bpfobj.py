@@ -14,8 +14,7 @@ from vswbench.errors import UsageError
 from vswbench.host.netns import run
 from vswbench.switches.base import ForwardPath, RuleMechanism
 from vswbench.switches.bpfmap import UPDATE_VALUE, LpmMap
-from vswbench.switches.functions import (L3_BASE, L3_ENGINE_FIELD, Function, acl_denied,
-                                         check_flows, l3_prefixes, parse_function)
+from vswbench.switches.functions import (FunctionOptions, acl_denied, check_flows, l3_prefixes)
 from vswbench.switches.kernel import KernelSwitch, ifindex, kernel_versions
 
 BPF_DIR = Path(__file__).resolve().parent.parent / "bpf"
@@ -75,7 +74,7 @@ class BpfBuilder:
         return self.built[out_ifindex]
 
 
-class BpfRedirectSwitch(KernelSwitch):
+class BpfRedirectSwitch(FunctionOptions, KernelSwitch):
     """Port-to-port forwarding by a BPF program built from SOURCE (objects named <run>-PREFIX-N.o)
     on each switch-side ingress end; subclasses say how a program is attached (and undone)."""
 
@@ -83,16 +82,6 @@ class BpfRedirectSwitch(KernelSwitch):
     PREFIX: str
     functions = frozenset({"l2", "l3"})
     lpm_maps: list[LpmMap]
-
-    @property
-    def function(self) -> Function:
-        return parse_function(self.ctx.options, self.name)
-
-    def flow_field(self) -> str | None:
-        return L3_ENGINE_FIELD if self.function.name == "l3" else None
-
-    def destination_ip(self, default: str) -> str:
-        return str(L3_BASE) if self.function.name == "l3" else default
 
     @classmethod
     def versions(cls) -> dict[str, str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from vswbench.errors import UsageError
 
@@ -73,6 +74,25 @@ def parse_function(options: dict[str, str], switch: str = "") -> Function:
         raise UsageError(f"{who}table_size {raw!r}: function {name} takes 1..{limit:,} entries "
                          "(its addresses stay inside 198.18.0.0/15)")
     return Function(name, size)
+
+
+class FunctionOptions:
+    """For backends that declare `functions`: the function their options ask for, and what an l3
+    function changes for the drivers (the flow field they vary, the address they send to). List
+    it before the backend's base class so these override the base's defaults."""
+
+    ctx: Any
+    name: str
+
+    @property
+    def function(self) -> Function:
+        return parse_function(self.ctx.options, self.name)
+
+    def flow_field(self) -> str | None:
+        return L3_ENGINE_FIELD if self.function.name == "l3" else None
+
+    def destination_ip(self, default: str) -> str:
+        return str(L3_BASE) if self.function.name == "l3" else default
 
 
 def function_problem(switch: str, supported: frozenset[str], options: dict[str, str]) -> str | None:

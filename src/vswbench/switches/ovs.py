@@ -36,8 +36,8 @@ from vswbench.switches.ovs_rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_L
                                          FlowSource, RulePath, clone_outputs, parse_ovs_options,
                                          rule_lines)
 from vswbench.switches.ovs_stats import datapath_stats
-from vswbench.switches.functions import (L3_BASE, L3_ENGINE_FIELD, Function, check_flows,
-                                         ovs_function_rules, parse_function)
+from vswbench.switches.functions import (FunctionOptions, check_flows, ovs_function_rules,
+                                         parse_function)
 
 BRIDGE = "br0"
 TUNNEL_BRIDGE = "brphy"   # scenario remote-vxlan: the underlay bridge of OVS's VXLAN port
@@ -67,7 +67,7 @@ class OvsPort:
     ofport: int
 
 
-class Ovs(Switch):
+class Ovs(FunctionOptions, Switch):
     name = "ovs"
     description = "Open vSwitch, userspace datapath (netdev), system ports"
     options_read = frozenset({"ovs_mode", "flow_table", "clones"})
@@ -96,17 +96,8 @@ class Ovs(Switch):
             raise UsageError(f"{cls.name}: function {fn.name} replaces the port rules: it needs "
                              "the defaults ovs_mode=p2p, flow_table=port, clones=1")
 
-    @property
-    def function(self) -> Function:
-        return parse_function(self.ctx.options, self.name)
-
     def flow_field(self) -> str | None:
-        if self.function.name == "l3":
-            return L3_ENGINE_FIELD
-        return ENGINE_FLOW_FIELD if self.opts.exact else None
-
-    def destination_ip(self, default: str) -> str:
-        return str(L3_BASE) if self.function.name == "l3" else default
+        return super().flow_field() or (ENGINE_FLOW_FIELD if self.opts.exact else None)
 
     # -- availability and versions -------------------------------------------------------------
     @classmethod

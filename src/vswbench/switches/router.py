@@ -30,8 +30,8 @@ from vswbench.host.netns import (BENCHMARK_NET, add_address, ip, namespace_exist
                                  sysctl)
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort,
                                     RuleMechanism)
-from vswbench.switches.functions import (L3_BASE, Function, L3_ENGINE_FIELD, check_flows, l3_prefixes,
-                                         nft_acl, nft_nat, parse_function, route_batch)
+from vswbench.switches.functions import (FunctionOptions, check_flows, l3_prefixes, nft_acl,
+                                         nft_nat, route_batch)
 from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
 from vswbench.switches.rule_ops import ip_batch, nft_file
 
@@ -50,22 +50,12 @@ def gateway_for(ip_cidr: str) -> tuple[str, str]:
     return str(gw), f"{gw}/{iface.network.prefixlen}"
 
 
-class RouterSwitch(KernelSwitch):
+class RouterSwitch(FunctionOptions, KernelSwitch):
     name = "router"
     description = "IP forwarding namespace, policy routes port to port"
     l3 = True
     _first_path: tuple[str, str, str] | None = None     # (table, via, dev) for rule updates
     functions = frozenset({"l2", "l3", "nat", "acl"})
-
-    @property
-    def function(self) -> Function:
-        return parse_function(self.ctx.options, self.name)
-
-    def flow_field(self) -> str | None:
-        return L3_ENGINE_FIELD if self.function.name == "l3" else None
-
-    def destination_ip(self, default: str) -> str:
-        return str(L3_BASE) if self.function.name == "l3" else default
 
     @classmethod
     def availability(cls) -> Availability:
