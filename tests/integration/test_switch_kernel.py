@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +22,14 @@ from vswbench.switches.base import (Attachment, HostPort, ForwardPath, Placement
 
 COUNT = 1000
 SWITCH_CPU = 1 if (os.cpu_count() or 1) > 1 else 0
-EXPECTED_MODE = {"macvlan": f"rps cpu{SWITCH_CPU}"}   # the others: napi-threaded
+EXPECTED_MODE = {"macvlan": f"rps cpu{SWITCH_CPU}"}   # the others: napi-threaded ... fifo
+
+
+def _comm(proc: Path) -> str:
+    try:
+        return (proc / "comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def switch_class(name: str) -> type[Switch]:
@@ -137,8 +145,12 @@ def test_forwards_both_ways(name, build, engine, registry, run_id):
     assert built.a.host_mac and built.b.host_mac
     if sw.l3:
         assert built.a.gateway_ip == "198.18.1.1" and built.b.gateway_ip == "198.18.2.1"
-    assert sw.forwarding_mode() == EXPECTED_MODE.get(name, f"napi-threaded cpu{SWITCH_CPU}"), (
+    assert sw.forwarding_mode() == EXPECTED_MODE.get(name, f"napi-threaded cpu{SWITCH_CPU} fifo"), (
         sw.config_dump())
+    if name != "macvlan":   # every napi thread of the run is SCHED_FIFO (napi_priority=fifo)
+        napi = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
+                and _comm(p).startswith(f"napi/{run_id}")]
+        assert napi and all(os.sched_getscheduler(pid) == os.SCHED_FIFO for pid in napi)
     send(built, built.a, built.b, engine, registry)
     send(built, built.b, built.a, engine, registry)
     assert sw.config_dump().strip()

@@ -11,10 +11,11 @@ from vswbench.errors import UsageError
 from vswbench.run.ids import RunId
 from vswbench.switches.base import Attachment, HostPort, ForwardPath, PortCounters, SwitchContext
 from vswbench.switches.bridge import BridgeSwitch
-from vswbench.switches.kernel import (Placed, counters_from_link, kernel_mode, napi_thread_pids,
-                                    parse_kernel_config, switch_view)
+from vswbench.switches.kernel import (Placed, counters_from_link, kernel_mode, napi_priority,
+                                      napi_thread_pids, parse_kernel_config, switch_view)
 from vswbench.switches.router import gateway_for
 from vswbench.switches.tcbpf import BPF_DIR, compile_argv
+from vswbench.switches.veth import VethSwitch
 from vswbench.switches.base import link_pairs
 
 RID = RunId("vsb1234")
@@ -117,6 +118,21 @@ def test_kernel_mode_option():
     assert kernel_mode(ctx(kernel_mode="softirq")) == "softirq"
     with pytest.raises(UsageError, match="kernel_mode"):
         kernel_mode(ctx(kernel_mode="busy"))
+
+
+def test_napi_priority_option():
+    assert napi_priority(ctx()) == "fifo"
+    assert napi_priority(ctx(napi_priority="normal")) == "normal"
+    with pytest.raises(UsageError, match="napi_priority"):
+        napi_priority(ctx(napi_priority="rt"))
+
+
+@pytest.mark.parametrize("cls", [BridgeSwitch, VethSwitch])
+@pytest.mark.parametrize("key,value", [("napi_priority", "rt"), ("kernel_mode", "busy")])
+def test_kernel_switches_refuse_bad_placement_options_before_building(cls, key, value):
+    with pytest.raises(UsageError, match=f"{key}={value}: expected one of"):
+        cls.check_options({key: value})
+    cls.check_options({"napi_priority": "normal", "kernel_mode": "napi"})
 
 
 def test_out_of_rejects_two_destinations():

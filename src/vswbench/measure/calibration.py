@@ -76,8 +76,9 @@ def _engine_digest() -> str:
 
 # Raised whenever the calibration testbed changes how it forwards, so that cached ceilings measured
 # the old way are not reused. 2: TSO off on veth in napi mode (the receive work moved to the
-# switch CPU's NAPI threads, which lifted the tester's own ceiling).
-TESTBED_VERSION = "2"
+# switch CPU's NAPI threads, which lifted the tester's own ceiling). 3: the napi threads run
+# SCHED_FIFO (switches/kernel.py: napi_priority), so a ms-long thread no longer overflows veth's ring.
+TESTBED_VERSION = "3"
 
 
 def cache_key(scenario: Scenario, workload: TrialParams, placement: Placement) -> str:

@@ -9,7 +9,13 @@ tc-bpf, xdp), and their shared forwarding-placement helpers.
    `napi/IF-<id>` kernel thread pinned to ctx.placement.switch_cpu with taskset. Where the switch
    has no veth of its own (macvlan), RPS on the receiving port moves the receive work instead.
    Mode "softirq" leaves the kernel's default. The result is recorded as a short string, e.g.
-   "napi-threaded cpu1", "rps cpu1" or "sender-softirq".
+   "napi-threaded cpu1 fifo", "rps cpu1" or "sender-softirq".
+   The napi threads run SCHED_FIFO at priority 50 (option napi_priority, default "fifo"), as
+   PREEMPT_RT kernels run threaded interrupt and NAPI work: receive work done in softirq preempts
+   every thread, and a threaded NAPI of normal priority lost that. Measured here: kdamond.0 (the
+   VM's DAMON thread, woken every 0.5 s) held the CPU for 4 ms while a veth's napi thread waited
+   (`perf sched timehist`, sch delay 3.9 ms), longer than veth's 256-frame ring lasts at
+   200 kpps: 9 of 10 one-second trials lost frames. napi_priority=normal keeps the old way.
 
 2. Port plumbing, one rule for all kernel backends: **the backend creates the host end, brings it
    UP and puts HostPort.ip_cidr on it**; Attachment.host_mac is filled once the host end exists.
@@ -38,6 +44,8 @@ from vswbench.switches.base import (Attachment, ForwardPath, HostPort, PortCount
                                     SwitchContext)
 
 KERNEL_MODES = ("napi", "softirq")
+NAPI_PRIORITIES = ("fifo", "normal")
+NAPI_FIFO_PRIORITY = 50   # PREEMPT_RT's default for threaded interrupt handlers and NAPI
 SENDER_SOFTIRQ = "sender-softirq"
 
 
@@ -141,6 +149,18 @@ def kernel_mode(ctx: SwitchContext) -> str:
     return mode
 
 
+def napi_priority(ctx: SwitchContext) -> str:
+    value = ctx.options.get("napi_priority", "fifo")
+    if value not in NAPI_PRIORITIES:
+        raise UsageError(f"napi_priority {value!r}: expected one of {', '.join(NAPI_PRIORITIES)}")
+    return value
+
+
+def make_fifo(pid: int) -> None:
+    """SCHED_FIFO at NAPI_FIFO_PRIORITY for a napi thread (OSError when not permitted)."""
+    os.sched_setscheduler(pid, os.SCHED_FIFO, os.sched_param(NAPI_FIFO_PRIORITY))
+
+
 def napi_thread_pids(ifname: str, proc: Path = Path("/proc")) -> list[int]:
     """PIDs of the threaded-NAPI kernel threads of `ifname` (comm `napi/<ifname>-<napi id>`)."""
     prefix = f"napi/{ifname}-"
@@ -180,10 +200,12 @@ SWITCH_CPU = -1   # place_napi(cpu=...): the placement's switch CPU
 def place_napi(ctx: SwitchContext, netns: str | None, ifname: str, placed: Placed,
                *, gro: bool = True, cpu: int | None = SWITCH_CPU) -> None:
     """GRO on (veth NAPI), threaded NAPI, napi thread pinned to the switch CPU (or `cpu`; None
-    leaves it unpinned). Failures are recorded in `placed` (the interface then stays on the
-    sender's softirq), never raised."""
+    leaves it unpinned) and made SCHED_FIFO (napi_priority). Failures are recorded in `placed`
+    (the interface then stays on the sender's softirq, or its thread at normal priority), never
+    raised."""
     if kernel_mode(ctx) != "napi":
         return
+    fifo = napi_priority(ctx) == "fifo"
     if cpu == SWITCH_CPU:
         cpu = ctx.placement.switch_cpu
     try:
@@ -197,7 +219,15 @@ def place_napi(ctx: SwitchContext, netns: str | None, ifname: str, placed: Place
         if cpu is not None:
             for pid in pids:
                 pin(pid, cpu)
-        placed.modes.append(f"napi-threaded cpu{cpu}" if cpu is not None else "napi-threaded")
+        mode = f"napi-threaded cpu{cpu}" if cpu is not None else "napi-threaded"
+        if fifo:
+            try:
+                for pid in pids:
+                    make_fifo(pid)
+                mode += " fifo"
+            except OSError as exc:
+                placed.notes.append(f"{ifname}: napi thread not made SCHED_FIFO: {exc}")
+        placed.modes.append(mode)
     except CommandError as exc:
         placed.notes.append(f"{ifname}: threaded NAPI not possible: {exc.stderr or exc}")
 
@@ -297,8 +327,19 @@ def section(title: str, argv: list[str]) -> str:
 # ---------------------------------------------------------------- base of the veth-port backends
 
 class KernelSwitch(Switch):
-    options_read = frozenset({"kernel_mode"})
+    """Life cycle shared by bridge, router, tc-bpf and xdp: every HostPort gets a veth pair whose
+    switch-side end (vsb<id>swN) lives in ctx.netns; teardown releases what this instance
+    registered, newest first (idempotent); counters come from the switch-side ends."""
+
+    options_read = frozenset({"kernel_mode", "napi_priority"})
     kernel_tx_ok = True                 # in napi mode the switch side of each veth has NAPI
+
+    @classmethod
+    def check_options(cls, options: dict[str, str]) -> None:
+        for key, allowed in (("kernel_mode", KERNEL_MODES), ("napi_priority", NAPI_PRIORITIES)):
+            if key in options and options[key] not in allowed:
+                raise UsageError(f"--option {key}={options[key]}: expected one of "
+                                 f"{', '.join(allowed)}")
 
     @classmethod
     def kernel_tx_problem(cls, options: dict[str, str]) -> str | None:
@@ -306,9 +347,6 @@ class KernelSwitch(Switch):
             return ("kernel_mode=softirq: the switch side of the tester's veth has no NAPI, so "
                     "frames the kernel transmits there are dropped uncounted")
         return super().kernel_tx_problem(options)
-    """Life cycle shared by bridge, router, tc-bpf and xdp: every HostPort gets a veth pair whose
-    switch-side end (vsb<id>swN) lives in ctx.netns; teardown releases what this instance
-    registered, newest first (idempotent); counters come from the switch-side ends."""
 
     host_tx_csum: bool = True    # False: `ethtool -K host-end tx off` (frames leave the stack)
     host_gro: bool = False       # True: GRO on the host end (native XDP redirect needs it)

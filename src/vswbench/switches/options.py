@@ -15,6 +15,7 @@ KNOWN: dict[str, str] = {
     "nf": "how a chain's network functions forward: fwd, router, ovs, ovs-afxdp (switch veth)",
     "nf_poll": "how fwd network functions wait for frames: auto, busy, sleep",
     "kernel_mode": "kernel switches: where the links' receive work runs: napi, softirq",
+    "napi_priority": "kernel switches, kernel_mode napi: the napi threads' scheduling: fifo, normal",
     "bridge_fdb": "bridge: static or learning forwarding database",
     "ovs_mode": "OVS backends: p2p (port-to-port rules) or normal (MAC learning)",
     "flow_table": "OVS backends: port (a rule per path) or exact (a rule per flow)",

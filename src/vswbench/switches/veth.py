@@ -58,6 +58,7 @@ class VethSwitch(KernelSwitch):
 
     @classmethod
     def check_options(cls, options: dict[str, str]) -> None:
+        super().check_options(options)
         nf_kind(options)
 
     def __init__(self, ctx: SwitchContext) -> None:
