@@ -1,6 +1,6 @@
 /* Control mode: ports stay open; each JSON line on stdin is one trial, answered by its final record.
  * Keys: cmd ("trial" | "quit"), mode ("loop" | "gen"; default loop),
- * rate, duration, count, size, burst, flows, warmup, drain, interval, idle, flow_arrival and
+ * rate, duration, count, size, burst, flows, warmup, drain, drain_quiet, interval, idle, flow_arrival and
  * flow_life (churn, churn.h: both or neither; they replace "flows"). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@ static void ctl_error(const char *msg)
 }
 
 static const char *known[] = {"cmd", "mode", "rate", "duration", "count", "size", "burst", "flows",
-			      "warmup", "drain", "interval", "idle", "flow_arrival", "flow_life", NULL};
+			      "warmup", "drain", "drain_quiet", "interval", "idle", "flow_arrival", "flow_life", NULL};
 
 static int num(const struct ctl_msg *m, const char *k, double lo, double hi, double *out, char *err,
 	       size_t n)
@@ -69,7 +69,8 @@ static int build(struct engine *en, const struct ctl_msg *m, struct trial_params
 	if (num(m, "rate", 0, 1e9, &t->rate, err, n) || num(m, "duration", 0, 1e6, &t->duration, err, n) ||
 	    num(m, "count", 0, 1e15, &count, err, n) || num(m, "burst", 1, 4096, &burst, err, n) ||
 	    num(m, "flows", 1, en->o.flows, &flows, err, n) || num(m, "warmup", 0, 3600, &t->warmup, err, n) ||
-	    num(m, "drain", 0, 60, &t->drain, err, n) || num(m, "interval", 0, 3600, &t->interval, err, n) ||
+	    num(m, "drain", 0, 60, &t->drain, err, n) ||
+	    num(m, "drain_quiet", 0, 60, &t->drain_quiet, err, n) || num(m, "interval", 0, 3600, &t->interval, err, n) ||
 	    num(m, "idle", 0, 3600, &t->idle, err, n) ||
 	    num(m, "flow_arrival", 0, CHURN_MAX_ARRIVAL, &t->flow_arrival, err, n) ||
 	    num(m, "flow_life", 0, CHURN_MAX_LIFE, &t->flow_life, err, n))

@@ -28,14 +28,21 @@ static void nap(double s)
 	nanosleep(&ts, NULL);
 }
 
-void kern_rx_finish(struct engine *en, struct port *rxp, uint64_t sent, double drain_s, double *rx_s)
+void kern_rx_finish(struct engine *en, struct port *rxp, uint64_t sent, double drain_s, double quiet_s,
+		    double *rx_s)
 {
 	const struct io_kern_ops *k = en->ops->kern;
-	uint64_t end = tsc_now() + (uint64_t)(drain_s * tsc_hz());
-	uint64_t frames, unique = 0;
+	uint64_t now = tsc_now(), end = now + (uint64_t)(drain_s * tsc_hz());
+	uint64_t quiet = quiet_s > 0 ? (uint64_t)(quiet_s * tsc_hz()) : UINT64_MAX, changed = now;
+	uint64_t frames, unique = 0, seen = UINT64_MAX;
 	for (;;) {
 		k->rx_poll(rxp->io, &frames, &unique);
-		if (unique >= sent || vsb_stop || tsc_now() >= end)
+		now = tsc_now();
+		if (frames != seen) {
+			seen = frames;
+			changed = now;
+		}
+		if (unique >= sent || vsb_stop || now >= end || now - changed > quiet)
 			break;
 		nap(200e-6);
 	}

@@ -277,9 +277,12 @@ int run_loop(struct engine *en, const struct trial_params *t, struct trial_resul
 		en->ops->tx_flush(en->ports[0].io);
 	double krx_s = 0;
 	if (kern) /* drain and collect in the kernel sink */
-		kern_rx_finish(en, rxp, g.sent, t->drain, &krx_s);
-	/* Drain: frames still in flight, until all arrived or the drain time is over. */
-	uint64_t drain_end = tsc_now() + (uint64_t)(t->drain * tsc_hz());
+		kern_rx_finish(en, rxp, g.sent, t->drain, t->drain_quiet, &krx_s);
+	/* Drain: frames still in flight, until all arrived, the drain time is over, or (drain_quiet)
+	 * nothing arrived for that long: the path is empty unless it holds frames that long. */
+	uint64_t drain_at = tsc_now(), last_rx = drain_at;
+	uint64_t drain_end = drain_at + (uint64_t)(t->drain * tsc_hz());
+	uint64_t quiet = t->drain_quiet > 0 ? (uint64_t)(t->drain_quiet * tsc_hz()) : UINT64_MAX;
 	while (!kern && !vsb_stop && tsc_now() < drain_end) {
 		struct rx_totals tot;
 		rxstats_totals(&en->rx, &tot);
@@ -287,8 +290,11 @@ int run_loop(struct engine *en, const struct trial_params *t, struct trial_resul
 			break;
 		unsigned n = en->ops->rx_get(rxp->io, b, en->o.batch, 1000);
 		if (n) {
-			rx_account_batch(en, b, n, tsc_now());
+			last_rx = tsc_now();
+			rx_account_batch(en, b, n, last_rx);
 			en->ops->rx_put(rxp->io, b, n);
+		} else if (tsc_now() - last_rx > quiet) { /* polled after the gap: nothing came */
+			break;
 		}
 	}
 	r->cpu_s = cpu_process_s() - cpu0;

@@ -24,7 +24,7 @@ void usage(FILE *f)
 		"  --size 64|64,512,1518|imix[:GENOME]  --rate PPS[k|M] (0 = max)  --burst B\n"
 		"  --flows N  --flow-field sport|sip|smac|smac+sip|dport|dip  --duration S  --count N\n"
 		"  --flow-arrival A --flow-life D (churn: A new flows/s, each living D s)\n"
-		"  --interval S  --idle S  --warmup S  --drain S  --stream-id N  --batch N\n"
+		"  --interval S  --idle S  --warmup S  --drain S  --drain-quiet S  --stream-id N  --batch N\n"
 		"  --src-mac M --dst-mac M (per port) --src-ip A --dst-ip A --src-port P --dst-port P\n"
 		"  --busy-poll|--no-busy-poll  --xdp-mode auto|native|generic  --rx-ring v2|v3\n"
 		"  --rewrite-mac  --no-hist  --ring N (frames per ring)\n");
@@ -77,7 +77,7 @@ enum {
 	O_NETNS = 256, O_CPU, O_PORT, O_IO, O_SIZE, O_RATE, O_BURST, O_FLOWS, O_FIELD, O_DURATION,
 	O_COUNT, O_INTERVAL, O_IDLE, O_WARMUP, O_DRAIN, O_STREAM, O_BATCH, O_SMAC, O_DMAC, O_SIP, O_DIP,
 	O_SPORT, O_DPORT, O_BUSY, O_NOBUSY, O_XDPMODE, O_RXRING, O_REWRITE, O_NOHIST, O_HELP, O_RING, O_EALARGS,
-	O_ARRIVAL, O_LIFE,
+	O_ARRIVAL, O_LIFE, O_QUIET,
 };
 
 static const struct option longopts[] = {
@@ -85,7 +85,7 @@ static const struct option longopts[] = {
 	{"size", 1, 0, O_SIZE}, {"rate", 1, 0, O_RATE}, {"burst", 1, 0, O_BURST},
 	{"flows", 1, 0, O_FLOWS}, {"flow-field", 1, 0, O_FIELD}, {"duration", 1, 0, O_DURATION},
 	{"count", 1, 0, O_COUNT}, {"interval", 1, 0, O_INTERVAL}, {"idle", 1, 0, O_IDLE},
-	{"warmup", 1, 0, O_WARMUP}, {"drain", 1, 0, O_DRAIN}, {"stream-id", 1, 0, O_STREAM},
+	{"warmup", 1, 0, O_WARMUP}, {"drain", 1, 0, O_DRAIN}, {"drain-quiet", 1, 0, O_QUIET}, {"stream-id", 1, 0, O_STREAM},
 	{"batch", 1, 0, O_BATCH}, {"src-mac", 1, 0, O_SMAC}, {"dst-mac", 1, 0, O_DMAC},
 	{"src-ip", 1, 0, O_SIP}, {"dst-ip", 1, 0, O_DIP}, {"src-port", 1, 0, O_SPORT},
 	{"dst-port", 1, 0, O_DPORT}, {"busy-poll", 0, 0, O_BUSY}, {"no-busy-poll", 0, 0, O_NOBUSY},
@@ -176,6 +176,10 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 			break;
 		case O_DRAIN:
 			if (parse_secs(a, &o->drain)) BAD("--drain %s: expected seconds >= 0", a);
+			break;
+		case O_QUIET:
+			if (parse_secs(a, &o->drain_quiet))
+				BAD("--drain-quiet %s: expected seconds >= 0 (0: wait the whole --drain)", a);
 			break;
 		case O_STREAM:
 			if (parse_u64(a, 0, 65535, &u)) BAD("--stream-id %s: expected 0..65535", a);

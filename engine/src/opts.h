@@ -26,7 +26,7 @@ struct opts {
 	double flow_arrival, flow_life; /* churn: new flows/s, s each lives (0, 0 = off; churn.h) */
 	double duration;             /* s; 0 = until count/signal */
 	uint64_t count;              /* frames; 0 = unlimited */
-	double interval, idle, warmup, drain;
+	double interval, idle, warmup, drain, drain_quiet;
 	uint16_t stream_id;
 	unsigned batch;
 	unsigned ring;               /* frames per ring, 0 = backend default */

@@ -243,6 +243,7 @@ void trial_params_from_opts(const struct opts *o, struct trial_params *t)
 	t->count = o->count;
 	t->warmup = o->warmup;
 	t->drain = o->drain;
+	t->drain_quiet = o->drain_quiet;
 	t->interval = o->interval;
 	t->idle = o->idle;
 	t->epoch = 0;

@@ -27,6 +27,7 @@ struct trial_params {
 	double duration;
 	uint64_t count;
 	double warmup, drain, interval, idle;
+	double drain_quiet;              /* end the drain once nothing arrived for this long; 0 = off */
 	uint8_t epoch;
 	uint16_t stream;
 };
@@ -124,8 +125,10 @@ int control_main(struct engine *en);
 
 /* In-kernel receive side (mode_kern.c): sink mode, and the loop's receive port. */
 int run_sink_kern(struct engine *en, const struct trial_params *t, struct trial_result *r);
-/* Wait (at most drain_s) until the kernel sink has `sent` distinct frames; then collect them. */
-void kern_rx_finish(struct engine *en, struct port *rxp, uint64_t sent, double drain_s, double *rx_s);
+/* Wait (at most drain_s, or until nothing arrived for quiet_s when > 0) until the kernel sink has
+ * `sent` distinct frames; then collect them. */
+void kern_rx_finish(struct engine *en, struct port *rxp, uint64_t sent, double drain_s, double quiet_s,
+		    double *rx_s);
 /* Frames the receive port has seen so far (kernel or userspace accounting). */
 uint64_t rx_seen_now(struct engine *en, struct port *rxp);
 /* Frames per BPF_PROG_RUN call of an unpaced kernel generator (VSB_XDPLIVE_CHUNK). */

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -73,3 +74,26 @@ def test_signal_ends_run_with_final_record(ns_pair, engine, registry, sig):
     final = result.final
     assert final.tx_frames > 0
     assert final.raw.get("interrupted") is True
+
+
+@pytest.mark.timeout(60)
+def test_quiet_drain_ends_a_lossy_trial_early(ns_pair, backend, engine, registry):
+    """Nobody reflects: every frame is lost. With drain_quiet the answer comes once nothing
+    arrived for that long; without it, after the whole drain."""
+    ctl = subprocess.Popen([str(engine), "control", *port_args(ns_pair.a, backend, TX_CPU), "--no-hist"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, bufsize=1)
+    registry.register(f"control engine {ctl.pid}", lambda: (ctl.poll() is None and ctl.kill(), ctl.wait()))
+    assert read_record(ctl, "ready")["type"] == "ready"
+    took = {}
+    for quiet in (0.01, 0):
+        t0 = time.monotonic()
+        ctl.stdin.write(json.dumps({"cmd": "trial", "rate": 10000, "count": 1000, "drain": 3,
+                                    "drain_quiet": quiet}) + "\n")
+        rec = read_record(ctl, "final")
+        took[quiet] = time.monotonic() - t0
+        assert rec["type"] == "final" and rec["tx_frames"] == 1000 and rec["lost"] == 1000, rec
+    assert took[0.01] < 1.5 and took[0] >= 3.0, took   # sending takes 0.1 s
+    ctl.stdin.write('{"cmd":"quit"}\n')
+    ctl.stdin.close()
+    assert ctl.wait(timeout=10) == 0

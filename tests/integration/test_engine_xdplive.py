@@ -269,6 +269,40 @@ def test_loop_through_bridge_one_way(engine, net):
     assert f["cpu_s"] > 0 and f["cycles_per_packet"] > 0
 
 
+@pytest.mark.timeout(120)
+def test_quiet_drain_ends_early_and_loses_nothing_in_flight(engine, net, tmp_path):
+    """`--drain-quiet`: a lossy trial's drain ends once nothing arrived for that long, not after
+    the whole --drain, and the loss is still exactly what the drop filter took."""
+    prog = build_drop_filter(tmp_path, "DROP_SEQ_MOD=4", "DROP_SEQ_REM=1")
+    l, m = net.ns("l"), net.ns("m")
+    l0, l1, m0, m1, br = (net.tag + s for s in ("l0", "l1", "m0", "m1", "br"))
+    net.veth(l, l0, m, m0)
+    net.veth(l, l1, m, m1)
+    run("ip", "-n", m, "link", "add", br, "type", "bridge")
+    for i in (m0, m1):
+        run("ip", "-n", m, "link", "set", i, "master", br)
+        net.up(m, i)
+    net.up(m, br)
+    run("tc", "-n", m, "qdisc", "add", "dev", m0, "clsact")
+    run("tc", "-n", m, "filter", "add", "dev", m0, "ingress", "prio", "1", "bpf", "da", "obj",
+        str(prog), "sec", "tc")
+    gro_on(m, m0)
+    net.up(l, l0, "198.18.1.1/30")
+    net.up(l, l1, "198.18.1.2/30")
+    n, took = 40000, {}
+    for quiet in ("0.01", "0"):
+        before = clsact_drops(m, m0)
+        t0 = time.monotonic()
+        out = run(str(engine), "loop", "--netns", l, "--port", l0, "--port", l1, "--io",
+                  "xdplive", "--cpu", TX_CPU, "--count", str(n), "--rate", "100k", "--drain", "3",
+                  "--drain-quiet", quiet, "--no-hist", timeout=60).stdout
+        took[quiet] = time.monotonic() - t0
+        f, dropped = final(out), clsact_drops(m, m0) - before
+        assert dropped == n // 4 and f["lost"] == dropped and f["rx_unique"] == n - dropped, f
+    # sending takes 0.4 s; the whole drain 3 s more
+    assert took["0.01"] < 2.5 <= took["0"], took
+
+
 @pytest.mark.timeout(60)
 def test_signal_ends_run_and_detaches(engine, net):
     a, ia, b, ib = pair(net)

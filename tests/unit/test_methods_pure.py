@@ -44,15 +44,25 @@ def test_shaper_options():
 
 def test_control_trial_command_sends_an_exact_count():
     s = ControlSession.__new__(ControlSession)
-    s.params, s.drain = TrialParams(512, flows=4, burst=1, io="afpacket"), 0.05
+    s.params, s.drain, s.drain_quiet = TrialParams(512, flows=4, burst=1, io="afpacket"), 0.05, 0.01
     cmd, count, cap = s._command(100_000, 2.0, None)
     assert count == 200_000 and cmd["count"] == 200_000
     assert cmd["duration"] == 2.005 and cmd["size"] == "512" and cmd["flows"] == 4
-    assert cmd["warmup"] == 0 and cmd["drain"] == 0.05
+    assert cmd["warmup"] == 0 and cmd["drain"] == 0.05 and cmd["drain_quiet"] == 0.01
+    s.drain_quiet = 0.0                            # RFC 2544's wait: the whole drain, always
+    assert "drain_quiet" not in s._command(100_000, 2.0, None)[0]
     cmd, count, cap = s._command(0, 0, 5000)       # back-to-back burst: max rate, no cap
     assert cmd["count"] == 5000 and "duration" not in cmd and cmd["rate"] == 0
     cmd, count, cap = s._command(0, 1.0, None)     # calibration: max rate for a second
     assert "count" not in cmd and cmd["duration"] == 1.0
+
+
+def test_rfc_presets_wait_the_whole_drain():
+    from vswbench.measure.search import PRESETS
+
+    for name in ("rfc2544", "tst009", "binary"):
+        assert PRESETS[name].drain_s == 2.0 and PRESETS[name].drain_quiet_s == 0.0
+    assert PRESETS["quick"].drain_quiet_s == PRESETS["fast"].drain_quiet_s == 0.01
 
 
 def test_repeat_statistics_and_noise_warning():

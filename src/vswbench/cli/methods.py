@@ -48,7 +48,7 @@ def search(**kw: Any) -> int:
             raise click.UsageError(f"--profile: {perf_problem()}")
     min_load, max_given = rate(kw["min_load"]), rate(kw["max_load"])
     fractions = parse_fractions(kw["latency_at"]) if kw["latency_at"] else ()
-    with method_context(plan, drain=p.drain_s, progress=say) as ctx:
+    with method_context(plan, drain=p.drain_s, drain_quiet=p.drain_quiet_s, progress=say) as ctx:
         max_load = ctx.max_load(max_given)
         results = []
         stat0 = Path("/proc/stat").read_text()

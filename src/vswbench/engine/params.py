@@ -155,13 +155,16 @@ class TrialParams:
             return []
         return ["--flow-arrival", _fmt(self.flow_arrival), "--flow-life", _fmt(self.flow_life)]
 
-    def control_command(self, *, count: int | None, cap_s: float,
-                        drain: float) -> dict[str, Any]:
+    def control_command(self, *, count: int | None, cap_s: float, drain: float,
+                        drain_quiet: float = 0.0) -> dict[str, Any]:
         """The control-mode JSON command of one trial at this record's rate: `count` frames
-        (None: by duration), stopped after `cap_s` seconds at the latest (0: no cap)."""
+        (None: by duration), stopped after `cap_s` seconds at the latest (0: no cap); frames in
+        flight are awaited `drain` s at most, less once none arrived for `drain_quiet` s (> 0)."""
         cmd: dict[str, Any] = {"cmd": "trial", "mode": "loop", "rate": self.rate_pps,
                                "size": self.size.engine_arg(), "burst": self.burst,
                                "flows": self.flows, "warmup": 0, "drain": drain}
+        if drain_quiet > 0:
+            cmd["drain_quiet"] = drain_quiet
         if self.churn is not None:
             cmd["flow_arrival"], cmd["flow_life"] = self.flow_arrival, self.flow_life
         if count is not None:

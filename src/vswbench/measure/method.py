@@ -15,7 +15,8 @@ from typing import Any
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.calibration import Calibration, baseline_switch, calibrate
 from vswbench.measure.plan import TrialOptions, TrialPlan, ensure_runnable, plan_trial
-from vswbench.measure.session import TrialSession, control_capable, open_session
+from vswbench.measure.session import (DEFAULT_DRAIN_QUIET, TrialSession, control_capable,
+                                      open_session)
 from vswbench.run.ids import RunId
 from vswbench.switches.catalog import all_switches
 from vswbench.switches.chain_nf import calibration_target
@@ -96,7 +97,8 @@ class MethodContext:
 
 
 @contextmanager
-def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], None] = print,
+def method_context(plan: MethodPlan, *, drain: float, drain_quiet: float = DEFAULT_DRAIN_QUIET,
+                   progress: Callable[[str], None] = print,
                    run_id: RunId | None = None) -> Iterator[MethodContext]:
     tp = plan.trial
     ensure_runnable(tp.switch_cls)
@@ -125,7 +127,7 @@ def method_context(plan: MethodPlan, *, drain: float, progress: Callable[[str], 
             assert tb.switch is not None
             progress(f"run {run.id}: {tp.switch_cls.name} / {tp.scenario.name} ready "
                      f"({tb.switch.forwarding_mode()})")
-            with open_session(tb, plan.trial.params, drain=drain,
+            with open_session(tb, plan.trial.params, drain=drain, drain_quiet=drain_quiet,
                               restart=plan.restart_engines) as session:
                 if tp.params.warmup > 0:
                     session.warm_up(WARMUP_RATE, tp.params.warmup)

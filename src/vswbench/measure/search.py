@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.session import SessionTrial, TrialSession
+from vswbench.measure.session import DEFAULT_DRAIN_QUIET, SessionTrial, TrialSession
 
 GENERATOR_BOUND_FRACTION = 0.97   # a bound this close to the tester's ceiling is the tester's
 log = logging.getLogger(__name__)
@@ -51,6 +51,7 @@ class Preset:
     goals: tuple[Goal, ...]
     description: str
     drain_s: float = 0.05         # wait for frames in flight after a trial with loss
+    drain_quiet_s: float = DEFAULT_DRAIN_QUIET  # ... ending once none came for this long (0: never)
     max_search_s: float = 3600.0
 
 
@@ -69,14 +70,14 @@ PRESETS: dict[str, Preset] = {
                     "width 2 %", max_search_s=300.0),
     "rfc2544": Preset("rfc2544", "mlrsearch", _goals(0.0, 0.005, 1.0, 60.0, 60.0),
                       "RFC 2544: a 60 s trial per load, zero loss, no exceeding trial",
-                      drain_s=2.0, max_search_s=7200.0),
+                      drain_s=2.0, drain_quiet_s=0.0, max_search_s=7200.0),
     "tst009": Preset("tst009", "mlrsearch", _goals(0.5, 0.005, 1.0, 60.0, 120.0),
                      "NFV-TST 009 binary search with loss verification (60 s trials, one retry)",
-                     drain_s=2.0, max_search_s=7200.0),
+                     drain_s=2.0, drain_quiet_s=0.0, max_search_s=7200.0),
     "binary": Preset("binary", "binary",
                      (Goal("NDR", 0.0, 0.0, 0.005, 60.0, 60.0, 60.0),),
                      "RFC 2544 binary search: one 60 s trial per load, zero loss, width 0.5 %",
-                     drain_s=2.0, max_search_s=7200.0),
+                     drain_s=2.0, drain_quiet_s=0.0, max_search_s=7200.0),
 }
 
 

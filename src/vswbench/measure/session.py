@@ -43,6 +43,9 @@ SESSION_SERVER_SECONDS = 7 * 86400.0   # long-running engines: until the session
 # a 60 ms stall that fails a 1 s trial).
 RATE_SLACK_S = 0.005
 DEFAULT_DRAIN = 0.05                   # wait for frames in flight after a lossy trial (seconds)
+# ... but no longer once none arrived for this long: a lossy trial's drain took the whole 50 ms
+# (a fifth of a quarter-second trial) although its frames had arrived or gone within 1-5 ms here.
+DEFAULT_DRAIN_QUIET = 0.01
 
 
 @dataclass
@@ -95,12 +98,14 @@ class TrialSession(ABC):
 
     kind: str = "?"
 
-    def __init__(self, testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN) -> None:
+    def __init__(self, testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN,
+                 drain_quiet: float = DEFAULT_DRAIN_QUIET) -> None:
         if testbed.switch is None:
             raise VswbenchError("a trial session needs a built testbed")
         self.testbed = testbed
         self.params = params
         self.drain = drain
+        self.drain_quiet = drain_quiet   # 0: always the whole drain (RFC 2544's wait)
         self.trials: list[SessionTrial] = []
 
     def __enter__(self) -> TrialSession:
@@ -154,10 +159,10 @@ def control_capable(scenario: Scenario) -> bool:
 
 
 def open_session(testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN,
-                 restart: bool = False) -> TrialSession:
+                 drain_quiet: float = DEFAULT_DRAIN_QUIET, restart: bool = False) -> TrialSession:
     if not restart and control_capable(testbed.scenario):
-        return ControlSession(testbed, params, drain=drain)
-    return RestartSession(testbed, params, drain=drain)
+        return ControlSession(testbed, params, drain=drain, drain_quiet=drain_quiet)
+    return RestartSession(testbed, params, drain=drain, drain_quiet=drain_quiet)
 
 
 class RestartSession(TrialSession):
@@ -182,8 +187,9 @@ class ControlSession(TrialSession):
 
     kind = "control"
 
-    def __init__(self, testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN) -> None:
-        super().__init__(testbed, params, drain=drain)
+    def __init__(self, testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN,
+                 drain_quiet: float = DEFAULT_DRAIN_QUIET) -> None:
+        super().__init__(testbed, params, drain=drain, drain_quiet=drain_quiet)
         if not control_capable(testbed.scenario):
             raise UsageError(f"scenario {testbed.scenario.name}: control mode needs one tester "
                              "that sends and receives")
@@ -239,8 +245,8 @@ class ControlSession(TrialSession):
             cap = duration + RATE_SLACK_S
         else:
             cap = duration if duration > 0 else 0.0
-        cmd = self.params.at(rate_pps, duration).control_command(count=count, cap_s=cap,
-                                                                 drain=self.drain)
+        cmd = self.params.at(rate_pps, duration).control_command(
+            count=count, cap_s=cap, drain=self.drain, drain_quiet=self.drain_quiet)
         return cmd, count or 0, cap
 
     def _run(self, rate_pps: float, duration: float, count: int | None) -> SessionTrial:
