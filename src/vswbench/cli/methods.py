@@ -10,13 +10,14 @@ from rich.table import Table
 
 from vswbench.cli.common import (emit, err, method_plan, num, out, rate, say, seconds,
                                  testbed_options, trial_line)
+from vswbench.measure.search import PRESETS
 from vswbench.measure.stats import steal_fraction
 
 
 # -- search ------------------------------------------------------------------------------------
 @click.command()
 @testbed_options
-@click.option("--preset", "preset_name", type=click.Choice(["fast", "quick", "rfc2544", "tst009", "binary"]),
+@click.option("--preset", "preset_name", type=click.Choice(list(PRESETS)),
               default="fast", show_default=True, help="Search goals (see the README).")
 @click.option("--min-load", default="1k", show_default=True, help="Lowest load searched (pps).")
 @click.option("--max-load", default=None, help="Highest load [the tester's calibrated ceiling].")

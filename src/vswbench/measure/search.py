@@ -4,7 +4,7 @@
 The presets are goal configurations of MLRsearch (except `binary`):
 
     fast     CSIT's: 1 s trials, 21 s duration sum per load, exceed ratio 50 %, width 0.5 %
-    quick    0.25 s trials, 2 s duration sum per load, exceed ratio 50 %, width 2 % (the quick
+    quick    0.25 s trials, 2 s duration sum per load, exceed ratio 50 %, width 5 % (the quick
              suite, which must compare every switch at two frame sizes in minutes: coarser and
              less patient with a noisy load than fast)
     rfc2544  one 60 s trial per load, no loss, no exceeding trial allowed (RFC 2544 26.1)
@@ -65,9 +65,11 @@ PRESETS: dict[str, Preset] = {
     "fast": Preset("fast", "mlrsearch", _goals(0.5, 0.005, 1.0, 1.0, 21.0),
                    "CSIT: 1 s trials, 21 s duration sum, exceed ratio 50 %, width 0.5 %",
                    max_search_s=900.0),
-    "quick": Preset("quick", "mlrsearch", _goals(0.5, 0.02, 0.25, 0.25, 2.0),
+    # width 5 %, not 2: two quick runs of one machine differ by 15 % (MAD of the NDR), and side
+    # by side (6 kernel switches, 2 rounds) 5 % took 0.80x the time at NDRs within that noise.
+    "quick": Preset("quick", "mlrsearch", _goals(0.5, 0.05, 0.25, 0.25, 2.0),
                     "the quick suite: quarter-second trials, 2 s duration sum, exceed ratio 50 %, "
-                    "width 2 %", max_search_s=300.0),
+                    "width 5 %", max_search_s=300.0),
     "rfc2544": Preset("rfc2544", "mlrsearch", _goals(0.0, 0.005, 1.0, 60.0, 60.0),
                       "RFC 2544: a 60 s trial per load, zero loss, no exceeding trial",
                       drain_s=2.0, drain_quiet_s=0.0, max_search_s=7200.0),
