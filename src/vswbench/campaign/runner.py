@@ -30,8 +30,9 @@ from vswbench.switches.catalog import nf_unavailable
 from vswbench.units import FrameSize
 
 EST_SECONDS = {"search": 45.0, "trial": 2.0, "b2b": 40.0, "rule-update": 30.0}
-# a quick search and its testbed: 7-40 s of trials in a quick run here (median 12), plus the build
-QUICK_SEARCH_SECONDS = 18.0
+# a quick search and its testbed: 1-30 s of trials in a quick run here, plus the build; three
+# quick suites (26 searches, 22 latency points) took 296, 304 and 335 s: about 12 s a search
+QUICK_SEARCH_SECONDS = 12.0
 JSONL_NAME = "results.jsonl"     # one export.point_record per finished point, appended as it ends
 
 
