@@ -245,8 +245,9 @@ def test_duplicates_reported(engine, net):
     assert (s["lost"], s["reordered"]) == (0, 0), msg
 
 
-@pytest.mark.timeout(120)
-def test_loop_through_bridge_one_way(engine, net):
+def bridge_loop(net: Net, *tc_ingress: list[str]) -> tuple[str, str, str, str, str]:
+    """l0 -> bridge in m -> l1, both tester ports in namespace l; `tc_ingress` filters on m0
+    (the bridge's port the frames enter by). Returns l, l0, l1, m, m0."""
     l, m = net.ns("l"), net.ns("m")
     l0, l1, m0, m1, br = (net.tag + s for s in ("l0", "l1", "m0", "m1", "br"))
     net.veth(l, l0, m, m0)
@@ -256,9 +257,19 @@ def test_loop_through_bridge_one_way(engine, net):
         run("ip", "-n", m, "link", "set", i, "master", br)
         net.up(m, i)
     net.up(m, br)
+    if tc_ingress:
+        run("tc", "-n", m, "qdisc", "add", "dev", m0, "clsact")
+    for f in tc_ingress:
+        run("tc", "-n", m, "filter", "add", "dev", m0, "ingress", *f)
     gro_on(m, m0)
     net.up(l, l0, "198.18.1.1/30")
     net.up(l, l1, "198.18.1.2/30")
+    return l, l0, l1, m, m0
+
+
+@pytest.mark.timeout(120)
+def test_loop_through_bridge_one_way(engine, net):
+    l, l0, l1, _, _ = bridge_loop(net)
     time.sleep(0.5)
     out = run(str(engine), "loop", "--netns", l, "--port", l0, "--port", l1, "--io", "xdplive",
               "--cpu", TX_CPU, "--count", "50000", "--rate", "100k", timeout=60).stdout
@@ -274,21 +285,7 @@ def test_quiet_drain_ends_early_and_loses_nothing_in_flight(engine, net, tmp_pat
     """`--drain-quiet`: a lossy trial's drain ends once nothing arrived for that long, not after
     the whole --drain, and the loss is still exactly what the drop filter took."""
     prog = build_drop_filter(tmp_path, "DROP_SEQ_MOD=4", "DROP_SEQ_REM=1")
-    l, m = net.ns("l"), net.ns("m")
-    l0, l1, m0, m1, br = (net.tag + s for s in ("l0", "l1", "m0", "m1", "br"))
-    net.veth(l, l0, m, m0)
-    net.veth(l, l1, m, m1)
-    run("ip", "-n", m, "link", "add", br, "type", "bridge")
-    for i in (m0, m1):
-        run("ip", "-n", m, "link", "set", i, "master", br)
-        net.up(m, i)
-    net.up(m, br)
-    run("tc", "-n", m, "qdisc", "add", "dev", m0, "clsact")
-    run("tc", "-n", m, "filter", "add", "dev", m0, "ingress", "prio", "1", "bpf", "da", "obj",
-        str(prog), "sec", "tc")
-    gro_on(m, m0)
-    net.up(l, l0, "198.18.1.1/30")
-    net.up(l, l1, "198.18.1.2/30")
+    l, l0, l1, m, m0 = bridge_loop(net, ["prio", "1", "bpf", "da", "obj", str(prog), "sec", "tc"])
     n, took = 40000, {}
     for quiet in ("0.01", "0"):
         before = clsact_drops(m, m0)
