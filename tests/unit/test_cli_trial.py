@@ -108,7 +108,7 @@ def test_doctor_json(capsys, monkeypatch):
     assert code == 0 and data["kernel"]["af_xdp"] is True
     assert {t["name"] for t in data["tuning"]} == {"cpu governor", "turbo", "SMT",
                                                     "transparent hugepages", "irqbalance",
-                                                    "IRQ time accounting"}
+                                                    "DAMON (kdamond)", "IRQ time accounting"}
     assert any(t["name"] == "ip" for t in data["tools"])
     assert doctor  # imported for monkeypatch side
 
@@ -124,7 +124,13 @@ def test_doctor_reads_fake_sys(tmp_path):
     proc = tmp_path / "proc"
     (proc / "42").mkdir(parents=True)
     (proc / "42/comm").write_text("irqbalance\n")
+    (proc / "77").mkdir()
+    (proc / "77/comm").write_text("kdamond.0\n")
     checks = {c.name: c for c in tuning_checks(tmp_path / "sys", proc)}
+    assert checks["DAMON (kdamond)"].ok is False
+    assert checks["DAMON (kdamond)"].current == "running: kdamond.0 (PID 77)"
+    (proc / "77/comm").write_text("bash\n")
+    assert {c.name: c for c in tuning_checks(tmp_path / "sys", proc)}["DAMON (kdamond)"].ok
     assert checks["cpu governor"].ok is None and "VM" in checks["cpu governor"].current
     assert checks["SMT"].ok is False and checks["SMT"].current.startswith("on")
     assert checks["transparent hugepages"].ok and checks["transparent hugepages"].current == "never"

@@ -134,6 +134,19 @@ def irqbalance(proc_root: Path = Path("/proc")) -> TuningCheck:
     return TuningCheck("irqbalance", current, "not running", not pids, why)
 
 
+def damon(proc_root: Path = Path("/proc")) -> TuningCheck:
+    why = ("DAMON's kdamond is a kernel thread of normal priority that woke every 0.5 s on this "
+           "VM and held a CPU for up to 4 ms (`perf sched timehist`): longer than a veth's ring "
+           "lasts. vswbench runs its napi threads SCHED_FIFO against it (napi_priority); the "
+           "tester, ovs-vswitchd and the DPDK pollers still meet it. If it is yours: echo off > "
+           "/sys/kernel/mm/damon/admin/kdamonds/N/state")
+    found = [f"{_read(e / 'comm')} (PID {e.name})"
+             for e in (proc_root.iterdir() if proc_root.is_dir() else [])
+             if e.name.isdigit() and (_read(e / "comm") or "").startswith("kdamond")]
+    current = f"running: {', '.join(sorted(found))}" if found else "not running"
+    return TuningCheck("DAMON (kdamond)", current, "not running", not found, why)
+
+
 def irq_accounting(root: Path = Path("/")) -> TuningCheck:
     from vswbench.host.sysinfo import irq_time_accounting
 
@@ -148,7 +161,7 @@ def irq_accounting(root: Path = Path("/")) -> TuningCheck:
 
 def tuning_checks(sys_root: Path = SYS, proc_root: Path = Path("/proc")) -> list[TuningCheck]:
     return [governor(sys_root), turbo(sys_root), smt(sys_root), thp(sys_root),
-            irqbalance(proc_root), irq_accounting(Path(str(sys_root)).parent)]
+            irqbalance(proc_root), damon(proc_root), irq_accounting(Path(str(sys_root)).parent)]
 
 
 def run_doctor() -> DoctorReport:
