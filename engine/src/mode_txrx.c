@@ -280,8 +280,7 @@ int run_loop(struct engine *en, const struct trial_params *t, struct trial_resul
 		kern_rx_finish(en, rxp, g.sent, t->drain, t->drain_quiet, &krx_s);
 	/* Drain: frames still in flight, until all arrived, the drain time is over, or (drain_quiet)
 	 * nothing arrived for that long: the path is empty unless it holds frames that long. */
-	uint64_t drain_at = tsc_now(), last_rx = drain_at;
-	uint64_t drain_end = drain_at + (uint64_t)(t->drain * tsc_hz());
+	uint64_t last_rx = tsc_now(), drain_end = last_rx + (uint64_t)(t->drain * tsc_hz());
 	uint64_t quiet = t->drain_quiet > 0 ? (uint64_t)(t->drain_quiet * tsc_hz()) : UINT64_MAX;
 	while (!kern && !vsb_stop && tsc_now() < drain_end) {
 		struct rx_totals tot;

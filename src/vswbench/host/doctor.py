@@ -63,6 +63,12 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def _processes(proc_root: Path) -> list[tuple[str, str]]:
+    """(pid, comm) of every process under proc_root."""
+    entries = proc_root.iterdir() if proc_root.is_dir() else []
+    return [(e.name, comm) for e in entries if e.name.isdigit() and (comm := _read(e / "comm"))]
+
+
 def check_tools() -> list[ToolCheck]:
     checks = [ToolCheck(t, shutil.which(t) is not None, shutil.which(t) or "", why)
               for t, why in TOOLS.items()]
@@ -126,10 +132,7 @@ def irqbalance(proc_root: Path = Path("/proc")) -> TuningCheck:
     why = ("irqbalance moves interrupts between cores during a run, so the switch core changes "
            f"under the measurement; {PAPER}: isolate and assign cores by hand "
            "(systemctl stop irqbalance)")
-    pids = []
-    for entry in proc_root.iterdir() if proc_root.is_dir() else []:
-        if entry.name.isdigit() and _read(entry / "comm") == "irqbalance":
-            pids.append(entry.name)
+    pids = [pid for pid, comm in _processes(proc_root) if comm == "irqbalance"]
     current = f"running (PID {', '.join(pids)})" if pids else "not running"
     return TuningCheck("irqbalance", current, "not running", not pids, why)
 
@@ -140,9 +143,8 @@ def damon(proc_root: Path = Path("/proc")) -> TuningCheck:
            "lasts. vswbench runs its napi threads SCHED_FIFO against it (napi_priority); the "
            "tester, ovs-vswitchd and the DPDK pollers still meet it. If it is yours: echo off > "
            "/sys/kernel/mm/damon/admin/kdamonds/N/state")
-    found = [f"{_read(e / 'comm')} (PID {e.name})"
-             for e in (proc_root.iterdir() if proc_root.is_dir() else [])
-             if e.name.isdigit() and (_read(e / "comm") or "").startswith("kdamond")]
+    found = [f"{comm} (PID {pid})" for pid, comm in _processes(proc_root)
+             if comm.startswith("kdamond")]
     current = f"running: {', '.join(sorted(found))}" if found else "not running"
     return TuningCheck("DAMON (kdamond)", current, "not running", not found, why)
 

@@ -142,18 +142,24 @@ def ifindex(netns: str | None, ifname: str) -> int:
 
 # ---------------------------------------------------------------- forwarding placement
 
+PLACEMENT_OPTIONS = {"kernel_mode": KERNEL_MODES, "napi_priority": NAPI_PRIORITIES}  # first: default
+
+
+def placement_option(options: dict[str, str], key: str) -> str:
+    """The value of a placement option (its default when not given); UsageError if not allowed."""
+    allowed = PLACEMENT_OPTIONS[key]
+    value = options.get(key, allowed[0])
+    if value not in allowed:
+        raise UsageError(f"--option {key}={value}: expected one of {', '.join(allowed)}")
+    return value
+
+
 def kernel_mode(ctx: SwitchContext) -> str:
-    mode = ctx.options.get("kernel_mode", "napi")
-    if mode not in KERNEL_MODES:
-        raise UsageError(f"kernel_mode {mode!r}: expected one of {', '.join(KERNEL_MODES)}")
-    return mode
+    return placement_option(ctx.options, "kernel_mode")
 
 
 def napi_priority(ctx: SwitchContext) -> str:
-    value = ctx.options.get("napi_priority", "fifo")
-    if value not in NAPI_PRIORITIES:
-        raise UsageError(f"napi_priority {value!r}: expected one of {', '.join(NAPI_PRIORITIES)}")
-    return value
+    return placement_option(ctx.options, "napi_priority")
 
 
 def make_fifo(pid: int) -> None:
@@ -331,15 +337,13 @@ class KernelSwitch(Switch):
     switch-side end (vsb<id>swN) lives in ctx.netns; teardown releases what this instance
     registered, newest first (idempotent); counters come from the switch-side ends."""
 
-    options_read = frozenset({"kernel_mode", "napi_priority"})
+    options_read = frozenset(PLACEMENT_OPTIONS)
     kernel_tx_ok = True                 # in napi mode the switch side of each veth has NAPI
 
     @classmethod
     def check_options(cls, options: dict[str, str]) -> None:
-        for key, allowed in (("kernel_mode", KERNEL_MODES), ("napi_priority", NAPI_PRIORITIES)):
-            if key in options and options[key] not in allowed:
-                raise UsageError(f"--option {key}={options[key]}: expected one of "
-                                 f"{', '.join(allowed)}")
+        for key in PLACEMENT_OPTIONS:
+            placement_option(options, key)
 
     @classmethod
     def kernel_tx_problem(cls, options: dict[str, str]) -> str | None:
