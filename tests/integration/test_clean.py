@@ -5,7 +5,6 @@ Other sessions may have their own vsb objects on this host, so the unrestricted 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
