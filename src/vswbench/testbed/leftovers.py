@@ -298,6 +298,7 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
         say(f"removed DPDK leftover {path}")
     for path in plan.state_files:
         path.unlink(missing_ok=True)
+        path.with_name(f".{path.name}.tmp").unlink(missing_ok=True)  # a save cut short by kill -9
         say(f"removed state file {path}")
     return done
 
