@@ -100,7 +100,7 @@ def test_decoys_named_like_a_run_survive_clean(root, private_state):
         assert f"would remove directory {real_tmp}" in preview.stdout
         assert f"would remove DPDK leftover {dpdk_real}" in preview.stdout
 
-        for prefix in ("vsbcafe", "vsb12ab", "vsbbeef", "vsbdpdk1", "vsbdpdk999999"):
+        for prefix in ("vsbcafe", "vsb12ab", "vsbbeef", "vsbdpdk1-", "vsbdpdk999999"):
             result = vswbench("clean", "--prefix", prefix)
             assert result.returncode == 0, result.stderr
             assert "Traceback" not in result.stderr
