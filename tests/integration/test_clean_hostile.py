@@ -77,6 +77,7 @@ def test_decoys_named_like_a_run_survive_clean(root, private_state):
     if taken:
         pytest.skip(f"already on this host: {taken}")
     real_tmp = None
+    made_dpdk_run = not DPDK_RUN.exists()
     try:
         for ns in decoy_ns + real_ns:
             run(["ip", "netns", "add", ns])
@@ -120,6 +121,8 @@ def test_decoys_named_like_a_run_survive_clean(root, private_state):
         for path in (mydata, real_tmp, dpdk_decoy, dpdk_real):
             if path is not None:
                 subprocess.run(["rm", "-rf", "--", str(path)], check=False)
+        if made_dpdk_run and DPDK_RUN.is_dir() and not any(DPDK_RUN.iterdir()):
+            DPDK_RUN.rmdir()
 
 
 @pytest.mark.timeout(120)
