@@ -5,7 +5,6 @@ Other sessions may have their own vsb objects on this host, so the unrestricted 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from vswbench.host.netns import list_namespaces, namespace_exists, run
-from vswbench.run.state import process_start_time, state_dir
+from vswbench.run.procs import RecordedProcess
+from vswbench.run.state import RunState, process_start_time, state_dir
+from vswbench.run.statefile import ensure_state_dir
 
 
 def vswbench(*argv: str) -> subprocess.CompletedProcess:
@@ -28,20 +29,30 @@ def delete_namespace(name: str) -> None:
         run(["ip", "netns", "delete", name], check=False)
 
 
+def dead_run(run_id: str, processes: list[RecordedProcess], temp_dirs: list[str]) -> RunState:
+    """A state file as a killed run leaves it: its owner (this PID, another start time) gone."""
+    ensure_state_dir(state_dir())
+    state = RunState(run_id, os.getpid(), (process_start_time(os.getpid()) or 0) + 1, time.time(),
+                     temp_dirs, processes)
+    state.path = state_dir() / f"{run_id}.json"
+    state.save()
+    return state
+
+
 @pytest.mark.timeout(120)
 def test_clean_removes_vsb_leftovers_and_nothing_else(root, run_id, tmp_path):
-    leftover = run_id.name("x")             # a killed run's namespace
-    busy = run_id.name("y")                 # a vsb namespace with an unrecorded process in it
+    leftover = run_id.name("tester")        # a killed run's namespace
+    busy = run_id.name("sink")              # a vsb namespace with an unrecorded process in it
     other = "tst" + str(run_id)[3:] + "z"   # not ours: must survive
     lookalike = "vsb-user" + str(run_id)[3:]  # starts with vsb, but no run names things so
-    root_link = run_id.ifname("r0")         # a veth left in the root namespace
+    root_link = run_id.ifname("w1")         # a veth left in the root namespace
     temp_dir = Path(f"/tmp/vsb-{run_id}-leftover")
     state_file = state_dir() / f"{run_id}.json"
     sleeper = stranger = None
     try:
         for ns in (leftover, busy, other, lookalike):
             run(["ip", "netns", "add", ns])
-        run(["ip", "link", "add", root_link, "type", "veth", "peer", "name", run_id.ifname("r1")])
+        run(["ip", "link", "add", root_link, "type", "veth", "peer", "name", run_id.ifname("w2")])
         temp_dir.mkdir()
         (temp_dir / "junk").write_text("x")
         # A process of the killed run, recorded in its state file (whose owner is gone).
@@ -52,12 +63,8 @@ def test_clean_removes_vsb_leftovers_and_nothing_else(root, run_id, tmp_path):
         deadline = time.monotonic() + 10
         while not run(["ip", "netns", "pids", busy]).split() and time.monotonic() < deadline:
             time.sleep(0.01)
-        state_file.parent.mkdir(parents=True, exist_ok=True)
-        state_file.write_text(json.dumps({
-            "run_id": str(run_id), "owner_pid": os.getpid(), "owner_start_time": -1,
-            "created": time.time(), "temp_dirs": [str(temp_dir)],
-            "processes": [{"pid": sleeper.pid, "start_time": process_start_time(sleeper.pid),
-                           "argv": ["vswbench-engine", "sink"]}]}))
+        # written as a run writes it (its owner, this process, with another start time: gone)
+        dead_run(str(run_id), [RecordedProcess.of(sleeper.pid, sleeper.args)], [str(temp_dir)])
 
         # Unrestricted, but only a dry run: other sessions' vsb objects on this host stay intact.
         preview = vswbench("clean", "--dry-run")

@@ -44,7 +44,7 @@ def test_demo_writes_results_and_leaves_nothing(root, engine, probe_result, tmp_
     assert not (state_dir() / f"{run_id}.json").exists()
 
 
-@pytest.mark.parametrize("sig,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("sig,status", [(signal.SIGINT, 130), (signal.SIGTERM, 130)])
 @pytest.mark.timeout(120)
 def test_demo_interrupted_removes_everything(root, engine, sig, status):
     before = vsb_namespaces()

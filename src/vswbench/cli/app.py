@@ -25,6 +25,7 @@ from vswbench.cli import (agent, campaign, host, latency, methods, model, papers
 from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
 from vswbench.engine.process import EngineError
 from vswbench.errors import UsageError, VswbenchError
+from vswbench.run.registry import unwinding_signals
 
 
 EXIT_UNSUPPORTED = 3
@@ -70,17 +71,20 @@ def main(argv: list[str] | None = None) -> int:
         _error(f"argument {bad!r} contains a NUL byte")
         return EXIT_USAGE
     try:
-        rv = cli.main(args=argv, prog_name="vswbench", standalone_mode=False)
+        # SIGTERM and SIGHUP take Ctrl-C's path from the very start (the engine probe included):
+        # every `with` unwinds, the store's lock is released, the run is marked interrupted
+        with unwinding_signals():
+            rv = cli.main(args=argv, prog_name="vswbench", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:  # includes click.UsageError: exit 2
         exc.show()
         return exc.exit_code
-    except click.Abort:
-        _error("interrupted; everything this run created has been removed")
-        return EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        _error("interrupted; everything this run created has been removed")
+    except (click.Abort, KeyboardInterrupt) as exc:
+        cause = exc.__cause__ if isinstance(exc, click.Abort) else exc
+        by = getattr(cause, "signal_name", None)
+        _error(f"interrupted{f' by {by}' if by else ''}; everything this run created has been "
+               "removed")
         return EXIT_INTERRUPTED
     except EngineError as exc:
         _error(str(exc))

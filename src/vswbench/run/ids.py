@@ -16,8 +16,33 @@ from pathlib import Path
 
 PREFIX = "vsb"
 IFNAME_MAX = 15
-_RUN_ID_RE = re.compile(r"^vsb[0-9a-f]{4}$")
-_SUFFIX_RE = re.compile(r"^[A-Za-z0-9_.-]*$")
+_RUN_ID_RE = re.compile(r"^vsb[0-9a-f]{4}\Z")
+_SUFFIX_RE = re.compile(r"^[A-Za-z0-9_.-]*\Z")
+
+# The roles a run gives its objects: what follows the run id in the name of a namespace, an
+# interface, a DPDK file prefix or a vhost port. Collected from every caller of RunId.name/ifname
+# (tests/unit/test_run_roles.py checks that each name those callers make is one of these);
+# `vswbench clean` removes a vsb name only if it is a run id and exactly one of these roles.
+_N = r"[0-9]{1,3}"
+_HOST_ABBR = rf"(?:t|c|v|s{_N}|r{_N}|n{_N})"           # testbed/build.py host_abbr
+ROLE_PATTERNS: dict[str, str] = {
+    "host namespaces (scenario.py hosts, testbed/build.py)":
+        rf"tester|client|server|s{_N}|r{_N}|nf{_N}",
+    "the switch namespace (testbed/build.py)": "sw",
+    "site namespaces and switches (scenario.SITES, testbed/sites.py)": rf"h{_N}",
+    "the sink namespace (switches/ovs.py)": "sink",
+    "host ports (testbed/build.py plan_ports)": rf"{_HOST_ABBR}p{_N}|h{_N}",
+    "kernel switch veth ends (switches/kernel.py)": rf"sw{_N}",
+    "bridges (switches/bridge.py, nf_ovs.py)": rf"br|br{_N}",
+    "macvlan ports (switches/macvlan.py)": "mvp|mvq",
+    "ovs ports (switches/ovs.py)": rf"o{_N}|oc{_N}|ok{_N}|vx",
+    "the wire between sites (testbed/sites.py)": rf"w{_N}|x{_N}",
+    "the demo's namespace pair (host/pair.py)": "a|b|a0|b0",
+    "DPDK file prefixes and vhost ports (testpmd.py, ovs_dpdk.py, build.py)":
+        rf"tp|ovs|vhu{_N}|e{_HOST_ABBR}",
+}
+_ROLE_RE = "|".join(f"(?:{pattern})" for pattern in ROLE_PATTERNS.values())
+RUN_NAME_RE = re.compile(rf"^(vsb[0-9a-f]{{4}})({_ROLE_RE})\Z")
 
 
 @dataclass(frozen=True)
@@ -65,5 +90,16 @@ def new_run_id() -> RunId:
 
 
 def is_project_name(name: str) -> bool:
-    """Does this kernel object name belong to vswbench?"""
+    """Does this name start with the project's prefix? (A name a run makes is is_run_name.)"""
     return name.startswith(PREFIX)
+
+
+def run_name_parts(name: str) -> tuple[str, str] | None:
+    """(run id, role) of a name made exactly as a run makes it (run id + one of ROLE_PATTERNS,
+    nothing after), else None: `vsbcafebabe` and `vsbbeefeth0` are not a run's names."""
+    match = RUN_NAME_RE.match(name)
+    return (match.group(1), match.group(2)) if match else None
+
+
+def is_run_name(name: str) -> bool:
+    return run_name_parts(name) is not None

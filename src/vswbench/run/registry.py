@@ -3,8 +3,10 @@
 Context managers (Namespace, VethPair, EngineProcess, ...) register an undo action when they create
 something and release it on exit. Whatever is still registered when the run ends (normal exit,
 exception, SIGINT, SIGTERM) is undone by `teardown()`, newest first. `unwinding_signals()` turns
-SIGINT into KeyboardInterrupt and SIGTERM/SIGHUP into SystemExit so that `with` blocks unwind; while
-a teardown runs, further signals are ignored so the cleanup itself is not cut short.
+SIGINT into KeyboardInterrupt and SIGTERM/SIGHUP into `Terminated` (a KeyboardInterrupt that names
+its signal), so that `with` blocks unwind and every command ends a SIGTERM exactly as it ends a
+Ctrl-C (exit 130, its summary, the store's lock released, the run marked interrupted); while a
+teardown runs, further signals are ignored so the cleanup itself is not cut short.
 """
 
 from __future__ import annotations
@@ -126,13 +128,21 @@ class CleanupRegistry:
         self.teardown()
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled as Ctrl-C is (every `except KeyboardInterrupt` sees it)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signal_name = signal.Signals(signum).name
+        super().__init__(self.signal_name)
+
+
 def _unwind_handler(signum: int, frame: object) -> None:
     if tearing_down():
         _log_stderr(f"vswbench: {signal.Signals(signum).name} ignored: still cleaning up")
         return
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
-    raise SystemExit(128 + signum)
+    raise Terminated(signum)
 
 
 UNWIND_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

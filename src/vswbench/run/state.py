@@ -1,8 +1,14 @@
 """Run state files: /run/vswbench/<run id>.json records what a run started.
 
-The file lists the run's owner process and every PID the run started (with the PID's start time, so
-a recycled PID is never mistaken for ours). It is removed when the run ends normally; a file left
-behind marks a killed run, and `vswbench clean` may stop exactly the PIDs it names.
+The file lists the run's owner process, every PID the run started (with the PID's start time and
+executable, so a recycled PID is never mistaken for ours: run/procs.py) and the temporary
+directories it made (wherever $TMPDIR put them). It is removed when the run ends normally; a file
+left behind marks a killed run, and `vswbench clean` may stop exactly the processes it names.
+
+Nothing here trusts what it reads: the directory is created 0700 and each file 0600 whatever the
+umask, both owned by this user (root); a directory or file owned by someone else or writable by
+group or others is refused (statefile.py says why and what to do), and a damaged file is reported
+and skipped, never a crash.
 """
 
 from __future__ import annotations
@@ -13,7 +19,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from vswbench.run.procs import RecordedProcess, is_same_process, process_start_time
+from vswbench.run.statefile import (StateDirError, ensure_state_dir, parse_state, read_trusted,
+                                    scan_state_dir)
+
+__all__ = ["RecordedProcess", "RunState", "StateDirError", "is_same_process", "load_all",
+           "open_state", "process_start_time", "read_states", "state_dir"]
+
 DEFAULT_STATE_DIR = "/run/vswbench"
+FILE_MODE = 0o600
 
 # The RunState objects this process created (RunState.create) and has not removed: code that only
 # knows the run id (e.g. a switch backend, handed a SwitchContext) records its PIDs through them, so
@@ -23,34 +37,6 @@ _open_states: dict[str, RunState] = {}
 
 def state_dir() -> Path:
     return Path(os.environ.get("VSWBENCH_STATE_DIR", DEFAULT_STATE_DIR))
-
-
-def process_start_time(pid: int) -> int | None:
-    """Start time of a live process in clock ticks since boot (field 22 of /proc/PID/stat);
-    None if there is no such process or it is a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
-    fields = stat[stat.rfind(")") + 2 :].split()
-    try:
-        return None if fields[0] in ("Z", "X") else int(fields[19])
-    except (IndexError, ValueError):
-        return None
-
-
-def is_same_process(pid: int, start_time: int | None) -> bool:
-    """Is `pid` alive and the very process that had this start time?"""
-    current = process_start_time(pid)
-    return current is not None and (start_time is None or current == start_time)
-
-
-@dataclass
-class RecordedProcess:
-    pid: int
-    start_time: int | None
-    argv: list[str]
 
 
 @dataclass
@@ -65,18 +51,22 @@ class RunState:
 
     @classmethod
     def create(cls, run_id: str) -> RunState:
+        """A new state file in the state directory (StateDirError: the directory is not safe;
+        OSError: it cannot be made, e.g. not root)."""
+        directory = ensure_state_dir(state_dir())
         pid = os.getpid()
         state = cls(run_id, pid, process_start_time(pid), time.time())
-        state.path = state_dir() / f"{run_id}.json"
+        state.path = directory / f"{run_id}.json"
         state.save()
         _open_states[run_id] = state
         return state
 
     @classmethod
     def load(cls, path: Path) -> RunState:
-        data = json.loads(path.read_text())
-        procs = [RecordedProcess(**p) for p in data.pop("processes", [])]
-        state = cls(processes=procs, **data)
+        """Read one state file (StateFileError: untrusted or damaged, with the reason)."""
+        fields = parse_state(read_trusted(path), path)
+        processes = [RecordedProcess(**p) for p in fields.pop("processes")]
+        state = cls(processes=processes, **fields)
         state.path = path
         return state
 
@@ -84,17 +74,29 @@ class RunState:
         return is_same_process(self.owner_pid, self.owner_start_time)
 
     def save(self) -> None:
+        """Write the file: a fresh 0600 temp file in the same directory (never following a link),
+        renamed over the old one."""
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = asdict(self)
         data.pop("path")
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        payload = (json.dumps(data, indent=1) + "\n").encode()
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        if os.path.lexists(tmp):  # a killed save's leftover (the directory is ours, 0700)
+            os.unlink(tmp)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     FILE_MODE)
+        try:
+            os.fchmod(fd, FILE_MODE)   # explicit: whatever the umask
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         os.replace(tmp, self.path)
 
     def add_process(self, pid: int, argv: list[str]) -> None:
-        self.processes.append(RecordedProcess(pid, process_start_time(pid), list(argv)))
+        self.processes.append(RecordedProcess.of(pid, list(argv)))
         self.save()
 
     def forget_process(self, pid: int) -> None:
@@ -102,7 +104,7 @@ class RunState:
         self.save()
 
     def add_temp_dir(self, path: str) -> None:
-        self.temp_dirs.append(path)
+        self.temp_dirs.append(os.path.abspath(path))
         self.save()
 
     def remove(self) -> None:
@@ -117,15 +119,19 @@ def open_state(run_id: str) -> RunState | None:
     return _open_states.get(run_id)
 
 
-def load_all() -> list[RunState]:
-    """Every readable run state file (unreadable ones are skipped)."""
-    directory = state_dir()
-    if not directory.is_dir():
-        return []
+def read_states() -> tuple[list[RunState], list[str]]:
+    """Every trusted, readable run state file, and one line for each one (or the directory)
+    that was refused or damaged and so skipped."""
+    paths, problems = scan_state_dir(state_dir())
     states = []
-    for path in sorted(directory.glob("vsb*.json")):
+    for path in paths:
         try:
             states.append(RunState.load(path))
-        except (OSError, ValueError, TypeError):
-            continue
-    return states
+        except ValueError as exc:   # StateFileError
+            problems.append(str(exc))
+    return states, problems
+
+
+def load_all() -> list[RunState]:
+    """Every trusted, readable run state file (the others are skipped: read_states says why)."""
+    return read_states()[0]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from vswbench.errors import UsageError
 from vswbench.host.netns import run
+from vswbench.run.state import open_state
 from vswbench.switches.base import ForwardPath, RuleMechanism
 from vswbench.switches.bpfmap import UPDATE_VALUE, LpmMap
 from vswbench.switches.functions import (FunctionOptions, acl_denied, check_flows, l3_prefixes)
@@ -63,6 +64,9 @@ class BpfBuilder:
                 path = self._dir
                 self.switch.register(f"temp dir {path}",
                                      lambda: shutil.rmtree(path, ignore_errors=True))
+                state = open_state(str(ctx.run_id))
+                if state is not None:   # wherever $TMPDIR put it: clean finds it through this
+                    state.add_temp_dir(str(path))
         return self._dir
 
     def object_for(self, out_ifindex: int) -> Path:

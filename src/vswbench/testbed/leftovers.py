@@ -1,14 +1,18 @@
 """`vswbench clean`: remove what killed runs left behind, and nothing else.
 
 Removed: namespaces, root-namespace links, pinned BPF objects and DPDK leftovers named exactly as
-a run names them (`vsb` + 4 hex digits of the run id + a role such as `sw`, `tester`, `nf3`,
-`br0`; RUN_NAME_RE), temporary directories /tmp/vsb-<run id>-*, and the processes recorded in the
-state file of a run whose owner is gone (by PID, and only if the PID still belongs to the very
-process recorded). A narrower --prefix (e.g. one run id) limits all of it. Never touched, and said
-so: objects of a run that is still alive (its state file names a live owner), namespaces in which
-some process still runs (unless --force; those processes are never killed), names that merely
-start with `vsb` (`vsb-user`, `vsbuser`, `vsbzzzz-notmine`), and /tmp directories not named by a
-run id.
+a run names them (`vsb` + 4 hex digits of the run id + one of the roles the code gives its objects,
+nothing after: run/ids.py ROLE_PATTERNS), the engine's own DPDK prefix `vsbdpdk<pid>` (exactly),
+temporary directories `vsb-<run id>-XXXXXXXX` (or `-ovs-`/`-bpf-`/`-agent-` before the 8 random
+characters) in /tmp and $TMPDIR and wherever a run's state file says it made them, and the
+processes recorded in the state file of a run whose owner is gone: by PID, and only if the PID's
+start time and executable still match the record (run/procs.py). A narrower --prefix (e.g. one run
+id) limits all of it. Never touched, and said so: objects of a run that is still alive (its state
+file names a live owner), namespaces in which some process still runs (unless --force; those
+processes are never killed), recorded processes that cannot be confirmed as ours (no start time,
+another executable), names that merely start with `vsb` (`vsbcafebabe`, `vsbbeefeth0`,
+`vsb-user`), directories not named exactly by a run id, and state files that are damaged or that
+someone else could have written (run/statefile.py).
 """
 
 from __future__ import annotations
@@ -17,32 +21,38 @@ import os
 import re
 import shutil
 import signal
+import stat
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vswbench.host.netns import ip, ip_json, list_namespaces, namespace_pids, run
-from vswbench.run.ids import PREFIX, is_project_name
-from vswbench.run.state import RecordedProcess, RunState, is_same_process, load_all
+from vswbench.run.ids import PREFIX, is_project_name, run_name_parts
+from vswbench.run.procs import Identity, RecordedProcess, identify, signal_if_same
+from vswbench.run.state import RunState, read_states
 
 TEMP_ROOT = Path("/tmp")
 TEMP_GLOB = "vsb-vsb*"
-# what the project names its temp dirs (run/scope.py, ovs_daemon.py, bpfobj.py): vsb-<run id>-...; a
+# what the project names its temp dirs: tempfile.mkdtemp(prefix=f"vsb-{run id}-" and -ovs-, -bpf-,
+# -agent-; run/scope.py, ovs_daemon.py, bpfobj.py, agent.py) adds 8 random characters; a
 # directory of anyone else's that merely starts with vsb- is left alone
-TEMP_NAME_RE = re.compile(r"^vsb-vsb[0-9a-f]{4}-")
+TEMP_NAME_RE = re.compile(
+    r"^vsb-(vsb[0-9a-f]{4})-(?:(?:ovs|bpf|agent)-)?[a-z0-9_]{8}\Z")
 BPF_FS = Path("/sys/fs/bpf")  # pinned BPF objects named vsb<run id>... (programs on interfaces
                               # of a run's namespaces disappear with the namespaces themselves)
 DPDK_RUN = Path("/var/run/dpdk")  # DPDK runtime dirs, one per --file-prefix (vsb...)
-# what a run names its kernel objects: run id + role (run/ids.py RunId.name / ifname)
-RUN_NAME_RE = re.compile(r"^(vsb[0-9a-f]{4})([a-z][a-z0-9]{0,11})?$")
-# the engine's own DPDK file prefix when none is given (engine/README.md): vsbdpdk<pid>
-ENGINE_DPDK_RE = re.compile(r"^vsbdpdk[0-9]+")
+# the engine's own DPDK file prefix when none is given (engine/README.md): vsbdpdk<pid>, exactly
+ENGINE_DPDK_RE = re.compile(r"^vsbdpdk[0-9]+\Z")
+# a hugepage file of a DPDK file prefix: <prefix>map_<n>
+HUGEPAGE_FILE_RE = re.compile(r"^(vsb.+?)map_[0-9]+\Z")
 
 
 @dataclass
 class CleanPlan:
     processes: list[tuple[str, RecordedProcess]] = field(default_factory=list)
+    unconfirmed: list[tuple[str, RecordedProcess, str]] = field(default_factory=list)
     namespaces: list[str] = field(default_factory=list)
     busy_namespaces: dict[str, list[int]] = field(default_factory=dict)
     links: list[str] = field(default_factory=list)
@@ -52,6 +62,7 @@ class CleanPlan:
     bpf_pins: list[Path] = field(default_factory=list)
     dpdk_files: list[Path] = field(default_factory=list)   # runtime dirs, hugepage files
     not_ours: list[str] = field(default_factory=list)       # vsb... names no run makes
+    problems: list[str] = field(default_factory=list)       # state files skipped, and why
 
     @property
     def empty(self) -> bool:
@@ -59,21 +70,38 @@ class CleanPlan:
                     or self.state_files or self.bpf_pins or self.dpdk_files)
 
 
+def temp_dir_run_id(name: str) -> str | None:
+    """The run id of a directory named exactly as a run names its temp dirs, else None."""
+    match = TEMP_NAME_RE.match(name)
+    return match.group(1) if match else None
+
+
+def _dpdk_name(name: str) -> str:
+    """The DPDK file prefix a runtime dir or hugepage file belongs to."""
+    match = HUGEPAGE_FILE_RE.match(name)
+    return match.group(1) if match else name
+
+
 def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
                      temp_dirs: Iterable[Path], states: Iterable[RunState],
                      pids_in_namespace: Callable[[str], list[int]],
-                     process_alive: Callable[[RecordedProcess], bool],
+                     identify_process: Callable[[RecordedProcess], Identity],
                      force: bool = False, prefix: str = PREFIX,
                      bpf_pins: Iterable[Path] = (), dpdk_files: Iterable[Path] = (),
-                     path_in_use: Callable[[Path], bool] = lambda p: False) -> CleanPlan:
+                     path_in_use: Callable[[Path], bool] = lambda p: False,
+                     own_dir: Callable[[Path], bool] = lambda p: True,
+                     problems: Iterable[str] = ()) -> CleanPlan:
     """Decide what to remove (pure: every fact about the host comes in as an argument).
 
-    `prefix` narrows the search (e.g. one run id); it must itself start with `vsb`.
+    `prefix` narrows the search (e.g. one run id); it must itself start with `vsb`. `own_dir`
+    says whether a directory is really there and this user's (not a link); `identify_process`
+    whether a recorded process is still the very one recorded.
     """
     if not is_project_name(prefix):
         raise ValueError(f"clean prefix {prefix!r} does not start with {PREFIX!r}")
-    plan = CleanPlan()
+    plan = CleanPlan(problems=list(problems))
     protected_dirs: set[str] = set()
+    recorded_dirs: list[Path] = []
     for state in states:
         if not state.run_id.startswith(prefix):
             continue
@@ -81,19 +109,26 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
             plan.live_runs.append(state.run_id)
             protected_dirs.update(state.temp_dirs)
             continue
-        plan.processes += [(state.run_id, p) for p in state.processes if process_alive(p)]
+        for proc in state.processes:
+            found = identify_process(proc)
+            if found.same:
+                plan.processes.append((state.run_id, proc))
+            elif found.alive:
+                plan.unconfirmed.append((state.run_id, proc, found.reason))
+        recorded_dirs += [Path(d) for d in state.temp_dirs
+                          if temp_dir_run_id(Path(d).name) == state.run_id]
         if state.path is not None:
             plan.state_files.append(state.path)
-    live = tuple(plan.live_runs)
+    live = set(plan.live_runs)
 
     def ours(name: str) -> bool:
         if not name.startswith(prefix):
             return False
-        match = RUN_NAME_RE.match(name)
-        if match is None:
+        parts = run_name_parts(name)
+        if parts is None:
             plan.not_ours.append(name)
             return False
-        return match.group(1) not in live
+        return parts[0] not in live
 
     doomed = {p.pid for _, p in plan.processes}
     for ns in namespaces:
@@ -108,39 +143,63 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
     plan.bpf_pins = [path for path in bpf_pins if ours(path.name)]
     # DPDK leaves its runtime dir (and, with hugepages, hugepage files) after a SIGKILL; a live
     # DPDK process keeps them open, so only files nobody holds are removed
-    plan.dpdk_files = [path for path in dpdk_files
-                       if (ours(path.name.split("map_")[0])
-                           or (prefix == PREFIX and ENGINE_DPDK_RE.match(path.name)))
-                       and not path_in_use(path)]
-    plan.not_ours = sorted(set(n for n in plan.not_ours if not ENGINE_DPDK_RE.match(n)))
-    for path in temp_dirs:
-        run_part = path.name[len("vsb-"):]
-        if str(path) in protected_dirs or (live and run_part.startswith(live)):
+    engine_default = prefix == PREFIX or prefix.startswith("vsbdpdk")
+
+    def dpdk_ours(path: Path) -> bool:
+        name = _dpdk_name(path.name)
+        if ENGINE_DPDK_RE.match(name):
+            return engine_default and name.startswith(prefix)
+        return ours(name)
+    plan.dpdk_files = [path for path in dpdk_files if dpdk_ours(path) and not path_in_use(path)]
+    plan.not_ours = sorted(set(plan.not_ours))
+    seen: set[Path] = set()
+    for path in [*temp_dirs, *recorded_dirs]:
+        run_id = temp_dir_run_id(path.name)
+        if (path in seen or run_id is None or str(path) in protected_dirs or run_id in live
+                or not run_id.startswith(prefix) or not own_dir(path)):
             continue
-        if prefix != PREFIX and not run_part.startswith(prefix):
-            continue
+        seen.add(path)
         plan.temp_dirs.append(path)
     return plan
 
 
 def project_temp_dirs(root: Path) -> list[Path]:
-    """Directories under `root` named as the project names its temp dirs (TEMP_NAME_RE)."""
-    return sorted(p for p in root.glob(TEMP_GLOB)
-                  if TEMP_NAME_RE.match(p.name) and p.is_dir() and not p.is_symlink())
+    """Directories under `root` named exactly as the project names its temp dirs (TEMP_NAME_RE)."""
+    try:
+        found = sorted(root.glob(TEMP_GLOB))
+    except OSError:
+        return []
+    return [p for p in found if temp_dir_run_id(p.name) and own_directory(p)]
+
+
+def own_directory(path: Path) -> bool:
+    """Is this a directory (not a link to one) owned by this user (root)?"""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid()
+
+
+def temp_roots() -> list[Path]:
+    """Where runs make temp dirs when no state file says so: /tmp and this process's $TMPDIR."""
+    roots = [TEMP_ROOT]
+    here = Path(tempfile.gettempdir())
+    return roots if here == TEMP_ROOT else [*roots, here]
 
 
 def plan_clean(force: bool = False, prefix: str = PREFIX) -> CleanPlan:
     root_links = [str(link["ifname"]) for link in ip_json("link", "show")]
-    temp_dirs = project_temp_dirs(TEMP_ROOT)
+    temp_dirs = [d for root in temp_roots() for d in project_temp_dirs(root)]
     try:
         pins = sorted(BPF_FS.glob(f"{PREFIX}*")) if BPF_FS.is_dir() else []
     except OSError:
         pins = []
+    states, problems = read_states()
     return select_leftovers(bpf_pins=pins, dpdk_files=dpdk_leftovers(),
-        path_in_use=paths_in_use(),
-        namespaces=list_namespaces(), links=root_links, temp_dirs=temp_dirs, states=load_all(),
-        pids_in_namespace=namespace_pids,
-        process_alive=lambda p: is_same_process(p.pid, p.start_time), force=force, prefix=prefix)
+        path_in_use=paths_in_use(), own_dir=own_directory, problems=problems,
+        namespaces=list_namespaces(), links=root_links, temp_dirs=temp_dirs, states=states,
+        pids_in_namespace=namespace_pids, identify_process=identify, force=force, prefix=prefix)
 
 
 def hugetlbfs_mounts(mounts: str | None = None) -> list[Path]:
@@ -190,16 +249,17 @@ def paths_in_use(proc: Path = Path("/proc")) -> Callable[[Path], bool]:
 
 
 def _stop_recorded(proc: RecordedProcess, grace: float = 3.0) -> str:
-    if not is_same_process(proc.pid, proc.start_time):
-        return "already gone"
-    os.kill(proc.pid, signal.SIGTERM)
+    """SIGTERM, then SIGKILL after `grace` seconds, each only while the PID is still the very
+    process recorded (pid, start time and executable: run/procs.py)."""
+    found = signal_if_same(proc, signal.SIGTERM)
+    if not found.same:
+        return "already gone" if not found.alive else f"not signalled: {found.reason}"
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        if not is_same_process(proc.pid, proc.start_time):
+        if not identify(proc).same:
             return "stopped (SIGTERM)"
         time.sleep(0.02)
-    if is_same_process(proc.pid, proc.start_time):
-        os.kill(proc.pid, signal.SIGKILL)
+    if signal_if_same(proc, signal.SIGKILL).same:
         return "killed (SIGKILL after SIGTERM)"
     return "stopped (SIGTERM)"
 
@@ -238,6 +298,7 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
         say(f"removed DPDK leftover {path}")
     for path in plan.state_files:
         path.unlink(missing_ok=True)
+        path.with_name(f".{path.name}.tmp").unlink(missing_ok=True)  # a save cut short by kill -9
         say(f"removed state file {path}")
     return done
 
@@ -262,6 +323,9 @@ def describe_skips(plan: CleanPlan) -> list[str]:
     notes = [f"left namespace {ns} alone: processes {', '.join(map(str, pids))} still run in it "
              f"(use --force to remove it anyway)" for ns, pids in plan.busy_namespaces.items()]
     notes += [f"left run {run_id} alone: it is still running" for run_id in plan.live_runs]
+    notes += [f"left process {p.pid} of run {run_id} ({command_name(p.argv)}) alone, not "
+              f"signalled: {why}" for run_id, p, why in plan.unconfirmed]
+    notes += plan.problems
     notes += [f"left {name} alone: not named like a vswbench run's object (vsb + 4 hex digits "
               "of a run id + a role)" for name in plan.not_ours]
     return notes
