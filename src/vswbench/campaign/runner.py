@@ -31,11 +31,14 @@ from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
 from vswbench.switches.catalog import nf_unavailable
 from vswbench.units import FrameSize
 
-EST_SECONDS = {"search": 45.0, "trial": 2.0, "b2b": 40.0, "rule-update": 30.0}
-# a quick search and its testbed: 1-30 s of trials in a quick run here, plus the build; three
-# quick suites (26 searches, 22 latency points) took 296, 304 and 335 s: about 12 s a search
-QUICK_SEARCH_SECONDS = 12.0
-TESTBED_SECONDS = 3.0            # a kernel testbed's build, warm-up and teardown here: 2-3 s
+EST_SECONDS = {"search": 45.0, "trial": 0.5, "b2b": 40.0, "rule-update": 30.0}
+# Fitted (least squares) to whole runs measured here: quick's first pass (300-340 s), chains.toml
+# (38.5-41 min), error-bars.toml (5 min), functions.toml (8 min), pinning.toml (7 min 49 s):
+# a quick search about 6 s of trials; a testbed (build, warm-up, teardown) 6.5 s, counted with
+# the first point of each; a trial its duration and 0.5 s; a perf-profiled point 30 s more.
+QUICK_SEARCH_SECONDS = 6.0
+TESTBED_SECONDS = 6.5
+PROFILE_SECONDS = 30.0
 JSONL_NAME = "results.jsonl"     # one export.point_record per finished point, appended as it ends
 
 
@@ -72,11 +75,12 @@ def estimate(point: Point, twin_searched: bool = False) -> float:
             return trials
         search = QUICK_SEARCH_SECONDS if point.preset == "quick" else EST_SECONDS["search"]
         return search + trials
+    extra = PROFILE_SECONDS if point.profile else 0.0
     if point.kind == "trial":
-        return (point.duration or 5.0) + 1.0
+        return (point.duration or 5.0) + EST_SECONDS["trial"] + extra
     if point.kind == "search" and point.preset == "quick":
-        return QUICK_SEARCH_SECONDS
-    return EST_SECONDS.get(point.kind, 30.0)
+        return QUICK_SEARCH_SECONDS + extra
+    return EST_SECONDS.get(point.kind, 30.0) + extra
 
 
 MAX_POINTS_WITHOUT_YES = 1_000
@@ -89,7 +93,7 @@ class CampaignSize:
     seconds: float                  # estimated from per-kind estimates (testbed builds included)
 
     def describe(self) -> str:
-        hours, rest = divmod(int(self.seconds), 3600)
+        hours, rest = divmod(int(self.seconds + 30), 3600)     # to the nearest minute
         return (f"{self.points:,} points, about {hours} h {rest // 60:02d} min"
                 if hours else f"{self.points:,} points, about {max(1, rest // 60)} min")
 
@@ -104,10 +108,14 @@ class CampaignSize:
 
 def estimates(points: list[Point]) -> dict[str, float]:
     """Each point's estimated seconds by key: a latency point whose search twin is in the list
-    reuses that NDR instead of searching again."""
+    reuses that NDR instead of searching again; the first point of each testbed counts its
+    build (TESTBED_SECONDS)."""
     searches = {p.key for p in points if p.kind == "search"}
-    return {p.key: estimate(p, p.kind == "latency" and search_twin(p).key in searches)
-            for p in points}
+    out = {p.key: estimate(p, p.kind == "latency" and search_twin(p).key in searches)
+           for p in points}
+    for _, group in groupby(points, key=testbed_key):
+        out[next(group).key] += TESTBED_SECONDS
+    return out
 
 
 def campaign_size(points: list[Point], budget_s: float | None = None) -> CampaignSize:
