@@ -11,7 +11,9 @@ with its reason. Latency and back-to-back points take the NDR of their search tw
 from __future__ import annotations
 
 import json
+import statistics
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -29,10 +31,14 @@ from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
 from vswbench.switches.catalog import nf_unavailable
 from vswbench.units import FrameSize
 
-EST_SECONDS = {"search": 45.0, "trial": 2.0, "b2b": 40.0, "rule-update": 30.0}
-# a quick search and its testbed: 1-30 s of trials in a quick run here, plus the build; three
-# quick suites (26 searches, 22 latency points) took 296, 304 and 335 s: about 12 s a search
-QUICK_SEARCH_SECONDS = 12.0
+EST_SECONDS = {"search": 45.0, "trial": 0.5, "b2b": 40.0, "rule-update": 30.0}
+# Fitted (least squares) to whole runs measured here: quick's first pass (300-340 s), chains.toml
+# (38.5-41 min), error-bars.toml (5 min), functions.toml (8 min), pinning.toml (7 min 49 s):
+# a quick search about 6 s of trials; a testbed (build, warm-up, teardown) 6.5 s, counted with
+# the first point of each; a trial its duration and 0.5 s; a perf-profiled point 30 s more.
+QUICK_SEARCH_SECONDS = 6.0
+TESTBED_SECONDS = 6.5
+PROFILE_SECONDS = 30.0
 JSONL_NAME = "results.jsonl"     # one export.point_record per finished point, appended as it ends
 
 
@@ -69,11 +75,12 @@ def estimate(point: Point, twin_searched: bool = False) -> float:
             return trials
         search = QUICK_SEARCH_SECONDS if point.preset == "quick" else EST_SECONDS["search"]
         return search + trials
+    extra = PROFILE_SECONDS if point.profile else 0.0
     if point.kind == "trial":
-        return (point.duration or 5.0) + 1.0
+        return (point.duration or 5.0) + EST_SECONDS["trial"] + extra
     if point.kind == "search" and point.preset == "quick":
-        return QUICK_SEARCH_SECONDS
-    return EST_SECONDS.get(point.kind, 30.0)
+        return QUICK_SEARCH_SECONDS + extra
+    return EST_SECONDS.get(point.kind, 30.0) + extra
 
 
 MAX_POINTS_WITHOUT_YES = 1_000
@@ -86,7 +93,7 @@ class CampaignSize:
     seconds: float                  # estimated from per-kind estimates (testbed builds included)
 
     def describe(self) -> str:
-        hours, rest = divmod(int(self.seconds), 3600)
+        hours, rest = divmod(int(self.seconds + 30), 3600)     # to the nearest minute
         return (f"{self.points:,} points, about {hours} h {rest // 60:02d} min"
                 if hours else f"{self.points:,} points, about {max(1, rest // 60)} min")
 
@@ -101,14 +108,21 @@ class CampaignSize:
 
 def estimates(points: list[Point]) -> dict[str, float]:
     """Each point's estimated seconds by key: a latency point whose search twin is in the list
-    reuses that NDR instead of searching again."""
+    reuses that NDR instead of searching again; the first point of each testbed counts its
+    build (TESTBED_SECONDS)."""
     searches = {p.key for p in points if p.kind == "search"}
-    return {p.key: estimate(p, p.kind == "latency" and search_twin(p).key in searches)
-            for p in points}
+    out = {p.key: estimate(p, p.kind == "latency" and search_twin(p).key in searches)
+           for p in points}
+    for _, group in groupby(points, key=testbed_key):
+        out[next(group).key] += TESTBED_SECONDS
+    return out
 
 
-def campaign_size(points: list[Point]) -> CampaignSize:
-    return CampaignSize(len(points), sum(estimates(points).values()))
+def campaign_size(points: list[Point], budget_s: float | None = None) -> CampaignSize:
+    """The points and their estimated seconds; a campaign with a budget spends what its first
+    pass leaves of it on repetitions (the decide phase), so it takes about the budget."""
+    first_pass = sum(estimates(points).values())
+    return CampaignSize(len(points), max(first_pass, budget_s or 0.0))
 
 
 def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None, str | None]:
@@ -176,6 +190,9 @@ class CampaignRunner:
         self.on_point = on_point          # each point as stored, the moment it is
         self.points = expand(spec)
         self._estimates = estimates(self.points)
+        # wall time of each search measured, per switch (the testbed's build not included)
+        self.search_seconds: dict[str, list[float]] = defaultdict(list)
+        self.decide_rounds = 0
 
     def run(self) -> RunSummary:
         from vswbench.run.ids import new_run_id
@@ -195,6 +212,9 @@ class CampaignRunner:
             status = "failed"
             try:
                 counts = self._run_points(store, run_id, todo, prog)
+                if self.spec.budget_s is not None:
+                    extra = self._decide(store, run_id, prog, start + self.spec.budget_s)
+                    counts = tuple(a + b for a, b in zip(counts, extra))  # type: ignore[assignment]
                 status = "done"
             except KeyboardInterrupt:
                 status = "interrupted"
@@ -240,6 +260,40 @@ class CampaignRunner:
                         self._advance(prog, p, f"failed {p.label}: {exc}")
         return done, skipped, failed
 
+    def _decide(self, store: ResultStore, run_id: str, prog: Progress,
+                deadline: float) -> tuple[int, int, int]:
+        """The decide phase (campaign/decide_phase.py): rounds of one more repetition of every
+        setup in an undecided pair, shuffled, while the budget's deadline allows one more
+        search (that switch's mean search time so far, else QUICK_SEARCH_SECONDS, plus a
+        testbed's build)."""
+        import random
+
+        from vswbench.campaign.decide_phase import next_round, open_pairs
+
+        rng = random.Random(run_id)
+        done = skipped = failed = 0
+        while True:
+            stored = store.points(self.spec.name)
+            opens = open_pairs(self.points, stored)
+            batch = next_round(opens, stored, rng)
+            if not batch:
+                break
+            self.decide_rounds += 1
+            for p in batch:
+                took = self.search_seconds.get(p.switch)
+                per_search = (statistics.fmean(took) if took else QUICK_SEARCH_SECONDS) + \
+                    TESTBED_SECONDS
+                if time.monotonic() + per_search > deadline:
+                    return done, skipped, failed
+                self._estimates[p.key] = per_search
+                prog.total += 1
+                prog.remaining_s += per_search
+                d, s, f = self._run_points(store, run_id, [p], prog)
+                done, skipped, failed = done + d, skipped + s, failed + f
+                if f or s:               # it cannot be measured here: stop repeating
+                    return done, skipped, failed
+        return done, skipped, failed
+
     def _record(self, store: ResultStore, run_id: str, p: Point, result: dict[str, Any] | None,
                 status: str, error: str | None, started: str | None) -> None:
         """Store the point, append its record to results.jsonl, hand it to on_point."""
@@ -262,8 +316,11 @@ class CampaignRunner:
                             run_id=self.run_id) as ctx:
             for p in group:
                 started = now()
+                began = time.monotonic()
                 try:
                     result = execute_point(ctx, p, store, self.spec.name)
+                    if p.kind == "search":
+                        self.search_seconds[p.switch].append(time.monotonic() - began)
                     stats = switch_stats(ctx)
                     yield p, ("done", {**result, "switch_stats": stats} if stats else result,
                               None, started)

@@ -45,7 +45,7 @@ from vswbench.campaign.paper import PaperInfo, parse_paper
 from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
 from vswbench.campaign.suites import BUILTIN
 from vswbench.campaign.values import (ALL_SWITCHES, CALIBRATION_SWITCH, CHECKS, KINDS, SCALAR_ONLY,
-                                      BadValue, did_you_mean)
+                                      BadValue, did_you_mean, parse_budget)
 from vswbench.errors import UsageError
 from vswbench.switches.catalog import nf_option_problems
 
@@ -70,7 +70,8 @@ KIND_KEYS.update({"rules": ("rule-update",), "update_rate": ("rule-update",),
                   "preset": (*KIND_KEYS["preset"], "rule-update")})   # of its NDR search
 DEFAULT_DURATION["rule-update"] = 5.0
 RULE_UPDATE_LOAD = 0.5             # of the NDR, when a rule-update study gives no rate
-CAMPAIGN_KEYS = ("name", "description", "out")
+CAMPAIGN_KEYS = ("name", "description", "out", "budget")
+
 TOP_KEYS = ("campaign", "study", "paper", "reference", "claim")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -114,6 +115,7 @@ class CampaignSpec:
     description: str = ""
     out: str | None = None
     paper: PaperInfo | None = None               # [paper], [[reference]], [[claim]] (paper.py)
+    budget_s: float | None = None                # [campaign] budget in seconds (None: no decide phase)
 
     def points(self) -> list[Point]:
         return expand(self)
@@ -246,7 +248,7 @@ def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
                             "paper spec [paper], [[reference]], [[claim]])")
     paper = parse_paper(data, problems)
     head = data.get("campaign")
-    name, description, out = "", "", None
+    name, description, out, budget = "", "", None, None
     if not isinstance(head, dict):
         problems.append("[campaign] is missing: add [campaign] with name = \"...\"")
     else:
@@ -265,6 +267,7 @@ def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
         out = head.get("out")
         if out is not None and not (isinstance(out, str) and out.strip()):
             problems.append("[campaign], out: must be a directory path (a string)")
+        budget = parse_budget(head.get("budget"), problems)
     raw_studies = data.get("study")
     studies: list[Study] = []
     if not isinstance(raw_studies, list) or not raw_studies:
@@ -279,7 +282,8 @@ def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
             raise UsageError(f"campaign spec {source}: {problems[0]}")
         raise UsageError(f"campaign spec {source} has {len(problems)} problems:\n"
                          + "\n".join(f"  {p}" for p in problems))
-    return CampaignSpec(name, tuple(studies), text, source, description, out, paper)
+    return CampaignSpec(name, tuple(studies), text, source, description, out, paper, budget)
+
 
 
 def _values(i: int, key: str, raw: Any, problems: list[str]) -> list[Any] | None:

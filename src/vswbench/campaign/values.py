@@ -4,6 +4,7 @@ normalised or raises BadValue with the problem; campaign/spec.py collects them p
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any, Callable
 
 from vswbench import scenario as scenarios
@@ -173,3 +174,26 @@ def did_you_mean(word: Any, choices: Any) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+# [campaign] budget: the whole run's wall time ("7m", "90s", "1h30m" or seconds); after the
+# first pass the runner repeats the searches of neighbouring switches still undecided while it
+# lasts (campaign/decide_phase.py). Without it, every point runs once.
+BUDGET_RE = re.compile(r"(?:([0-9]{1,3})h)?(?:([0-9]{1,4})m)?(?:([0-9]{1,6})s)?")
+MAX_BUDGET_S = 7 * 86400.0
+
+
+def parse_budget(raw: Any, problems: list[str]) -> float | None:
+    """[campaign] budget: seconds (a number) or a duration text such as "7m", "6m30s", "1h"."""
+    if raw is None:
+        return None
+    seconds: float | None = None
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        seconds = float(raw)
+    elif isinstance(raw, str) and raw and raw.isascii() and (m := BUDGET_RE.fullmatch(raw)):
+        h, mi, se = (int(x) if x else 0 for x in m.groups())
+        seconds = h * 3600.0 + mi * 60.0 + se
+    if seconds is None or not 1.0 <= seconds <= MAX_BUDGET_S:
+        shown = repr(raw)[:40]
+        problems.append(f"[campaign], budget: {shown} is not a duration: give seconds (1 to "
+                        f"{MAX_BUDGET_S:.0f}) or a text such as \"7m\", \"6m30s\" or \"1h\"")
+        return None
+    return seconds

@@ -80,9 +80,9 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
 
     campaign = _load(spec, suite)
     points = expand(campaign)
-    size = campaign_size(points)   # every point checked before anything is created
+    size = campaign_size(points, campaign.budget_s)   # every point checked before anything is created
     if dry_run:
-        print_dry_run(campaign.name, points, as_json)
+        print_dry_run(campaign.name, points, as_json, campaign.budget_s)
         return 0
     refusal = size.refusal()
     if refusal and not yes:
@@ -131,13 +131,14 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     return 0 if summary.failed == 0 else 1
 
 
-def print_dry_run(name: str, points: list[Any], as_json: bool) -> None:
+def print_dry_run(name: str, points: list[Any], as_json: bool,
+                  budget_s: float | None = None) -> None:
     """The points a spec expands to, each with its estimated seconds (campaign/runner.py)."""
     import json
 
     from vswbench.campaign.runner import campaign_size, estimates
 
-    size, seconds = campaign_size(points), estimates(points)
+    size, seconds = campaign_size(points, budget_s), estimates(points)
     if as_json:
         click.echo(json.dumps({"campaign": name, "points": [
             {"key": p.key, "label": p.label, "kind": p.kind, "params": p.params(),
@@ -147,7 +148,10 @@ def print_dry_run(name: str, points: list[Any], as_json: bool) -> None:
     width = max((len(p.label) for p in points), default=0)
     for i, p in enumerate(points, start=1):
         click.echo(f"{i:>5}  {p.label.ljust(width)}  ~{seconds[p.key]:,.0f} s")
-    click.echo(f"campaign {name}: {size.describe()} (estimated; nothing measured: --dry-run)")
+    budget = (f"; its budget {budget_s / 60:.1f} min: what the first pass leaves of it repeats "
+              "the searches of switches not yet decided" if budget_s else "")
+    click.echo(f"campaign {name}: {size.describe()} (estimated{budget}; nothing measured: "
+               "--dry-run)")
 
 
 def print_ranking(store_path: Path, fmt: str = "auto") -> None:

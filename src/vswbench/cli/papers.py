@@ -51,7 +51,7 @@ def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: 
     from vswbench.results.points import read_point
 
     specs = directory_specs(directory)
-    sizes = [campaign_size(expand(s)) for s in specs]     # every point checked first
+    sizes = [campaign_size(expand(s), s.budget_s) for s in specs]     # every point checked first
     total_s = sum(s.seconds for s in sizes)
     root = out_root or DEFAULT_ROOT
     for spec, size in zip(specs, sizes):

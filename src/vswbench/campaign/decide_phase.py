@@ -1,0 +1,133 @@
+"""The decide phase: after a campaign's first pass, its budget goes where the answer is still open.
+
+A campaign with `[campaign] budget` (quick: 7 minutes in all) first runs every point once. Then,
+while the budget lasts, it finds the neighbouring switches (in order of median NDR, per scenario,
+frame size, variant and stack) whose searches do not yet decide which is faster
+(results/decide.py: a rank test over repetitions, or noise ranges apart), and a switch whose
+median NDR is above its own baseline's (the no-switch path) without that being decided either. It
+repeats their searches, each on a fresh testbed, in a randomised interleaved order (RMIT: a round
+runs one more repetition of every open setup, shuffled; never all of one switch, then all of the
+next), round after round, until every pair is decided, the budget is spent, or the open setups
+have MAX_REPETITIONS. What is still open then is a tie, and the verdict says why.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from vswbench.campaign.spec import Point
+from vswbench.results.decide import Contender, PairDecision, decide
+from vswbench.results.noise import transition_interval
+from vswbench.results.points import read_point
+from vswbench.results.store import StoredPoint
+
+MAX_REPETITIONS = 6                 # per setup, the first pass's included
+
+
+@dataclass(frozen=True)
+class Role:
+    stack: str                      # "kernel" or "dpdk"
+    baseline: bool                  # no switch in the path (veth, memif)
+    ranked: bool                    # a switch to rank (not a calibration device)
+
+
+def role_of(switch: str) -> Role | None:
+    from vswbench.switches.catalog import all_switches
+
+    cls = all_switches().get(switch)
+    if cls is None:
+        return None
+    return Role(cls.port_kind, bool(cls.direct), not cls.direct and not cls.calibration)
+
+
+def _group_key(p: Point) -> str:
+    params = {k: v for k, v in p.params().items() if k not in ("switch", "repetition")}
+    role = role_of(p.switch)
+    return json.dumps([params, role.stack if role else "?"], sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class Open:
+    """An undecided pair and the first-repetition points of its two setups."""
+    decision: PairDecision
+    points: tuple[Point, Point]
+
+
+def repetitions(base: Point, stored: dict[str, StoredPoint]) -> list[StoredPoint]:
+    """The stored, finished repetitions of `base` (a search point of repetition 0)."""
+    found = []
+    for rep in range(MAX_REPETITIONS):
+        s = stored.get(replace(base, repetition=rep).key)
+        if s is not None and s.status == "done":
+            found.append(s)
+    return found
+
+
+def contender(base: Point, stored: dict[str, StoredPoint]) -> tuple[Contender, bool]:
+    """The setup's NDRs and noise range hull; and whether it reached the tester's ceiling."""
+    reps = repetitions(base, stored)
+    ndrs, ranges, bound = [], [], False
+    for s in reps:
+        h = read_point(s).headline
+        if h.ndr_pps is not None:
+            ndrs.append(h.ndr_pps)
+        bound = bound or bool(h.generator_bound)
+        interval = transition_interval(s.result or {}, "NDR")
+        if interval is not None:
+            ranges.append(interval)
+    hull = (min(lo for lo, _ in ranges), max(hi for _, hi in ranges)) if ranges else None
+    return Contender(base.switch, tuple(ndrs), hull), bound
+
+
+def open_pairs(points: Iterable[Point], stored_points: Iterable[StoredPoint]) -> list[Open]:
+    """Every undecided neighbour pair (and switch-above-baseline pair) of the searches."""
+    stored = {s.key: s for s in stored_points}
+    groups: dict[str, list[Point]] = defaultdict(list)
+    for p in points:
+        if p.kind == "search" and p.repetition == 0 and role_of(p.switch) is not None:
+            groups[_group_key(p)].append(p)
+    out: list[Open] = []
+    for members in groups.values():
+        measured = []
+        for p in members:
+            c, bound = contender(p, stored)
+            if c.ndrs:
+                measured.append((p, c, bound))
+        ranked = sorted(((p, c, b) for p, c, b in measured if role_of(p.switch).ranked),
+                        key=lambda x: (-x[1].median, x[0].switch))
+        for (pa, ca, ba), (pb, cb, bb) in zip(ranked, ranked[1:]):
+            if ba and bb:            # both at the tester's ceiling: the tester stopped them
+                continue
+            d = decide(ca, cb)
+            if not d.decided:
+                out.append(Open(d, (pa, pb)))
+        for pb, cb, bb in (x for x in measured if role_of(x[0].switch).baseline):
+            for p, c, bound in ranked:
+                if c.median > cb.median and not (bound and bb):
+                    d = decide(c, cb)
+                    if not d.decided:
+                        out.append(Open(d, (p, pb)))
+    return out
+
+
+def next_round(opens: Iterable[Open], stored_points: Iterable[StoredPoint],
+               rng: random.Random) -> list[Point]:
+    """One more repetition of every setup in an open pair, shuffled (RMIT)."""
+    stored = {s.key: s for s in stored_points}
+    bases: dict[str, Point] = {}
+    for o in opens:
+        for p in o.points:
+            bases.setdefault(p.key, p)
+    out = []
+    for base in bases.values():
+        taken = [rep for rep in range(MAX_REPETITIONS)
+                 if replace(base, repetition=rep).key in stored]
+        nxt = (max(taken) + 1) if taken else 0
+        if nxt < MAX_REPETITIONS:
+            out.append(replace(base, repetition=nxt))
+    rng.shuffle(out)
+    return out
