@@ -206,11 +206,12 @@ class CampaignRunner:
             todo = [p for p in self.points if p.key not in finished]
             self.run_id = new_run_id()
             run_id = str(self.run_id)
-            store.begin_run(run_id, self.spec, self.fingerprint_json())
             prog = Progress(len(self.points), skipped_before=len(self.points) - len(todo),
                             remaining_s=sum(self._estimates[p.key] for p in todo))
+            fingerprint = self.fingerprint_json()        # the probe: before the run is begun
             status = "failed"
-            try:
+            store.begin_run(run_id, self.spec, fingerprint)
+            try:                                         # nothing between: a signal ends it
                 counts = self._run_points(store, run_id, todo, prog)
                 if self.spec.budget_s is not None:
                     extra = self._decide(store, run_id, prog, start + self.spec.budget_s)
