@@ -167,18 +167,20 @@ def print_ranking(store_path: Path, fmt: str = "auto") -> None:
     if fmt != "rich":
         click.echo(ranking_text(model.verdicts, fmt), nl=False)
         return
-    from vswbench.report.text import COLUMNS, table_rows
+    from vswbench.report.marks import MARKS_NOTE
+    from vswbench.report.text import COLUMNS, LEFT, table_rows
 
     for v in model.verdicts:
         table = Table(title=v.title, caption=v.line, caption_justify="left")
         for i, col in enumerate(COLUMNS):
-            table.add_column(col, justify="left" if i in (0, 1, 11) else "right",
+            table.add_column(col, justify="left" if i in LEFT else "right",
                              overflow="fold")
         for row in table_rows(v):
             table.add_row(*row)
         out.print(table)
     out.print(">=: generator-bound (the tester's ceiling, not the switch's limit); =N: tied "
-              "(their searches' trial ranges overlap)", style="yellow")
+              "(the tie rule of the report); " + MARKS_NOTE, style="yellow", highlight=False,
+              markup=False)
 
 
 def _write_report(out_dir: Path, console: Any = None) -> None:

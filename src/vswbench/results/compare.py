@@ -35,7 +35,8 @@ from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.measure.stats import significant_difference
-from vswbench.results.noise import OUTLIER_Z, Shift, common_shift, overlap, transition_interval
+from vswbench.results.noise import (OUTLIER_Z, SINGLE_SEARCH_NOISE, Shift, common_shift, overlap,
+                                    transition_interval)
 from vswbench.results.points import load
 from vswbench.results.setups import SetupSearches, search_setups
 
@@ -44,7 +45,7 @@ METRICS = {  # name -> (compared_row column, higher is better)
     "p50": ("latency_p50_us", False), "p99": ("latency_p99_us", False),
     "cycles": ("cycles_per_packet", False),
 }
-DEFAULT_NOISE = 0.10
+DEFAULT_NOISE = SINGLE_SEARCH_NOISE
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+SINGLE_SEARCH_NOISE = 0.10  # ten fast searches of the bridge: CV 3.8 %; 1.96 x sqrt(2) x 3.8 %
 MIN_POINTS_FOR_SHIFT = 6     # fewer figures say too little about a run's scatter
 OUTLIER_Z = 3.5              # Iglewicz & Hoaglin's modified z-score limit
 MAD_TO_SIGMA = 1.4826        # MAD x this = sigma for normal data (0.6745 = 1 / 1.4826)
@@ -113,5 +114,5 @@ def common_shift(metric: str, ratios: Sequence[float], noise: float) -> Shift | 
     return Shift(metric, len(logs), math.exp(med), scale)
 
 
-__all__ = ["MIN_POINTS_FOR_SHIFT", "OUTLIER_Z", "Shift", "common_shift", "half_log_width", "overlap",
+__all__ = ["MIN_POINTS_FOR_SHIFT", "OUTLIER_Z", "SINGLE_SEARCH_NOISE", "Shift", "common_shift", "half_log_width", "overlap",
            "transition_interval"]
