@@ -28,7 +28,8 @@ from vswbench.errors import UsageError
 from vswbench.report.model import build_model
 from vswbench.report.verdict import Entry
 from vswbench.results.export import headline, point_record
-from vswbench.results.points import PointRecord, StoredResults, load
+from vswbench.results.loss import LoadLoss
+from vswbench.results.points import Latency, PointRecord, StoredResults, load
 
 __all__ = ["Results", "SwitchResult", "load_results", "run_campaign", "search", "trial"]
 
@@ -57,16 +58,26 @@ class SwitchResult:
     tied: bool
     forwarding_modes: tuple[str, ...]
     versions: tuple[str, ...]
+    latency: Latency | None = None       # the whole figure: every percentile, jitter, IPDV
+    latency_lost_frames: int | None = None     # what its latency trial lost
+    latency_loss_ratio: float | None = None
+    latency_counters_agree: bool | None = None
+    latency_unreliable: tuple[str, ...] = ()   # percentiles above 1 - loss ratio: unreliable
+    ndr_load_loss: LoadLoss | None = None      # what the trials at the NDR's load lost
 
 
 def _switch_result(e: Entry, scenario: str, size: int | str, variant: str,
                    stack: str) -> SwitchResult:
-    r = e.row
+    r, lat = e.row, e.row.latency
     return SwitchResult(e.switch, scenario, size, variant, stack, e.info.role,
                         e.info.description, r.ndr_pps, r.pdr_pps, e.interval,
                         r.generator_bound, r.generator_ceiling_pps, r.latency_p50_us,
                         r.latency_p99_us, r.cycles_per_packet, r.repetitions, e.rank, e.tied,
-                        e.info.forwarding_modes, e.info.versions)
+                        e.info.forwarding_modes, e.info.versions, lat,
+                        None if lat is None else lat.lost_frames,
+                        None if lat is None else lat.loss_ratio,
+                        None if lat is None else lat.counters_agree,
+                        () if lat is None else lat.unreliable, r.ndr_load_loss)
 
 
 class Results:
