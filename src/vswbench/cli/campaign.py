@@ -10,7 +10,7 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vswbench.cli.common import err, num, out
+from vswbench.cli.common import err, num, out, table_out
 from vswbench.errors import UsageError
 
 
@@ -243,6 +243,7 @@ def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float, as_j
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
     else:
+        console = table_out()
         table = Table(title=f"{runs[0]} -> {runs[-1]}" + (f" ({len(runs)} runs)" if len(runs) > 2
                                                           else ""))
         for col in ("point", "metric", "A", "B", "B/A", "significant", "how"):
@@ -253,14 +254,14 @@ def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float, as_j
                 sig += f" ({c.series_groups} group{'s' if c.series_groups > 1 else ''})"
             table.add_row(c.label, c.metric, num(c.a, 1), num(c.b, 1), f"{c.ratio:.3f}", sig,
                           c.how)
-        out.print(table)
+        console.print(table)
         n_sig = sum(c.significant for c in result.changes)
-        out.print(f"{len(result.changes)} comparisons, {n_sig} significant"
-                  + (f"; {len(result.unmatched)} points in only one run" if result.unmatched
-                     else ""), highlight=False)
+        console.print(f"{len(result.changes)} comparisons, {n_sig} significant"
+                      + (f"; {len(result.unmatched)} points in only one run"
+                         if result.unmatched else ""), highlight=False)
         for shift in result.shifts:
-            out.print(f"common shift, {shift.describe()}: points are judged against it",
-                      highlight=False)
+            console.print(f"common shift, {shift.describe()}: points are judged against it",
+                          highlight=False)
         for f in result.failures:
             err.print(f"[red]fail: {f}[/]", highlight=False)
     return 1 if result.failures else 0
