@@ -124,12 +124,12 @@ class PointValues:
 
 def compared_row(s: SetupSearches) -> dict[str, Any]:
     """The numbers compared for one setup, exactly as the report's ranking shows them
-    (results.setups): the median NDR, the median repetition's PDR, bounds and cycles per packet
-    near the NDR, latency at 90 % of the NDR."""
+    (results.setups): the medians of NDR, PDR and cycles per packet near the NDR over the
+    repetitions, the median repetition's bounds, latency at 90 % of the NDR."""
     h, lat = s.chosen.headline, s.latency
-    return {"ndr_pps": s.ndr_pps, "pdr_pps": h.pdr_pps, "lower_bound_pps": h.lower_bound_pps,
+    return {"ndr_pps": s.ndr_pps, "pdr_pps": s.pdr_pps, "lower_bound_pps": h.lower_bound_pps,
             "upper_bound_pps": h.upper_bound_pps, "generator_bound": h.generator_bound,
-            "cycles_per_packet": h.cycles_per_packet,
+            "cycles_per_packet": s.cycles_per_packet,
             "latency_p50_us": None if lat is None else lat.p50_us,
             "latency_p99_us": None if lat is None else lat.p99_us}
 

@@ -43,13 +43,6 @@ class SetupSearches:
     ndr_load_loss: LoadLoss | None = None    # the worst repetition's
 
     @property
-    def median_note(self) -> str:
-        """Which figures are medians: "" for a single search."""
-        n = len(self.repetitions)
-        return "" if n < 2 else (f"medians over {n} repetitions: NDR, PDR, cycles per packet; "
-                                 "latency percentiles over the latency points")
-
-    @property
     def ndr_values(self) -> tuple[float, ...]:
         return tuple(v for v in (r.headline.ndr_pps for r in self.repetitions) if v is not None)
 
