@@ -164,11 +164,17 @@ def test_the_csv_json_lines_and_api_carry_the_loss(lossy: Path, tmp_path: Path) 
     import jsonschema
 
     from vswbench.api import load_results
-    from vswbench.results.export import export_csv, point_record
+    import pyarrow.parquet as pq
+
+    from vswbench.results.export import export_csv, export_parquet, point_record
 
     with ResultStore(lossy / "results.sqlite", create=False) as store:
         export_csv(store, tmp_path / "h.csv")
+        export_parquet(store, tmp_path / "h.parquet")
         points = store.points()
+    table = pq.read_table(tmp_path / "h.parquet").to_pylist()
+    parquet = next(r for r in table if r["kind"] == "latency" and r["switch"] == "bridge")
+    assert parquet["latency_lost_frames"] == LOST and parquet["latency_counters_agree"] is False
     rows = list(csv.DictReader((tmp_path / "h.csv").open(encoding="utf-8")))
     row = next(r for r in rows if r["kind"] == "latency" and r["switch"] == "bridge")
     assert float(row["loss_ratio"]) == pytest.approx(LOST / SENT)
