@@ -112,3 +112,19 @@ def test_piped_compare_keeps_whole_numbers_and_lines(tmp_path: Path) -> None:
     assert "…" not in result.output
     assert "1,280,000.0" in result.output and "462,000.0" in result.output
     assert "30 % latency noise band" in result.output         # the "how" column, not cut
+
+
+def test_piped_doctor_keeps_its_fix_commands_whole(monkeypatch) -> None:
+    from vswbench.host import doctor
+
+    fix = ("set `echo never > /sys/kernel/mm/transparent_hugepage/enabled` (and "
+           "transparent_hugepage=never on the kernel command line) so khugepaged leaves the "
+           "switch cores alone")
+    report = doctor.DoctorReport(
+        [doctor.ToolCheck("ip", True, "/usr/sbin/ip", "every testbed (iproute2)")],
+        {"release": "6.18.0-fixture"}, [],
+        [doctor.TuningCheck("transparent hugepages", "madvise", "never", False, fix)])
+    monkeypatch.setattr(doctor, "run_doctor", lambda: report)
+    result = CliRunner().invoke(cli, ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert fix in result.output and "…" not in result.output
