@@ -1,12 +1,13 @@
 """The public Python API: results as typed records, a search or a trial from Python.
 
+    from pathlib import Path
     from vswbench.api import load_results
 
-    results = load_results("results/quick-20261124-081638")
+    results = load_results(max(Path("results").glob("quick-*")))   # the newest quick run
     for line in results.verdicts:                 # the report's verdict lines
         print(line)
-    bridge = results.get("bridge", size=64)       # a SwitchResult: NDR, bounds, latency, ...
-    assert results.ndr("bridge", size=64) >= 0.5 * results.ndr("veth", size=64)
+    bridge = results.get("bridge", size=64)       # a SwitchResult: NDR, bounds, latency, loss
+    assert results.ndr("bridge", size=64) >= 0.1 * results.ndr("veth", size=64)
     frame = results.dataframe()                   # one headline row per point (pandas)
 
 Every number is results/points.py's (the one definition of each headline, as the report, the
@@ -28,7 +29,8 @@ from vswbench.errors import UsageError
 from vswbench.report.model import build_model
 from vswbench.report.verdict import Entry
 from vswbench.results.export import headline, point_record
-from vswbench.results.points import PointRecord, StoredResults, load
+from vswbench.results.loss import LoadLoss
+from vswbench.results.points import Latency, PointRecord, StoredResults, load
 
 __all__ = ["Results", "SwitchResult", "load_results", "run_campaign", "search", "trial"]
 
@@ -57,16 +59,26 @@ class SwitchResult:
     tied: bool
     forwarding_modes: tuple[str, ...]
     versions: tuple[str, ...]
+    latency: Latency | None = None       # the whole figure: every percentile, jitter, IPDV
+    latency_lost_frames: int | None = None     # what its latency trial lost
+    latency_loss_ratio: float | None = None
+    latency_counters_agree: bool | None = None
+    latency_unreliable: tuple[str, ...] = ()   # percentiles above 1 - loss ratio: unreliable
+    ndr_load_loss: LoadLoss | None = None      # what the trials at the NDR's load lost
 
 
 def _switch_result(e: Entry, scenario: str, size: int | str, variant: str,
                    stack: str) -> SwitchResult:
-    r = e.row
+    r, lat = e.row, e.row.latency
     return SwitchResult(e.switch, scenario, size, variant, stack, e.info.role,
                         e.info.description, r.ndr_pps, r.pdr_pps, e.interval,
                         r.generator_bound, r.generator_ceiling_pps, r.latency_p50_us,
                         r.latency_p99_us, r.cycles_per_packet, r.repetitions, e.rank, e.tied,
-                        e.info.forwarding_modes, e.info.versions)
+                        e.info.forwarding_modes, e.info.versions, lat,
+                        None if lat is None else lat.lost_frames,
+                        None if lat is None else lat.loss_ratio,
+                        None if lat is None else lat.counters_agree,
+                        () if lat is None else lat.unreliable, r.ndr_load_loss)
 
 
 class Results:

@@ -3,11 +3,13 @@
 Enable it with `-p vswbench.pytest_plugin` (or `pytest_plugins = ["vswbench.pytest_plugin"]` in
 a conftest.py) and point it at a results directory:
 
-    pytest -p vswbench.pytest_plugin --vswbench-results results/quick-20261124-081638
+    pytest -p vswbench.pytest_plugin --vswbench-results "$(ls -d results/quick-* | tail -1)"
 
     def test_bridge_keeps_up(vswbench_results):
         baseline = vswbench_results.ndr("veth", size=64)
-        assert vswbench_results.ndr("bridge", size=64) >= 0.5 * baseline
+        assert vswbench_results.ndr("bridge", size=64) >= 0.1 * baseline   # a loose floor
+
+(`vswbench run --suite quick` writes results/quick-<date-time>/; the newest is the last.)
 
 Fixtures:
 - `vswbench_results`: the Results (vswbench.api) of --vswbench-results DIR (or the environment

@@ -1,5 +1,6 @@
 """vswbench.api and the pytest plugin on fixture stores (invented numbers); the README's API
-example runs here as written, against a fixture store at results/quick."""
+example and its pytest plugin example run here as written, against a fixture store where the
+quick suite writes (results/quick-<date-time>)."""
 
 from __future__ import annotations
 
@@ -21,16 +22,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("api") / "results" / "quick"
+    base = tmp_path_factory.mktemp("api") / "results" / "quick-20261127-010203"
     base.mkdir(parents=True)
     write_fixture_store(base / "results.sqlite", variant="quick")
     return base
 
 
-def readme_example() -> str:
+def readme_example(marker: str = "api-example") -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    m = re.search(r"<!-- api-example -->\s*```python\n(.*?)```", text, re.S)
-    assert m, "README.md lost its API example (marked <!-- api-example -->)"
+    m = re.search(rf"<!-- {marker} -->\s*```python\n(.*?)```", text, re.S)
+    assert m, f"README.md lost its example marked <!-- {marker} -->"
     return m.group(1)
 
 
@@ -40,6 +41,7 @@ def test_readme_example_runs(quick, monkeypatch, capsys) -> None:
     printed = capsys.readouterr().out
     assert "64 B, kernel switches: xdp and tc-bpf lead" in printed
     assert "Linux bridge" in printed and "ndr_pps" in printed
+    assert "latency_loss_ratio" in printed and "unreliable: none" in printed
 
 
 def test_results_are_typed_records(quick) -> None:
@@ -73,9 +75,7 @@ def test_measuring_needs_root(tmp_path, monkeypatch) -> None:
         api.search("bridge", out=tmp_path / "s")
 
 
-PLUGIN_TEST = '''
-def test_bridge_keeps_up(vswbench_results):
-    assert vswbench_results.ndr("bridge", size=64) >= 0.5 * vswbench_results.ndr("veth", size=64)
+PLUGIN_TEST = readme_example("plugin-example") + '''
 
 def test_loader(vswbench_load, vswbench_results):
     assert vswbench_load(vswbench_results.path).ndr("xdp", size=64) == 690000.0

@@ -90,3 +90,28 @@ def test_merge_latency_p25_p95_from_the_histogram():
     merged = merge_latency([one, two])
     assert merged["p25"] == 3.0 and merged["p95"] == 10.0
     assert set(merge_latency([])) >= {"p25", "p95"}
+
+
+def test_merge_latency_fills_p9999_stddev_and_delay_variation():
+    """p99.99 and stddev are never empty where the engine measured them: one receiver's own,
+    of several p99.99 from the merged histogram and the standard deviation pooled."""
+    from vswbench.measure.trial import merge_delay_variation
+
+    one = parse_final({"type": "final", "tx_frames": 100, "rx_frames": 100, "lost": 0,
+                       "duplicated": 0, "reordered": 0, "jitter_us": 2.0,
+                       "ipdv_us": {"p1": -1.0, "p50": 0.0, "p99": 1.5},
+                       "latency_us": {"min": 1, "p50": 2, "p90": 3, "p99": 4, "p999": 5,
+                                      "p9999": 5.5, "max": 6, "mean": 2.0, "stddev": 1.0,
+                                      "count": 100}, "hist": [[1000, 3000, 100]]})
+    lat = merge_latency([one])
+    assert (lat["p9999"], lat["stddev"]) == (5.5, 1.0)
+    assert merge_delay_variation([one]) == (2.0, {"p1": -1.0, "p50": 0.0, "p99": 1.5})
+    two = parse_final({"type": "final", "tx_frames": 100, "rx_frames": 100, "lost": 0,
+                       "duplicated": 0, "reordered": 0, "jitter_us": 4.0,
+                       "latency_us": {"min": 3, "p50": 4, "p90": 4, "p99": 4, "p999": 4,
+                                      "p9999": 4, "max": 5, "mean": 4.0, "stddev": 1.0,
+                                      "count": 100}, "hist": [[3000, 5000, 100]]})
+    merged = merge_latency([one, two])
+    assert merged["p9999"] == 5.0
+    assert merged["stddev"] == pytest.approx(2 ** 0.5)      # within 1, means 2 and 4 apart
+    assert merge_delay_variation([one, two]) == (3.0, None)

@@ -10,7 +10,7 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vswbench.cli.common import err, num, out
+from vswbench.cli.common import err, num, out, table_out
 from vswbench.errors import UsageError
 
 
@@ -171,18 +171,20 @@ def print_ranking(store_path: Path, fmt: str = "auto") -> None:
     if fmt != "rich":
         click.echo(ranking_text(model.verdicts, fmt), nl=False)
         return
-    from vswbench.report.text import COLUMNS, table_rows
+    from vswbench.report.marks import MARKS_NOTE
+    from vswbench.report.text import COLUMNS, LEFT, table_rows
 
     for v in model.verdicts:
         table = Table(title=v.title, caption=v.line, caption_justify="left")
         for i, col in enumerate(COLUMNS):
-            table.add_column(col, justify="left" if i in (0, 1, 11) else "right",
+            table.add_column(col, justify="left" if i in LEFT else "right",
                              overflow="fold")
         for row in table_rows(v):
             table.add_row(*row)
         out.print(table)
     out.print(">=: generator-bound (the tester's ceiling, not the switch's limit); =N: tied "
-              "(their searches' trial ranges overlap)", style="yellow")
+              "(the tie rule of the report); " + MARKS_NOTE, style="yellow", highlight=False,
+              markup=False)
 
 
 def _write_report(out_dir: Path, console: Any = None) -> None:
@@ -245,6 +247,7 @@ def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float, as_j
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
     else:
+        console = table_out()
         table = Table(title=f"{runs[0]} -> {runs[-1]}" + (f" ({len(runs)} runs)" if len(runs) > 2
                                                           else ""))
         for col in ("point", "metric", "A", "B", "B/A", "significant", "how"):
@@ -255,14 +258,14 @@ def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float, as_j
                 sig += f" ({c.series_groups} group{'s' if c.series_groups > 1 else ''})"
             table.add_row(c.label, c.metric, num(c.a, 1), num(c.b, 1), f"{c.ratio:.3f}", sig,
                           c.how)
-        out.print(table)
+        console.print(table)
         n_sig = sum(c.significant for c in result.changes)
-        out.print(f"{len(result.changes)} comparisons, {n_sig} significant"
-                  + (f"; {len(result.unmatched)} points in only one run" if result.unmatched
-                     else ""), highlight=False)
+        console.print(f"{len(result.changes)} comparisons, {n_sig} significant"
+                      + (f"; {len(result.unmatched)} points in only one run"
+                         if result.unmatched else ""), highlight=False)
         for shift in result.shifts:
-            out.print(f"common shift, {shift.describe()}: points are judged against it",
-                      highlight=False)
+            console.print(f"common shift, {shift.describe()}: points are judged against it",
+                          highlight=False)
         for f in result.failures:
             err.print(f"[red]fail: {f}[/]", highlight=False)
     return 1 if result.failures else 0

@@ -24,6 +24,14 @@ out = Console()
 err = Console(stderr=True, soft_wrap=True)   # messages are never cut into lines
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+PIPE_WIDTH = 100_000     # a table printed to a pipe or a file: never cut, never folded
+
+
+def table_out() -> Console:
+    """The console for tables: `out` on a terminal; for a pipe or a file, one as wide as any
+    line, so a table keeps whole numbers and never cuts a cell to 80 columns (as `run` prints
+    its ranking as plain text there)."""
+    return out if out.is_terminal else Console(width=PIPE_WIDTH)
 
 
 def versions_text(versions: dict[str, str]) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import EXIT_FAILURE, err, num, out, seconds, versions_text
+from vswbench.cli.common import EXIT_FAILURE, err, num, out, seconds, table_out, versions_text
 from vswbench.errors import require_root
 
 
@@ -187,8 +187,9 @@ def doctor(as_json: bool) -> int:
     for c in report.tuning:
         ok = "?" if c.ok is None else ("[green]yes[/]" if c.ok else "[red]no[/]")
         tuning.add_row(c.name, c.current, c.recommended, ok, c.why)
+    console = table_out()
     for table in (tools, kernel, tuning):
-        out.print(table)
+        console.print(table)
     for note in report.notes:
         err.print(f"[yellow]{note}[/]", highlight=False)
     return 0

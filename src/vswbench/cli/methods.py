@@ -126,6 +126,11 @@ def _print_search(results: list[Any], data: dict[str, Any]) -> None:
                       f"{r.session.get('mean_s', 0) * 1000:.0f} ms")
     out.print(table)
     out.print(f"NDR: {data['ndr']}", highlight=False)
+    from vswbench.results.points import ndr_load_loss
+
+    at_ndr = ndr_load_loss(data)
+    if at_ndr is not None and at_ndr.lossy_trials:
+        out.print(f"[yellow]{at_ndr.describe()}[/]", highlight=False)
     if data.get("headroom"):
         out.print(f"generator ceiling {data['generator_ceiling_pps']:,.0f} pps "
                   f"(NDR is {data['headroom'] * 100:.0f} % of it)", highlight=False)

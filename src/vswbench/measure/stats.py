@@ -14,18 +14,23 @@ A benchmark repeated N times gives N numbers; this module says what they are tog
     causes on a Linux host (interference, frequency scaling, VM steal time, short trials);
   - the fraction of CPU time stolen by the hypervisor between two /proc/stat samples.
 
-Everything is deterministic: the bootstrap draws from `random.Random(seed)`, so the same values
-give the same interval on every run (and in the tests). Standard library only.
+The bootstrap intervals are scipy.stats.bootstrap's (percentile method, each sample resampled
+independently), the quartiles numpy's (linear interpolation, Hyndman and Fan type 7). Everything
+is deterministic: the bootstrap draws from `numpy.random.default_rng(seed)`, so the same values
+give the same interval on every run (and in the tests).
 """
 
 from __future__ import annotations
 
 import math
-import random
 import statistics
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+from scipy import stats as sps
 
 from vswbench.errors import UsageError
 
@@ -90,22 +95,30 @@ def _check_level(level: float, resamples: int) -> None:
         raise UsageError(f"{resamples} bootstrap resamples: need at least 1")
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """Quantile q (0..1) of sorted values by linear interpolation between the closest ranks
-    (Hyndman and Fan type 7: numpy's default, `statistics.quantiles(method="inclusive")`)."""
-    if len(ordered) == 1:
-        return ordered[0]
-    pos = q * (len(ordered) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+def _bootstrap(samples: tuple[list[float], ...], statistic: Any, level: float, resamples: int,
+               seed: int) -> tuple[float, float]:
+    """scipy.stats.bootstrap's percentile interval of `statistic` over independent resamples of
+    each sample (a sample whose values are all equal gives a degenerate interval, not a NaN).
+    A single value resamples to itself: it is given to scipy twice (scipy wants two)."""
+    samples = tuple(x * 2 if len(x) == 1 else x for x in samples)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # "degenerate" bootstrap distributions: all equal
+        res = sps.bootstrap(tuple(np.asarray(x) for x in samples), statistic, n_resamples=resamples,
+                            confidence_level=level, method="percentile", vectorized=True,
+                            rng=np.random.default_rng(seed))
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if math.isnan(low) or math.isnan(high):             # every resample gave the same value
+        value = float(statistic(*(np.asarray(x) for x in samples), axis=-1))
+        return value, value
+    return low, high
 
 
-def _percentile_interval(estimates: list[float], level: float) -> tuple[float, float]:
-    """The central `level` interval of bootstrap estimates (the percentile method)."""
-    estimates.sort()
-    alpha = 1.0 - level
-    return _quantile(estimates, alpha / 2), _quantile(estimates, 1.0 - alpha / 2)
+def _median(x: Any, axis: int = -1) -> Any:
+    return np.median(x, axis=axis)
+
+
+def _ratio_of_medians(a: Any, b: Any, axis: int = -1) -> Any:
+    return np.median(b, axis=axis) / np.median(a, axis=axis)
 
 
 def summarize(values: Sequence[float], *, ci_level: float = 0.95, resamples: int = 2000,
@@ -123,9 +136,7 @@ def summarize(values: Sequence[float], *, ci_level: float = 0.95, resamples: int
     if n == 1:
         ci_low = ci_high = data[0]
     else:
-        rng = random.Random(seed)
-        medians = [statistics.median(rng.choices(data, k=n)) for _ in range(resamples)]
-        ci_low, ci_high = _percentile_interval(medians, ci_level)
+        ci_low, ci_high = _bootstrap((data,), _median, ci_level, resamples, seed)
     return Summary(n, median, mean, min(data), max(data), stdev, cv, ci_low, ci_high, ci_level,
                    tuple(data))
 
@@ -168,8 +179,7 @@ def outliers(values: Sequence[float]) -> list[int]:
     data = _checked(values)
     if len(data) < 3:
         return []
-    ordered = sorted(data)
-    q1, q3 = _quantile(ordered, 0.25), _quantile(ordered, 0.75)
+    q1, q3 = (float(q) for q in np.percentile(data, [25, 75]))
     iqr = q3 - q1
     low, high = q1 - TUKEY_K * iqr, q3 + TUKEY_K * iqr
     return [i for i, v in enumerate(data) if v < low or v > high]
@@ -192,13 +202,7 @@ def significant_difference(a: Sequence[float], b: Sequence[float], *, level: flo
         raise UsageError("significant_difference: the baseline values must all be positive "
                          "(the ratio of medians divides by them)")
     _check_level(level, resamples)
-    rng = random.Random(seed)
-    ratios = []
-    for _ in range(resamples):
-        ma = statistics.median(rng.choices(xa, k=len(xa)))
-        mb = statistics.median(rng.choices(xb, k=len(xb)))
-        ratios.append(mb / ma)
-    low, high = _percentile_interval(ratios, level)
+    low, high = _bootstrap((xa, xb), _ratio_of_medians, level, resamples, seed)
     significant = len(xa) >= 2 and len(xb) >= 2 and not low <= 1.0 <= high
     return low, high, significant
 

@@ -91,6 +91,9 @@ class TrialResult:
     irq_rates: dict[str, dict[str, float]] = field(default_factory=dict)
     # --profile: perf samples per core (host/perf.py TrialProfile) and the CPU cross-check
     profile: dict[str, Any] | None = None
+    # RFC 3550 jitter and RFC 3393 IPDV percentiles as the engine measured them (merge_delay_variation)
+    jitter_us: float | None = None
+    ipdv_us: dict[str, float] | None = None
 
     @property
     def counters_agree(self) -> bool:
@@ -127,10 +130,11 @@ def _percentile(buckets: list[HistogramBucket], q: float) -> float | None:
 
 def merge_latency(finals: list[FinalRecord]) -> dict[str, float | None]:
     """One receiver: its summary. Several: percentiles from the merged histograms (bucket upper
-    bounds), min/max/mean exact. p25 and p95 (Emmerich et al. Table 2) always from the
-    histogram (the engine's summary has neither)."""
+    bounds), min/max/mean exact, the standard deviation pooled from each receiver's mean and
+    standard deviation. p25 and p95 (Emmerich et al. Table 2) always from the histogram (the
+    engine's summary has neither)."""
     with_lat = [f for f in finals if f.latency_us is not None and not f.latency_us.empty]
-    keys = ("min", "p25", "p50", "p90", "p95", "p99", "p999", "max", "mean")
+    keys = ("min", "p25", "p50", "p90", "p95", "p99", "p999", "p9999", "max", "mean", "stddev")
     if not with_lat:
         return {k: None for k in keys}
     buckets = [b for f in with_lat for b in f.hist]
@@ -151,9 +155,28 @@ def merge_latency(finals: list[FinalRecord]) -> dict[str, float | None]:
         v = _percentile(buckets, q)
         return None if v is None else min(max(v, low), high)
 
+    pooled = sum(((la.stddev or 0) ** 2 + ((la.mean or 0) - mean) ** 2) * c  # type: ignore
+                 for la, c in zip(lats, counts)) / sum(counts)
     return {"min": low, "p25": within(0.25), "p50": within(0.5), "p90": within(0.9),
-            "p95": within(0.95), "p99": within(0.99), "p999": within(0.999), "max": high,
-            "mean": mean}
+            "p95": within(0.95), "p99": within(0.99), "p999": within(0.999),
+            "p9999": within(0.9999), "max": high, "mean": mean,
+            "stddev": pooled ** 0.5 if all(la.stddev is not None for la in lats) else None}
+
+
+def merge_delay_variation(finals: list[FinalRecord]) -> tuple[float | None,
+                                                               dict[str, float] | None]:
+    """RFC 3550 jitter and RFC 3393 IPDV percentiles of the receivers that measured latency:
+    one receiver's own; of several, the jitter weighted by frames received and no IPDV (its
+    percentiles do not merge from the summaries)."""
+    with_lat = [f for f in finals if f.latency_us is not None and not f.latency_us.empty
+                and f.jitter_us is not None]
+    if not with_lat:
+        return None, None
+    if len(with_lat) == 1:
+        return with_lat[0].jitter_us, with_lat[0].ipdv_us
+    counts = [max(1, f.rx_frames) for f in with_lat]
+    jitter = sum((f.jitter_us or 0.0) * c for f, c in zip(with_lat, counts)) / sum(counts)
+    return jitter, None
 
 
 # -- phases ------------------------------------------------------------------------------------
@@ -378,4 +401,5 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
         nf_counters=element_counters(testbed.scenario, testbed.nf, delta,
                                      {k: v.ifname for k, v in testbed.ports.items()},
                                      outcome.switch_before, outcome.switch_after),
-        irq_rates=irq_rates(outcome.irq_before, outcome.irq_after))
+        irq_rates=irq_rates(outcome.irq_before, outcome.irq_after),
+        **dict(zip(("jitter_us", "ipdv_us"), merge_delay_variation(rx_finals))))

@@ -22,7 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from vswbench.errors import UsageError
-from vswbench.results.points import Setup, StoredResults, size_order
+from vswbench.results.loss import LoadLoss
+from vswbench.results.points import Latency, Setup, StoredResults, size_order
 from vswbench.results.series import Bucket
 from vswbench.results.setups import search_setups
 from vswbench.units import wire_gbps
@@ -47,6 +48,8 @@ class RankingRow:
     repetitions: int                     # stored search points behind the row
     ndr_cv: float | None                 # over those repetitions, or the search's own --repeat
     useful_cycles_per_packet: float | None = None   # polling switches: cycles on work with frames
+    latency: Latency | None = None       # the whole figure: percentiles, its trial's loss, jitter
+    ndr_load_loss: LoadLoss | None = None  # what the trials at the NDR's load lost
 
     @property
     def ndr_mpps(self) -> float | None:
@@ -58,19 +61,20 @@ class RankingRow:
 
 
 def ranking(data: StoredResults) -> list[RankingRow]:
-    """One row per setup that has a finished search (results.setups.search_setups: the median
-    NDR over repetitions, the rest from the median repetition, latency at 90 % of the NDR),
-    ranked by NDR within its scenario, frame size and variant."""
+    """One row per setup that has a finished search (results.setups.search_setups: the medians
+    of NDR, PDR and cycles over repetitions, the generator bound of the median repetition,
+    latency at 90 % of the NDR), ranked by NDR within its scenario, frame size and variant."""
     rows = []
     for s in search_setups(data.records()):
         h = s.chosen.headline
         lat = s.latency
         rows.append(RankingRow(0, s.setup, s.ndr_pps, wire_gbps(s.ndr_pps, s.setup.size),
-                               h.pdr_pps, s.chosen.pdr_gbps,
+                               s.pdr_pps, wire_gbps(s.pdr_pps, s.setup.size),
                                None if lat is None else lat.p50_us,
-                               None if lat is None else lat.p99_us, h.cycles_per_packet,
+                               None if lat is None else lat.p99_us, s.cycles_per_packet,
                                bool(h.generator_bound), h.generator_ceiling_pps,
-                               len(s.repetitions), s.ndr_cv, h.useful_cycles_per_packet))
+                               len(s.repetitions), s.ndr_cv, s.useful_cycles_per_packet,
+                               lat, s.ndr_load_loss))
     rows.sort(key=lambda r: (r.setup.scenario, size_order(r.setup.size), r.setup.variant,
                              -(r.ndr_pps or -1.0), r.setup.switch))
     ranked, previous, rank = [], None, 0

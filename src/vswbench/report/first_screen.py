@@ -8,13 +8,15 @@ from collections.abc import Sequence
 from html import escape
 
 from vswbench.report.backends import BASELINE
+from vswbench.report.marks import MARKS_NOTE, latency_loss_cell, ndr_loss_cell, percentile_cell
 from vswbench.report.summary import MachineSummary
 from vswbench.report.verdict import TIE_RULE, Entry, Verdict, mpps
 
 HEAD = ["#", "switch", "what it is", "NDR Mpps", "noise range Mpps", "NDR Gbit/s", "PDR Mpps",
-        "p50 µs @90 %", "p99 µs @90 %", "cycles/packet", "useful cycles/packet",
-        "searches", "NDR CV", "how it ran (mode; CPUs; tester I/O; versions)"]
-NUMERIC = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+        "loss at NDR", "p50 µs @90 %", "p99 µs @90 %", "latency trial loss", "cycles/packet",
+        "useful cycles/packet", "searches", "NDR CV",
+        "how it ran (mode; CPUs; tester I/O; versions)"]
+NUMERIC = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}
 
 
 def _num(value: float | int | None, digits: int = 1) -> str:
@@ -49,8 +51,10 @@ def _row(e: Entry, rank_cell: str, css: str) -> str:
              else f"{mpps(e.interval[0])}–{mpps(e.interval[1])}")
     cells = [rank_cell, f"<b>{escape(e.switch)}</b>", escape(e.info.description),
              f"{bound}{mpps(r.ndr_pps)}", noise, f"{bound}{_num(r.ndr_gbps, 3)}",
-             mpps(r.pdr_pps), _num(r.latency_p50_us), _num(r.latency_p99_us),
-             _num(r.cycles_per_packet, 0), _num(r.useful_cycles_per_packet, 0),
+             mpps(r.pdr_pps), escape(ndr_loss_cell(r.ndr_load_loss, "–")),
+             escape(percentile_cell(r.latency, "p50", "–")),
+             escape(percentile_cell(r.latency, "p99", "–")),
+             escape(latency_loss_cell(r.latency, "–")), _num(r.cycles_per_packet, 0), _num(r.useful_cycles_per_packet, 0),
              str(r.repetitions), "–" if r.ndr_cv is None else f"{r.ndr_cv * 100:.1f} %",
              escape(e.info.where())]
     tds = "".join(f'<td class="num">{c}</td>' if i in NUMERIC else f"<td>{c}</td>"
@@ -84,17 +88,18 @@ def _slug(text: str) -> str:
 
 
 RANKING_NOTE = (
-    '<p class="footnote">NDR and PDR in millions of frames per second (the median over a '
-    "campaign's repetitions); noise range: the loads over which the search's trials were mixed "
-    "(the tie rule above); Gbit/s on the wire (each frame plus 20 bytes of preamble and "
+    '<p class="footnote">NDR and PDR in millions of frames per second (each the median over a '
+    "campaign's repetitions, as are cycles per packet and the latency percentiles); noise "
+    "range: the range of the tie rule above; Gbit/s on the wire (each frame plus 20 bytes of preamble and "
     "inter-frame gap). Latency in microseconds at 90 % of the NDR (– when none was measured). "
-    "Cycles per packet from the search's highest lossless trial at or below the NDR: busy CPU "
+    "Cycles per packet: the median of the search's lossless trials at the NDR's load (else its "
+    "highest lossless trial below the NDR): busy CPU "
     "time of all cores (a polling core counts 100 % whatever the load) over the frames "
     "received; useful cycles, where the switch counts them (OVS PMD processing cycles, testpmd "
     "--record-core-cycles), only the switch's cycles on bursts that carried frames. NDR CV: "
     "coefficient of variation over repetitions (or the search's own --repeat). ≥: "
     "generator-bound, the tester's limit; the switch forwards at least this much. =N: tied "
-    "rank.</p>")
+    "rank. " + escape(MARKS_NOTE) + "</p>")
 
 
 def ranking_tables(verdicts: Sequence[Verdict]) -> str:

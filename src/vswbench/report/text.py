@@ -8,12 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vswbench.report.backends import BASELINE
+from vswbench.report.marks import (MARKS_NOTE, latency_loss_cell, ndr_loss_cell,
+                                   percentile_cell)
 from vswbench.report.verdict import Entry, Verdict, mpps
+from vswbench.results.loss import loss_text
 from vswbench.results.points import PointRecord
 
-COLUMNS = ("#", "switch", "NDR Mpps", "range Mpps", "Gbit/s", "PDR Mpps", "p50 us@90%",
-           "p99 us@90%", "cycles/pkt", "useful", "reps", "mode")
-LEFT = {0, 1, 11}
+COLUMNS = ("#", "switch", "NDR Mpps", "range Mpps", "Gbit/s", "PDR Mpps", "loss at NDR",
+           "p50 us@90%", "p99 us@90%", "lat. loss", "cycles/pkt", "useful", "reps", "mode")
+LEFT = {0, 1, 13}
 FORMATS = ("text", "md")
 
 
@@ -26,8 +29,10 @@ def _cells(e: Entry, rank: str) -> list[str]:
     bound = ">=" if r.generator_bound else ""
     rng = "-" if e.interval is None else f"{mpps(e.interval[0])}-{mpps(e.interval[1])}"
     return [rank, e.switch, f"{bound}{mpps(r.ndr_pps)}", rng, _num(r.ndr_gbps, 3),
-            mpps(r.pdr_pps), _num(r.latency_p50_us), _num(r.latency_p99_us),
-            _num(r.cycles_per_packet, 0), _num(r.useful_cycles_per_packet, 0),
+            mpps(r.pdr_pps), ndr_loss_cell(r.ndr_load_loss),
+            percentile_cell(r.latency, "p50"), percentile_cell(r.latency, "p99"),
+            latency_loss_cell(r.latency), _num(r.cycles_per_packet, 0),
+            _num(r.useful_cycles_per_packet, 0),
             str(r.repetitions), " / ".join(e.info.forwarding_modes) or "-"]
 
 
@@ -68,9 +73,9 @@ def ranking_text(verdicts: Sequence[Verdict], fmt: str = "text") -> str:
         out.append("")
         out += _markdown(table_rows(v)) if fmt == "md" else _plain(table_rows(v))
         out.append("")
-    out.append("NDR/PDR by MLRsearch in Mpps; range: the loads over which the search's trials "
-               "were mixed (overlapping ranges are ties, =N); >=: generator-bound (the tester's "
-               "ceiling, not the switch's limit); latency at 90 % of the NDR in microseconds.")
+    out.append("NDR/PDR by MLRsearch in Mpps (medians over repetitions); range: the tie rule's "
+               "noise range (=N: tied); >=: generator-bound (the tester's ceiling, not the "
+               "switch's limit); latency at 90 % of the NDR in microseconds. " + MARKS_NOTE)
     return "\n".join(out) + "\n"
 
 
@@ -98,9 +103,15 @@ def point_line(rec: PointRecord) -> str:
         parts.append(f"peak {mpps(h.peak_achieved_pps)} Mpps")
     elif rec.kind == "b2b" and h.b2b_frames is not None:
         parts.append(f"back-to-back {h.b2b_frames:,.0f} frames")
+    if rec.kind == "search" and h.ndr_load_loss is not None and h.ndr_load_loss.lossy_trials:
+        parts.append(h.ndr_load_loss.describe())
     lat = h.latency
     if lat is not None and lat.p99_us is not None:
         at = (f" at {lat.fraction_of_ndr * 100:g} % of NDR {mpps(h.ndr_pps)} Mpps"
               if lat.fraction_of_ndr is not None and h.ndr_pps is not None else "")
-        parts.append(f"p50 {_num(lat.p50_us)} us, p99 {_num(lat.p99_us)} us{at}")
+        parts.append(f"p50 {percentile_cell(lat, 'p50')} us, p99 {percentile_cell(lat, 'p99')}"
+                     f" us{at}")
+        if lat.lossy:
+            parts.append("latency trial: "
+                         + loss_text(lat.lost_frames, lat.loss_ratio, lat.counters_agree))
     return head + (": " + ", ".join(parts) if parts else "")

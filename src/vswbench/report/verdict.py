@@ -7,34 +7,47 @@ results/noise.py (how uncertain a single search is); no threshold is invented he
 - Ranked: the switches of one scenario, frame size, variant and stack. Baselines (no switch:
   veth for the kernel stack, memif for DPDK) and calibration devices (shaped) are reference rows,
   never ranked; the tester's calibrated ceiling, as the searches recorded it, is a row of its own.
-- Tie rule (TIE_RULE, printed on the page): two switches are tied when the loads over which their
-  searches' trials were mixed overlap (noise.transition_interval: from the lowest load that lost
-  frames to the highest that passed, widened to the search's own lower and upper bounds; over a
-  campaign's repetitions the hull of theirs), the rule `vswbench compare` applies; a row tied with
-  its group's first row shares its rank. Rows that reached the tester's ceiling (generator-bound)
-  are tied with each other: the tester, not the switch, stopped them.
+- Noise range (`noise_range`): the search's final bracket (the NDR goal's lower and upper
+  bound), with repetitions widened to the interquartile range of their NDRs, then by half the
+  single-search noise band on each side (noise.SINGLE_SEARCH_NOISE: two single searches of one
+  switch differ within 10 %). Never the lowest load at which any trial lost frames: one sporadic
+  lossy trial at a low load (a host stall) would stretch a range into a tie with everything.
+- Tie rule (TIE_RULE, printed on the page exactly as `_rank` applies it): rows sorted by NDR; a
+  row is tied with the first (highest) row of the current group when their noise ranges
+  overlap and their NDRs differ by less than TIE_MAX_RATIO (1.5x); otherwise it starts the next
+  group. Rows that reached the tester's ceiling (generator-bound) are tied with each other (the
+  verdict line says so: the tester, not the switch, stopped them).
+- Baseline check: a switch whose NDR is above its own stack's baseline (the no-switch path)
+  is named in the verdict line: the baseline was limited by a host stall or noise, not by veth.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vswbench.report.backends import BASELINE, DPDK, KERNEL, BackendInfo, info_for
 from vswbench.report.data import RankingRow
-from vswbench.results.noise import overlap, transition_interval
+from vswbench.results.noise import SINGLE_SEARCH_NOISE, overlap
 from vswbench.results.points import StoredResults, size_order
-from vswbench.results.setups import search_setups
+from vswbench.results.setups import SetupSearches, search_setups
 
-TIE_RULE = ("Two switches are tied when the loads over which their searches' trials were mixed "
-            "overlap: from the lowest load at which a trial lost frames to the highest at which "
-            "one passed, widened to the search's own lower and upper bounds (over repetitions, "
-            "the hull of theirs). That is the rule `vswbench compare` uses for single searches. "
-            "Switches at the tester's ceiling (generator-bound) are tied with each other: the "
-            "tester stopped them, not the switch. Baselines (no switch in the path) are "
-            "reference rows, not ranked; kernel and DPDK switches are ranked apart (their "
-            "testers differ, and so do their ceilings).")
+TIE_MAX_RATIO = 1.5
+TIE_RULE = ("Each switch's noise range is its search's final bracket (the NDR's lower and "
+            "upper bound), with repetitions widened to the interquartile range of their NDRs, "
+            f"then by {SINGLE_SEARCH_NOISE * 50:g} % on each side (two single searches of one "
+            f"switch differ within {SINGLE_SEARCH_NOISE * 100:g} %). Switches are taken in "
+            "order of NDR: a switch is tied with the first (highest) switch of the current "
+            "group when their noise ranges overlap and their NDRs differ by less than "
+            f"{TIE_MAX_RATIO:g}x, and shares its rank; otherwise it starts the next group (so "
+            "a switch may overlap a tied switch other than its group's first and still rank "
+            "below the group). Switches at the tester's ceiling (generator-bound) are tied "
+            "with each other: the tester stopped them, not the switch. Baselines (no switch in "
+            "the path) are reference rows, not ranked; a switch above its baseline is named in "
+            "the verdict line (the baseline was limited by a host stall or noise). Kernel and "
+            "DPDK switches are ranked apart (their testers differ, and so do their ceilings).")
 
 Interval = tuple[float, float]
 
@@ -90,20 +103,30 @@ def _names(entries: Sequence[Entry]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def _quartiles(values: Sequence[float]) -> Interval:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0], ordered[0]
+    q = statistics.quantiles(ordered, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def noise_range(s: SetupSearches) -> Interval | None:
+    """The tie rule's range of one setup (see the module's docstring); None without an NDR."""
+    if not s.ndr_values:
+        return None
+    low, high = _quartiles(s.ndr_values)
+    h = s.chosen.headline
+    if h.lower_bound_pps is not None:
+        low = min(low, h.lower_bound_pps)
+        high = max(high, h.upper_bound_pps or h.lower_bound_pps)
+    half = SINGLE_SEARCH_NOISE / 2
+    return low * (1 - half), high * (1 + half)
+
+
 def _intervals(data: StoredResults) -> dict[str, Interval | None]:
-    """Setup label -> the hull of its searches' transition intervals (None if any lacks one)."""
-    raw = {p.key: p.result or {} for p in data.done("search")}
-    out: dict[str, Interval | None] = {}
-    for s in search_setups(data.records()):
-        found = [transition_interval(raw[r.key], "NDR") for r in s.repetitions]
-        ranges = [i for i in found if i is not None]
-        if not ranges or len(ranges) < len(found):
-            h = s.chosen.headline
-            ranges = ([(h.lower_bound_pps, h.upper_bound_pps or h.lower_bound_pps)]
-                      if h.lower_bound_pps is not None else [])
-        out[s.setup.label] = ((min(lo for lo, _ in ranges), max(hi for _, hi in ranges))
-                              if ranges else None)  # type: ignore[type-var]
-    return out
+    """Setup label -> its noise range."""
+    return {s.setup.label: noise_range(s) for s in search_setups(data.records())}
 
 
 def _tied(head: Entry, e: Entry) -> bool:
@@ -111,6 +134,8 @@ def _tied(head: Entry, e: Entry) -> bool:
         return False
     if head.row.generator_bound and e.row.generator_bound:
         return True
+    if e.row.ndr_pps <= 0 or head.row.ndr_pps / e.row.ndr_pps >= TIE_MAX_RATIO:
+        return False
     return (head.interval is not None and e.interval is not None
             and overlap(head.interval, e.interval))
 
@@ -175,7 +200,25 @@ def _line(v: Verdict) -> str:
     unmeasured = [e for e in v.ranked if e.row.ndr_pps is None]
     if unmeasured:
         text += f"; no NDR for {_names(unmeasured)}"
-    return text + tail + "."
+    return text + tail + _above_baseline(v) + "."
+
+
+def _above_baseline(v: Verdict) -> str:
+    """"; baseline limited by host stall/noise: ..." when a switch's NDR is above its stack's
+    baseline (a switch cannot forward more than the path without it)."""
+    notes = []
+    for b in v.references:
+        if b.info.role != BASELINE or b.row.ndr_pps is None:
+            continue
+        above = [e for e in v.ranked if e.row.ndr_pps is not None
+                 and e.row.ndr_pps > b.row.ndr_pps]
+        for e in above:
+            within = (e.interval is not None and b.interval is not None
+                      and overlap(e.interval, b.interval))
+            notes.append(f"{e.switch} {mpps(e.row.ndr_pps)} Mpps above its no-switch path "
+                         f"{b.switch} {mpps(b.row.ndr_pps)} Mpps"
+                         + (" (within noise)" if within else ""))
+    return f"; baseline limited by host stall/noise: {'; '.join(notes)}" if notes else ""
 
 
 def verdicts(rows: Sequence[RankingRow], data: StoredResults,

@@ -14,15 +14,22 @@ every run and machine). For two runs, per point and metric: the ratio B/A and a 
   machine, not a switch. The shift is printed;
 - when both runs' throughput is generator-bound, the figures are the tester's ceiling (measured
   anew by each machine's calibration), not the switch's: never significant;
-- single latency percentiles and cycles per packet carry no measure of their own spread (a p99
-  of one second of a VM's traffic moves by tens of per cent from run to run): the ratio is shown
-  and judged only with repetitions (`repetitions = 3` in the spec).
+- PDR is judged exactly as NDR: its own goal's trial ranges (transition_interval "PDR"), else
+  its own goal's bounds, the noise band and the common shift;
+- latency percentiles (p50, p99): with repetitions on both sides (the setup's latency points,
+  one per repetition) the bootstrap interval as above; single figures by the latency noise band
+  (LATENCY_NOISE, 30 %: a p99 of one second of a VM's traffic moves by tens of per cent from run
+  to run, so a change is real only beyond that). A figure whose latency trial lost enough frames
+  to make the percentile unreliable (results/loss.py: percentiles above 1 - loss ratio) is
+  shown, never judged. No common shift: a whole run's latency doubling is what a gate is for;
+- cycles per packet carry no measure of their own spread: judged only with repetitions.
 
 Over three or more runs, the series of each metric is split into groups by CSIT's `jumpavg`
 (minimum description length); a new group at the end is a regression or progression.
 
-`--fail-if ndr:-5%` (NDR fell by more than 5 %, significantly) or `p99:+10%` (p99 latency rose by
-more than 10 %) make the command exit 1, so CI can gate on it.
+`--fail-if ndr:-5%` (NDR fell by more than 5 %, significantly), `pdr:-5%` or `p99:+10%` (p99
+latency rose by more than 10 % and beyond its noise) make the command exit 1, so CI can gate on
+it.
 """
 
 from __future__ import annotations
@@ -35,8 +42,9 @@ from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.measure.stats import significant_difference
-from vswbench.results.noise import OUTLIER_Z, Shift, common_shift, overlap, transition_interval
-from vswbench.results.points import load
+from vswbench.results.noise import (OUTLIER_Z, SINGLE_SEARCH_NOISE, Shift, common_shift, overlap,
+                                    transition_interval)
+from vswbench.results.points import Latency, Setup, load
 from vswbench.results.setups import SetupSearches, search_setups
 
 METRICS = {  # name -> (compared_row column, higher is better)
@@ -44,7 +52,9 @@ METRICS = {  # name -> (compared_row column, higher is better)
     "p50": ("latency_p50_us", False), "p99": ("latency_p99_us", False),
     "cycles": ("cycles_per_packet", False),
 }
-DEFAULT_NOISE = 0.10
+DEFAULT_NOISE = SINGLE_SEARCH_NOISE
+LATENCY_NOISE = 0.30        # single latency percentiles: the band a change must leave
+LATENCY_METRICS = {"p50": "p50", "p99": "p99"}
 
 
 @dataclass(frozen=True)
@@ -108,16 +118,18 @@ class PointValues:
     row: dict[str, Any]
     result: dict[str, Any]
     repetitions: tuple[dict[str, Any], ...] = ()   # a campaign's repetitions: every result
+    latencies: tuple[Latency, ...] = ()            # the setup's latency figures, one a repetition
+    latency: Latency | None = None                 # the figure compared (its loss, unreliable)
 
 
 def compared_row(s: SetupSearches) -> dict[str, Any]:
     """The numbers compared for one setup, exactly as the report's ranking shows them
-    (results.setups): the median NDR, the median repetition's PDR, bounds and cycles per packet
-    near the NDR, latency at 90 % of the NDR."""
+    (results.setups): the medians of NDR, PDR and cycles per packet near the NDR over the
+    repetitions, the median repetition's bounds, latency at 90 % of the NDR."""
     h, lat = s.chosen.headline, s.latency
-    return {"ndr_pps": s.ndr_pps, "pdr_pps": h.pdr_pps, "lower_bound_pps": h.lower_bound_pps,
+    return {"ndr_pps": s.ndr_pps, "pdr_pps": s.pdr_pps, "lower_bound_pps": h.lower_bound_pps,
             "upper_bound_pps": h.upper_bound_pps, "generator_bound": h.generator_bound,
-            "cycles_per_packet": h.cycles_per_packet,
+            "cycles_per_packet": s.cycles_per_packet,
             "latency_p50_us": None if lat is None else lat.p50_us,
             "latency_p99_us": None if lat is None else lat.p99_us}
 
@@ -129,6 +141,10 @@ def load_points(path: Path) -> dict[str, PointValues]:
     kept for judging."""
     data = load(path)
     raw = {p.key: p.result or {} for p in data.done("search")}
+    lat_points: dict[Setup, list[Latency]] = {}
+    for r in data.records("latency"):
+        if r.headline.latency is not None:
+            lat_points.setdefault(r.setup, []).append(r.headline.latency)
     out: dict[str, PointValues] = {}
     for s in search_setups(data.records()):
         reps = sorted(s.repetitions, key=lambda r: r.repetition)
@@ -136,7 +152,8 @@ def load_points(path: Path) -> dict[str, PointValues]:
         if len(reps) > 1:
             label = f"{label.split(' #')[0]} ({len(reps)} repetitions)"
         out[reps[0].key] = PointValues(label, compared_row(s), raw[s.chosen.key],
-                                       tuple(raw[r.key] for r in reps))
+                                       tuple(raw[r.key] for r in reps),
+                                       tuple(lat_points.get(s.setup, ())), s.latency)
     return out
 
 
@@ -156,11 +173,41 @@ def _values(result: dict[str, Any], column: str) -> list[float]:
     return [float(v) for v in stats.get("values", [])] if isinstance(stats, dict) else []
 
 
+def _pdr_bounds(values: PointValues) -> tuple[Any, Any]:
+    goal = next((g for g in values.result.get("goals") or [] if isinstance(g, dict)
+                 and g.get("name") == "PDR"), {})
+    return goal.get("lower_bound_pps"), goal.get("upper_bound_pps")
+
+
+def _judge_latency(metric: str, a: PointValues, b: PointValues, va: float,
+                   vb: float) -> Change:
+    name = LATENCY_METRICS[metric]
+    for side, values in (("A", a), ("B", b)):
+        lat = values.latency
+        if lat is not None and name in lat.unreliable:
+            return Change("", a.label, metric, va, vb, False,
+                          f"{metric} of {side} unreliable: its latency trial lost "
+                          f"{(lat.loss_ratio or 0) * 100:.3g} % of its frames (not judged)")
+    reps_a = [v for v in (getattr(x, f"{name}_us") for x in a.latencies) if v is not None]
+    reps_b = [v for v in (getattr(x, f"{name}_us") for x in b.latencies) if v is not None]
+    if len(reps_a) >= 2 and len(reps_b) >= 2 and min(reps_a) > 0:
+        lo, hi, sig = significant_difference(reps_a, reps_b)
+        return Change("", a.label, metric, va, vb, sig, "bootstrap CI of the ratio of medians "
+                      f"over {len(reps_a)} and {len(reps_b)} latency points",
+                      (round(lo, 5), round(hi, 5)))
+    outside = abs(vb / va - 1) > LATENCY_NOISE
+    return Change("", a.label, metric, va, vb, outside,
+                  f"{LATENCY_NOISE * 100:g} % latency noise band (single latency trial"
+                  f"{'s' if len(reps_a) + len(reps_b) > 2 else ''})")
+
+
 def judge(metric: str, a: PointValues, b: PointValues, noise: float) -> Change | None:
     column, _ = METRICS[metric]
     va, vb = a.row.get(column), b.row.get(column)
     if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)) or not va:
         return None
+    if metric in LATENCY_METRICS:
+        return _judge_latency(metric, a, b, float(va), float(vb))
     reps_a, reps_b = _values(a.result, column), _values(b.result, column)
     if len(reps_a) >= 2 and len(reps_b) >= 2:
         lo, hi, sig = significant_difference(reps_a, reps_b)
@@ -181,13 +228,16 @@ def judge(metric: str, a: PointValues, b: PointValues, noise: float) -> Change |
                ("apart" if apart else "overlap") + f", {noise * 100:g} % noise band")
         return Change("", a.label, metric, float(va), float(vb), outside_noise and apart, how,
                       ranges=(ia, ib))
-    bounds = [a.row.get("lower_bound_pps"), a.row.get("upper_bound_pps"),
-              b.row.get("lower_bound_pps"), b.row.get("upper_bound_pps")]
-    if metric == "ndr" and all(isinstance(x, (int, float)) for x in bounds):
+    if metric == "ndr":
+        bounds = [a.row.get("lower_bound_pps"), a.row.get("upper_bound_pps"),
+                  b.row.get("lower_bound_pps"), b.row.get("upper_bound_pps")]
+    else:
+        bounds = [*_pdr_bounds(a), *_pdr_bounds(b)]
+    if all(isinstance(x, (int, float)) for x in bounds):
         la, ua, lb, ub = bounds  # type: ignore[misc]
         apart = not overlap((la, ua), (lb, ub))
         return Change("", a.label, metric, float(va), float(vb), outside_noise and apart,
-                      f"search bounds + {noise * 100:g} % noise band")
+                      f"search bounds + {noise * 100:g} % noise band", ranges=((la, ua), (lb, ub)))
     return Change("", a.label, metric, float(va), float(vb), outside_noise,
                   f"{noise * 100:g} % noise band (single measurement)")
 
@@ -249,5 +299,6 @@ def compare(paths: Sequence[Path], *, noise: float = DEFAULT_NOISE,
             if t.metric == change.metric and change.significant and t.violated_by(change.ratio):
                 comparison.failures.append(
                     f"{change.label}: {change.metric} {change.a:,.1f} -> {change.b:,.1f} "
-                    f"({(change.ratio - 1) * 100:+.1f} %), beyond {t.change * 100:+g} %")
+                    f"({(change.ratio - 1) * 100:+.1f} %), beyond {t.change * 100:+g} % "
+                    f"({change.how})")
     return comparison

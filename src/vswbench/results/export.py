@@ -3,7 +3,11 @@ JSON lines (`point_record`, also what `vswbench run` appends to results.jsonl an
 --json), and the latency histograms in HdrHistogram's log format.
 
 The headline numbers of every row are points.py's records (points.read_point), the same the
-report, compare and the models show; this module only lays them out as flat rows. Each row
+report, compare and the models show; this module only lays them out as flat rows. A latency
+figure comes with its trial's loss (`latency_lost_frames`, `latency_loss_ratio`, the counter
+cross-check `latency_counters_agree`, the percentiles that loss makes unreliable
+`latency_unreliable`), jitter and IPDV; a search's row with what its trials at the NDR's load
+lost (`ndr_load_*`); `loss_ratio` of a latency point is its trial's at 90 % of the NDR. Each row
 also says which backend measured (its description and stack, switches/catalog.py), with which
 versions and in which forwarding mode, as the point stored them.
 """
@@ -19,21 +23,30 @@ from typing import Any
 
 from vswbench import __version__
 from vswbench.errors import UsageError
-from vswbench.results.points import PointRecord, read_point
+from vswbench.results.loss import LoadLoss
+from vswbench.results.points import Latency, PointRecord, read_point
 from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
 
 FORMATS = ("json", "csv", "parquet", "jsonl", "hdr")
 RECORD_SCHEMA = "vswbench.point/1"      # results.jsonl records (schemas/point-record.schema.json)
 LATENCY_FIELDS = ("p25", "p50", "p90", "p95", "p99", "p999", "p9999", "min", "max", "mean",
                   "stddev")
+# what the trials at the NDR's load lost (results/loss.py LoadLoss)
+NDR_LOAD_COLUMNS = ("ndr_load_trials", "ndr_load_lossy_trials", "ndr_load_worst_lost_frames",
+                    "ndr_load_worst_loss_ratio", "ndr_load_time_over_goal")
+# the latency figure's own trial: its loss, counter cross-check, the percentiles its loss makes
+# unreliable (space-separated names, e.g. "p99 p999 p9999"), jitter and IPDV
+LATENCY_EXTRA_COLUMNS = ("latency_lost_frames", "latency_loss_ratio", "latency_counters_agree",
+                         "latency_unreliable", "latency_jitter_us", "latency_ipdv_p1_us",
+                         "latency_ipdv_p50_us", "latency_ipdv_p99_us")
 HEADLINE_COLUMNS = [
     "campaign", "run_id", "point_key", "label", "status", "kind", "switch", "backend", "stack",
     "switch_versions", "scenario", "size",
     "flows", "churn", "burst", "placement", "io", "preset", "rate_pps", "shape_pps", "repetition",
     "forwarding_mode", "ndr_pps", "ndr_gbps", "pdr_pps", "pdr_gbps", "lower_bound_pps",
     "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv", "offered_pps",
-    "achieved_pps", "loss_ratio", "latency_fraction_of_ndr",
-    *(f"latency_{k}_us" for k in LATENCY_FIELDS), "cycles_per_packet",
+    "achieved_pps", "loss_ratio", *NDR_LOAD_COLUMNS, "latency_fraction_of_ndr",
+    *(f"latency_{k}_us" for k in LATENCY_FIELDS), *LATENCY_EXTRA_COLUMNS, "cycles_per_packet",
     "useful_cycles_per_packet", "peak_achieved_pps",
     "highest_lossless_pps", "b2b_frames", "implied_buffer_s", "corrected_buffer_s",
     "trial_count", "trial_seconds", "wall_seconds", "error", "started", "finished"]
@@ -81,10 +94,30 @@ def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict
         "latency_fraction_of_ndr": None if lat is None else lat.fraction_of_ndr,
         **{f"latency_{k}_us": None if lat is None else getattr(lat, f"{k}_us")
            for k in LATENCY_FIELDS},
+        **_latency_extra(lat), **_ndr_load(h.ndr_load_loss),
         "error": rec.error, "started": rec.started, "finished": rec.finished}
     if row["io"] == "auto" and result and result.get("io"):
         row["io"] = result["io"]          # the tester auto chose: what measured this point
     return {c: row[c] for c in HEADLINE_COLUMNS}
+
+
+def _latency_extra(lat: Latency | None) -> dict[str, Any]:
+    if lat is None:
+        return dict.fromkeys(LATENCY_EXTRA_COLUMNS)
+    return {"latency_lost_frames": lat.lost_frames, "latency_loss_ratio": lat.loss_ratio,
+            "latency_counters_agree": lat.counters_agree,
+            "latency_unreliable": " ".join(lat.unreliable) or None,
+            "latency_jitter_us": lat.jitter_us, "latency_ipdv_p1_us": lat.ipdv_p1_us,
+            "latency_ipdv_p50_us": lat.ipdv_p50_us, "latency_ipdv_p99_us": lat.ipdv_p99_us}
+
+
+def _ndr_load(loss: LoadLoss | None) -> dict[str, Any]:
+    if loss is None:
+        return dict.fromkeys(NDR_LOAD_COLUMNS)
+    return {"ndr_load_trials": loss.trials, "ndr_load_lossy_trials": loss.lossy_trials,
+            "ndr_load_worst_lost_frames": loss.worst_lost_frames,
+            "ndr_load_worst_loss_ratio": loss.worst_loss_ratio,
+            "ndr_load_time_over_goal": loss.time_over_goal}
 
 
 def headline(p: StoredPoint) -> dict[str, Any]:

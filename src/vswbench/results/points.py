@@ -15,33 +15,41 @@ The headline definitions, each computed here and nowhere else:
 - NDR, PDR, bounds, generator bound and ceiling: the search's own fields (`ndr_pps`, ...);
 - Gbit/s on the wire (`ndr_gbps`, `pdr_gbps`): units.wire_gbps, the frame (FCS included, IMIX at
   its genome's mean size) plus 20 bytes of preamble and gap;
-- cycles per packet near the NDR (`cycles_near_ndr`): of the search's highest-load trial AT OR
-  BELOW the NDR that lost no frame and sent every frame it meant to. At or below: the figure is
-  the cost at the rate the NDR certifies, never at a load beyond it (a lossless trial above the
-  NDR is a noisy pass the search did not trust). Without loss or unsent frames: a trial that
-  dropped or could not send measured cycles per *delivered* frame of a DUT (or tester) already
-  overloaded, inflated by the work spent on frames that never arrived. Of a latency point: the
-  cycles of its load at the headline fraction;
+- cycles per packet near the NDR (`cycles_near_ndr`): the median over the search's trials AT
+  the NDR's load (matched by the stored load, results/loss.py: the NDR is stored rounded to
+  0.1 pps) that lost no frame and sent every frame they meant to; when none did, of the
+  highest-load such trial below the NDR. Never above it: the figure is the cost at the rate
+  the NDR certifies (a lossless trial above the NDR is a noisy pass the search did not trust).
+  Without loss or unsent frames: a trial that dropped or could not send measured cycles per
+  *delivered* frame of a DUT (or tester) already overloaded, inflated by the work spent on
+  frames that never arrived. Of a latency point: the cycles of its load at the headline
+  fraction;
+- what the trials at the NDR's load lost (`ndr_load_loss`, results/loss.py LoadLoss): the
+  exceed ratio lets a search call a load "0 % loss" although some of its trials lost frames;
 - latency p50 / p90 / p99 (`latency_at`): measured at exactly LATENCY_FRACTION (90 %) of the NDR
   (within FRACTION_TOLERANCE), from a latency point's loads or a search's `latency_at_ndr`; no
   nearest fraction stands in for it (p99 at 50 % of the NDR is a different number, and two runs
-  measured at different fractions must not be compared as one).
+  measured at different fractions must not be compared as one). Each latency figure carries its
+  trial's loss (frames, ratio, the counter cross-check; results/loss.py says which percentiles
+  the loss makes unreliable), RFC 3550 jitter and RFC 3393 IPDV as the engine measured them.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
+from vswbench.results.loss import (LoadLoss, at_stored_load, loss_at_load,
+                                   unreliable_percentiles)
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun
 from vswbench.units import frame_bytes, wire_gbps
 
 LATENCY_FRACTION = 0.9                 # the headline latency is taken at 90 % of the NDR
 FRACTION_TOLERANCE = 1e-6
-NDR_TOLERANCE = 1e-9                   # a trial "at" the NDR: within this relative distance
 # knobs named in a Setup's variant when they differ from their default (preset: measured kinds)
 VARIANT_KEYS = (("flows", 1), ("churn", None), ("burst", 1), ("placement", "default"), ("io", "afpacket"),
                 ("preset", "fast"), ("shape_pps", None), ("options", None))
@@ -123,19 +131,34 @@ def repetition_of(p: StoredPoint) -> int:
 
 # -- the headline definitions ------------------------------------------------------------------
 def cycles_near_ndr(result: dict[str, Any], field: str = "cycles_per_packet") -> float | None:
-    """`field` (cycles per packet, or useful cycles per packet) of the search's highest-load trial
-    at or below the NDR without loss or unsent frames; None when no such trial measured it."""
+    """`field` (cycles per packet, or useful cycles per packet) near the NDR: the median over the
+    search's trials at the NDR's stored load without loss or unsent frames, else of the
+    highest-load such trial below the NDR; None when no such trial measured it."""
     ndr, trials = number(result.get("ndr_pps")), result.get("trials")
     if ndr is None or not isinstance(trials, list):
         return None
-    found = []
+    at, below = [], []
     for t in trials:
         if not isinstance(t, dict) or t.get("lost") != 0 or t.get("unsent"):
             continue
         load, value = number(t.get("intended_pps")), number(t.get(field))
-        if load is not None and value is not None and load <= ndr * (1 + NDR_TOLERANCE):
-            found.append((load, value))
-    return max(found, key=lambda lv: lv[0])[1] if found else None
+        if load is None or value is None:
+            continue
+        if at_stored_load(load, ndr):
+            at.append(value)
+        elif load < ndr:
+            below.append((load, value))
+    if at:
+        return statistics.median(at)
+    return max(below, key=lambda lv: lv[0])[1] if below else None
+
+
+def ndr_load_loss(result: dict[str, Any]) -> LoadLoss | None:
+    """What the search's trials at its NDR's stored load lost (results/loss.py)."""
+    goal = next((g for g in result.get("goals") or [] if isinstance(g, dict)
+                 and g.get("name") == "NDR"), {})
+    return loss_at_load(result, number(result.get("ndr_pps")),
+                        number(goal.get("loss_ratio")) or 0.0)
 
 
 def entry_at(entries: Any, fraction: float = LATENCY_FRACTION) -> dict[str, Any] | None:
@@ -164,22 +187,45 @@ class Latency:
     stddev_us: float | None = None
     p25_us: float | None = None          # Emmerich et al. Table 2 (from the histogram)
     p95_us: float | None = None
+    lost_frames: int | None = None       # the latency trial's loss (results/loss.py)
+    loss_ratio: float | None = None
+    counters_agree: bool | None = None   # the trial's engine/kernel counter cross-check
+    jitter_us: float | None = None       # RFC 3550 interarrival jitter
+    ipdv_p1_us: float | None = None      # RFC 3393 IPDV percentiles
+    ipdv_p50_us: float | None = None
+    ipdv_p99_us: float | None = None
+
+    @property
+    def lossy(self) -> bool:
+        """The trial lost frames or its counters disagreed: the percentiles are of survivors."""
+        return bool(self.lost_frames or self.loss_ratio) or self.counters_agree is False
+
+    @property
+    def unreliable(self) -> tuple[str, ...]:
+        """Percentiles above 1 - loss ratio (results/loss.py), e.g. ("p99", "p999", "p9999")."""
+        return unreliable_percentiles(self.loss_ratio)
 
 
 def latency_at(result: dict[str, Any], fraction: float = LATENCY_FRACTION,
                key: str = "points") -> Latency | None:
     """The latency of the entry of result[key] measured at `fraction` of the NDR, if any."""
-    e = entry_at(result.get(key), fraction)
-    return _latency(e.get("latency_us") if e is not None else None, fraction)
+    return latency_of(entry_at(result.get(key), fraction), fraction)
 
 
-def _latency(lat: Any, fraction: float | None) -> Latency | None:
+def latency_of(trial: Any, fraction: float | None) -> Latency | None:
+    """The Latency of a stored trial (a latency point's entry, a trial point's result): its
+    percentiles, its loss and counter cross-check, jitter and IPDV."""
+    lat = trial.get("latency_us") if isinstance(trial, dict) else None
     if not isinstance(lat, dict):
         return None
+    ipdv = trial.get("ipdv_us") if isinstance(trial.get("ipdv_us"), dict) else {}
     return Latency(fraction, number(lat.get("p50")), number(lat.get("p90")),
                    number(lat.get("p99")), number(lat.get("p999")), number(lat.get("p9999")),
                    number(lat.get("min")), number(lat.get("max")), number(lat.get("mean")),
-                   number(lat.get("stddev")), number(lat.get("p25")), number(lat.get("p95")))
+                   number(lat.get("stddev")), number(lat.get("p25")), number(lat.get("p95")),
+                   _count(trial.get("lost")), number(trial.get("loss_ratio")),
+                   _flag(trial.get("counters_agree")), number(trial.get("jitter_us")),
+                   number(ipdv.get("p1")), number(ipdv.get("p50")), number(ipdv.get("p99")))
 
 
 @dataclass(frozen=True)
@@ -193,10 +239,11 @@ class Headline:
     generator_bound: bool | None = None
     generator_ceiling_pps: float | None = None
     ndr_cv: float | None = None              # a search's own --repeat statistics
+    ndr_load_loss: LoadLoss | None = None    # what the trials at the NDR's load lost
     forwarding_mode: str | None = None
     offered_pps: float | None = None
     achieved_pps: float | None = None
-    loss_ratio: float | None = None
+    loss_ratio: float | None = None          # a trial's; a latency point's at LATENCY_FRACTION
     latency: Latency | None = None           # at LATENCY_FRACTION of the NDR (a trial: its own)
     cycles_per_packet: float | None = None   # near the NDR (cycles_near_ndr), or at the fraction
     useful_cycles_per_packet: float | None = None
@@ -213,17 +260,20 @@ class Headline:
 def headline_of(kind: str, r: dict[str, Any]) -> Headline:
     def n(k: str) -> float | None:
         return number(r.get(k))
-    latency, cycles, useful = None, n("cycles_per_packet"), None
+    latency, cycles, useful, at_ndr = None, n("cycles_per_packet"), None, None
+    loss = n("loss_ratio")
     if kind == "latency":
         latency = latency_at(r)
         at = entry_at(r.get("points"))
         cycles = number(at.get("cycles_per_packet")) if at is not None else None
+        loss = number(at.get("loss_ratio")) if at is not None else None
     elif kind == "search":
         latency = latency_at(r, key="latency_at_ndr")
         cycles = cycles_near_ndr(r)
         useful = cycles_near_ndr(r, "useful_cycles_per_packet")
+        at_ndr = ndr_load_loss(r)
     elif kind == "trial":
-        latency = _latency(r.get("latency_us"), None)
+        latency = latency_of(r, None)
     stats = (r.get("statistics") or {}).get("ndr_pps") if kind == "search" else None
     sat: dict[str, Any] = r["saturation"] if kind == "sweep" and isinstance(
         r.get("saturation"), dict) else {}
@@ -232,8 +282,9 @@ def headline_of(kind: str, r: dict[str, Any]) -> Headline:
         upper_bound_pps=n("upper_bound_pps"), generator_bound=_flag(r.get("generator_bound")),
         generator_ceiling_pps=n("generator_ceiling_pps"),
         ndr_cv=number(stats.get("cv")) if isinstance(stats, dict) else None,
+        ndr_load_loss=at_ndr,
         forwarding_mode=_text(r.get("forwarding_mode")), offered_pps=n("offered_pps"),
-        achieved_pps=n("achieved_pps"), loss_ratio=n("loss_ratio"), latency=latency,
+        achieved_pps=n("achieved_pps"), loss_ratio=loss, latency=latency,
         cycles_per_packet=cycles, useful_cycles_per_packet=useful,
         peak_achieved_pps=number(sat.get("peak_achieved_pps")),
         highest_lossless_pps=number(sat.get("highest_lossless_offered_pps")),

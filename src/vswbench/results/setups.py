@@ -4,11 +4,14 @@ The report's ranking and `vswbench compare` both show one row per setup that has
 search (points.Setup: switch, scenario, frame size and the non-default knobs); a campaign's
 repetitions (fresh testbeds) of a setup are one row. Both build it here:
 
-- NDR: the median over the repetitions' NDRs; PDR, cycles per packet, bounds and the generator
-  bound come from the `chosen` repetition, the one whose NDR is that median (the upper one of an
-  even count), so they belong to one measurement;
-- latency at 90 % of the NDR (points.LATENCY_FRACTION): the medians of p50 / p90 / p99 over the
-  setup's latency points that measured that fraction; a setup without latency points of its own
+- NDR, PDR, cycles per packet (and useful cycles): each the median over the repetitions that
+  measured it (statistics.median: of an even count, the mean of the middle two); the bounds and
+  the generator bound come from the `chosen` repetition, the one whose NDR is the median (the
+  upper one of an even count); what the trials at the NDR's load lost: the worst repetition's;
+- latency at 90 % of the NDR (points.LATENCY_FRACTION): the median of every percentile, of
+  jitter and IPDV over the setup's latency points that measured that fraction, with the worst
+  loss among them (the most frames lost, the highest loss ratio; counters agree only when they
+  agreed in every one); a setup without latency points of its own
   takes those of the only latency setup with its switch, scenario and frame size (a flows=8
   search beside a default latency point); failing both, the chosen search's own --latency-at.
 """
@@ -20,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from vswbench.results.loss import LoadLoss
 from vswbench.results.points import Latency, PointRecord, Setup
 
 LatencyTable = dict[Setup, Latency]
@@ -33,6 +37,10 @@ class SetupSearches:
     ndr_pps: float | None                    # median over the repetitions
     ndr_cv: float | None                     # over the repetitions, else the search's own
     latency: Latency | None                  # at LATENCY_FRACTION of the NDR (see above)
+    pdr_pps: float | None = None             # medians over the repetitions
+    cycles_per_packet: float | None = None
+    useful_cycles_per_packet: float | None = None
+    ndr_load_loss: LoadLoss | None = None    # the worst repetition's
 
     @property
     def ndr_values(self) -> tuple[float, ...]:
@@ -49,8 +57,23 @@ def _cv(values: Sequence[float]) -> float | None:
     return statistics.stdev(values) / abs(statistics.fmean(values))
 
 
+def _worst_loss(lats: Sequence[Latency]) -> dict[str, object]:
+    lost = [x.lost_frames for x in lats if x.lost_frames is not None]
+    ratios = [x.loss_ratio for x in lats if x.loss_ratio is not None]
+    agree = [x.counters_agree for x in lats if x.counters_agree is not None]
+    return {"lost_frames": max(lost) if lost else None,
+            "loss_ratio": max(ratios) if ratios else None,
+            "counters_agree": all(agree) if agree else None}
+
+
+MEDIAN_FIELDS = ("p50_us", "p90_us", "p99_us", "p999_us", "p9999_us", "min_us", "max_us",
+                 "mean_us", "stddev_us", "p25_us", "p95_us", "jitter_us", "ipdv_p1_us",
+                 "ipdv_p50_us", "ipdv_p99_us")
+
+
 def latency_by_setup(records: Iterable[PointRecord]) -> LatencyTable:
-    """Per setup, the medians of its latency points' percentiles at LATENCY_FRACTION."""
+    """Per setup, the medians of its latency points' percentiles at LATENCY_FRACTION, with the
+    worst loss among them."""
     found: dict[Setup, list[Latency]] = defaultdict(list)
     for r in records:
         if r.kind == "latency" and r.done and r.headline.latency is not None:
@@ -59,9 +82,8 @@ def latency_by_setup(records: Iterable[PointRecord]) -> LatencyTable:
     for setup, lats in found.items():
         def med(attr: str) -> float | None:
             return _median([v for v in (getattr(x, attr) for x in lats) if v is not None])
-        out[setup] = Latency(lats[0].fraction_of_ndr, *(med(f) for f in (
-            "p50_us", "p90_us", "p99_us", "p999_us", "p9999_us", "min_us", "max_us", "mean_us",
-            "stddev_us", "p25_us", "p95_us")))
+        out[setup] = Latency(lats[0].fraction_of_ndr, **{f: med(f) for f in MEDIAN_FIELDS},
+                             **_worst_loss(lats))  # type: ignore[arg-type]
     return out
 
 
@@ -90,7 +112,15 @@ def search_setups(records: Iterable[PointRecord]) -> list[SetupSearches]:
         latency = match_latency(setup, table)
         if latency is None:                     # a search run with --latency-at
             latency = chosen.headline.latency
+
+        def med(attr: str) -> float | None:
+            return _median([v for v in (getattr(r.headline, attr) for r in reps)
+                            if v is not None])
+        losses = [r.headline.ndr_load_loss for r in reps if r.headline.ndr_load_loss]
+        worst = max(losses, key=lambda x: (x.worst_loss_ratio, x.time_over_goal),
+                    default=None)
         out.append(SetupSearches(setup, tuple(reps), chosen, _median(ndrs),
                                  _cv(ndrs) if len(ndrs) > 1 else chosen.headline.ndr_cv,
-                                 latency))
+                                 latency, med("pdr_pps"), med("cycles_per_packet"),
+                                 med("useful_cycles_per_packet"), worst))
     return out
