@@ -22,6 +22,7 @@ import click
 from vswbench import __version__
 from vswbench.cli import (agent, campaign, host, latency, methods, model, papers, rule_update,
                           trial)
+from vswbench.cli.arguments import argument_problem, one_line, tolerant_output, usage_line
 from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
 from vswbench.engine.process import EngineError
 from vswbench.errors import UsageError, VswbenchError
@@ -60,21 +61,32 @@ for command in COMMANDS:
 
 # -- entry point -------------------------------------------------------------------------------
 def _error(message: str) -> None:
-    err.print(f"vswbench: error: {message}", style="red", highlight=False, markup=False)
+    _line(f"vswbench: error: {one_line(message)}")
+
+
+def _line(text: str) -> None:
+    err.print(text, style="red", highlight=False, markup=False)
 
 
 def main(argv: list[str] | None = None) -> int:
+    tolerant_output()
     args = sys.argv[1:] if argv is None else argv
-    bad = next((a for a in args if "\x00" in a), None)
-    if bad is not None:       # no path or value holds a NUL byte (a shell cannot even pass one)
-        _error(f"argument {bad!r} contains a NUL byte")
+    problem = argument_problem(cli, args)
+    if problem is not None:
+        _error(problem)
         return EXIT_USAGE
     try:
-        rv = cli.main(args=argv, prog_name="vswbench", standalone_mode=False)
+        rv = cli.main(args=list(args), prog_name="vswbench", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.ClickException as exc:  # includes click.UsageError: exit 2
-        exc.show()
+    except click.exceptions.NoArgsIsHelpError as exc:   # a group without its command: its help
+        click.echo(exc.ctx.get_help())
+        return exc.exit_code
+    except click.UsageError as exc:    # one line, not click's usage block: exit 2
+        _line(usage_line(exc))
+        return EXIT_USAGE
+    except click.ClickException as exc:
+        _line(f"vswbench: error: {one_line(exc.format_message())}")
         return exc.exit_code
     except click.Abort:
         _error("interrupted; everything this run created has been removed")

@@ -1,0 +1,111 @@
+"""What the error boundary (cli/app.py) does with the command line before and after click: the
+arguments no command may take (a NUL byte, digits other than ASCII 0-9), click's usage errors as
+one line, values never echoed longer than a line, and output that cannot fail on a terminal whose
+encoding lacks a character (the C locale)."""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from collections.abc import Sequence
+
+import click
+
+MAX_ECHOED = 60          # characters of a bad value an error message repeats
+_QUOTED = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\S+""")
+
+
+def _shorten_token(token: str) -> str:
+    if len(token) <= MAX_ECHOED:
+        return token
+    quote = token[0] if token[0] in "'\"" and token[-1] == token[0] and len(token) > 1 else ""
+    return f"{token[:MAX_ECHOED - 1]}…{quote}"
+
+
+def one_line(message: str) -> str:
+    """`message` on one line, every quoted value or word longer than MAX_ECHOED characters cut
+    with an ellipsis (a 5,000-character bad value is not echoed whole)."""
+    flat = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    return _QUOTED.sub(lambda m: _shorten_token(m.group(0)), flat)
+
+
+def usage_line(exc: click.ClickException) -> str:
+    """click's usage error (four lines: usage, try, blank, error) as one line naming the command
+    and where its help is."""
+    message = one_line(exc.format_message()).rstrip(".")
+    message = message[:1].lower() + message[1:]
+    ctx = getattr(exc, "ctx", None)
+    if ctx is None:
+        return f"vswbench: error: {message}"
+    path = ctx.command_path
+    return f"{path}: error: {message} (see {path} --help)"
+
+
+def _non_ascii_digit(text: str) -> str | None:
+    return next((c for c in text if unicodedata.category(c) == "Nd" and not "0" <= c <= "9"),
+                None)
+
+
+def _value_options(command: click.Command) -> tuple[dict[str, bool], bool]:
+    """The option names of `command` that take a value (True: a path), and whether one of its
+    arguments is a path."""
+    options: dict[str, bool] = {}
+    path_argument = False
+    for param in command.params:
+        is_path = isinstance(param.type, click.Path)
+        if isinstance(param, click.Option):
+            if not param.is_flag and not param.count:
+                options.update(dict.fromkeys(param.opts + param.secondary_opts, is_path))
+        elif is_path:
+            path_argument = True
+    return options, path_argument
+
+
+def _leaf(group: click.Group, args: Sequence[str]) -> click.Command:
+    command: click.Command = group
+    for arg in args:
+        if not isinstance(command, click.Group):
+            break
+        if arg in command.commands:
+            command = command.commands[arg]
+    return command
+
+
+def argument_problem(group: click.Group, args: Sequence[str]) -> str | None:
+    """Why the command line cannot be taken whatever the command: a NUL byte (a shell cannot even
+    pass one), or a number written with other digits than ASCII 0-9 (Python's int() reads
+    Arabic-Indic and full-width digits; a rate typed that way is a mistake, not a number).
+    Paths are exempt from the digit rule: a file may be named in any script."""
+    bad = next((a for a in args if "\x00" in a), None)
+    if bad is not None:
+        return f"argument {one_line(repr(bad))} contains a NUL byte"
+    options, path_argument = _value_options(_leaf(group, args))
+    expects: bool | None = None       # the previous token was an option: does it take a path?
+    owner = ""                        # that option
+    for arg in args:
+        if expects is not None:
+            is_path, expects, where = expects, None, f"{owner} "
+        elif arg.startswith("-"):
+            name, eq, _ = arg.partition("=")
+            is_path, where = bool(eq) and options.get(name, False), ""
+            expects, owner = (options.get(name) if not eq else None), name
+        else:
+            is_path, where = path_argument, ""
+        digit = None if is_path else _non_ascii_digit(arg)
+        if digit is not None:
+            return (f"{where}{one_line(repr(arg))}: {digit!r} is not an ASCII digit "
+                    f"({unicodedata.name(digit, 'a digit').lower()}); write numbers with 0-9")
+    return None
+
+
+def tolerant_output() -> None:
+    """Make stdout and stderr replace what their encoding cannot show (the C locale without UTF-8
+    coercion: ASCII) by escapes, instead of failing after the work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):   # a closed or detached stream: nothing to print to
+                pass
