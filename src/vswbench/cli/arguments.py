@@ -12,22 +12,27 @@ from collections.abc import Sequence
 
 import click
 
-MAX_ECHOED = 60          # characters of a bad value an error message repeats
-_QUOTED = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\S+""")
+MAX_ECHOED = 60          # characters of a quoted bad value an error message repeats
+MAX_WORD = 160           # characters of an unquoted word (a path): its middle is cut
+_TOKEN = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\S+""")
 
 
 def _shorten_token(token: str) -> str:
-    if len(token) <= MAX_ECHOED:
-        return token
-    quote = token[0] if token[0] in "'\"" and token[-1] == token[0] and len(token) > 1 else ""
-    return f"{token[:MAX_ECHOED - 1]}…{quote}"
+    quoted = len(token) > 1 and token[0] in "'\"" and token[-1] == token[0]
+    if quoted and len(token) > MAX_ECHOED:
+        return f"{token[:MAX_ECHOED - 2]}…{token[0]}"
+    if not quoted and len(token) > MAX_WORD:
+        half = MAX_WORD // 2 - 1
+        return f"{token[:half]}…{token[-half:]}"
+    return token
 
 
 def one_line(message: str) -> str:
-    """`message` on one line, every quoted value or word longer than MAX_ECHOED characters cut
-    with an ellipsis (a 5,000-character bad value is not echoed whole)."""
+    """`message` on one line, every quoted value longer than MAX_ECHOED characters cut with an
+    ellipsis (a 5,000-character bad value is not echoed whole), a longer word (a path) cut in
+    its middle so that its file name stays."""
     flat = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    return _QUOTED.sub(lambda m: _shorten_token(m.group(0)), flat)
+    return _TOKEN.sub(lambda m: _shorten_token(m.group(0)), flat)
 
 
 def usage_line(exc: click.ClickException) -> str:

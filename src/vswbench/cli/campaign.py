@@ -10,7 +10,7 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vswbench.cli.common import err, num, out
+from vswbench.cli.common import FiniteRange, err, num, out
 from vswbench.errors import UsageError
 
 
@@ -227,7 +227,7 @@ def export(directory: Path, fmt: str, target: Path | None) -> int:
                 type=click.Path(exists=True, path_type=Path))
 @click.option("--fail-if", "fail_if", multiple=True,
               help="Exit 1 on a significant change beyond this, e.g. ndr:-5% or p99:+10%.")
-@click.option("--noise", type=float, default=0.10, show_default=True,
+@click.option("--noise", type=FiniteRange(0, 1), default=0.10, show_default=True,
               help="Noise band for single measurements (fraction).")
 @click.option("--json", "as_json", is_flag=True)
 def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float, as_json: bool) -> int:

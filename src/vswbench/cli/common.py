@@ -81,6 +81,17 @@ def seconds(low: float = 0.1) -> SecondsType:
     return SecondsType(low)
 
 
+class FiniteRange(click.FloatRange):
+    """click.FloatRange without nan (which passes every comparison, so FloatRange takes it)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 KERNEL_IO = ("auto", "afpacket", "udp", "afxdp", "xdplive")
 
 

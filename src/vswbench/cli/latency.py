@@ -38,12 +38,15 @@ def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | N
               help="Then one extra trial at the NDR profiled by perf (never a latency trial).")
 def latency(**kw: Any) -> int:
     """Latency distributions at fixed fractions of the NDR (full histograms in --json)."""
-    from vswbench.measure.loadcurve import latency_at, parse_fractions, repeated_points_json
+    from vswbench.measure.loadcurve import (check_fraction_loads, latency_at, parse_fractions,
+                                            repeated_points_json)
     from vswbench.measure.method import method_context
 
     plan = method_plan(kw)
     fractions = parse_fractions(kw["at"])
     ndr_given = rate(kw["ndr"])
+    if ndr_given is not None:
+        check_fraction_loads(ndr_given, fractions)
     with method_context(plan, drain=0.05, progress=say) as ctx:
         ndr, search_summary = _ndr_first(ctx, ndr_given)
         runs = [latency_at(ctx.session, ndr, fractions, kw["duration"],

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (emit, err, method_plan, num, out, rate, say, seconds,
+from vswbench.cli.common import (FiniteRange, emit, err, method_plan, num, out, rate, say, seconds,
                                  testbed_options, trial_line)
 from vswbench.measure.search import PRESETS
 from vswbench.measure.stats import steal_fraction
@@ -30,7 +30,7 @@ from vswbench.measure.stats import steal_fraction
 @click.option("--latency-duration", type=seconds(), default=5.0, show_default=True)
 @click.option("--profile", is_flag=True,
               help="Then one extra trial at the NDR profiled by perf (never a search trial).")
-@click.option("--pdr-loss", type=click.FloatRange(0, 100, min_open=True, max_open=True),
+@click.option("--pdr-loss", type=FiniteRange(0, 100, min_open=True, max_open=True),
               default=None, help="The PDR's loss ratio in percent [the preset's, 0.5].")
 def search(**kw: Any) -> int:
     """NDR and PDR by MLRsearch (or RFC 2544 binary search), with bounds and trial counts."""

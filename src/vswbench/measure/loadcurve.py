@@ -14,6 +14,7 @@ from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.measure.session import SessionTrial, TrialSession
+from vswbench.units import MAX_RATE_PPS, MIN_RATE_PPS
 
 DEFAULT_FRACTIONS = (0.1, 0.5, 0.9, 1.0)
 
@@ -61,6 +62,18 @@ def parse_fractions(text: str) -> tuple[float, ...]:
     if not values or any(not 0 < v <= 2 for v in values):
         raise UsageError(f"--latency-at {text!r}: percentages must be in (0, 200]")
     return values
+
+
+def check_fraction_loads(ndr_pps: float, fractions: Sequence[float],
+                         flag: str = "--at") -> None:
+    """UsageError, before anything is built, when a fraction of a given NDR is a load no trial
+    can offer (1 pps to 1 Gpps: --ndr 1G --at 200 would be 2 Gpps)."""
+    for f in fractions:
+        load = ndr_pps * f
+        if not MIN_RATE_PPS <= load <= MAX_RATE_PPS:
+            raise UsageError(f"{flag} {f * 100:g} % of --ndr {ndr_pps:g} is {load:g} pps: loads "
+                             f"are {MIN_RATE_PPS:g} to {MAX_RATE_PPS:g} pps; give a smaller "
+                             "percentage or NDR")
 
 
 def run_sweep(session: TrialSession, loads: Sequence[float], duration: float,

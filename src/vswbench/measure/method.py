@@ -56,10 +56,6 @@ def plan_method(opts: MethodOptions) -> MethodPlan:
         extra += [f"shape_pps={opts.shape_pps}", f"shape_frame_size={size.bytes}"]
     trial_opts = replace(trial_opts, options=tuple(extra))
     plan = plan_trial(trial_opts)
-    if plan.switch_cls.name == "shaped":
-        from vswbench.switches.shaped import shaper_from_options
-
-        shaper_from_options(plan.options)
     return MethodPlan(plan, opts.calibrate, opts.recalibrate, opts.restart_engines)
 
 
