@@ -81,7 +81,8 @@ def argument_problem(group: click.Group, args: Sequence[str]) -> str | None:
     """Why the command line cannot be taken whatever the command: a NUL byte (a shell cannot even
     pass one), or a number written with other digits than ASCII 0-9 (Python's int() reads
     Arabic-Indic and full-width digits; a rate typed that way is a mistake, not a number).
-    Paths are exempt from the digit rule: a file may be named in any script."""
+    Paths are exempt from the digit rule (a file may be named in any script), but none is empty
+    (Path('') is the current directory, where a file was meant)."""
     bad = next((a for a in args if "\x00" in a), None)
     if bad is not None:
         return f"argument {one_line(repr(bad))} contains a NUL byte"
@@ -89,17 +90,23 @@ def argument_problem(group: click.Group, args: Sequence[str]) -> str | None:
     expects: bool | None = None       # the previous token was an option: does it take a path?
     owner = ""                        # that option
     for arg in args:
+        value, where = arg, ""
         if expects is not None:
             is_path, expects, where = expects, None, f"{owner} "
         elif arg.startswith("-"):
-            name, eq, _ = arg.partition("=")
-            is_path, where = bool(eq) and options.get(name, False), ""
-            expects, owner = (options.get(name) if not eq else None), name
+            name, eq, value = arg.partition("=")
+            if eq:                    # --option=value
+                is_path, where = options.get(name, False), f"{name} "
+            else:
+                is_path, value, expects, owner = False, arg, options.get(name), name
         else:
-            is_path, where = path_argument, ""
-        digit = None if is_path else _non_ascii_digit(arg)
+            is_path = path_argument
+        if is_path and not value.strip():
+            return (f"{where or 'a path argument '}is empty: give a file or directory name "
+                    "(. for the current directory)")
+        digit = None if is_path else _non_ascii_digit(value)
         if digit is not None:
-            return (f"{where}{one_line(repr(arg))}: {digit!r} is not an ASCII digit "
+            return (f"{where}{one_line(repr(value))}: {digit!r} is not an ASCII digit "
                     f"({unicodedata.name(digit, 'a digit').lower()}); write numbers with 0-9")
     return None
 

@@ -63,6 +63,9 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     A directory of specs (specs/papers/) runs each into OUT/<campaign name> [results/papers]."""
     import json
 
+    if dut is not None and inventory is None:
+        raise UsageError(f"--dut {dut}: a DUT host is named in an inventory; give --inventory "
+                         "hosts.yml too (or leave --dut out to measure here)")
     if spec is not None and spec.is_dir():
         from vswbench.cli.papers import run_directory
 

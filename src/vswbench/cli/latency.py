@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (KERNEL_IO, emit, io_option, method_plan, num, out, rate, say,
+from vswbench.cli.common import (KERNEL_IO, emit, err, io_option, method_plan, num, out, rate, say,
                                  seconds, size_option, testbed_options, trial_line)
 from vswbench.engine.params import MAX_FLOWS, TrialParams
 from vswbench.errors import UsageError, require_root
@@ -157,7 +157,8 @@ def calibrate(scenario: str, size: FrameSize, io: str, flows: int, tester_cpu: i
                          "receives (p2p, pvp, chain:N, rr)")
     require_root("calibration")
     with run_scope() as run:
-        cal = run_calibration(run, plan.scenario, plan.params, plan.placement, force=force)
+        cal = run_calibration(run, plan.scenario, plan.params, plan.placement, force=force,
+                              warn=lambda m: err.print(m, style="yellow", highlight=False))
     if as_json:
         click.echo(json.dumps(cal.to_json(), indent=1))
     else:

@@ -113,7 +113,7 @@ def method_context(plan: MethodPlan, *, drain: float, drain_quiet: float = DEFAU
             progress(f"run {run.id}: generator ceiling on {baseline_switch(plan.trial.params.io)} ({cal_scenario.name}, "
                      f"{plan.trial.params.size})")
             cal = calibrate(run, cal_scenario, plan.trial.params, cal_placement,
-                            force=plan.recalibrate)
+                            force=plan.recalibrate, warn=progress)
             progress(f"run {run.id}: generator ceiling {cal.ceiling_pps:,.0f} pps"
                      f"{' (cached)' if cal.cached else ''}")
         elif plan.calibrate:

@@ -112,6 +112,9 @@ def parse_options(items: tuple[str, ...]) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"--option {item!r}: expected key=value, e.g. --option ovs_mode=normal")
+        if key.strip() in result:
+            raise UsageError(f"option {key.strip()} is given twice: give each option once "
+                             "(--function, --table-size and --shape-pps set options too)")
         result[key.strip()] = value.strip()
     check_keys(result)
     return result
