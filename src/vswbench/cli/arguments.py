@@ -9,6 +9,7 @@ import re
 import sys
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import click
 
@@ -52,16 +53,24 @@ def _non_ascii_digit(text: str) -> str | None:
                 None)
 
 
-def _value_options(command: click.Command) -> tuple[dict[str, bool], bool]:
-    """The option names of `command` that take a value (True: a path), and whether one of its
-    arguments is a path."""
-    options: dict[str, bool] = {}
+@dataclass(frozen=True)
+class _ValueOption:
+    param: str          # the parameter's name (the same for every spelling of the option)
+    path: bool          # its value is a path
+    multiple: bool      # it may be given more than once
+
+
+def _value_options(command: click.Command) -> tuple[dict[str, _ValueOption], bool]:
+    """The spellings of `command`'s options that take a value, and whether one of its arguments
+    is a path."""
+    options: dict[str, _ValueOption] = {}
     path_argument = False
     for param in command.params:
         is_path = isinstance(param.type, click.Path)
         if isinstance(param, click.Option):
             if not param.is_flag and not param.count:
-                options.update(dict.fromkeys(param.opts + param.secondary_opts, is_path))
+                taken = _ValueOption(param.name or "", is_path, param.multiple)
+                options.update(dict.fromkeys(param.opts + param.secondary_opts, taken))
         elif is_path:
             path_argument = True
     return options, path_argument
@@ -79,28 +88,39 @@ def _leaf(group: click.Group, args: Sequence[str]) -> click.Command:
 
 def argument_problem(group: click.Group, args: Sequence[str]) -> str | None:
     """Why the command line cannot be taken whatever the command: a NUL byte (a shell cannot even
-    pass one), or a number written with other digits than ASCII 0-9 (Python's int() reads
-    Arabic-Indic and full-width digits; a rate typed that way is a mistake, not a number).
-    Paths are exempt from the digit rule (a file may be named in any script), but none is empty
-    (Path('') is the current directory, where a file was meant)."""
+    pass one); a number written with other digits than ASCII 0-9 (Python's int() reads
+    Arabic-Indic and full-width digits; a rate typed that way is a mistake, not a number); an
+    option of one value given twice (click would keep the last one silently). Paths are exempt
+    from the digit rule (a file may be named in any script), but none is empty (Path('') is the
+    current directory, where a file was meant)."""
     bad = next((a for a in args if "\x00" in a), None)
     if bad is not None:
         return f"argument {one_line(repr(bad))} contains a NUL byte"
     options, path_argument = _value_options(_leaf(group, args))
-    expects: bool | None = None       # the previous token was an option: does it take a path?
-    owner = ""                        # that option
+    seen: set[str] = set()
+    expects: _ValueOption | None = None     # the previous token was an option taking a value
+    owner = ""                              # that option
+    positional_only = False
     for arg in args:
-        value, where = arg, ""
+        value, where, taken = arg, "", None
         if expects is not None:
-            is_path, expects, where = expects, None, f"{owner} "
-        elif arg.startswith("-"):
-            name, eq, value = arg.partition("=")
+            is_path, expects, where = expects.path, None, f"{owner} "
+        elif arg == "--" and not positional_only:
+            positional_only = True
+            continue
+        elif arg.startswith("-") and not positional_only:
+            name, eq, rest = arg.partition("=")
+            taken = options.get(name)
             if eq:                    # --option=value
-                is_path, where = options.get(name, False), f"{name} "
+                is_path, where, value, owner = bool(taken and taken.path), f"{name} ", rest, name
             else:
-                is_path, value, expects, owner = False, arg, options.get(name), name
+                is_path, expects, owner = False, taken, name
         else:
             is_path = path_argument
+        if taken is not None and not taken.multiple:
+            if taken.param in seen:
+                return f"{owner} is given twice: give it once"
+            seen.add(taken.param)
         if is_path and not value.strip():
             return (f"{where or 'a path argument '}is empty: give a file or directory name "
                     "(. for the current directory)")

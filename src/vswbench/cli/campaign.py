@@ -66,6 +66,9 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     if dut is not None and inventory is None:
         raise UsageError(f"--dut {dut}: a DUT host is named in an inventory; give --inventory "
                          "hosts.yml too (or leave --dut out to measure here)")
+    if dut is not None and not dut.strip():
+        raise UsageError("--dut is empty: give a DUT host of the inventory (or leave --dut out "
+                         "for the first)")
     if spec is not None and spec.is_dir():
         from vswbench.cli.papers import run_directory
 
@@ -84,6 +87,11 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     campaign = _load(spec, suite)
     points = expand(campaign)
     size = campaign_size(points)   # every point checked before anything is created
+    pair = None
+    if inventory is not None:      # its hosts too (campaign/inventory.py)
+        from vswbench.campaign.inventory import load_inventory
+
+        pair = load_inventory(inventory).pair(dut)
     if dry_run:
         print_dry_run(campaign.name, points, as_json)
         return 0
@@ -114,11 +122,9 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
             if as_json:
                 click.echo(json.dumps(point_record(stored), default=str))
 
-        if inventory is not None:   # the points run on the DUT host (campaign/remote.py)
-            from vswbench.campaign.inventory import load_inventory
+        if pair is not None:   # the points run on the DUT host (campaign/remote.py)
             from vswbench.campaign.remote import AgentRunner
 
-            pair = load_inventory(inventory).pair(dut)
             summary = AgentRunner(campaign, out_dir, on_progress, on_point, pair=pair).run()
         else:
             summary = CampaignRunner(campaign, out_dir, on_progress, on_point).run()
