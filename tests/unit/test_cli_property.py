@@ -158,36 +158,43 @@ def option_tokens(opt: click.Option, values: list[str]) -> st.SearchStrategy[lis
 
 def command_lines(command: click.Command,
                   store_dir: Path) -> st.SearchStrategy[tuple[list[str], list[str]]]:
-    """(the command line, its poison): some options with ordinary or hostile values, the
-    command's arguments (an existing results directory, or a path that does not exist), and
-    one poison among them: a value the command can never take, an unknown option, or a stray
+    """(the command line, its poison): the command's arguments (mostly an existing results
+    directory), its required options and some others, each once, mostly with ordinary values
+    (so that the line gets past click to the command's own checks), and one poison among them:
+    a value the command can never take, an option given twice, an unknown option, or a stray
     argument that is not an existing file."""
     options = [p for p in command.params if isinstance(p, click.Option)]
     arguments = [p for p in command.params if isinstance(p, click.Argument)]
-    poisons: list[st.SearchStrategy[list[str]]] = [
-        st.sampled_from(UNKNOWN_OPTIONS).map(lambda t: [t]),
-        st.just([MISSING]),
-    ]
-    extras: list[st.SearchStrategy[list[str]]] = []
-    for opt in options:
-        bad = bad_values(opt)
-        if bad:
-            poisons.append(option_tokens(opt, bad))
-        good = good_values(opt)
-        if opt.is_flag or good:
-            extras.append(option_tokens(opt, good))
-        if bad:
-            extras.append(option_tokens(opt, bad))
-    positional = st.lists(st.sampled_from([str(store_dir), MISSING]),
-                          min_size=0, max_size=1 if arguments else 0)
+    poisonable = [o for o in options if bad_values(o)]
+    repeatable = [o for o in options if good_values(o) and not o.multiple and not o.is_flag]
+    unknown = st.sampled_from(UNKNOWN_OPTIONS).map(lambda t: ("", [t]))
+    poisons: list[st.SearchStrategy[tuple[str, list[str]]]] = [unknown,
+                                                               st.just(("", [MISSING]))]
+    if poisonable:      # a bad value: the poison drawn most often
+        bad = st.sampled_from(poisonable).flatmap(
+            lambda o: option_tokens(o, bad_values(o) or []).map(lambda t: (o.name, t)))
+        poisons += [bad, bad, bad, bad]
+    if repeatable:      # an option of one value given twice
+        poisons.append(st.sampled_from(repeatable).flatmap(
+            lambda o: st.tuples(st.sampled_from(good_values(o)), st.sampled_from(good_values(o)))
+            .map(lambda vs: (o.name, [o.opts[0], vs[0], o.opts[0], vs[1]]))))
 
     @st.composite
     def build(draw: Any) -> tuple[list[str], list[str]]:
-        poison = draw(st.one_of(*poisons))
-        parts = draw(st.lists(st.one_of(*extras), max_size=5)) if extras else []
-        where = draw(st.integers(0, len(parts)))
-        parts.insert(where, poison)
-        args = draw(positional)
+        poisoned, poison = draw(st.one_of(*poisons))
+        others = [o for o in options if o.name != poisoned]
+        chosen = draw(st.lists(st.sampled_from(others), unique_by=lambda o: o.name,
+                               max_size=5)) if others else []
+        chosen += [o for o in others if o.required and o not in chosen]
+        parts = []
+        for opt in chosen:
+            good, bad = good_values(opt), bad_values(opt)
+            use_bad = bool(bad) and (not good or draw(st.integers(0, 4)) == 0)
+            if opt.is_flag or good or bad:
+                parts.append(draw(option_tokens(opt, (bad if use_bad else good) or [""])))
+        parts.insert(draw(st.integers(0, len(parts))), poison)
+        args = [draw(st.sampled_from([str(store_dir), str(store_dir), MISSING]))
+                for _ in arguments[:1]]
         return [*args, *(token for part in parts for token in part)], poison
 
     return build()
