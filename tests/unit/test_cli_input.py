@@ -77,6 +77,11 @@ def test_checked_before_anything_is_built(capsys, reached, argv, needle) -> None
     (["trial", "--switch", "veth", "--size", "６４"], "not an ASCII digit"),
     (["trial", "--switch", "veth", "--flows", "٢"], "not an ASCII digit"),
     (["compare", "--fail-if", "ndr:-200%", "a", "b"], "100 %"),
+    (["trial", "--switch", "veth", "--flows", "2", "--flows=3"], "--flows is given twice"),
+    (["search", "--switch", "veth", "--switch", "bridge"], "--switch is given twice"),
+    (["run", "--suite", "quick", "--inventory", "/nonexistent/hosts.yml"], "cannot read"),
+    (["run", "--suite", "quick", "--inventory", "/nonexistent/hosts.yml", "--dut", ""],
+     "--dut is empty"),
 ])
 def test_refused_not_accepted_silently(capsys, reached, argv, needle, tmp_path) -> None:
     if argv[0] == "compare":
