@@ -43,7 +43,7 @@ def latency(**kw: Any) -> int:
     from vswbench.measure.method import method_context
 
     plan = method_plan(kw)
-    fractions = parse_fractions(kw["at"])
+    fractions = parse_fractions(kw["at"], "--at")
     ndr_given = rate(kw["ndr"])
     if ndr_given is not None:
         check_fraction_loads(ndr_given, fractions)
