@@ -29,6 +29,7 @@ from vswbench.errors import UsageError, VswbenchError
 
 
 EXIT_UNSUPPORTED = 3
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())   # click < 8.2: none
 _debug = {"on": bool(os.environ.get("VSB_DEBUG"))}
 
 
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         rv = cli.main(args=list(args), prog_name="vswbench", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.exceptions.NoArgsIsHelpError as exc:   # a group without its command: its help
+    except _NO_ARGS_IS_HELP as exc:   # a group without its command: its help (click >= 8.2)
         click.echo(exc.ctx.get_help())
         return exc.exit_code
     except click.UsageError as exc:    # one line, not click's usage block: exit 2
