@@ -69,6 +69,16 @@ def _line(text: str) -> None:
     err.print(text, style="red", highlight=False, markup=False)
 
 
+def _show_click_error(exc: click.ClickException) -> None:
+    """One line, not click's usage block (a group without its command: its help)."""
+    if isinstance(exc, _NO_ARGS_IS_HELP):       # click >= 8.2
+        click.echo(exc.ctx.get_help())
+    elif isinstance(exc, click.UsageError):
+        _line(usage_line(exc))
+    else:
+        _line(f"vswbench: error: {one_line(exc.format_message())}")
+
+
 def main(argv: list[str] | None = None) -> int:
     tolerant_output()
     args = sys.argv[1:] if argv is None else argv
@@ -77,17 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         _error(problem)
         return EXIT_USAGE
     try:
-        rv = cli.main(args=list(args), prog_name="vswbench", standalone_mode=False)
+        rv = cli.main(args=argv, prog_name="vswbench", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except _NO_ARGS_IS_HELP as exc:   # a group without its command: its help (click >= 8.2)
-        click.echo(exc.ctx.get_help())
-        return exc.exit_code
-    except click.UsageError as exc:    # one line, not click's usage block: exit 2
-        _line(usage_line(exc))
-        return EXIT_USAGE
-    except click.ClickException as exc:
-        _line(f"vswbench: error: {one_line(exc.format_message())}")
+    except click.ClickException as exc:  # includes click.UsageError: exit 2
+        _show_click_error(exc)
         return exc.exit_code
     except click.Abort:
         _error("interrupted; everything this run created has been removed")

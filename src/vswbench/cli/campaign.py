@@ -84,14 +84,14 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     from vswbench.results.export import point_record
     from vswbench.results.points import read_point
 
-    campaign = _load(spec, suite)
-    points = expand(campaign)
-    size = campaign_size(points)   # every point checked before anything is created
     pair = None
-    if inventory is not None:      # its hosts too (campaign/inventory.py)
+    if inventory is not None:      # its hosts checked before anything is printed or made
         from vswbench.campaign.inventory import load_inventory
 
         pair = load_inventory(inventory).pair(dut)
+    campaign = _load(spec, suite)
+    points = expand(campaign)
+    size = campaign_size(points)   # every point checked before anything is created
     if dry_run:
         print_dry_run(campaign.name, points, as_json)
         return 0
