@@ -24,13 +24,22 @@ IMIX_DEFAULT_GENOME = "aaaaaaaddddg"
 _SCALE = {"k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9}
 
 
+def ascii_number(text: str) -> str:
+    """`text` unchanged if it is ASCII; ValueError otherwise. Python's int() and float() read
+    Arabic-Indic, full-width and other Unicode digits: a number written that way is refused,
+    as any other character a number cannot hold."""
+    if not text.isascii():
+        raise ValueError(f"{text!r}: write numbers with the ASCII digits 0-9")
+    return text
+
+
 def parse_rate(text: str) -> float:
     """'100k' -> 100000.0, '1.5M' -> 1500000.0, '2500' -> 2500.0; UsageError otherwise."""
     s = str(text).strip()
     scale = _SCALE.get(s[-1:], 1.0)
     digits = s[:-1] if scale != 1.0 else s
     try:
-        value = float(digits) * scale
+        value = float(ascii_number(digits)) * scale
     except ValueError:
         raise UsageError(f"rate {text!r}: expected packets per second like 10k, 100k or 1.5M") \
             from None
@@ -64,7 +73,7 @@ class FrameSize:
                                  "(a=64 b=128 c=256 d=512 e=1024 f=1280 g=1518), e.g. imix:aaaad")
             return cls(genome=genome)
         try:
-            size = int(text)
+            size = int(ascii_number(text))
         except ValueError:
             raise UsageError(f"frame size {value!r}: give bytes {MIN_FRAME}..{MAX_FRAME} (FCS "
                              "included) or imix") from None

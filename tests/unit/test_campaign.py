@@ -39,13 +39,13 @@ def test_valid_spec_expands_to_product_in_order() -> None:
 
 def test_scalars_rates_chains_and_repetitions() -> None:
     s = parse_spec(spec('kind = "trial"\nswitch = "bridge"\nscenario = "chain"\nchain = [1, 3]\n'
-                        'rate = ["100k", 2500]\nrepetitions = 2\noptions = { bridge_fdb = true, kernel_mode = "napi" }\n'))
+                        'rate = ["100k", 2500]\nrepetitions = 2\noptions = { bridge_fdb = "learn", kernel_mode = "napi" }\n'))
     pts = expand(s)
     assert len(pts) == 2 * 2 * 2
     assert [p.scenario for p in pts[:4]] == ["pvp", "pvp", "chain:3", "chain:3"]
     assert [p.rate for p in pts[:2]] == [100_000.0, 2500.0]
     assert [p.repetition for p in pts] == [0] * 4 + [1] * 4
-    assert pts[0].options == (("bridge_fdb", "true"), ("kernel_mode", "napi"))
+    assert pts[0].options == (("bridge_fdb", "learn"), ("kernel_mode", "napi"))
     assert pts[4].label.endswith("#2")
 
 

@@ -15,7 +15,7 @@ from vswbench.cli.app import main
     (["search", "--switch", "bridge", "--scenario", "chain:99"], "chain"),
     (["sweep", "--switch", "bridge", "--points", "1"], "points"),
     (["sweep", "--switch", "bridge", "--max-load", "100k", "--min-load", "200k"], "--min-load"),
-    (["latency", "--switch", "bridge", "--at", "500"], "--latency-at"),
+    (["latency", "--switch", "bridge", "--at", "500"], "--at '500'"),
     (["b2b", "--switch", "bridge", "--scenario", "p2p-pair"], "back-to-back"),
     (["calibrate", "--scenario", "pairs:2"], "calibration"),
     (["search", "--switch", "shaped", "--shape-pps", "1k", "--size", "9000"], "9000"),

@@ -22,6 +22,7 @@ import click
 from vswbench import __version__
 from vswbench.cli import (agent, campaign, host, latency, methods, model, papers, rule_update,
                           trial)
+from vswbench.cli.arguments import argument_problem, one_line, tolerant_output, usage_line
 from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
 from vswbench.engine.process import EngineError
 from vswbench.errors import UsageError, VswbenchError
@@ -29,6 +30,7 @@ from vswbench.run.registry import unwinding_signals
 
 
 EXIT_UNSUPPORTED = 3
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())   # click < 8.2: none
 _debug = {"on": bool(os.environ.get("VSB_DEBUG"))}
 
 
@@ -61,14 +63,29 @@ for command in COMMANDS:
 
 # -- entry point -------------------------------------------------------------------------------
 def _error(message: str) -> None:
-    err.print(f"vswbench: error: {message}", style="red", highlight=False, markup=False)
+    _line(f"vswbench: error: {one_line(message)}")
+
+
+def _line(text: str) -> None:
+    err.print(text, style="red", highlight=False, markup=False)
+
+
+def _show_click_error(exc: click.ClickException) -> None:
+    """One line, not click's usage block (a group without its command: its help)."""
+    if isinstance(exc, _NO_ARGS_IS_HELP):       # click >= 8.2
+        click.echo(exc.ctx.get_help())
+    elif isinstance(exc, click.UsageError):
+        _line(usage_line(exc))
+    else:
+        _line(f"vswbench: error: {one_line(exc.format_message())}")
 
 
 def main(argv: list[str] | None = None) -> int:
+    tolerant_output()
     args = sys.argv[1:] if argv is None else argv
-    bad = next((a for a in args if "\x00" in a), None)
-    if bad is not None:       # no path or value holds a NUL byte (a shell cannot even pass one)
-        _error(f"argument {bad!r} contains a NUL byte")
+    problem = argument_problem(cli, args)
+    if problem is not None:
+        _error(problem)
         return EXIT_USAGE
     try:
         # SIGTERM and SIGHUP take Ctrl-C's path from the very start (the engine probe included):
@@ -78,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:  # includes click.UsageError: exit 2
-        exc.show()
+        _show_click_error(exc)
         return exc.exit_code
     except (click.Abort, KeyboardInterrupt) as exc:
         cause = exc.__cause__ if isinstance(exc, click.Abort) else exc

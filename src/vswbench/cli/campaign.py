@@ -10,7 +10,7 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vswbench.cli.common import err, num, out, table_out
+from vswbench.cli.common import FiniteRange, err, num, out, table_out
 from vswbench.errors import UsageError
 
 
@@ -63,6 +63,12 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     A directory of specs (specs/papers/) runs each into OUT/<campaign name> [results/papers]."""
     import json
 
+    if dut is not None and inventory is None:
+        raise UsageError(f"--dut {dut}: a DUT host is named in an inventory; give --inventory "
+                         "hosts.yml too (or leave --dut out to measure here)")
+    if dut is not None and not dut.strip():
+        raise UsageError("--dut is empty: give a DUT host of the inventory (or leave --dut out "
+                         "for the first)")
     if spec is not None and spec.is_dir():
         from vswbench.cli.papers import run_directory
 
@@ -78,6 +84,11 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     from vswbench.results.export import point_record
     from vswbench.results.points import read_point
 
+    pair = None
+    if inventory is not None:      # its hosts checked before anything is printed or made
+        from vswbench.campaign.inventory import load_inventory
+
+        pair = load_inventory(inventory).pair(dut)
     campaign = _load(spec, suite)
     points = expand(campaign)
     size = campaign_size(points, campaign.budget_s)   # every point checked before anything is created
@@ -111,11 +122,9 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
             if as_json:
                 click.echo(json.dumps(point_record(stored), default=str))
 
-        if inventory is not None:   # the points run on the DUT host (campaign/remote.py)
-            from vswbench.campaign.inventory import load_inventory
+        if pair is not None:   # the points run on the DUT host (campaign/remote.py)
             from vswbench.campaign.remote import AgentRunner
 
-            pair = load_inventory(inventory).pair(dut)
             summary = AgentRunner(campaign, out_dir, on_progress, on_point, pair=pair).run()
         else:
             summary = CampaignRunner(campaign, out_dir, on_progress, on_point).run()
@@ -233,7 +242,7 @@ def export(directory: Path, fmt: str, target: Path | None) -> int:
                 type=click.Path(exists=True, path_type=Path))
 @click.option("--fail-if", "fail_if", multiple=True,
               help="Exit 1 on a significant change beyond this, e.g. ndr:-5% or p99:+10%.")
-@click.option("--noise", type=float, default=0.10, show_default=True,
+@click.option("--noise", type=FiniteRange(0, 1), default=0.10, show_default=True,
               help="Noise band for single measurements (fraction).")
 @click.option("--json", "as_json", is_flag=True)
 def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float, as_json: bool) -> int:

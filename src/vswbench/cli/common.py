@@ -89,6 +89,17 @@ def seconds(low: float = 0.1) -> SecondsType:
     return SecondsType(low)
 
 
+class FiniteRange(click.FloatRange):
+    """click.FloatRange without nan (which passes every comparison, so FloatRange takes it)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 KERNEL_IO = ("auto", "afpacket", "udp", "afxdp", "xdplive")
 
 
@@ -170,10 +181,33 @@ def trial_options(kw: dict[str, Any], *, rate_pps: float | None = None,
                                                                     "nf_cpus")):
         raise UsageError("--unpinned pins nothing: leave out --tester-cpu, --switch-cpu and "
                          "--nf-cpus")
+    flag_conflicts(kw)
     return TrialOptions(kw["switch"], kw["scenario"], traffic, kw["tester_cpu"],
                         kw["switch_cpu"], kw["nf_cpus"],
                         tuple(kw["options"]) + function_options(kw),
                         unpinned=bool(kw.get("unpinned")))
+
+
+def flag_conflicts(kw: dict[str, Any]) -> None:
+    """UsageError for flags that each parse but say nothing together, which a run would ignore
+    (and label its result with): --nf-cpus or option nf in a scenario without network
+    functions, an --io the switch's tester cannot use (a repeated option: parse_options)."""
+    from vswbench.scenario import Role, parse
+    from vswbench.switches.catalog import all_switches
+
+    keys = [item.partition("=")[0].strip() for item in kw.get("options") or ()]
+    scenario = parse(kw["scenario"])
+    if not any(h.role is Role.NF for h in scenario.hosts):
+        for given, what in ((kw.get("nf_cpus") is not None, "--nf-cpus"),
+                            ("nf" in keys, "option nf")):
+            if given:
+                raise UsageError(f"{what} applies to scenarios with network functions (pvp, "
+                                 f"chain:N), and {scenario.name} has none (leave {what} out)")
+    switch_cls = all_switches().get(kw["switch"])
+    io = kw.get("io", "auto")
+    if switch_cls is not None and switch_cls.port_kind == "dpdk" and io not in ("auto", "dpdk"):
+        raise UsageError(f"--io {io}: switch {switch_cls.name} has DPDK ports, its tester always "
+                         "uses dpdk: leave --io out")
 
 
 def function_options(kw: dict[str, Any]) -> tuple[str, ...]:
@@ -225,6 +259,8 @@ def writable_file(path: Path | None, flag: str = "--out") -> None:
 
 
 def method_plan(kw: dict[str, Any]) -> MethodPlan:
+    if kw["no_calibration"] and kw["recalibrate"]:
+        raise UsageError("--no-calibration and --recalibrate contradict each other: give one")
     writable_file(kw.get("out_file"))
     return plan_method(MethodOptions(trial_options(kw), kw["shape_pps"],
                                      not kw["no_calibration"], kw["recalibrate"],

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (KERNEL_IO, emit, io_option, method_plan, num, out, rate, say,
+from vswbench.cli.common import (KERNEL_IO, emit, err, io_option, method_plan, num, out, rate, say,
                                  seconds, size_option, testbed_options, trial_line)
 from vswbench.engine.params import MAX_FLOWS, TrialParams
 from vswbench.errors import UsageError, require_root
@@ -38,12 +38,15 @@ def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | N
               help="Then one extra trial at the NDR profiled by perf (never a latency trial).")
 def latency(**kw: Any) -> int:
     """Latency distributions at fixed fractions of the NDR (full histograms in --json)."""
-    from vswbench.measure.loadcurve import latency_at, parse_fractions, repeated_points_json
+    from vswbench.measure.loadcurve import (check_fraction_loads, latency_at, parse_fractions,
+                                            repeated_points_json)
     from vswbench.measure.method import method_context
 
     plan = method_plan(kw)
-    fractions = parse_fractions(kw["at"])
+    fractions = parse_fractions(kw["at"], "--at")
     ndr_given = rate(kw["ndr"])
+    if ndr_given is not None:
+        check_fraction_loads(ndr_given, fractions)
     with method_context(plan, drain=0.05, progress=say) as ctx:
         ndr, search_summary = _ndr_first(ctx, ndr_given)
         runs = [latency_at(ctx.session, ndr, fractions, kw["duration"],
@@ -154,7 +157,8 @@ def calibrate(scenario: str, size: FrameSize, io: str, flows: int, tester_cpu: i
                          "receives (p2p, pvp, chain:N, rr)")
     require_root("calibration")
     with run_scope() as run:
-        cal = run_calibration(run, plan.scenario, plan.params, plan.placement, force=force)
+        cal = run_calibration(run, plan.scenario, plan.params, plan.placement, force=force,
+                              warn=lambda m: err.print(m, style="yellow", highlight=False))
     if as_json:
         click.echo(json.dumps(cal.to_json(), indent=1))
     else:

@@ -8,8 +8,9 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (emit, err, method_plan, num, out, rate, say, seconds,
-                                 testbed_options, trial_line)
+from vswbench.cli.common import (FiniteRange, emit, err, method_plan, num, out, rate, say,
+                                 seconds, testbed_options, trial_line)
+from vswbench.errors import UsageError
 from vswbench.measure.search import PRESETS
 from vswbench.measure.stats import steal_fraction
 
@@ -30,11 +31,11 @@ from vswbench.measure.stats import steal_fraction
 @click.option("--latency-duration", type=seconds(), default=5.0, show_default=True)
 @click.option("--profile", is_flag=True,
               help="Then one extra trial at the NDR profiled by perf (never a search trial).")
-@click.option("--pdr-loss", type=click.FloatRange(0, 100, min_open=True, max_open=True),
+@click.option("--pdr-loss", type=FiniteRange(0, 100, min_open=True, max_open=True),
               default=None, help="The PDR's loss ratio in percent [the preset's, 0.5].")
 def search(**kw: Any) -> int:
     """NDR and PDR by MLRsearch (or RFC 2544 binary search), with bounds and trial counts."""
-    from vswbench.measure.loadcurve import latency_at, parse_fractions
+    from vswbench.measure.loadcurve import check_fraction_loads, latency_at, parse_fractions
     from vswbench.measure.method import method_context
     from vswbench.measure.search import preset
     from vswbench.measure.search import search as run_search
@@ -48,7 +49,12 @@ def search(**kw: Any) -> int:
         if perf_problem():
             raise click.UsageError(f"--profile: {perf_problem()}")
     min_load, max_given = rate(kw["min_load"]), rate(kw["max_load"])
+    if min_load is not None and max_given is not None and min_load >= max_given:
+        raise UsageError(f"--min-load {kw['min_load']} is not below --max-load {kw['max_load']}: "
+                         "give a lower --min-load or a higher --max-load")
     fractions = parse_fractions(kw["latency_at"]) if kw["latency_at"] else ()
+    if fractions and max_given is not None:
+        check_fraction_loads(max_given, fractions, "--latency-at", "--max-load", upper_only=True)
     with method_context(plan, drain=p.drain_s, drain_quiet=p.drain_quiet_s, progress=say) as ctx:
         max_load = ctx.max_load(max_given)
         results = []

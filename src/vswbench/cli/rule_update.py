@@ -8,7 +8,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import emit, method_plan, num, out, rate, say, seconds, testbed_options
+from vswbench.cli.common import (FiniteRange, emit, method_plan, num, out, rate, say, seconds,
+                                 testbed_options)
 from vswbench.errors import UsageError
 
 
@@ -34,7 +35,7 @@ def _counts(text: str) -> list[int]:
               help="Percent of the NDR (found by a quick search) to load with, without --rate.")
 @click.option("--update-rules", type=click.IntRange(1, 32768), default=1000, show_default=True,
               help="Rules per change during the forwarding comparison.")
-@click.option("--update-rate", type=click.FloatRange(0.1, 100), default=2.0, show_default=True,
+@click.option("--update-rate", type=FiniteRange(0.1, 100), default=2.0, show_default=True,
               help="Changes (an install or a removal) per second during the comparison.")
 @click.option("--duration", type=seconds(), default=5.0, show_default=True,
               help="Seconds of the quiet trial and of the trial during updates.")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.units import MAX_RATE_PPS, MIN_RATE_PPS, FrameSize
+from vswbench.units import MAX_RATE_PPS, MIN_RATE_PPS, FrameSize, ascii_number
 
 IO_CHOICES = ("auto", "afpacket", "udp", "afxdp", "xdplive", "dpdk")
 # "auto" is resolved per switch before anything runs (measure/plan.engine_io): xdplive where the
@@ -40,9 +40,12 @@ def _churn_number(text: str, what: str, whole: str) -> float:
     if t[-1:] in ("k", "K", "M"):
         scale, t = (1e3 if t[-1] in "kK" else 1e6), t[:-1]
     try:
-        value = float(t) * scale
+        value = float(ascii_number(t)) * scale
     except ValueError:
         raise UsageError(f"--churn {whole}: {text!r} is not a number of {what}") from None
+    if not value > 0:
+        raise UsageError(f"--churn {whole}: {what} must be above 0 (or --churn off for a fixed "
+                         "set of flows)")
     return value
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import platform
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from vswbench.run.scope import Run
 from vswbench.scenario import Scenario
 from vswbench.switches.base import Placement
 from vswbench.testbed.build import Testbed
+from vswbench.units import MAX_RATE_PPS
 
 CACHE_PATH = Path(os.environ.get("VSWBENCH_CACHE", "/var/cache/vswbench")) / "generator-ceiling.json"
 # A cached ceiling is used for a day at most: the key cannot see what else ran on the machine when
@@ -108,16 +111,39 @@ def _store(path: Path, cal: Calibration) -> None:
         pass  # a read-only cache only costs a new calibration next time
 
 
-def cached(scenario: Scenario, workload: TrialParams, placement: Placement,
-           path: Path = CACHE_PATH, now: float | None = None) -> Calibration | None:
-    """The cached ceiling of this scenario, workload and placement, unless older than
-    CACHE_MAX_AGE_S (or dated in the future: a clock that jumped)."""
-    entry = _load_cache(path).get(cache_key(scenario, workload, placement))
+def entry_problem(entry: Any) -> str | None:
+    """Why a cache entry cannot be a measured ceiling (the cache is a file anyone with root may
+    have edited or truncated), or None."""
     if not isinstance(entry, dict):
+        return "not a JSON object"
+    for name in ("ceiling_pps", "tx_pps", "measured_at"):
+        value = entry.get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"{name} is {value!r}, not a number"
+        if not math.isfinite(value) or value < 0:
+            return f"{name} is {value!r}, not a finite number of at least 0"
+    if entry["ceiling_pps"] > MAX_RATE_PPS:
+        return f"ceiling_pps {entry['ceiling_pps']!r} is beyond {MAX_RATE_PPS:g} pps"
+    return None
+
+
+def cached(scenario: Scenario, workload: TrialParams, placement: Placement,
+           path: Path = CACHE_PATH, now: float | None = None,
+           warn: Callable[[str], None] = lambda message: None) -> Calibration | None:
+    """The cached ceiling of this scenario, workload and placement, unless older than
+    CACHE_MAX_AGE_S (or dated in the future: a clock that jumped). A damaged entry (a ceiling
+    "abc", null or Infinity) is not used: `warn` says so, and the ceiling is measured again."""
+    entry = _load_cache(path).get(cache_key(scenario, workload, placement))
+    if entry is None:
         return None
+    problem, hit = entry_problem(entry), None
     try:
-        hit = Calibration(**{**entry, "cached": True})
-    except TypeError:
+        hit = None if problem else Calibration(**{**entry, "cached": True})
+    except TypeError as exc:
+        problem = f"unexpected fields ({exc})"
+    if hit is None:
+        warn(f"calibration cache {path}: the entry of this workload is damaged ({problem}); "
+             "measuring the ceiling again")
         return None
     age = (time.time() if now is None else now) - float(hit.measured_at)
     return hit if 0 <= age <= CACHE_MAX_AGE_S else None
@@ -158,12 +184,13 @@ def raise_unsupported(scenario: Scenario) -> None:
 
 
 def calibrate(run: Run, scenario: Scenario, workload: TrialParams, placement: Placement, *,
-              force: bool = False, path: Path = CACHE_PATH) -> Calibration:
+              force: bool = False, path: Path = CACHE_PATH,
+              warn: Callable[[str], None] = lambda message: None) -> Calibration:
     # The baseline varies flows by UDP source port (from 1024: room for SPORT_FLOWS); the tester's
     # work per frame is the same whatever field varies, so more flows calibrate at that count.
     workload = replace(workload, flows=min(workload.flows, SPORT_FLOWS))
     if not force:
-        hit = cached(scenario, workload, placement, path)
+        hit = cached(scenario, workload, placement, path, warn=warn)
         if hit is not None:
             return hit
     cal = measure(run, scenario, workload, placement)

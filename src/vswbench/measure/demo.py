@@ -22,6 +22,7 @@ from vswbench.engine.process import (EngineError, EngineProcess, EngineResult, f
 from vswbench.errors import UsageError, require_root
 from vswbench.host.pair import Endpoint, NamespacePair, namespace_pair
 from vswbench.run.scope import Run, run_scope
+from vswbench.units import parse_rate
 
 READY_TIMEOUT = 15.0  # seconds for an engine to open its port and print its start record
 
@@ -92,6 +93,10 @@ def validate(options: DemoOptions) -> None:
         raise UsageError(f"--size {options.size}: frame sizes are 64..1518 bytes")
     if options.duration <= 0 or options.rtt_duration <= 0:
         raise UsageError("durations must be positive")
+    try:
+        parse_rate(options.rtt_rate)
+    except UsageError as exc:
+        raise UsageError(f"--rtt-rate: {exc}") from None
     unknown = [b for b in options.backends if b not in DEMO_BACKENDS]
     if unknown:
         raise UsageError(f"unknown backend {unknown[0]!r}; choose from {', '.join(DEMO_BACKENDS)}")
@@ -140,8 +145,9 @@ def measure_round_trip(run: Run, pair: NamespacePair, backend: str, opts: DemoOp
                        result: BackendResult) -> None:
     reflect_args = ["reflect", *_common(pair.b, backend, opts.rx_cpu),
                     "--duration", f"{opts.rtt_duration + 30:g}", "--no-hist"]
+    rate = f"{parse_rate(opts.rtt_rate):.6f}".rstrip("0").rstrip(".")
     loop_args = ["loop", *_common(pair.a, backend, opts.tx_cpu), "--size", str(opts.size),
-                 "--rate", opts.rtt_rate, "--duration", f"{opts.rtt_duration:g}"]
+                 "--rate", rate, "--duration", f"{opts.rtt_duration:g}"]
     with EngineProcess(reflect_args, registry=run.registry, state=run.state,
                        label="reflect") as reflect:
         reflect.wait_for_record("start", READY_TIMEOUT)

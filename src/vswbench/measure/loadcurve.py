@@ -14,6 +14,7 @@ from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.measure.session import SessionTrial, TrialSession
+from vswbench.units import MAX_RATE_PPS, MIN_RATE_PPS
 
 DEFAULT_FRACTIONS = (0.1, 0.5, 0.9, 1.0)
 
@@ -51,16 +52,29 @@ def sweep_loads(max_load: float, points: int, min_load: float | None = None) -> 
     return [round(low + i * step, 1) for i in range(points)]
 
 
-def parse_fractions(text: str) -> tuple[float, ...]:
+def parse_fractions(text: str, flag: str = "--latency-at") -> tuple[float, ...]:
     """'10,50,90,100' (percent of the NDR) -> (0.1, 0.5, 0.9, 1.0)."""
     try:
         values = tuple(float(x) / 100 for x in text.split(",") if x.strip())
     except ValueError:
-        raise UsageError(f"--latency-at {text!r}: expected percentages of the NDR, e.g. 10,50,90,100") \
+        raise UsageError(f"{flag} {text!r}: expected percentages of the NDR, e.g. 10,50,90,100") \
             from None
     if not values or any(not 0 < v <= 2 for v in values):
-        raise UsageError(f"--latency-at {text!r}: percentages must be in (0, 200]")
+        raise UsageError(f"{flag} {text!r}: percentages must be in (0, 200]")
     return values
+
+
+def check_fraction_loads(ndr_pps: float, fractions: Sequence[float], flag: str = "--at",
+                         of: str = "--ndr", upper_only: bool = False) -> None:
+    """UsageError, before anything is built, when a fraction of a given NDR (or of the highest
+    NDR a search can find, `upper_only`) is a load no trial can offer (1 pps to 1 Gpps: --ndr 1G
+    --at 200 would be 2 Gpps)."""
+    for f in fractions:
+        load = ndr_pps * f
+        if load > MAX_RATE_PPS or (not upper_only and load < MIN_RATE_PPS):
+            raise UsageError(f"{flag} {f * 100:g} % of {of} {ndr_pps:g} is {load:g} pps: loads "
+                             f"are {MIN_RATE_PPS:g} to {MAX_RATE_PPS:g} pps; give percentages "
+                             f"within them")
 
 
 def run_sweep(session: TrialSession, loads: Sequence[float], duration: float,

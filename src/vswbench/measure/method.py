@@ -56,10 +56,6 @@ def plan_method(opts: MethodOptions) -> MethodPlan:
         extra += [f"shape_pps={opts.shape_pps}", f"shape_frame_size={size.bytes}"]
     trial_opts = replace(trial_opts, options=tuple(extra))
     plan = plan_trial(trial_opts)
-    if plan.switch_cls.name == "shaped":
-        from vswbench.switches.shaped import shaper_from_options
-
-        shaper_from_options(plan.options)
     return MethodPlan(plan, opts.calibrate, opts.recalibrate, opts.restart_engines)
 
 
@@ -117,7 +113,7 @@ def method_context(plan: MethodPlan, *, drain: float, drain_quiet: float = DEFAU
             progress(f"run {run.id}: generator ceiling on {baseline_switch(plan.trial.params.io)} ({cal_scenario.name}, "
                      f"{plan.trial.params.size})")
             cal = calibrate(run, cal_scenario, plan.trial.params, cal_placement,
-                            force=plan.recalibrate)
+                            force=plan.recalibrate, warn=progress)
             progress(f"run {run.id}: generator ceiling {cal.ceiling_pps:,.0f} pps"
                      f"{' (cached)' if cal.cached else ''}")
         elif plan.calibrate:

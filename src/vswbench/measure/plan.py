@@ -112,6 +112,9 @@ def parse_options(items: tuple[str, ...]) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"--option {item!r}: expected key=value, e.g. --option ovs_mode=normal")
+        if key.strip() in result:
+            raise UsageError(f"option {key.strip()} is given twice: give each option once "
+                             "(--function, --table-size and --shape-pps set options too)")
         result[key.strip()] = value.strip()
     check_keys(result)
     return result
@@ -145,6 +148,10 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
     if problem:
         raise UsageError(problem)
     switch_cls.check_options(options)
+    if switch_cls.name == "shaped":      # the calibration device needs its rate (--shape-pps)
+        from vswbench.switches.shaped import shaper_from_options
+
+        shaper_from_options(options)
     return TrialPlan(switch_cls, scenario,
                      replace(params, io=engine_io(switch_cls, params.io, options,
                                                   churn=params.churn is not None)),

@@ -67,11 +67,14 @@ class Threshold:
 
 
 def parse_threshold(text: str) -> Threshold:
-    m = re.fullmatch(r"\s*([a-z0-9]+)\s*:\s*([+-])\s*(\d+(?:\.\d+)?)\s*%\s*", text)
+    m = re.fullmatch(r"\s*([a-z0-9]+)\s*:\s*([+-])\s*(\d+(?:\.\d+)?)\s*%\s*", text, re.ASCII)
     if not m or m.group(1) not in METRICS:
         raise UsageError(f"--fail-if {text!r}: expected METRIC:+N% or METRIC:-N% with METRIC one "
                          f"of {', '.join(METRICS)}, e.g. ndr:-5% or p99:+10%")
     sign = -1.0 if m.group(2) == "-" else 1.0
+    if sign < 0 and float(m.group(3)) >= 100:
+        raise UsageError(f"--fail-if {text!r}: a value cannot fall by 100 % or more; give a drop "
+                         "below 100 %, e.g. ndr:-5%")
     return Threshold(m.group(1), sign * float(m.group(3)) / 100)
 
 

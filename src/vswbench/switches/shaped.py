@@ -63,13 +63,13 @@ def shaper_from_options(options: dict[str, str]) -> Shaper:
     raw = options.get("shape_pps")
     if raw is None:
         raise UsageError("switch shaped needs a rate: --shape-pps N (packets/s, e.g. 100k)")
-    from vswbench.units import parse_rate
+    from vswbench.units import ascii_number, parse_rate
 
     pps = parse_rate(raw)
     if pps > MAX_SHAPE_PPS:
         raise UsageError(f"--shape-pps {raw}: at most {MAX_SHAPE_PPS:.0f} packets/s")
     try:
-        size = int(options.get("shape_frame_size", "64"))
+        size = int(ascii_number(str(options.get("shape_frame_size", "64"))))
     except ValueError:
         raise UsageError("shape_frame_size: expected a frame size in bytes, e.g. 64") from None
     if not 64 <= size <= 1518:
@@ -94,6 +94,12 @@ class ShapedSwitch(KernelSwitch):
     name = "shaped"
     description = "calibration DUT: tc mirred port to port into a tbf shaper at --shape-pps"
     calibration = True
+
+    @classmethod
+    def check_options(cls, options: dict[str, str]) -> None:
+        super().check_options(options)
+        if "shape_pps" in options or "shape_frame_size" in options:
+            shaper_from_options({"shape_pps": "1", **options})   # finite and within bounds
 
     @classmethod
     def availability(cls) -> Availability:
