@@ -31,14 +31,16 @@ def test_three_against_three_all_above_is_decided_by_the_rank_test() -> None:
     d = decide(Contender("a", (3.0, 3.1, 3.2), (2.0, 4.0)), Contender("b", (1.0, 1.1, 1.2), (1.0, 3.5)))
     assert d.decided and d.how == "rank test" and d.p_value == pytest.approx(0.05)
     assert d.upper.name == "a" and d.wins == 3 and d.paired == 3
-    assert d.describe().startswith("a leads b by 2.82x, 3 of 3 repetitions (rank test p = 0.050)")
+    assert d.describe() == "a leads b by 2.82x (rank test p = 0.050, 3 of 3 repetitions)"
 
 
 def test_two_against_two_never_decides_by_rank_but_by_separate_ranges() -> None:
     apart = decide(Contender("a", (2.0, 2.1), (1.9, 2.2)), Contender("b", (1.0, 1.1), (0.9, 1.2)))
     assert apart.decided and apart.how == "noise ranges apart" and apart.p_value > 0.05
-    overlap = decide(Contender("a", (2.0, 2.1), (1.0, 2.2)), Contender("b", (1.0, 1.1), (0.9, 1.2)))
+    overlap = decide(Contender("a", (1.4, 1.45), (1.0, 2.2)), Contender("b", (1.0, 1.1), (0.9, 1.2)))
     assert not overlap.decided and overlap.how == "open"
+    gap = decide(Contender("a", (2.0, 2.1), (1.0, 2.2)), Contender("b", (1.0, 1.1), (0.9, 1.2)))
+    assert gap.decided and gap.how == "gap" and gap.how_text() == "1.95x apart, 2 of 2 repetitions"
     assert "overlap" in overlap.describe() and "not decided at 95 % confidence" in overlap.describe()
 
 
@@ -49,9 +51,10 @@ def test_adjacent_orders_by_median() -> None:
 
 
 def _result(ndr: float, low: float) -> dict:
-    """A search's stored result: NDR, its goal's bounds and two trials (low lost frames)."""
-    return {"ndr_pps": ndr, "pdr_pps": ndr,
-            "goals": [{"name": "NDR", "lower_bound_pps": ndr, "upper_bound_pps": ndr * 1.02,
+    """A search's stored result (a test double, not a measurement): NDR, its final bracket
+    [low, 1.02 x NDR] and two trials (one at `low` lost frames)."""
+    return {"ndr_pps": ndr, "pdr_pps": ndr, "lower_bound_pps": low, "upper_bound_pps": ndr * 1.02,
+            "goals": [{"name": "NDR", "lower_bound_pps": low, "upper_bound_pps": ndr * 1.02,
                        "loss_ratio": 0.0}],
             "trials": [{"intended_pps": ndr, "intended_count": 1000, "lost": 0},
                        {"intended_pps": low, "intended_count": 1000, "lost": 3}]}
@@ -67,7 +70,7 @@ def _store(tmp_path, first: dict[str, tuple[float, float]]):
 
 
 def test_open_pairs_finds_overlapping_neighbours_and_a_switch_above_its_baseline(tmp_path) -> None:
-    # bridge 500k (mixed down to 300k) overlaps router 450k; router is below veth: decided
+    # bridge 500k (bracket down to 300k) overlaps router 450k and is above its baseline veth
     spec, store = _store(tmp_path, {"bridge": (500e3, 300e3), "router": (450e3, 400e3),
                                     "veth": (480e3, 470e3)})
     with store:

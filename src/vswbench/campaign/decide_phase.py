@@ -20,8 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from vswbench.campaign.spec import Point
-from vswbench.results.decide import Contender, PairDecision, decide
-from vswbench.results.noise import transition_interval
+from vswbench.results.decide import Contender, PairDecision, decide, noise_range
 from vswbench.results.points import read_point
 from vswbench.results.store import StoredPoint
 
@@ -68,19 +67,18 @@ def repetitions(base: Point, stored: dict[str, StoredPoint]) -> list[StoredPoint
 
 
 def contender(base: Point, stored: dict[str, StoredPoint]) -> tuple[Contender, bool]:
-    """The setup's NDRs and noise range hull; and whether it reached the tester's ceiling."""
-    reps = repetitions(base, stored)
-    ndrs, ranges, bound = [], [], False
-    for s in reps:
-        h = read_point(s).headline
-        if h.ndr_pps is not None:
-            ndrs.append(h.ndr_pps)
-        bound = bound or bool(h.generator_bound)
-        interval = transition_interval(s.result or {}, "NDR")
-        if interval is not None:
-            ranges.append(interval)
-    hull = (min(lo for lo, _ in ranges), max(hi for _, hi in ranges)) if ranges else None
-    return Contender(base.switch, tuple(ndrs), hull), bound
+    """The setup's NDRs and noise range (results/decide.py noise_range, as the verdict takes
+    it); and whether it reached the tester's ceiling."""
+    heads = [read_point(s).headline for s in repetitions(base, stored)]
+    heads = [h for h in heads if h.ndr_pps is not None]
+    ndrs = tuple(h.ndr_pps for h in heads if h.ndr_pps is not None)
+    bracket = None
+    if heads:
+        chosen = sorted(heads, key=lambda h: h.ndr_pps or 0.0)[len(heads) // 2]
+        if chosen.lower_bound_pps is not None:
+            bracket = (chosen.lower_bound_pps, chosen.upper_bound_pps or chosen.lower_bound_pps)
+    bound = any(bool(h.generator_bound) for h in heads)
+    return Contender(base.switch, ndrs, noise_range(ndrs, bracket)), bound
 
 
 def open_pairs(points: Iterable[Point], stored_points: Iterable[StoredPoint]) -> list[Open]:

@@ -7,43 +7,50 @@ results/noise.py (how uncertain a single search is); no threshold is invented he
 - Ranked: the switches of one scenario, frame size, variant and stack. Baselines (no switch:
   veth for the kernel stack, memif for DPDK) and calibration devices (shaped) are reference rows,
   never ranked; the tester's calibrated ceiling, as the searches recorded it, is a row of its own.
-- Noise range (`noise_range`): the search's final bracket (the NDR goal's lower and upper
-  bound), with repetitions widened to the interquartile range of their NDRs, then by half the
-  single-search noise band on each side (noise.SINGLE_SEARCH_NOISE: two single searches of one
-  switch differ within 10 %). Never the lowest load at which any trial lost frames: one sporadic
-  lossy trial at a low load (a host stall) would stretch a range into a tie with everything.
+- Noise range (results/decide.py `noise_range`): the search's final bracket (the NDR goal's
+  lower and upper bound), with repetitions widened to the interquartile range of their NDRs,
+  then by half the single-search noise band on each side (noise.SINGLE_SEARCH_NOISE: two single
+  searches of one switch differ within 10 %). Never the lowest load at which any trial lost
+  frames: one sporadic lossy trial at a low load (a host stall) would stretch a range into a tie.
 - Tie rule (TIE_RULE, printed on the page exactly as `_rank` applies it): rows sorted by NDR; a
-  row is tied with the first (highest) row of the current group when their noise ranges
-  overlap and their NDRs differ by less than TIE_MAX_RATIO (1.5x); otherwise it starts the next
-  group. Rows that reached the tester's ceiling (generator-bound) are tied with each other (the
-  verdict line says so: the tester, not the switch, stopped them).
+  row is tied with the first (highest) row of the current group unless results/decide.py
+  decides the two at 95 % confidence (a rank test over repetitions, noise ranges apart, or
+  medians TIE_MAX_RATIO = 1.5x apart); otherwise it starts the next group. The verdict line says
+  how each step was decided, or why a tie is one. Rows that reached the tester's ceiling
+  (generator-bound) are tied with each other (the tester, not the switch, stopped them).
+  The campaign's decide phase (campaign/decide_phase.py) repeats the undecided neighbours.
 - Baseline check: a switch whose NDR is above its own stack's baseline (the no-switch path)
   is named in the verdict line: the baseline was limited by a host stall or noise, not by veth.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vswbench.report.backends import BASELINE, DPDK, KERNEL, BackendInfo, info_for
 from vswbench.report.data import RankingRow
+from vswbench.results.decide import (ALPHA, TIE_MAX_RATIO, Contender, PairDecision, decide,
+                                     noise_range as _range)
 from vswbench.results.noise import SINGLE_SEARCH_NOISE, overlap
 from vswbench.results.points import StoredResults, size_order
 from vswbench.results.setups import SetupSearches, search_setups
 
-TIE_MAX_RATIO = 1.5
 TIE_RULE = ("Each switch's noise range is its search's final bracket (the NDR's lower and "
             "upper bound), with repetitions widened to the interquartile range of their NDRs, "
             f"then by {SINGLE_SEARCH_NOISE * 50:g} % on each side (two single searches of one "
             f"switch differ within {SINGLE_SEARCH_NOISE * 100:g} %). Switches are taken in "
-            "order of NDR: a switch is tied with the first (highest) switch of the current "
-            "group when their noise ranges overlap and their NDRs differ by less than "
-            f"{TIE_MAX_RATIO:g}x, and shares its rank; otherwise it starts the next group (so "
-            "a switch may overlap a tied switch other than its group's first and still rank "
-            "below the group). Switches at the tester's ceiling (generator-bound) are tied "
+            "order of NDR (the median over repetitions): a switch is tied with the first "
+            "(highest) switch of the current group, and shares its rank, unless the two are "
+            f"decided at {(1 - ALPHA) * 100:g} % confidence: by the exact one-sided "
+            "Mann-Whitney rank test over their repetitions (p ≤ "
+            f"{ALPHA:g}; three repetitions each at least), by noise ranges that do not overlap, "
+            f"or by medians {TIE_MAX_RATIO:g}x or more apart; otherwise it starts the next "
+            "group (so a switch may overlap a tied switch other than its group's first and "
+            "still rank below the group). The verdict line says how each step was decided and "
+            "why a tie is one; a campaign with a budget (quick) repeats the searches of "
+            "undecided neighbours, interleaved, while the budget lasts. Switches at the tester's ceiling (generator-bound) are tied "
             "with each other: the tester stopped them, not the switch. Baselines (no switch in "
             "the path) are reference rows, not ranked; a switch above its baseline is named in "
             "the verdict line (the baseline was limited by a host stall or noise). Kernel and "
@@ -60,6 +67,12 @@ class Entry:
     interval: Interval | None            # the noise interval of the tie rule (pps)
     rank: int | None = None              # None: a reference row
     tied: bool = False                   # shares its rank with another row
+    ndrs: tuple[float, ...] = ()         # one NDR per repetition
+
+    @property
+    def contender(self) -> Contender:
+        return Contender(self.switch, self.ndrs or ((self.row.ndr_pps,) if self.row.ndr_pps
+                                                    else ()), self.interval)
 
     @property
     def switch(self) -> str:
@@ -103,30 +116,20 @@ def _names(entries: Sequence[Entry]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _quartiles(values: Sequence[float]) -> Interval:
-    ordered = sorted(values)
-    if len(ordered) == 1:
-        return ordered[0], ordered[0]
-    q = statistics.quantiles(ordered, n=4, method="inclusive")
-    return q[0], q[2]
-
-
 def noise_range(s: SetupSearches) -> Interval | None:
-    """The tie rule's range of one setup (see the module's docstring); None without an NDR."""
-    if not s.ndr_values:
-        return None
-    low, high = _quartiles(s.ndr_values)
+    """The tie rule's range of one setup (results/decide.py noise_range)."""
     h = s.chosen.headline
-    if h.lower_bound_pps is not None:
-        low = min(low, h.lower_bound_pps)
-        high = max(high, h.upper_bound_pps or h.lower_bound_pps)
-    half = SINGLE_SEARCH_NOISE / 2
-    return low * (1 - half), high * (1 + half)
+    bracket = (None if h.lower_bound_pps is None
+               else (h.lower_bound_pps, h.upper_bound_pps or h.lower_bound_pps))
+    return _range(s.ndr_values, bracket)
 
 
-def _intervals(data: StoredResults) -> dict[str, Interval | None]:
-    """Setup label -> its noise range."""
-    return {s.setup.label: noise_range(s) for s in search_setups(data.records())}
+def _setups(data: StoredResults) -> dict[str, SetupSearches]:
+    return {s.setup.label: s for s in search_setups(data.records())}
+
+
+def pair(a: Entry, b: Entry) -> PairDecision:
+    return decide(a.contender, b.contender)
 
 
 def _tied(head: Entry, e: Entry) -> bool:
@@ -134,10 +137,7 @@ def _tied(head: Entry, e: Entry) -> bool:
         return False
     if head.row.generator_bound and e.row.generator_bound:
         return True
-    if e.row.ndr_pps <= 0 or head.row.ndr_pps / e.row.ndr_pps >= TIE_MAX_RATIO:
-        return False
-    return (head.interval is not None and e.interval is not None
-            and overlap(head.interval, e.interval))
+    return not pair(head, e).decided
 
 
 def _rank(entries: list[Entry]) -> list[Entry]:
@@ -151,7 +151,7 @@ def _rank(entries: list[Entry]) -> list[Entry]:
             groups.append([e])
     out, position = [], 1
     for group in groups:
-        out += [Entry(e.row, e.info, e.interval, position, len(group) > 1) for e in group]
+        out += [replace(e, rank=position, tied=len(group) > 1) for e in group]
         position += len(group)
     return out
 
@@ -177,7 +177,7 @@ def _line(v: Verdict) -> str:
             + (", tied)" if len(leaders) > 1 else ")"))
     elif len(leaders) > 1:
         bound = [e for e in leaders if e.row.generator_bound]
-        verb = (f"lead ({values} Mpps, within noise of each other"
+        verb = (f"lead ({values} Mpps, within noise of each other: {_why_tied(leaders)}"
                 + (f"; {_names(bound)} at the tester's ceiling" if bound else "") + ")")
     else:
         verb = f"leads ({values} Mpps)"
@@ -188,12 +188,14 @@ def _line(v: Verdict) -> str:
         def lower(e: Entry) -> float:
             return (1 - (e.row.ndr_pps or 0.0) / top) * 100
         nxt = [e for e in measured if e.rank == later[0]]
+        how = _how_decided(leaders[-1], nxt[0])
         if len(nxt) == 1:
-            text += f", {nxt[0].switch} {lower(nxt[0]):.0f} % lower ({mpps(nxt[0].row.ndr_pps)} Mpps)"
+            text += (f", {nxt[0].switch} {lower(nxt[0]):.0f} % lower "
+                     f"({mpps(nxt[0].row.ndr_pps)} Mpps; {how})")
         else:
             text += (f", {_names(nxt)} next ({', '.join(mpps(e.row.ndr_pps) for e in nxt)} Mpps, "
-                     f"within noise of each other; {lower(nxt[0]):.0f}-{lower(nxt[-1]):.0f} % "
-                     "lower)")
+                     f"{lower(nxt[0]):.0f}-{lower(nxt[-1]):.0f} % lower; {how}; among "
+                     f"themselves within noise: {_why_tied(nxt)})")
         if len(later) > 1:
             last = [e for e in measured if e.rank == later[-1]][-1]
             text += f", last {last.switch} {lower(last):.0f} % lower ({mpps(last.row.ndr_pps)} Mpps)"
@@ -201,6 +203,24 @@ def _line(v: Verdict) -> str:
     if unmeasured:
         text += f"; no NDR for {_names(unmeasured)}"
     return text + tail + _above_baseline(v) + "."
+
+
+def _how_decided(upper: Entry, lower: Entry) -> str:
+    """'decided: rank test p = 0.014, 4 of 4 repetitions' (or ranges apart, or the gap)."""
+    if upper.row.generator_bound and not lower.row.generator_bound:
+        return f"below {upper.switch} at the tester's ceiling"
+    d = pair(upper, lower)
+    return d.how_text() if d.decided else (f"not decided against {upper.switch}: "
+                                           f"{d.open_reason(short=True)}")
+
+
+def _why_tied(group: Sequence[Entry]) -> str:
+    """Why the first and the last of a tie are one: ranges overlap, repetitions, p."""
+    if all(e.row.generator_bound for e in group):
+        return "both at the tester's ceiling"
+    d = pair(group[0], group[-1])
+    ratio = f"{d.ratio:.2f}x apart, " if d.ratio and d.ratio >= 1.1 else ""
+    return ratio + d.open_reason(short=True)
 
 
 def _above_baseline(v: Verdict) -> str:
@@ -226,14 +246,16 @@ def verdicts(rows: Sequence[RankingRow], data: StoredResults,
     """One verdict per scenario, frame size, variant and stack with a finished search, in
     scenario, numeric size, variant, kernel-before-DPDK order. Knobs every row shares (the
     preset of a suite) are left out of the variant: the page states them once."""
-    intervals = _intervals(data)
+    setups = _setups(data)
     common = set.intersection(*(set(r.setup.variant.split()) for r in rows)) if rows else set()
     groups: dict[tuple[str, int | str, str, str], list[Entry]] = defaultdict(list)
     for r in rows:
         info = info_for(infos, r.setup.switch)
         variant = " ".join(t for t in r.setup.variant.split() if t not in common)
         key = (r.setup.scenario, r.setup.size, variant, info.stack)
-        groups[key].append(Entry(r, info, intervals.get(r.setup.label)))
+        s = setups.get(r.setup.label)
+        groups[key].append(Entry(r, info, None if s is None else noise_range(s), ndrs=(
+            () if s is None else s.ndr_values)))
     out = []
     order = {KERNEL: 0, DPDK: 1}
     for key in sorted(groups, key=lambda k: (k[0], size_order(k[1]), k[2], order.get(k[3], 2))):

@@ -1,15 +1,17 @@
 """Is one switch faster than the next? A pair of setups decided at 95 % confidence, or left open.
 
-Two ways decide a pair, both stated with the verdict:
+Three ways decide a pair, each stated with the verdict:
 
 - the rank test over repetitions (each a fresh testbed): the exact one-sided Mann-Whitney U test
   of scipy.stats (`mannwhitneyu(..., alternative="greater", method="exact")`) at p <= ALPHA. With
   every repetition of one above every repetition of the other that needs 3 against 3 (p = 0.05);
   2 against 2 can never decide (p = 0.17);
-- the noise ranges of the searches (results/noise.py transition_interval: the loads over which
-  a search's trials were mixed): when the hull of every repetition's range of one lies wholly
-  above the other's, no repetition overlapped, and the pair is decided as `vswbench compare`
-  decides two single searches.
+- the noise ranges (`noise_range`: the search's final bracket, the NDR goal's lower and upper
+  bound, widened over repetitions to the interquartile range of their NDRs, then by half the
+  single-search noise band on each side): when one lies wholly above the other;
+- the size of the gap: medians TIE_MAX_RATIO (1.5x) or more apart are never one tie. Never the
+  lowest load at which any trial lost frames: one sporadic lossy trial at a low load (a host
+  stall) would stretch a range into a tie with everything.
 
 Anything else is open: the campaign runner's decide phase repeats both (randomised, interleaved:
 RMIT) while its budget lasts, and a pair still open at the end is a tie whose reason says so.
@@ -21,8 +23,32 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from vswbench.results.noise import SINGLE_SEARCH_NOISE
+
 ALPHA = 0.05                       # 95 % confidence
+TIE_MAX_RATIO = 1.5                # medians this far apart are decided by the gap itself
 Interval = tuple[float, float]
+
+
+def _quartiles(values: Sequence[float]) -> Interval:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0], ordered[0]
+    q = statistics.quantiles(ordered, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def noise_range(ndrs: Sequence[float], bracket: Interval | None) -> Interval | None:
+    """A setup's range: its repetitions' interquartile range joined with the median
+    repetition's final bracket (lower, upper bound), widened by half the single-search noise band
+    on each side; None without an NDR."""
+    if not ndrs:
+        return None
+    low, high = _quartiles(ndrs)
+    if bracket is not None:
+        low, high = min(low, bracket[0]), max(high, bracket[1])
+    half = SINGLE_SEARCH_NOISE / 2
+    return low * (1 - half), high * (1 + half)
 
 
 @dataclass(frozen=True)
@@ -42,7 +68,7 @@ class PairDecision:
     upper: Contender                 # the higher median NDR
     lower: Contender
     decided: bool
-    how: str                         # "rank test", "noise ranges apart" or "open"
+    how: str                         # "rank test", "noise ranges apart", "gap" or "open"
     p_value: float | None            # of the rank test (None: fewer than two repetitions each)
     wins: int                        # repetition pairs (i-th of each) in which upper was higher
     paired: int                      # repetition pairs compared
@@ -55,23 +81,34 @@ class PairDecision:
         """'xdp leads tc-bpf by 1.70x, 4 of 4 repetitions (rank test p = 0.014)'."""
         ratio = "" if self.ratio is None else f" by {self.ratio:.2f}x"
         reps = f", {self.wins} of {self.paired} repetitions" if self.paired > 1 else ""
-        if self.how == "rank test":
-            why = f" (rank test p = {self.p_value:.3f})"
-        elif self.how == "noise ranges apart":
-            why = " (their searches' noise ranges do not overlap)"
-        else:
+        if not self.decided:
             return (f"{self.upper.name} and {self.lower.name} tie{ratio and f' ({ratio[4:]} apart)'}"
                     f"{reps}: {self.open_reason()}")
-        return f"{self.upper.name} leads {self.lower.name}{ratio}{reps}{why}"
+        return f"{self.upper.name} leads {self.lower.name}{ratio} ({self.how_text()})"
 
-    def open_reason(self) -> str:
+    def how_text(self) -> str:
+        """How it was decided, for a verdict line: 'rank test p = 0.014, 4 of 4 repetitions'."""
+        reps = f", {self.wins} of {self.paired} repetitions" if self.paired > 1 else ""
+        if self.how == "rank test":
+            return f"rank test p = {self.p_value:.3f}{reps}"
+        if self.how == "noise ranges apart":
+            return f"noise ranges apart{reps}"
+        if self.how == "gap":
+            return f"{self.ratio:.2f}x apart{reps}"
+        return self.open_reason()
+
+    def open_reason(self, short: bool = False) -> str:
+        """Why the pair is not decided: overlapping ranges, the repetitions, the rank test."""
         n, m = len(self.upper.ndrs), len(self.lower.ndrs)
         p = "" if self.p_value is None else f", rank test p = {self.p_value:.2f} > {ALPHA:g}"
         ranges = ""
         if self.upper.interval and self.lower.interval:
             ranges = (f"noise ranges {_mpps(self.upper.interval)} and "
                       f"{_mpps(self.lower.interval)} Mpps overlap, ")
-        return f"{ranges}{n} and {m} repetitions{p}; not decided at 95 % confidence"
+        reps = (f"{n} repetition{'s' if n > 1 else ''} each" if n == m else
+                f"{n} and {m} repetitions")
+        tail = "" if short else "; not decided at 95 % confidence"
+        return f"{ranges}{reps}{p}{tail}"
 
 
 def _mpps(i: Interval) -> str:
@@ -96,6 +133,8 @@ def decide(a: Contender, b: Contender) -> PairDecision:
         return PairDecision(upper, lower, True, "rank test", p, wins, paired)
     if upper.interval and lower.interval and upper.interval[0] > lower.interval[1]:
         return PairDecision(upper, lower, True, "noise ranges apart", p, wins, paired)
+    if lower.median > 0 and upper.median / lower.median >= TIE_MAX_RATIO:
+        return PairDecision(upper, lower, True, "gap", p, wins, paired)
     return PairDecision(upper, lower, False, "open", p, wins, paired)
 
 
