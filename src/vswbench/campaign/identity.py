@@ -65,8 +65,11 @@ def _first_difference(old: Any, new: Any, where: str) -> str | None:
             if found is not None:
                 return found
         return None
-    if (isinstance(old, list) and isinstance(new, list) and len(old) == len(new)
-            and all(isinstance(x, dict) for x in old + new)):
+    tables = (isinstance(old, list) and isinstance(new, list)
+              and all(isinstance(x, dict) for x in old + new))
+    if tables and len(old) != len(new):
+        return f"[[{where}]]: {len(old)} table{'s' if len(old) != 1 else ''}, now {len(new)}"
+    if tables:
         for i, (a, b) in enumerate(zip(old, new)):
             found = _first_difference(a, b, f"{where}[{i + 1}]")
             if found is not None:
