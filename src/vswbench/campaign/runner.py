@@ -264,6 +264,8 @@ class CampaignRunner:
                     done += status == "done"
                     failed += status == "failed"
                     self._advance(prog, p, f"{status} {p.label}" + (f": {error}" if error else ""))
+            except WriteFailed:            # a full disk: stop here, the points so far are kept
+                raise
             except VswbenchError as exc:   # the testbed itself failed: the rest of the group too
                 recorded = set(store.finished_keys(self.spec.name, ("done", "failed")))
                 for p in group:
@@ -301,7 +303,7 @@ class CampaignRunner:
                     stats = switch_stats(ctx)
                     yield p, ("done", {**result, "switch_stats": stats} if stats else result,
                               None, started)
-                except UsageError:
+                except (UsageError, WriteFailed):
                     raise
                 except VswbenchError as exc:
                     yield p, ("failed", None, str(exc), started)
