@@ -114,6 +114,7 @@ def demo(duration: float, size: int, backends: tuple[str, ...], rtt_rate: str,
 
     if rx_cpu is None:
         rx_cpu = 1 if (os.cpu_count() or 1) > 1 else 0
+    require_root("the demo")
     check_output_dir(results_dir, "--results-dir")   # before measuring, not after
     options = DemoOptions(duration=duration, size=size, rtt_rate=rtt_rate,
                           rtt_duration=rtt_duration, backends=backends, results_dir=results_dir,

@@ -91,8 +91,8 @@ def build_report(store_path_or_dir: str | Path, out_dir: str | Path, *,
     OUT/plots/*.png|svg. `campaign` limits the report to one campaign of the store; `link_bps`
     is the reference link of the line-rate curve (10 GbE by default). Plot files a previous
     report left in OUT/plots that this one does not write are removed."""
-    out = check_outputs(out_dir)
     data = load(store_path_or_dir, campaign)
+    out = check_outputs(out_dir)           # before anything is drawn
     model = build_model(data, link_bps)
     plots = make_plots(model)
     plots_dir = make_dir(out / PLOTS_DIR)
