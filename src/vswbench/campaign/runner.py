@@ -222,9 +222,10 @@ class CampaignRunner:
 
     @contextlib.contextmanager
     def _jsonl(self, store: ResultStore) -> Iterator[None]:
-        """results.jsonl beside the store, open for appending whole lines, after the store
-        said it holds this campaign. A partial last line (a full disk, a crash) is cut off, and
-        the file is written again from the store when points are missing from it."""
+        """First: the store holds this campaign with this spec, or --append (identity.py:
+        refused before anything is measured). Then results.jsonl beside the store, open for
+        appending whole lines: a partial last line (a full disk, a crash) is cut off, and the
+        file is written again from the store when points are missing from it."""
         check_campaign(store, self.spec.name, self.spec.text, append=self.append)
         path = self.out_dir / JSONL_NAME
         repair_lines(path)
