@@ -148,16 +148,17 @@ def load_results(path: str | Path, campaign: str | None = None) -> Results:
     return Results(load(path, campaign))
 
 
-def run_campaign(spec: str | Path, out: str | Path) -> Results:
+def run_campaign(spec: str | Path, out: str | Path, *, append: bool = False) -> Results:
     """Run a campaign spec (a TOML file's path, or TOML text) into `out`; needs root. A rerun
-    with the same `out` resumes, as `vswbench run` does."""
+    with the same `out` resumes, as `vswbench run` does; another campaign or a changed spec
+    into the same `out` is refused unless `append` (as `vswbench run --append`)."""
     from vswbench.campaign.runner import CampaignRunner
     from vswbench.campaign.spec import load_spec, parse_spec
 
     text = str(spec)
     parsed = (parse_spec(text, source="<api>") if "\n" in text or "[[study]]" in text
               else load_spec(Path(text)))
-    CampaignRunner(parsed, Path(out)).run()
+    CampaignRunner(parsed, Path(out), append=append).run()
     return load_results(out)
 
 
@@ -175,7 +176,7 @@ def _one_point(kind: str, out: str | Path | None, **study: Any) -> Results:
     body = "\n".join(f"{k} = {_toml(v)}" for k, v in study.items() if v is not None)
     text = f'[campaign]\nname = "api-{kind}"\n\n[[study]]\nkind = "{kind}"\n{body}\n'
     directory = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="vsb-api-"))
-    return run_campaign(text, directory)
+    return run_campaign(text, directory, append=True)   # one more point into `out`
 
 
 def search(switch: str, *, size: int | str = 64, scenario: str = "p2p", preset: str = "fast",

@@ -10,7 +10,9 @@ with its reason. Latency and back-to-back points take the NDR of their search tw
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import statistics
 import time
 from collections import defaultdict
@@ -26,8 +28,11 @@ from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
                                      method_context, plan_method, profile_at)
 from vswbench.measure.plan import TrialOptions
+from vswbench.campaign.identity import check_campaign
 from vswbench.results.export import point_record
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
+from vswbench.safefile import (WriteFailed, append_line, check_output_dir, open_regular,
+                               refuse_unsafe, repair_lines, write_text)
 from vswbench.switches.catalog import nf_unavailable
 from vswbench.units import FrameSize
 
@@ -183,9 +188,14 @@ def plan_for(point: Point) -> MethodPlan:
 class CampaignRunner:
     def __init__(self, spec: CampaignSpec, out_dir: Path,
                  on_progress: Callable[[Progress, str], None] = lambda p, m: None,
-                 on_point: Callable[[StoredPoint], None] = lambda p: None) -> None:
+                 on_point: Callable[[StoredPoint], None] = lambda p: None, *,
+                 append: bool = False) -> None:
+        """append: add to a store that holds another campaign or this one with another spec
+        (refused otherwise: campaign/identity.py)."""
         self.spec = spec
         self.out_dir = out_dir
+        self.append = append
+        self._jsonl_fd: int | None = None
         self.on_progress = on_progress
         self.on_point = on_point          # each point as stored, the moment it is
         self.points = expand(spec)
@@ -198,10 +208,11 @@ class CampaignRunner:
         from vswbench.run.ids import new_run_id
 
         require_root("a campaign")
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        check_output_dir(self.out_dir, "--out")
+        refuse_unsafe(self.out_dir / JSONL_NAME, "--out")
         store_path = self.out_dir / STORE_NAME
         start = time.monotonic()
-        with ResultStore(store_path) as store:
+        with ResultStore(store_path) as store, self._jsonl(store):
             finished = store.finished_keys(self.spec.name)
             todo = [p for p in self.points if p.key not in finished]
             self.run_id = new_run_id()
@@ -221,10 +232,33 @@ class CampaignRunner:
                 status = "interrupted"
                 raise
             finally:
-                store.end_run(run_id, status)
+                try:
+                    store.end_run(run_id, status)
+                except WriteFailed:
+                    if status == "done":       # else the first failure is the one to report
+                        raise
         done, skipped, failed = counts
         return RunSummary(run_id, store_path, done, skipped, failed, prog.skipped_before,
                           time.monotonic() - start)
+
+    @contextlib.contextmanager
+    def _jsonl(self, store: ResultStore) -> Iterator[None]:
+        """First: the store holds this campaign with this spec, or --append (identity.py:
+        refused before anything is measured). Then results.jsonl beside the store, open for
+        appending whole lines: a partial last line (a full disk, a crash) is cut off, and the
+        file is written again from the store when points are missing from it."""
+        check_campaign(store, self.spec.name, self.spec.text, append=self.append)
+        path = self.out_dir / JSONL_NAME
+        repair_lines(path)
+        if not _jsonl_complete(path, store):
+            write_text(path, "".join(json.dumps(point_record(p), default=str) + "\n"
+                                     for p in store.points()))
+        self._jsonl_fd = open_regular(path, append=True)
+        try:
+            yield
+        finally:
+            os.close(self._jsonl_fd)
+            self._jsonl_fd = None
 
     def fingerprint_json(self) -> dict[str, Any]:
         """The machine the run measures on (campaign/remote.py adds the DUT host's)."""
@@ -252,6 +286,8 @@ class CampaignRunner:
                     done += status == "done"
                     failed += status == "failed"
                     self._advance(prog, p, f"{status} {p.label}" + (f": {error}" if error else ""))
+            except WriteFailed:            # a full disk: stop here, the points so far are kept
+                raise
             except VswbenchError as exc:   # the testbed itself failed: the rest of the group too
                 recorded = set(store.finished_keys(self.spec.name, ("done", "failed")))
                 for p in group:
@@ -301,8 +337,9 @@ class CampaignRunner:
         store.record_point(run_id, p, result, status, error, started=started)
         stored = StoredPoint(self.spec.name, run_id, p.key, p.label, p.params(), p.kind, status,
                              result, error, started, now())
-        with (self.out_dir / JSONL_NAME).open("a", encoding="utf-8") as f:
-            f.write(json.dumps(point_record(stored), default=str) + "\n")
+        if self._jsonl_fd is not None:
+            append_line(self._jsonl_fd, self.out_dir / JSONL_NAME,
+                        json.dumps(point_record(stored), default=str))
         self.on_point(stored)
 
     def _advance(self, prog: Progress, p: Point, message: str) -> None:
@@ -325,10 +362,30 @@ class CampaignRunner:
                     stats = switch_stats(ctx)
                     yield p, ("done", {**result, "switch_stats": stats} if stats else result,
                               None, started)
-                except UsageError:
+                except (UsageError, WriteFailed):
                     raise
                 except VswbenchError as exc:
                     yield p, ("failed", None, str(exc), started)
+
+
+def _jsonl_complete(path: Path, store: ResultStore) -> bool:
+    """Does results.jsonl hold a readable line for every point of the store (the last
+    outcome of each)?"""
+    wanted = {(p.campaign, p.key, p.status) for p in store.points()}
+    if not wanted:
+        return True
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    seen = set()
+    for line in lines:
+        try:
+            record = json.loads(line)
+            seen.add((record["campaign"], record["point_key"], record["status"]))
+        except (ValueError, KeyError, TypeError):
+            return False
+    return wanted <= seen
 
 
 def switch_stats(ctx: Any) -> dict[str, Any]:

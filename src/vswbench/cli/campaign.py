@@ -11,7 +11,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from vswbench.cli.common import FiniteRange, err, num, out, table_out
-from vswbench.errors import UsageError
+from vswbench.errors import UsageError, require_root
+from vswbench.safefile import check_output_dir, check_output_file
 
 
 def _load(spec_path: Path | None, suite: str | None) -> Any:
@@ -56,9 +57,12 @@ RANKING_FORMATS = ("auto", "rich", "text", "md")
               help="Ansible-style YAML inventory (groups tester, dut): run every point on a "
                    "DUT host through `vswbench agent` over SSH, store here.")
 @click.option("--dut", default=None, help="With --inventory: the DUT host [the first].")
+@click.option("--append", is_flag=True,
+              help="Add to a results directory that holds another campaign, or this campaign "
+                   "measured with another spec (refused without it).")
 def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: bool,
         yes: bool, dry_run: bool, as_json: bool, fmt: str, inventory: Path | None = None,
-        dut: str | None = None) -> int:
+        dut: str | None = None, append: bool = False) -> int:
     """Run a campaign (TOML spec or built-in suite); resumable: finished points are skipped.
     A directory of specs (specs/papers/) runs each into OUT/<campaign name> [results/papers]."""
     import json
@@ -76,7 +80,7 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
             raise UsageError("give a spec directory or --suite, not both")
         if inventory is not None:
             raise UsageError("--inventory runs one spec at a time: give a spec file, not a directory")
-        return run_directory(spec, out_dir, no_report, yes, dry_run, fmt)
+        return run_directory(spec, out_dir, no_report, yes, dry_run, fmt, append)
 
     from vswbench.campaign.runner import CampaignRunner, campaign_size
     from vswbench.campaign.spec import expand
@@ -104,6 +108,12 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
         default = (f"results/{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
                    if spec is None else f"results/{campaign.name}")
         out_dir = Path(campaign.out or default)
+    require_root("a campaign")
+    check_output_dir(out_dir, "--out")          # every output checked before anything runs
+    if not no_report:
+        from vswbench.report import check_outputs
+
+        check_outputs(out_dir)
     err.print(f"results: {out_dir} (to resume after an interruption: the same command with "
               f"--out {out_dir})", highlight=False)
     with Progress(TextColumn("{task.description}"), BarColumn(),
@@ -125,9 +135,11 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
         if pair is not None:   # the points run on the DUT host (campaign/remote.py)
             from vswbench.campaign.remote import AgentRunner
 
-            summary = AgentRunner(campaign, out_dir, on_progress, on_point, pair=pair).run()
+            summary = AgentRunner(campaign, out_dir, on_progress, on_point, pair=pair,
+                                  append=append).run()
         else:
-            summary = CampaignRunner(campaign, out_dir, on_progress, on_point).run()
+            summary = CampaignRunner(campaign, out_dir, on_progress, on_point,
+                                     append=append).run()
     say = err if as_json else out       # --json keeps stdout to the JSON lines
     say.print(f"campaign {campaign.name}: {summary.done} points measured, {summary.failed} failed, "
               f"{summary.skipped} skipped, {summary.already_done} already done "
@@ -230,7 +242,7 @@ def export(directory: Path, fmt: str, target: Path | None) -> int:
     from vswbench.results.points import store_file
     from vswbench.results.store import ResultStore
 
-    target = target or directory / f"results.{fmt}"
+    target = check_output_file(target or directory / f"results.{fmt}", "--to")
     with ResultStore(store_file(directory), create=False) as store:
         write_export(store, fmt, target)
     out.print(f"wrote {target}", highlight=False)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from rich.console import Console
 
 from vswbench.engine.params import MAX_BURST, MAX_DURATION_S, MAX_FLOWS, TrialParams, parse_churn
 from vswbench.errors import UsageError
+from vswbench.safefile import check_output_file, write_text
 from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
 from vswbench.measure.plan import TrialOptions
 from vswbench.switches.functions import DEFAULT_TABLE_SIZE, FUNCTIONS, MAX_L3_TABLE, TABLE_FUNCTIONS
@@ -245,17 +245,10 @@ def testbed_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def writable_file(path: Path | None, flag: str = "--out") -> None:
-    """Fail now, not after an hour of measuring, when `path` cannot be written: its directory is
-    created if missing."""
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot create {path.parent}: {exc.strerror}") from None
-    if path.is_dir() or not os.access(path.parent, os.W_OK) or (
-            path.exists() and not os.access(path, os.W_OK)):
-        raise UsageError(f"{flag} {path}: not a writable file; give a path you may write")
+    """Fail now, not after an hour of measuring, when `path` cannot be written (safefile: a
+    link, a device, a FIFO or a directory is refused): its directory is created if missing."""
+    if path is not None:
+        check_output_file(path, flag)
 
 
 def method_plan(kw: dict[str, Any]) -> MethodPlan:
@@ -270,10 +263,7 @@ def method_plan(kw: dict[str, Any]) -> MethodPlan:
 def emit(data: dict[str, Any], kw: dict[str, Any]) -> None:
     text = json.dumps(data, indent=1, default=str)
     if kw.get("out_file"):
-        try:
-            kw["out_file"].write_text(text + "\n")
-        except OSError as exc:
-            raise UsageError(f"--out {kw['out_file']}: {exc.strerror}") from None
+        write_text(kw["out_file"], text + "\n")
     if kw["as_json"]:
         click.echo(text)
 

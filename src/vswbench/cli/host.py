@@ -13,6 +13,7 @@ from rich.table import Table
 
 from vswbench.cli.common import EXIT_FAILURE, err, num, out, seconds, table_out, versions_text
 from vswbench.errors import require_root
+from vswbench.safefile import check_output_dir
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -113,6 +114,8 @@ def demo(duration: float, size: int, backends: tuple[str, ...], rtt_rate: str,
 
     if rx_cpu is None:
         rx_cpu = 1 if (os.cpu_count() or 1) > 1 else 0
+    require_root("the demo")
+    check_output_dir(results_dir, "--results-dir")   # before measuring, not after
     options = DemoOptions(duration=duration, size=size, rtt_rate=rtt_rate,
                           rtt_duration=rtt_duration, backends=backends, results_dir=results_dir,
                           tx_cpu=tx_cpu, rx_cpu=rx_cpu)

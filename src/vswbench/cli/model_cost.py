@@ -16,6 +16,7 @@ from rich.table import Table
 from vswbench.cli.common import num, out
 from vswbench.errors import UsageError
 from vswbench.models.chain_cost import METRIC_TITLES, PLACEMENTS, CostModel, Parameter
+from vswbench.safefile import check_output_file
 
 SCALE = {"k": 1e3, "m": 1e6, "g": 1e9}
 
@@ -152,8 +153,8 @@ def fit_cmd(results: Path, holdout: str | None, out_path: Path | None, f_cpu: st
     analyses, failed = analyze(data, f_cpu=hz, holdout_n=held)
     if not analyses:
         raise UsageError("no chain could be fitted: " + "; ".join(failed))
-    target = out_path or (results / MODEL_NAME if results.is_dir() else
-                          results.with_name(MODEL_NAME))
+    target = check_output_file(out_path or (results / MODEL_NAME if results.is_dir() else
+                                            results.with_name(MODEL_NAME)), "--out")
     save(target, analyses)
     if as_json:
         click.echo(json.dumps({"analysis": [a.to_json() for a in analyses], "not_fitted": failed,

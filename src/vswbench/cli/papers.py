@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 from vswbench.cli.common import err, out
-from vswbench.errors import UsageError
+from vswbench.errors import UsageError, require_root
+from vswbench.safefile import check_output_dir, write_text
 
 DEFAULT_ROOT = Path("results/papers")
 
@@ -44,7 +45,7 @@ def directory_specs(directory: Path) -> list[Any]:
 
 
 def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: bool,
-                  dry_run: bool, fmt: str) -> int:
+                  dry_run: bool, fmt: str, append: bool = False) -> int:
     from vswbench.campaign.runner import CampaignRunner, campaign_size
     from vswbench.campaign.spec import expand
     from vswbench.report.text import point_line
@@ -63,14 +64,22 @@ def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: 
         return 0
     if total_s > 12 * 3600 and not yes:
         raise UsageError("these specs together are estimated over 12 hours: add --yes")
+    require_root("a campaign")
+    targets = [Path(spec.out) if spec.out else root / spec.name for spec in specs]
+    for target in targets:                      # every output checked before anything runs
+        check_output_dir(target, "--out")
+        if not no_report:
+            from vswbench.report import check_outputs
+
+            check_outputs(target)
     failed = 0
-    for spec in specs:
+    for spec, target in zip(specs, targets):
         started = time.monotonic()
-        target = Path(spec.out) if spec.out else root / spec.name
 
         def on_point(stored: Any) -> None:
             err.print(point_line(read_point(stored)), style="dim", highlight=False, markup=False)
-        summary = CampaignRunner(spec, target, lambda prog, message: None, on_point).run()
+        summary = CampaignRunner(spec, target, lambda prog, message: None, on_point,
+                                 append=append).run()
         failed += summary.failed
         out.print(f"{spec.name}: {summary.done} points measured, {summary.failed} failed, "
                   f"{summary.already_done} already done ({time.monotonic() - started:.0f} s)",
@@ -120,7 +129,7 @@ def table(root: Path, readme: Path | None) -> int:
     if start < 0 or end < start:
         raise UsageError(f"{readme} has no {MARK_START} ... {MARK_END} lines: add them where "
                          "the table goes")
-    readme.write_text(doc[:start + len(MARK_START)] + "\n" + text + doc[end:], encoding="utf-8")
+    write_text(readme, doc[:start + len(MARK_START)] + "\n" + text + doc[end:])
     out.print(f"wrote the papers table into {readme}", highlight=False)
     return 0
 

@@ -25,8 +25,10 @@ from typing import Any
 
 from vswbench.engine.params import TrialParams
 from vswbench.engine.process import find_engine
+from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.session import ControlSession, control_capable
 from vswbench.run.scope import Run
+from vswbench.safefile import refuse_unsafe, write_text
 from vswbench.scenario import Scenario
 from vswbench.switches.base import Placement
 from vswbench.testbed.build import Testbed
@@ -93,9 +95,10 @@ def cache_key(scenario: Scenario, workload: TrialParams, placement: Placement) -
 
 def _load_cache(path: Path) -> dict[str, Any]:
     try:
+        refuse_unsafe(path)              # a link, a FIFO or a device is no cache of ours
         data = json.loads(path.read_text())
         return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, UsageError):
         return {}
 
 
@@ -104,11 +107,9 @@ def _store(path: Path, cal: Calibration) -> None:
     data[cal.key] = {k: v for k, v in cal.to_json().items() if k != "cached"}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        tmp.replace(path)
-    except OSError:
-        pass  # a read-only cache only costs a new calibration next time
+        write_text(path, json.dumps(data, indent=1))
+    except (OSError, VswbenchError):
+        pass  # a read-only cache (or a link there) only costs a new calibration next time
 
 
 def entry_problem(entry: Any) -> str | None:

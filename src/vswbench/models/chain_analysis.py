@@ -7,13 +7,13 @@ show the same numbers.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
+from vswbench.safefile import write_text
 from vswbench.models.chain_cost import (RECOMMENDABLE, ChainObservation, CostModel, PointCheck,
                                         check, fit, forwarding_rates, groups, holdout,
                                         leave_one_n_out, measured_break_even, usable)
@@ -178,13 +178,7 @@ def analyze(data: ChainData, *, f_cpu: float | None = None,
 def save(path: Path, analyses: Sequence[GroupAnalysis]) -> None:
     data = {"format": FORMAT, "version": 1, "models": [a.model.to_json() for a in analyses],
             "analysis": [a.to_json() for a in analyses]}
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise UsageError(f"cannot write the model to {path}: {exc.strerror}; give --out a "
-                         "writable file") from None
+    write_text(path, json.dumps(data, indent=1))
 
 
 def read_models(path: Path) -> list[CostModel]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 import statistics
 from collections import defaultdict
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
+from vswbench.safefile import check_output_dir, write_text
 from vswbench.models.delay import ALPHA, DelayCondition, DelayModel, dumps, ks_critical
 from vswbench.results.points import (Setup, StoredResults, load, number, repetition_of, setup_of,
                                      size_order)
@@ -168,14 +168,9 @@ def file_stem(label: str) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    """Beside, then rename: a simulator reading the directory never sees half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}: give a writable --out "
-                         "directory") from None
+    """Beside, then rename (safefile): a simulator reading the directory never sees half a
+    file."""
+    write_text(path, text)
 
 
 def write_models(models: Sequence[DelayModel], out_dir: str | Path
@@ -183,12 +178,7 @@ def write_models(models: Sequence[DelayModel], out_dir: str | Path
     """Per condition STEM.json (the ECDF) and STEM.quantiles.csv; index.json (conditions,
     summaries, KS matrix) and ks_matrix.csv."""
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} is a file: give a directory")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create {out}: {e.strerror or e}") from None
+    check_output_dir(out, "--out")
     written, used = [], set()
     for m in models:
         stem, n = file_stem(m.condition.label), 2

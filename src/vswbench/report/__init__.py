@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +27,10 @@ from vswbench.report.html import SECTION_IDS, render_page
 from vswbench.report.model import ReportModel, build_model
 from vswbench.report.plots import Plot, make_plots
 from vswbench.report.product_bars import product_bars_csv, product_bars_json
-from vswbench.report.profiles import profiled_points, write_folded
+from vswbench.report.profiles import FOLDED_DIR, profiled_points, write_folded
 from vswbench.report.spread import error_bars_csv, error_bars_json
 from vswbench.results.points import load
+from vswbench.safefile import check_output_dir, make_dir, refuse_unsafe, write_bytes
 from vswbench.units import DEFAULT_LINK_BPS
 
 REPORT_NAME = "report.html"
@@ -59,10 +61,27 @@ class ReportFiles:
 
 
 def _write(path: Path, data: bytes) -> None:
-    """Write beside, then rename: a reader never sees half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    """Write beside, then rename (safefile): a reader never sees half a file."""
+    write_bytes(path, data)
+
+
+def check_outputs(out_dir: str | Path) -> Path:
+    """Before anything is measured or drawn: OUT is a directory files can be made in, and
+    every file and directory the report writes there is a regular file (or directory) or
+    nothing: a link, a device, a FIFO or a directory at report.html is refused (exit 2)."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"report output {out} is a file: give a directory")
+    check_output_dir(out)
+    for name in (REPORT_NAME, ERROR_BARS_JSON, ERROR_BARS_CSV, PRODUCT_BARS_JSON,
+                 PRODUCT_BARS_CSV):
+        refuse_unsafe(out / name)
+    for name in (PLOTS_DIR, FOLDED_DIR):
+        st = os.lstat(out / name) if os.path.lexists(out / name) else None
+        if st is not None and (stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode)):
+            raise UsageError(f"{out / name} is not a directory (a link or a file): remove it, "
+                             "or give another output directory")
+    return out
 
 
 def build_report(store_path_or_dir: str | Path, out_dir: str | Path, *,
@@ -73,16 +92,10 @@ def build_report(store_path_or_dir: str | Path, out_dir: str | Path, *,
     is the reference link of the line-rate curve (10 GbE by default). Plot files a previous
     report left in OUT/plots that this one does not write are removed."""
     data = load(store_path_or_dir, campaign)
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"report output {out} is a file: give a directory")
+    out = check_outputs(out_dir)           # before anything is drawn
     model = build_model(data, link_bps)
     plots = make_plots(model)
-    plots_dir = out / PLOTS_DIR
-    try:
-        plots_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create {plots_dir}: {e.strerror}") from None
+    plots_dir = make_dir(out / PLOTS_DIR)
     written = _write_plots(plots_dir, plots)
     html_path = out / REPORT_NAME
     if model.error_bars:  # the parameter error bars as data too (Fang et al.'s stability result)
@@ -108,6 +121,7 @@ def _write_plots(plots_dir: Path, plots: list[Plot]) -> tuple[Path, ...]:
             written.append(path)
     keep = set(written)
     for stale in sorted(plots_dir.iterdir()):
-        if stale.suffix in (".png", ".svg") and stale not in keep and stale.is_file():
+        if stale.suffix in (".png", ".svg") and stale not in keep and not stale.is_symlink() \
+                and stale.is_file():
             stale.unlink()
     return tuple(written)

@@ -9,6 +9,7 @@ from html import escape
 from pathlib import Path
 
 from vswbench.measure.demo import DemoReport
+from vswbench.safefile import check_output_dir, write_text
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -81,12 +82,12 @@ Frame sizes count the FCS (RFC 2544).</p>
 
 
 def save_report(report: DemoReport, results_dir: Path) -> tuple[Path, Path]:
-    results_dir.mkdir(parents=True, exist_ok=True)
+    check_output_dir(results_dir, "--results-dir")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = results_dir / f"demo-{stamp}"
     if base.with_suffix(".json").exists():
         base = results_dir / f"demo-{stamp}-{report.run_id}"
     json_path, html_path = base.with_suffix(".json"), base.with_suffix(".html")
-    json_path.write_text(json.dumps(report.to_json(), indent=1) + "\n")
-    html_path.write_text(render_demo_html(report))
+    write_text(json_path, json.dumps(report.to_json(), indent=1) + "\n")
+    write_text(html_path, render_demo_html(report))
     return json_path, html_path

@@ -10,7 +10,6 @@ report/paper_claims.py's, computed from the stored points.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +24,7 @@ from vswbench.report.paper_claims import (ClaimVerdict, ReferenceRow, judge, ove
 from vswbench.report.paper_plots import DelayCurve, delay_curves, delay_ecdf_png
 from vswbench.results.points import StoredResults, load
 from vswbench.results.store import STORE_NAME
+from vswbench.safefile import write_bytes, write_text
 
 PAGE_MD, PAGE_HTML, INDEX_MD, INDEX_HTML = "paper.md", "paper.html", "index.md", "index.html"
 DELAY_PNG = "paper-delay-ecdf.png"
@@ -182,9 +182,7 @@ def _html_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_text(path, text)
 
 
 def collect(root: str | Path) -> list[PaperResult]:
@@ -206,7 +204,7 @@ def write_pages(root: str | Path) -> list[Path]:
     for r in results:
         png = delay_ecdf_png(r.delay_curves, f"{r.paper.figure}: switch delay (ECDF)")
         if png is not None:
-            (r.directory / DELAY_PNG).write_bytes(png)
+            write_bytes(r.directory / DELAY_PNG, png)
             written.append(r.directory / DELAY_PNG)
         _write(r.directory / PAGE_MD, markdown(r))
         _write(r.directory / PAGE_HTML, _html([r], r.paper.figure, links=False))

@@ -19,6 +19,7 @@ from matplotlib.patches import Rectangle
 from vswbench.host.profile import CATEGORIES, CATEGORY_LABELS, KERNEL_SUFFIX, split_folded
 from vswbench.report.figure import new_figure
 from vswbench.results.points import StoredResults
+from vswbench.safefile import make_dir, write_text
 
 FOLDED_DIR = "profiles"
 MIN_WIDTH = 0.004            # frames narrower than this share of the core's samples are left out
@@ -217,11 +218,10 @@ def write_folded(points: Sequence[ProfiledPoint], out_dir: Path) -> list[Path]:
     written = []
     if not points:
         return written
-    folder = out_dir / FOLDED_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = make_dir(out_dir / FOLDED_DIR)
     for p in points:
         for cpu, core in sorted(p.profile["cores"].items()):
             path = folder / f"{p.key}-cpu{cpu}.folded"
-            path.write_text("\n".join(core.get("folded") or []) + "\n", encoding="utf-8")
+            write_text(path, "\n".join(core.get("folded") or []) + "\n")
             written.append(path)
     return written

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from vswbench.errors import UsageError
 from vswbench.results.loss import LoadLoss
 from vswbench.results.points import Latency, PointRecord, read_point
 from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
+from vswbench.safefile import atomic_writer
 
 FORMATS = ("json", "csv", "parquet", "jsonl", "hdr")
 RECORD_SCHEMA = "vswbench.point/1"      # results.jsonl records (schemas/point-record.schema.json)
@@ -167,9 +167,8 @@ def export_parquet(store: ResultStore, path: str | Path) -> None:
             for p in store.points()]
     columns = [*HEADLINE_COLUMNS, "params", "result"]
     table = pa.Table.from_pydict({c: _typed([r[c] for r in rows]) for c in columns})
-    tmp = Path(path).with_name(Path(path).name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    with atomic_writer(path, "wb") as f:
+        pq.write_table(table, f)
 
 
 def _typed(values: list[Any]) -> list[Any]:
@@ -192,8 +191,6 @@ def export(store: ResultStore, fmt: str, path: str | Path) -> None:
 
 
 def _write_atomic(path: Path, write: Any, **open_args: Any) -> None:
-    """A reader never sees half an export: write beside it, then rename."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8", **open_args) as f:
+    """A reader never sees half an export: write beside it, then rename (safefile)."""
+    with atomic_writer(path, "w", **open_args) as f:
         write(f)
-    os.replace(tmp, path)

@@ -12,7 +12,6 @@ names the point, its campaign key and the offered load.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.results.points import number
 from vswbench.results.store import ResultStore, StoredPoint
+from vswbench.safefile import write_text
 
 LOWEST_NS, HIGHEST_NS, DIGITS = 1, 3_600_000_000_000, 3
 LOG_FORMAT_VERSION = "1.3"
@@ -106,7 +106,4 @@ def export_hdr(store: ResultStore, path: str | Path) -> None:
         lines.append(f"Tag={hist.tag},{start:.3f},{hist.seconds:.3f},"
                      f"{h.get_max_value() / 1e6:.3f},{h.encode().decode('ascii')}")
         start += hist.seconds
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="ascii")
-    os.replace(tmp, path)
+    write_text(path, "\n".join(lines) + "\n", encoding="ascii")

@@ -31,6 +31,7 @@ from typing import Any
 
 from vswbench import __version__
 from vswbench.errors import UsageError, VswbenchError
+from vswbench.safefile import WriteFailed, check_output_dir, open_regular, refuse_unsafe
 
 STORE_NAME = "results.sqlite"       # the store's file name in a run's directory
 
@@ -39,6 +40,7 @@ APPLICATION_ID = 0x76737762          # "vswb" in the SQLite header: identifies t
 POINT_STATUSES = ("done", "failed", "skipped")
 RUN_STATUSES = ("running", "done", "interrupted", "failed", "killed")
 LOCK_SUFFIX = ".lock"
+SIDE_SUFFIXES = ("-wal", "-shm", "-journal")   # SQLite's files beside the store
 
 SCHEMA = """
 CREATE TABLE vswbench_schema (version INTEGER NOT NULL, created TEXT NOT NULL);
@@ -94,9 +96,10 @@ class ResultStore:
         self.path = Path(path)
         self.writable = create
         self._lock_fd: int | None = None
-        if self.path.is_dir():
+        if self.path.is_dir() and not self.path.is_symlink():
             raise UsageError(f"{self.path} is a directory: give the store's file "
                              "(results.sqlite in the run's directory)")
+        self.refuse_links()
         if not self.path.exists() and not create:
             raise UsageError(f"no results store at {self.path}: give the --out directory of "
                              "a `vswbench run`")
@@ -104,12 +107,14 @@ class ResultStore:
             raise UsageError(f"{self.path} is an empty file, not a vswbench results store: "
                              "remove it, or give another --out directory")
         if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            check_output_dir(self.path.parent)
             self._lock()
         try:
             self.db = self._connect()
         except sqlite3.Error as e:
             self._unlock()
+            if self.writable and _write_failure(e):
+                raise WriteFailed(self.path, str(e)) from None
             if isinstance(e, sqlite3.DatabaseError) and "not a database" in str(e):
                 raise UsageError(f"{self.path} is not a vswbench results store: give the store a "
                                  "`vswbench run` wrote (results.sqlite in its --out directory), "
@@ -118,9 +123,22 @@ class ResultStore:
         self.db.row_factory = sqlite3.Row
         try:
             self._check_or_create()
+        except sqlite3.Error as e:
+            self.close()
+            if self.writable and _write_failure(e):
+                raise WriteFailed(self.path, str(e)) from None
+            raise
         except BaseException:
             self.close()
             raise
+
+    def refuse_links(self) -> None:
+        """The store, its lock and SQLite's -wal, -shm and -journal files are regular files
+        or nothing: a link (even a dangling one, which SQLite would create), a directory, a
+        device or a FIFO at any of them is refused (UsageError), untouched."""
+        for path in (self.path, self.lock_path,
+                     *(self.path.with_name(self.path.name + s) for s in SIDE_SUFFIXES)):
+            refuse_unsafe(path)
 
     def _connect(self) -> sqlite3.Connection:
         if self.writable:
@@ -142,10 +160,10 @@ class ResultStore:
 
     def _lock(self, run_id: str = "?") -> None:
         try:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
+            fd = open_regular(self.lock_path, read=True, mode=0o644)
+        except WriteFailed as exc:
             raise UsageError(f"results store {self.path}: cannot write beside it "
-                             f"({exc.strerror}): give an --out directory you may write") from None
+                             f"({exc}): give an --out directory you may write") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -161,8 +179,11 @@ class ResultStore:
         if self._lock_fd is None:
             return
         text = json.dumps({"run_id": run_id, "pid": os.getpid(), "since": now()})
-        os.ftruncate(self._lock_fd, 0)
-        os.pwrite(self._lock_fd, text.encode(), 0)
+        try:
+            os.ftruncate(self._lock_fd, 0)
+            os.pwrite(self._lock_fd, text.encode(), 0)
+        except OSError as exc:
+            raise WriteFailed(self.lock_path, exc) from None
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
@@ -178,7 +199,7 @@ class ResultStore:
         if self._lock_fd is not None:
             return True
         try:
-            fd = os.open(self.lock_path, os.O_RDONLY)
+            fd = os.open(self.lock_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             return False
         try:
@@ -247,9 +268,9 @@ class ResultStore:
         fp = fingerprint.to_json() if hasattr(fingerprint, "to_json") else fingerprint
         self._write_holder(run_id)
         try:
-            self.db.execute("INSERT INTO runs VALUES (?, ?, NULL, 'running', ?, ?, ?, ?)",
-                            (run_id, now(), spec.name, spec.text,
-                             None if fp is None else json.dumps(fp, sort_keys=True), __version__))
+            self._write("INSERT INTO runs VALUES (?, ?, NULL, 'running', ?, ?, ?, ?)",
+                        (run_id, now(), spec.name, spec.text,
+                         None if fp is None else json.dumps(fp, sort_keys=True), __version__))
         except sqlite3.IntegrityError:
             raise VswbenchError(f"run {run_id} is already in {self.path}: use a new run id") \
                 from None
@@ -261,7 +282,7 @@ class ResultStore:
         if status not in POINT_STATUSES:
             raise ValueError(f"point status {status!r}: one of {', '.join(POINT_STATUSES)}")
         campaign = self._campaign_of(run_id)
-        self.db.execute(
+        self._write(
             "INSERT INTO points (campaign, run_id, point_key, label, params, kind, status, result,"
             " error, started, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (campaign, point_key) DO UPDATE SET run_id=excluded.run_id,"
@@ -276,8 +297,20 @@ class ResultStore:
         if status not in RUN_STATUSES:
             raise ValueError(f"run status {status!r}: one of {', '.join(RUN_STATUSES)}")
         self._campaign_of(run_id)
-        self.db.execute("UPDATE runs SET finished = ?, status = ? WHERE run_id = ?",
-                        (now(), status, run_id))
+        self._write("UPDATE runs SET finished = ?, status = ? WHERE run_id = ?",
+                    (now(), status, run_id))
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+        """One committed write; a full disk or an unwritable file is WriteFailed (exit 1: the
+        points committed before stay, the same command resumes), not a damaged store."""
+        try:
+            self.db.execute(sql, args)
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.Error as exc:
+            if self.writable and _write_failure(exc):
+                raise WriteFailed(self.path, str(exc)) from None
+            raise
 
     def _campaign_of(self, run_id: str) -> str:
         row = self.db.execute("SELECT spec_name FROM runs WHERE run_id = ?", (run_id,)).fetchone()
@@ -313,6 +346,13 @@ class ResultStore:
                           r["spec_text"],
                           json.loads(r["fingerprint"]) if r["fingerprint"] else None, r["version"])
                 for r in self.db.execute("SELECT * FROM runs ORDER BY started, rowid")]
+
+
+def _write_failure(exc: sqlite3.Error) -> bool:
+    """SQLite's words for a write the file system refused (full, read-only, I/O error)."""
+    text = str(exc).lower()
+    return any(w in text for w in ("disk is full", "disk i/o error", "readonly database",
+                                   "unable to open database file"))
 
 
 def _holder(text: str) -> str:

@@ -32,6 +32,7 @@ import pathlib
 
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.netns import mac_address, wait_link_up
+from vswbench.safefile import write_text
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
                                     SwitchContext, link_pairs)
 from vswbench.switches.chain_nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
@@ -153,6 +154,6 @@ class VethSwitch(KernelSwitch):
 
     def _router_batch(self) -> str:
         path = pathlib.Path(self.ctx.temp_dir or "/tmp") / "router-dump.ip"
-        if not path.exists():
-            path.write_text("link show\nroute show\nneigh show\n")
+        if not path.exists():                # never through a link planted in /tmp
+            write_text(path, "link show\nroute show\nneigh show\n")
         return str(path)
