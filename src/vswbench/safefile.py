@@ -62,23 +62,24 @@ def kind_of(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else "not a regular file"
 
 
-def _lstat(path: Path) -> os.stat_result | None:
+def _lstat(path: Path, flag: str | None = None) -> os.stat_result | None:
+    what = f"{flag} {path}" if flag else str(path)
     try:
         return os.lstat(path)
     except FileNotFoundError:
         return None
     except NotADirectoryError:
-        raise UsageError(f"{path}: a part of the path is a file, not a directory: give a path "
+        raise UsageError(f"{what}: a part of the path is a file, not a directory: give a path "
                          "in a directory") from None
     except OSError as exc:
-        raise UsageError(f"{path}: {exc.strerror}: give a path you may write") from None
+        raise UsageError(f"{what}: {exc.strerror}: give a path you may write") from None
 
 
 def refuse_unsafe(path: str | Path, flag: str | None = None) -> None:
     """UsageError (exit 2) unless `path` is a regular file or does not exist: a link (even a
     dangling one), a directory, a device, a FIFO or a socket is refused, untouched."""
     path = Path(path)
-    st = _lstat(path)
+    st = _lstat(path, flag)
     if st is None:
         return
     kind = kind_of(st.st_mode)

@@ -42,7 +42,7 @@ def test_ranking_redirected_is_plain_text_with_every_number_whole(quick, capsys)
     assert any(line.startswith("baseline  veth") for line in lines)
     assert any(line.startswith("ceiling   tester's ceiling") and "0.870" in line
                for line in lines)
-    assert "xdp and tc-bpf lead (0.690, 0.688 Mpps, within noise of each other)" in text
+    assert "xdp and tc-bpf lead (0.690, 0.688 Mpps, within noise of each other:" in text
     assert max(len(line) for line in lines if not line.startswith(("64 B", "1518 B"))) > 80
 
 

@@ -75,7 +75,7 @@ def test_export_to_a_device_node_or_a_fifo_is_refused_and_left_alone(store_dir, 
 
 def test_export_to_nothing_is_usage_error(store_dir, capsys) -> None:
     assert cli.main(["export", str(store_dir), "--to", ""]) == 2
-    assert "file name" in capsys.readouterr().err
+    assert "--to is empty: give a file" in capsys.readouterr().err
 
 
 def test_report_over_a_directory_or_a_link_is_refused_and_leaves_nothing(store_dir, decoy,

@@ -109,16 +109,17 @@ def clean(dry_run: bool, force: bool, prefix: str) -> int:
 def demo(duration: float, size: int, backends: tuple[str, ...], rtt_rate: str,
          rtt_duration: float, tx_cpu: int, rx_cpu: int | None, results_dir: Path) -> int:
     """Engine demonstration: gen -> sink and loop <-> reflect over a veth pair, per backend."""
-    from vswbench.measure.demo import DemoOptions, run_demo
+    from vswbench.measure.demo import DemoOptions, run_demo, validate
     from vswbench.report.demo_page import save_report
 
     if rx_cpu is None:
         rx_cpu = 1 if (os.cpu_count() or 1) > 1 else 0
-    require_root("the demo")
-    check_output_dir(results_dir, "--results-dir")   # before measuring, not after
     options = DemoOptions(duration=duration, size=size, rtt_rate=rtt_rate,
                           rtt_duration=rtt_duration, backends=backends, results_dir=results_dir,
                           tx_cpu=tx_cpu, rx_cpu=rx_cpu)
+    validate(options)                                 # every value before anything is made
+    require_root("the demo")
+    check_output_dir(results_dir, "--results-dir")   # before measuring, not after
     report = run_demo(options, progress=lambda m: err.print(m, style="dim", highlight=False))
     table = Table(title=f"vswbench demo ({size}-byte frames, veth pair, run {report.run_id})")
     for column in ("backend", "TX kpps", "RX kpps", "loss", "RTT p50 µs", "RTT p99 µs"):
