@@ -1,0 +1,95 @@
+"""Host stalls told apart from the switch's limit.
+
+A session runs the engine's stall monitor (engine/stalls.py) over the CPUs of its path for as long
+as it lives; each trial records what the monitor saw during it (TrialResult.stalls) and is
+classified here: a trial that lost frames while a stall long enough to explain the loss hit a CPU
+of the path (the stall's length x the offered rate > the path's ring, Switch.ingress_ring_frames)
+is a "host stall" trial (TrialResult.host_stall says which stall). The classification never looks
+at where the switch dropped: only at the monitor's stalls, the rate and the ring.
+
+The searches (search.py) repeat a host-stall trial at most MAX_STALL_REPEATS times and keep the
+rejected ones, marked, beside the valid ones.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from vswbench.engine.stalls import StallMonitor, TrialStalls
+from vswbench.measure.trial import TrialResult
+from vswbench.testbed.build import Testbed
+
+MAX_STALL_REPEATS = 3   # a trial hit by a host stall is repeated at most this often
+
+
+def path_cpus(testbed: Testbed) -> list[int]:
+    """The CPUs the path runs on: the tester's, the switch's and the network functions'; every
+    CPU this process may use where the placement leaves one to the scheduler."""
+    p = testbed.placement
+    chosen = [p.tester_cpu, p.switch_cpu, *p.nf_cpus]
+    if any(c is None for c in (p.tester_cpu, p.switch_cpu)):
+        return sorted(os.sched_getaffinity(0))
+    return sorted({c for c in chosen if c is not None})
+
+
+def _threads(pid: int) -> list[int]:
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
+def open_monitor(testbed: Testbed, pids: Sequence[int] = ()) -> StallMonitor:
+    """A started stall monitor for this testbed: it watches the switch's NAPI threads (by name:
+    napi/<run id>...), its daemons and the given processes (all their threads)."""
+    switch = testbed.switch
+    daemons: list[int] = []
+    getter = getattr(switch, "daemon_pids", None)
+    found = getter() if callable(getter) else {}
+    daemons += [int(v) for v in (found.values() if isinstance(found, dict) else found)]
+    threads = getattr(switch, "cpu_threads", None)
+    if callable(threads):
+        daemons += [int(v) for v in threads().values()]
+    watched = [t for pid in (*daemons, *pids) for t in _threads(pid)]
+    run = testbed.run
+    return StallMonitor(path_cpus(testbed), watch_pids=watched,
+                        watch_comms=[f"napi/{run.id}"], registry=run.registry,
+                        state=run.state).start()
+
+
+def explaining_stall(result: TrialResult, ring_frames: int) -> str | None:
+    """Why this trial is a host-stall trial (None when it is not): it lost frames and a stall of
+    the path's CPUs was long enough to explain that loss."""
+    stalls = result.stalls
+    if stalls is None or not stalls.monitored or result.lost <= 0:
+        return None
+    rate = result.offered_pps or result.tx_pps
+    event = stalls.explaining(rate, ring_frames)
+    if event is None:
+        return None
+    cpu, kind, offset_ms, len_us = event[0], event[1], event[2], event[3]
+    what = "the CPU stopped" if kind == "vcpu" else f"{event[4] or 'a thread'} waited"
+    return (f"host stall: CPU {cpu} {len_us / 1000:.2f} ms at {offset_ms:.0f} ms ({what}; "
+            f"{len_us * 1e-6 * rate:.0f} frames at {rate:,.0f} pps > the {ring_frames}-frame ring)")
+
+
+def classify(result: TrialResult, ring_frames: int) -> None:
+    result.host_stall = explaining_stall(result, ring_frames)
+
+
+def stall_summary(stalls: Sequence[TrialStalls | None], seconds: float) -> dict[str, Any]:
+    """Stalls per second and the longest, per CPU, over many trials (doctor, the report)."""
+    per_cpu: dict[str, dict[str, float]] = {}
+    monitored = [s for s in stalls if s is not None and s.monitored]
+    for s in monitored:
+        for cpu, c in s.cpus.items():
+            d = per_cpu.setdefault(cpu, {"stalls": 0, "longest_us": 0.0, "total_us": 0.0})
+            d["stalls"] += c.stalls
+            d["longest_us"] = max(d["longest_us"], c.longest_us)
+            d["total_us"] += c.total_us
+    window = sum(s.window_s for s in monitored) or seconds
+    for d in per_cpu.values():
+        d["per_s"] = round(d["stalls"] / window, 2) if window else 0.0
+    return {"monitored_trials": len(monitored), "seconds": round(window, 3), "cpus": per_cpu}
