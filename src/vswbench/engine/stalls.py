@@ -86,6 +86,10 @@ class TrialStalls:
     def count(self) -> int:
         return sum(c.stalls for c in self.cpus.values())
 
+    def frames_over_ring(self, rate_pps: float, ring_frames: int) -> float:
+        """Frames the recorded stalls can cost: each one's length x rate beyond the ring."""
+        return sum(max(0.0, e[3] * 1e-6 * rate_pps - ring_frames) for e in self.events)
+
     def explaining(self, rate_pps: float, ring_frames: int) -> list[Any] | None:
         """The longest stall whose length x rate exceeds the ring (None if none does)."""
         if rate_pps <= 0:

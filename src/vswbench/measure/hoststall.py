@@ -22,6 +22,10 @@ from vswbench.measure.trial import TrialResult
 from vswbench.testbed.build import Testbed
 
 MAX_STALL_REPEATS = 3   # a trial hit by a host stall is repeated at most this often
+# The stalls explain a loss only up to this multiple of the frames they can cost (length x rate
+# beyond the ring, summed): a trial that lost far more was over the switch's own limit, stalls
+# or not (a switch near its limit also needs time to work off the backlog a stall leaves).
+STALL_LOSS_FACTOR = 2.0
 
 
 def path_cpus(testbed: Testbed) -> list[int]:
@@ -67,7 +71,7 @@ def explaining_stall(result: TrialResult, ring_frames: int) -> str | None:
         return None
     rate = result.offered_pps or result.tx_pps
     event = stalls.explaining(rate, ring_frames)
-    if event is None:
+    if event is None or result.lost > STALL_LOSS_FACTOR * stalls.frames_over_ring(rate, ring_frames):
         return None
     cpu, kind, offset_ms, len_us = event[0], event[1], event[2], event[3]
     what = "the CPU stopped" if kind == "vcpu" else f"{event[4] or 'a thread'} waited"

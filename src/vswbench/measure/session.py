@@ -25,7 +25,7 @@ from typing import Any
 from vswbench.engine.params import TrialParams
 from vswbench.engine.process import EngineProcess, EngineResult
 from vswbench.engine.records import RecordError, parse_final
-from vswbench.engine.stalls import StallMonitor, now_ns
+from vswbench.engine.stalls import StallMonitor, TrialStalls, now_ns
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
 from vswbench.host.irqstat import read_irq_counts
@@ -63,7 +63,7 @@ class SessionTrial:
 
     @property
     def host_stall(self) -> str | None:
-        return self.result.host_stall
+        return getattr(self.result, "host_stall", None)
 
     @property
     def offered_count(self) -> int:
@@ -98,9 +98,14 @@ class SessionTrial:
                 "counters_agree": r.counters_agree, "overhead_s": round(self.overhead_s, 4),
                 "wall_s": round(self.wall_s, 4),
                 "irq_rates": getattr(r, "irq_rates", {}),
-                "host_stall": r.host_stall, "rejected": self.rejected,
-                "stalls": (None if r.stalls is None or not r.stalls.monitored else
-                           {"count": r.stalls.count, "longest_us": r.stalls.longest_us})}
+                "host_stall": self.host_stall, "rejected": self.rejected,
+                "stalls": _stall_brief(getattr(r, "stalls", None))}
+
+
+def _stall_brief(stalls: TrialStalls | None) -> dict[str, float] | None:
+    if stalls is None or not stalls.monitored:
+        return None
+    return {"count": stalls.count, "longest_us": stalls.longest_us}
 
 
 class TrialSession(ABC):
