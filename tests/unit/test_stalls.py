@@ -47,7 +47,7 @@ def test_a_stall_explains_a_loss_only_beyond_the_ring():
 
 
 def _result(lost, stalls, rate=250_000.0):
-    return SimpleNamespace(lost=lost, offered_pps=rate, tx_pps=rate, stalls=stalls)
+    return SimpleNamespace(lost=lost, offered_pps=rate, tx_pps=rate, stalls=stalls, duration_s=1.0)
 
 
 def test_classification_needs_loss_a_long_enough_stall_and_a_loss_it_can_explain():
@@ -83,3 +83,14 @@ def test_a_monitor_that_cannot_start_says_why(tmp_path, monkeypatch):
     assert not report.monitored and "stall monitor not running" in report.reason
     mon.stop()
     assert StallMonitor([]).start().report(0, 1).reason == "no CPU of the path known"
+
+
+def test_stalls_after_the_traffic_explain_nothing():
+    # a 1 s trial whose only long stall began at 1.5 s (the drain): recorded, not an explanation
+    late = summarize([Stall(0, "runq", 1500 * MS, 40_000.0, "vswbench-engine")], 0, 2000 * MS, [0])
+    assert late.count == 1
+    r = SimpleNamespace(lost=500, offered_pps=250_000.0, tx_pps=250_000.0, stalls=late,
+                        duration_s=1.0)
+    assert explaining_stall(r, 256) is None
+    r.stalls = summarize([Stall(0, "runq", 500 * MS, 4000.0, "x")], 0, 2000 * MS, [0])
+    assert explaining_stall(r, 256) is not None

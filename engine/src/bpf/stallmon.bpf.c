@@ -131,27 +131,28 @@ static __always_inline int watched(struct task_struct *t, __u32 pid)
 	return 0;
 }
 
-static __always_inline void became_runnable(struct task_struct *t)
+/* a watched thread became runnable (woken: keep the earliest time; preempted: from now) */
+static __always_inline void became_runnable(struct task_struct *t, __u64 flags)
 {
 	__u32 pid = BPF_CORE_READ(t, pid);
 	if (!pid || !watched(t, pid))
 		return;
 	__u64 now = bpf_ktime_get_ns();
-	bpf_map_update_elem(&vsb_stwait, &pid, &now, BPF_NOEXIST);
+	bpf_map_update_elem(&vsb_stwait, &pid, &now, flags);
 }
 
 /* (b) run-queue delay of the watched threads */
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(vsb_stall_wakeup, struct task_struct *p)
 {
-	became_runnable(p);
+	became_runnable(p, BPF_NOEXIST);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(vsb_stall_wakeup_new, struct task_struct *p)
 {
-	became_runnable(p);
+	became_runnable(p, BPF_NOEXIST);
 	return 0;
 }
 
@@ -168,9 +169,12 @@ int BPF_PROG(vsb_stall_switch, _Bool preempt, struct task_struct *prev, struct t
 		else if (s)
 			s->idle_enter_ns = bpf_ktime_get_ns();
 	}
-	/* switched out but still runnable (preempted, or yielding): waiting from now */
+	/* switched out but still runnable (preempted, or yielding): waiting from now; switched out
+	 * to sleep: not waiting (a wakeup seen while it ran, e.g. a NAPI reschedule, is void) */
 	if (preempt || prev_state == 0)
-		became_runnable(prev);
+		became_runnable(prev, BPF_ANY);
+	else
+		bpf_map_delete_elem(&vsb_stwait, &prev_pid);
 	__u32 pid = next_pid;
 	__u64 *since = bpf_map_lookup_elem(&vsb_stwait, &pid);
 	if (!since)

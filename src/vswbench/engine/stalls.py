@@ -86,16 +86,20 @@ class TrialStalls:
     def count(self) -> int:
         return sum(c.stalls for c in self.cpus.values())
 
-    def frames_over_ring(self, rate_pps: float, ring_frames: int) -> float:
-        """Frames the recorded stalls can cost: each one's length x rate beyond the ring."""
-        return sum(max(0.0, e[3] * 1e-6 * rate_pps - ring_frames) for e in self.events)
+    def frames_over_ring(self, rate_pps: float, ring_frames: int,
+                         until_ms: float = float("inf")) -> float:
+        """Frames the stalls that began before `until_ms` (from the window's start: the end of
+        the traffic) can cost: each one's length x rate beyond the ring."""
+        return sum(max(0.0, e[3] * 1e-6 * rate_pps - ring_frames) for e in self.events
+                   if e[2] < until_ms)
 
-    def explaining(self, rate_pps: float, ring_frames: int) -> list[Any] | None:
-        """The longest stall whose length x rate exceeds the ring (None if none does)."""
+    def explaining(self, rate_pps: float, ring_frames: int,
+                   until_ms: float = float("inf")) -> list[Any] | None:
+        """The longest stall, begun before `until_ms`, whose length x rate exceeds the ring."""
         if rate_pps <= 0:
             return None
         for event in self.events:  # longest first
-            if event[3] * 1e-6 * rate_pps > ring_frames:
+            if event[2] < until_ms and event[3] * 1e-6 * rate_pps > ring_frames:
                 return event
         return None
 

@@ -26,6 +26,9 @@ MAX_STALL_REPEATS = 3   # a trial hit by a host stall is repeated at most this o
 # beyond the ring, summed): a trial that lost far more was over the switch's own limit, stalls
 # or not (a switch near its limit also needs time to work off the backlog a stall leaves).
 STALL_LOSS_FACTOR = 2.0
+# Stalls that begin later than the trial's duration + this after its window opened (the drain,
+# the counter samples) cannot cost its frames: they are recorded, not used to explain a loss.
+TRAFFIC_SLACK_S = 0.02
 
 
 def path_cpus(testbed: Testbed) -> list[int]:
@@ -70,8 +73,10 @@ def explaining_stall(result: TrialResult, ring_frames: int) -> str | None:
     if stalls is None or not stalls.monitored or result.lost <= 0:
         return None
     rate = result.offered_pps or result.tx_pps
-    event = stalls.explaining(rate, ring_frames)
-    if event is None or result.lost > STALL_LOSS_FACTOR * stalls.frames_over_ring(rate, ring_frames):
+    until_ms = (result.duration_s + TRAFFIC_SLACK_S) * 1000
+    event = stalls.explaining(rate, ring_frames, until_ms)
+    over = stalls.frames_over_ring(rate, ring_frames, until_ms)
+    if event is None or result.lost > STALL_LOSS_FACTOR * over:
         return None
     cpu, kind, offset_ms, len_us = event[0], event[1], event[2], event[3]
     what = "the CPU stopped" if kind == "vcpu" else f"{event[4] or 'a thread'} waited"

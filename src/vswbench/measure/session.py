@@ -60,6 +60,7 @@ class SessionTrial:
     wall_s: float               # wall clock of the whole trial, counters included
     unsent_tolerance: int = 2   # frames short that are pacing granularity, not a failure
     rejected: bool = False      # a host-stall trial the search repeated (not used for its NDR)
+    window_ns: tuple[int, int] = (0, 0)   # CLOCK_MONOTONIC start and end (the stall records' clock)
 
     @property
     def host_stall(self) -> str | None:
@@ -160,6 +161,7 @@ class TrialSession(ABC):
             trial = self._run(rate_pps, duration, count)
             t1 = now_ns()
             attach(trial.result)
+        trial.window_ns = (t0, t1)
         if self.monitor is not None:
             if trial.result.stalls is None:   # (a restart session's trial has its own window)
                 trial.result.stalls = self.monitor.report(t0, t1)
