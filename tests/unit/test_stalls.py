@@ -94,3 +94,33 @@ def test_stalls_after_the_traffic_explain_nothing():
     assert explaining_stall(r, 256) is None
     r.stalls = summarize([Stall(0, "runq", 500 * MS, 4000.0, "x")], 0, 2000 * MS, [0])
     assert explaining_stall(r, 256) is not None
+
+
+def test_the_report_says_how_much_stall_the_searches_saw():
+    from vswbench.report.stalls import stall_totals
+
+    trials = [{"stalls": {"count": 2, "window_s": 1.0, "cpus": {
+                   "0": {"stalls": 1, "longest_us": 300.0}, "1": {"stalls": 1, "longest_us": 2000.0}}},
+               "rejected": True},
+              {"stalls": {"count": 1, "window_s": 1.0, "cpus": {
+                   "0": {"stalls": 0, "longest_us": 0.0}, "1": {"stalls": 1, "longest_us": 500.0}}}},
+              {"stalls": None}]
+    t = stall_totals(trials)
+    assert t["monitored"] == 2 and t["seconds"] == 2.0 and t["rejected"] == 1
+    assert t["cpus"]["1"] == {"stalls": 2.0, "longest_us": 2000.0}
+
+
+def test_stall_sentence_per_cpu_and_unmonitored():
+    from vswbench.report.stalls import stall_sentences
+
+    def data(trials):
+        point = SimpleNamespace(result={"trials": trials})
+        return SimpleNamespace(done=lambda kind: [point] if kind == "search" else [])
+
+    line = stall_sentences(data([{"stalls": {"window_s": 2.0, "cpus": {
+        "1": {"stalls": 4, "longest_us": 2200.0}, "0": {"stalls": 1, "longest_us": 150.0}}},
+        "rejected": True}]))[0]
+    assert "CPU 0: 0.5 a second, longest 0.1 ms; CPU 1: 2.0 a second, longest 2.2 ms" in line
+    assert "1 trial(s) lost frames to a stall" in line
+    assert "not monitored" in stall_sentences(data([{"stalls": None}]))[0]
+    assert stall_sentences(data([])) == []

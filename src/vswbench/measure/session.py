@@ -103,10 +103,13 @@ class SessionTrial:
                 "stalls": _stall_brief(getattr(r, "stalls", None))}
 
 
-def _stall_brief(stalls: TrialStalls | None) -> dict[str, float] | None:
+def _stall_brief(stalls: TrialStalls | None) -> dict[str, Any] | None:
+    """A search trial's stalls as stored: totals, the window, per CPU of the path."""
     if stalls is None or not stalls.monitored:
         return None
-    return {"count": stalls.count, "longest_us": stalls.longest_us}
+    return {"count": stalls.count, "longest_us": stalls.longest_us, "window_s": stalls.window_s,
+            "cpus": {cpu: {"stalls": c.stalls, "longest_us": c.longest_us,
+                           "total_us": c.total_us} for cpu, c in stalls.cpus.items()}}
 
 
 class TrialSession(ABC):
