@@ -87,7 +87,7 @@ int stallmon_parse(int argc, char **argv, struct stallmon_opts *o, struct vsb_er
 		{"watch-pid", 1, 0, O_PID}, {"watch-comm", 1, 0, O_COMM}, {"duration", 1, 0, O_DUR},
 		{"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
 	memset(o, 0, sizeof(*o));
-	o->period_ns = 100000;
+	o->period_ns = 500000;
 	o->threshold_ns = 100000;
 	optind = 1;
 	opterr = 0;
