@@ -124,3 +124,10 @@ def test_stall_sentence_per_cpu_and_unmonitored():
     assert "1 trial(s) lost frames to a stall" in line
     assert "not monitored" in stall_sentences(data([{"stalls": None}]))[0]
     assert stall_sentences(data([])) == []
+
+
+def test_overlapping_stalls_count_once():
+    # the CPU stopped 2 ms and the thread on it waited the same 2 ms: one 2 ms stretch
+    r = summarize([Stall(1, "vcpu", 10 * MS, 2000.0), Stall(1, "runq", 10 * MS, 2000.0, "napi"),
+                   Stall(0, "runq", 50 * MS, 2000.0, "engine")], 0, 100 * MS, [0, 1])
+    assert r.frames_over_ring(250_000, 256) == pytest.approx(2 * 244)

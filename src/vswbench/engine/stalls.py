@@ -89,9 +89,18 @@ class TrialStalls:
     def frames_over_ring(self, rate_pps: float, ring_frames: int,
                          until_ms: float = float("inf")) -> float:
         """Frames the stalls that began before `until_ms` (from the window's start: the end of
-        the traffic) can cost: each one's length x rate beyond the ring."""
-        return sum(max(0.0, e[3] * 1e-6 * rate_pps - ring_frames) for e in self.events
-                   if e[2] < until_ms)
+        the traffic) can cost: each stretch of stalled time (overlapping stalls, on any CPU of
+        the path, merged: a stopped CPU and the thread it kept waiting are one event) x rate,
+        beyond the ring."""
+        spans = sorted((e[2], e[2] + e[3] / 1000) for e in self.events if e[2] < until_ms)
+        merged: list[list[float]] = []
+        for start, end in spans:
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        return sum(max(0.0, (end - start) * 1e-3 * rate_pps - ring_frames)
+                   for start, end in merged)
 
     def explaining(self, rate_pps: float, ring_frames: int,
                    until_ms: float = float("inf")) -> list[Any] | None:
