@@ -5,9 +5,19 @@ from types import SimpleNamespace
 import pytest
 
 from vswbench.engine.records import EngineRecord
-from vswbench.engine.stalls import Stall, StallMonitor, parse_stall, summarize, unmonitored
+from vswbench.engine.stalls import (
+    Stall,
+    StallMonitor,
+    parse_stall,
+    summarize,
+    unmonitored,
+)
 from vswbench.errors import VswbenchError
-from vswbench.measure.hoststall import STALL_LOSS_FACTOR, explaining_stall, stall_summary
+from vswbench.measure.hoststall import (
+    STALL_LOSS_FACTOR,
+    explaining_stall,
+    stall_summary,
+)
 
 MS = 1_000_000
 

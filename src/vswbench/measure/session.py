@@ -31,8 +31,14 @@ from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
 from vswbench.host.irqstat import read_irq_counts
 from vswbench.measure.hoststall import classify, open_monitor
 from vswbench.measure.profiling import profiled
-from vswbench.measure.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, _daemon_pids,
-                                    build_result, run_trial)
+from vswbench.measure.trial import (
+    READY_TIMEOUT,
+    PhaseOutcome,
+    TrialResult,
+    _daemon_pids,
+    build_result,
+    run_trial,
+)
 from vswbench.scenario import Role, Scenario
 from vswbench.testbed.build import EngineCommand, Testbed
 

@@ -38,15 +38,15 @@ def stall_sentences(data: StoredResults) -> list[str]:
         return []
     totals = stall_totals(trials)
     if not totals["monitored"]:
-        return ["Host stalls: not monitored in this run (the engine's stall monitor needs root "
-                "and a build with BPF)."]
+        return [("Host stalls: not monitored in this run (the engine's stall monitor needs root "
+                 "and a build with BPF).")]
     secs = totals["seconds"] or 1.0
     per_cpu = "; ".join(
         f"CPU {cpu}: {d['stalls'] / secs:.1f} a second, longest {d['longest_us'] / 1000:.1f} ms"
         for cpu, d in sorted(totals["cpus"].items(), key=lambda kv: int(kv[0])))
     rejected = totals["rejected"]
-    return [f"Host stalls during the searches ({totals['monitored']} trials, {secs:.0f} s "
+    return [(f"Host stalls during the searches ({totals['monitored']} trials, {secs:.0f} s "
             f"monitored; a stall is a CPU of the path stopped, or the path's thread kept waiting, "
             f"for 0.1 ms or more): {per_cpu}. {rejected} trial(s) lost frames to a stall longer "
             "than the path's ring holds and were repeated (their searches' NDRs leave them out; "
-            "RFC 2544's NDR with every trial counted is stored beside each)."]
+            "RFC 2544's NDR with every trial counted is stored beside each).")]
