@@ -38,6 +38,7 @@ RATE = 200_000            # 2 ms at 200 kpps = 400 frames > veth's 256-frame rin
 TRIALS = 20
 QUIET_TRIALS = 20
 TRIAL_S = 0.5
+TRAFFIC_START_S = 0.02
 HOG = Path(__file__).parent / "stall_hog.py"
 
 
@@ -133,8 +134,10 @@ def test_injected_stalls_are_flagged_and_quiet_trials_are_not(root, engine):
                    for s in stalls)
 
     # ground truth: the bursts inside a trial's traffic while the tester ran (nothing waits
-    # otherwise); the traffic is the first TRIAL_S of the trial's window
-    traffic = [(t.window_ns[0], t.window_ns[0] + int(TRIAL_S * 1e9)) for t in injected]
+    # otherwise); the traffic is the first TRIAL_S of the trial's window, less its first
+    # TRAFFIC_START_S: the window opens when the command is sent, the frames follow a few ms later
+    traffic = [(t.window_ns[0] + int(TRAFFIC_START_S * 1e9), t.window_ns[0] + int(TRIAL_S * 1e9))
+               for t in injected]
     inside = [b for b in bursts if any(w0 <= b[0] and b[1] <= w1 for w0, w1 in traffic)]
     with_traffic = [b for b in inside if not overlapping(TESTER_CPU, (b[0] - 1_000_000, b[1]), 1000)]
     seen = [b for b in with_traffic if overlapping(SWITCH_CPU, b, 500)]
@@ -156,6 +159,12 @@ def test_injected_stalls_are_flagged_and_quiet_trials_are_not(root, engine):
             print(f"  {phase:8s} {t.result.lost:6d} lost  {t.host_stall or '-'}")
     for t in unexplained:
         print(f"  not corroborated: {t.host_stall}")
+    for b in with_traffic:
+        if b not in seen:
+            w0 = next(w0 for w0, w1 in traffic if w0 <= b[0] <= w1)
+            near = [(s.cpu, s.kind, round((s.start_ns - b[0]) / 1e6, 2), round(s.len_us / 1e3, 2))
+                    for s in stalls if s.start_ns < b[1] + 2e6 and s.end_ns > b[0] - 2e6]
+            print(f"  missed burst at {(b[0] - w0) / 1e6:.0f} ms of its trial; near: {near}")
     assert len(with_traffic) >= TRIALS, (len(with_traffic), len(inside), len(bursts))
     assert len(seen) >= 0.9 * len(with_traffic)
     assert lossy_hit, "the injected stalls cost no frames: the test's rate is too low to show them"
