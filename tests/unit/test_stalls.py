@@ -16,7 +16,6 @@ from vswbench.errors import VswbenchError
 from vswbench.measure.hoststall import (
     STALL_LOSS_FACTOR,
     explaining_stall,
-    stall_summary,
 )
 
 MS = 1_000_000
@@ -71,16 +70,6 @@ def test_classification_needs_loss_a_long_enough_stall_and_a_loss_it_can_explain
     assert explaining_stall(_result(round(STALL_LOSS_FACTOR * 244) + 1, two_ms), 256) is None
     assert explaining_stall(_result(244, None), 256) is None
     assert explaining_stall(_result(244, unmonitored("x")), 256) is None
-
-
-def test_stall_summary_gives_rate_and_longest_per_cpu():
-    a = summarize([Stall(1, "vcpu", 10 * MS, 200.0)], 0, 1000 * MS, [0, 1])
-    b = summarize([Stall(1, "runq", 10 * MS, 900.0), Stall(0, "vcpu", 5 * MS, 300.0)],
-                  0, 1000 * MS, [0, 1])
-    s = stall_summary([a, b, None, unmonitored("x")], 0)
-    assert s["monitored_trials"] == 2 and s["seconds"] == 2.0
-    assert s["cpus"]["1"] == {"stalls": 2, "longest_us": 900.0, "total_us": 1100.0, "per_s": 1.0}
-    assert s["cpus"]["0"]["per_s"] == 0.5
 
 
 def test_a_monitor_that_cannot_start_says_why(tmp_path, monkeypatch):

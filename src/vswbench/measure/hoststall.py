@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 
-from vswbench.engine.stalls import StallMonitor, TrialStalls
+from vswbench.engine.stalls import StallMonitor
 from vswbench.measure.trial import TrialResult
 from vswbench.testbed.build import Testbed
 
@@ -86,19 +85,3 @@ def explaining_stall(result: TrialResult, ring_frames: int) -> str | None:
 
 def classify(result: TrialResult, ring_frames: int) -> None:
     result.host_stall = explaining_stall(result, ring_frames)
-
-
-def stall_summary(stalls: Sequence[TrialStalls | None], seconds: float) -> dict[str, Any]:
-    """Stalls per second and the longest, per CPU, over many trials (doctor, the report)."""
-    per_cpu: dict[str, dict[str, float]] = {}
-    monitored = [s for s in stalls if s is not None and s.monitored]
-    for s in monitored:
-        for cpu, c in s.cpus.items():
-            d = per_cpu.setdefault(cpu, {"stalls": 0, "longest_us": 0.0, "total_us": 0.0})
-            d["stalls"] += c.stalls
-            d["longest_us"] = max(d["longest_us"], c.longest_us)
-            d["total_us"] += c.total_us
-    window = sum(s.window_s for s in monitored) or seconds
-    for d in per_cpu.values():
-        d["per_s"] = round(d["stalls"] / window, 2) if window else 0.0
-    return {"monitored_trials": len(monitored), "seconds": round(window, 3), "cpus": per_cpu}
