@@ -130,3 +130,13 @@ def test_overlapping_stalls_count_once():
     r = summarize([Stall(1, "vcpu", 10 * MS, 2000.0), Stall(1, "runq", 10 * MS, 2000.0, "napi"),
                    Stall(0, "runq", 50 * MS, 2000.0, "engine")], 0, 100 * MS, [0, 1])
     assert r.frames_over_ring(250_000, 256) == pytest.approx(2 * 244)
+
+
+def test_steal_time_beside_the_stalls():
+    r = summarize([Stall(1, "vcpu", 10 * MS, 20_000.0)], 0, 1000 * MS, [0, 1])
+    r.add_steal({"0": {"steal": 0.0, "busy": 0.5, "busy_s": 0.5},
+                 "1": {"steal": 0.02, "busy": 0.98, "busy_s": 0.98}})
+    assert r.cpus["1"].steal_ms == 20.0 and r.cpus["0"].steal_ms == 0.0
+    unknown = summarize([], 0, 1000 * MS, [2])
+    unknown.add_steal({})
+    assert unknown.cpus["2"].steal_ms is None

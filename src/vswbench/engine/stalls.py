@@ -60,6 +60,9 @@ class CpuStalls:
     stalls: int = 0
     longest_us: float = 0.0
     total_us: float = 0.0
+    # the kernel's steal time of this CPU over the trial (/proc/stat, in 10 ms steps): a
+    # cross-check of the monitor's `vcpu` stalls that the hypervisor accounts (None: unknown)
+    steal_ms: float | None = None
 
     def add(self, s: Stall) -> None:
         self.stalls += 1
@@ -77,6 +80,16 @@ class TrialStalls:
     # the longest stalls: [cpu, kind, offset from the trial's start (ms), length (us), comm, held_by]
     events: list[list[Any]] = field(default_factory=list)
     reason: str = ""          # why not monitored
+
+    def add_steal(self, cpu_usage: dict[str, dict[str, float]]) -> None:
+        """Steal time per CPU from the trial's /proc/stat fractions (TrialResult.cpu)."""
+        for cpu, c in self.cpus.items():
+            u = cpu_usage.get(cpu)
+            if not u or "steal" not in u:
+                continue
+            busy = u.get("busy") or 0.0
+            interval = u.get("busy_s", 0.0) / busy if busy > 0 else self.window_s
+            c.steal_ms = round(u["steal"] * interval * 1000, 1)
 
     @property
     def longest_us(self) -> float:

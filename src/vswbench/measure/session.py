@@ -115,7 +115,8 @@ def _stall_brief(stalls: TrialStalls | None) -> dict[str, Any] | None:
         return None
     return {"count": stalls.count, "longest_us": stalls.longest_us, "window_s": stalls.window_s,
             "cpus": {cpu: {"stalls": c.stalls, "longest_us": c.longest_us,
-                           "total_us": c.total_us} for cpu, c in stalls.cpus.items()}}
+                           "total_us": c.total_us, "steal_ms": c.steal_ms}
+                     for cpu, c in stalls.cpus.items()}}
 
 
 class TrialSession(ABC):
@@ -174,6 +175,7 @@ class TrialSession(ABC):
         if self.monitor is not None:
             if trial.result.stalls is None:   # (a restart session's trial has its own window)
                 trial.result.stalls = self.monitor.report(t0, t1)
+                trial.result.stalls.add_steal(trial.result.cpu)
             classify(trial.result, self.testbed.switch_cls.ingress_ring_frames)
         if trial.result.profile is not None and self.kind == "restart":
             trial.result.profile["warnings"].append(

@@ -328,6 +328,7 @@ def run_trial(testbed: Testbed, params: TrialParams, profile: bool = False,
         attach(result)
     if monitor is not None:
         result.stalls = monitor.report(t0, t1)
+        result.stalls.add_steal(result.cpu)
     return result
 
 
