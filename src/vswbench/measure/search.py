@@ -15,6 +15,9 @@ The presets are goal configurations of MLRsearch (except `binary`):
 The measurer runs each trial through a TrialSession (session.py); frames the generator could not
 send count as lost, as MLRsearch requires (a load that was not offered was not passed). When the
 search ends at the generator's own ceiling the result says "at least X (generator-bound)".
+A trial classified "host stall" (hoststall.py) is marked rejected and measured again, at most
+MAX_STALL_REPEATS times (measure_valid); the result keeps every trial, the number rejected and
+why, and RFC 2544's NDR with every trial counted (classic_ndr_pps) beside the NDR.
 """
 
 from __future__ import annotations
