@@ -4,6 +4,7 @@
 #include <string.h>
 #include "opts.h"
 #include "run.h"
+#include "stallmon.h"
 
 static void on_signal(int sig) { vsb_stop = 1; }
 
@@ -48,10 +49,20 @@ int main(int argc, char **argv)
 		printf("vswbench-engine %s\n", VSB_VERSION);
 		return 0;
 	}
+	if (!strcmp(argv[1], "stallmon")) {
+#ifdef VSB_HAVE_STALLMON
+		install_signals();
+		return stallmon_main(argc - 1, argv + 1);
+#else
+		fprintf(stderr, "vswbench-engine: error: stallmon is not compiled in (needs libbpf and a "
+			"clang that targets BPF at build time)\n");
+		return 3;
+#endif
+	}
 	enum mode mode;
 	if (parse_mode(argv[1], &mode)) {
 		fprintf(stderr, "vswbench-engine: error: unknown command '%s' (expected probe, gen, sink, loop, "
-			"reflect, fwd or control)\n", argv[1]);
+			"reflect, fwd, control or stallmon)\n", argv[1]);
 		return 2;
 	}
 	if (opts_parse(argc - 1, argv + 1, &en.o, &e))

@@ -103,14 +103,34 @@ def test_doctor_json(capsys, monkeypatch):
     monkeypatch.setattr(vswbench.engine.probe, "probe", lambda *a, **k: vswbench.engine.probe.parse_probe(
         '{"backends":[{"name":"afpacket","usable":true}],"kernel":{"af_xdp":true},'
         '"tsc":{"hz":2e9,"invariant":true}}'))
+    from vswbench.host.stallcheck import StallCheck
+
+    seen: list[float] = []
+    monkeypatch.setattr(doctor, "check_stalls", lambda s: seen.append(s) or StallCheck(
+        s, True, cpus={"1": {"stalls": 3, "per_s": 1.5, "longest_us": 2500.0}}))
     code, out, _ = run_cli(capsys, "doctor", "--json")
     data = json.loads(out)
     assert code == 0 and data["kernel"]["af_xdp"] is True
+    assert seen == [2.0] and data["stalls"]["cpus"]["1"]["longest_us"] == 2500.0
     assert {t["name"] for t in data["tuning"]} == {"cpu governor", "turbo", "SMT",
                                                     "transparent hugepages", "irqbalance",
                                                     "DAMON (kdamond)", "IRQ time accounting"}
     assert any(t["name"] == "ip" for t in data["tools"])
     assert doctor  # imported for monkeypatch side
+
+
+def test_doctor_prints_host_stalls_and_can_skip_them(capsys, monkeypatch):
+    import vswbench.host.doctor as doctor
+    from vswbench.host.stallcheck import StallCheck
+
+    calls: list[float] = []
+    monkeypatch.setattr(doctor, "check_stalls", lambda s: calls.append(s) or StallCheck(
+        s, True, cpus={"0": {"stalls": 4, "per_s": 2.0, "longest_us": 1250.0}}))
+    code, out, _ = run_cli(capsys, "doctor", "--stall-seconds", "2")
+    assert code == 0 and "CPU 0: 4 stalls in 2 s (2.0 a second), longest 1.25 ms" in out
+    code, out, _ = run_cli(capsys, "doctor", "--json", "--stall-seconds", "0")
+    assert code == 0 and json.loads(out)["stalls"] is None and calls == [2.0]
+    assert StallCheck(2, False, "not root").lines() == ["host stalls not measured: not root"]
 
 
 def test_doctor_reads_fake_sys(tmp_path):

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import pytest
 
 from vswbench.errors import UsageError
-from vswbench.measure.search import PRESETS, measurement_of, preset, search
+from vswbench.measure.hoststall import MAX_STALL_REPEATS
+from vswbench.measure.search import PRESETS, classic_ndr, measurement_of, preset, search
 from vswbench.measure.session import SessionTrial
 
 
@@ -23,6 +24,7 @@ class FakeResult:
     cycles_per_packet: float | None = None
     switch_useful_cycles_per_packet: float | None = None
     counters_agree: bool = True
+    host_stall: str | None = None
 
     @property
     def rx_frames(self) -> int:
@@ -147,3 +149,71 @@ def test_unsent_frames_count_as_loss():
 def test_bad_range():
     with pytest.raises(UsageError):
         search(SimulatedDut(1e5), preset("fast"), min_load=5e5, max_load=4e5)  # type: ignore
+
+
+class StallingDut(SimulatedDut):
+    """A simulated DUT whose host stalls now and then: every `every`-th trial loses `stall_lost`
+    frames more and is classified host stall (as hoststall.classify would from the monitor)."""
+
+    def __init__(self, limit: float, every: int, stall_lost: int = 200) -> None:
+        super().__init__(limit)
+        self.every, self.stall_lost = every, stall_lost
+
+    def measure(self, rate_pps: float, duration: float, *, count=None) -> SessionTrial:
+        t = super().measure(rate_pps, duration)
+        if self.every and len(self.trials) % self.every == 0:
+            t.result.lost += self.stall_lost
+            t.result.host_stall = "host stall: CPU 1 2.00 ms (simulated)"
+        return t
+
+
+def test_host_stall_trials_are_repeated_and_left_out_of_the_ndr():
+    dut = StallingDut(limit=123_456, every=3)
+    r = search(dut, preset("fast", trial_duration=1.0), min_load=1_000,  # type: ignore[arg-type]
+               max_load=400_000)
+    assert r.ndr_pps == pytest.approx(123_456, rel=0.006)   # as without stalls
+    assert len(r.rejected) == len(dut.trials) // 3 > 0
+    assert all(t.host_stall for t in r.rejected)
+    # every rejected trial was followed by a repeat at the same load
+    for i, t in enumerate(r.trials):
+        if t.rejected:
+            assert r.trials[i + 1].intended_load == t.intended_load
+    # RFC 2544's NDR counts the stalled trials: below the lowest load a stall cost frames
+    stalled_loads = [t.intended_load for t in r.rejected]
+    classic = r.classic_ndr_pps
+    assert classic is None or classic < min(stalled_loads)
+    assert classic is None or classic < r.ndr_pps
+    data = r.to_json()
+    assert data["trials_rejected"] == len(r.rejected)
+    assert data["classic_ndr_pps"] == r.classic_ndr_pps
+    assert len(data["rejected_reasons"]) == len(r.rejected)
+    assert any("host stall" in n for n in r.notes)
+
+
+def test_a_quiet_dut_rejects_nothing_and_both_ndrs_agree():
+    dut = SimulatedDut(limit=123_456)
+    r = search(dut, preset("binary", trial_duration=1.0), min_load=1_000,  # type: ignore[arg-type]
+               max_load=400_000)
+    assert r.rejected == [] and r.to_json()["trials_rejected"] == 0
+    assert r.classic_ndr_pps == r.ndr_pps
+    assert not any("host stall" in n for n in r.notes)
+
+
+def test_a_load_that_always_stalls_is_tried_at_most_max_repeats_more_times():
+    dut = StallingDut(limit=1e9, every=1)   # every trial stalls
+    r = search(dut, preset("binary", trial_duration=1.0), min_load=1_000,  # type: ignore[arg-type]
+               max_load=400_000)
+    assert r.trials[0].intended_load == 400_000
+    first = [t for t in r.trials if t.intended_load == 400_000]
+    assert len(first) == 1 + MAX_STALL_REPEATS
+    assert [t.rejected for t in first] == [True] * MAX_STALL_REPEATS + [False]
+
+
+def test_classic_ndr_counts_every_trial():
+    def trial(load, lost):
+        return SessionTrial(FakeResult(round(load), lost, 1.0, {}), load, 1.0,  # type: ignore
+                            round(load), 1.0)
+    assert classic_ndr([trial(100, 0), trial(200, 0), trial(300, 5)]) == 200
+    assert classic_ndr([trial(100, 0), trial(200, 3), trial(300, 0)]) == 100
+    assert classic_ndr([trial(100, 1)]) is None
+    assert classic_ndr([trial(100, 0), trial(300, 0)]) == 300

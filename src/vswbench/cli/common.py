@@ -271,6 +271,7 @@ def emit(data: dict[str, Any], kw: dict[str, Any]) -> None:
 def trial_line(t: Any) -> None:
     r = t.result
     say(f"  {t.intended_load:>12,.0f} pps {t.intended_duration:>5.1f} s  lost {r.lost:>8,}"
-         f"  unsent {t.unsent_count:>7,}  p50 {num(r.latency_us.get('p50'), 1)} us")
+         f"  unsent {t.unsent_count:>7,}  p50 {num(r.latency_us.get('p50'), 1)} us"
+         + ("  host stall" if getattr(t, "host_stall", None) else ""))
 
 

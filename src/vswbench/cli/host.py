@@ -164,11 +164,13 @@ def switches(as_json: bool) -> int:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def doctor(as_json: bool) -> int:
-    """Tools, kernel features and host tuning (what to change and why)."""
+@click.option("--stall-seconds", type=click.FloatRange(0, 60), default=2.0, show_default=True,
+              help="Measure host stalls (CPUs stopped) for this long; 0 skips it.")
+def doctor(as_json: bool, stall_seconds: float) -> int:
+    """Tools, kernel features, host tuning (what to change and why) and host stalls."""
     from vswbench.host.doctor import run_doctor
 
-    report = run_doctor()
+    report = run_doctor(stall_seconds)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=1))
         return 0
@@ -194,6 +196,11 @@ def doctor(as_json: bool) -> int:
     console = table_out()
     for table in (tools, kernel, tuning):
         console.print(table)
+    if report.stalls is not None:
+        console.print("host stalls (a busy CPU's heartbeat timer fired late: the vCPU stopped "
+                      "or interrupts were off):", highlight=False)
+        for line in report.stalls.lines():
+            console.print(f"  {line}", highlight=False)
     for note in report.notes:
         err.print(f"[yellow]{note}[/]", highlight=False)
     return 0

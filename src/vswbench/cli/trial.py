@@ -14,6 +14,15 @@ from vswbench.cli.profile_view import print_profile
 from vswbench.units import parse_rate
 
 
+def _stalls_text(result: Any) -> str:
+    s = result.stalls
+    if s is None or not s.monitored:
+        return "not monitored" + (f" ({s.reason})" if s is not None and s.reason else "")
+    return ", ".join(f"cpu{cpu} {c.stalls} ({c.longest_us / 1000:.2f} ms"
+                     + ("" if c.steal_ms is None else f"; steal {c.steal_ms:g} ms") + ")"
+                     for cpu, c in s.cpus.items())
+
+
 def _num(value: float | None, digits: int = 1) -> str:
     return num(value, digits)
 
@@ -77,7 +86,10 @@ def trial(rate: str, duration: float, repeat: int, as_json: bool, profile: bool,
                 ("CPU busy per core", ", ".join(f"cpu{c} {u['busy'] * 100:.0f} %"
                                                 for c, u in result.cpu.items())),
                 ("drops", ", ".join(f"{k} {v}" for k, v in result.drops.items() if v) or "none"),
-                ("kernel counters agree", "yes" if result.counters_agree else "[red]no[/]")]
+                ("kernel counters agree", "yes" if result.counters_agree else "[red]no[/]"),
+                ("host stalls per CPU (count, longest; steal)", _stalls_text(result))]
+        if result.host_stall:
+            rows.append(("classified", f"[yellow]{result.host_stall}[/]"))
         for key, value in rows:
             table.add_row(key, value)
         out.print(table)

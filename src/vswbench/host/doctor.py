@@ -3,7 +3,8 @@ numbers are trustworthy (Fang et al., 002_..., section 3.1 "System Configuration
 HyperThreading, core isolation and hugepages change switch throughput and its stability; their
 BESS story: transparent hugepages caused losses of tens of milliseconds on a worker core).
 
-Only reads: nothing here changes the host or stops a process.
+Only reads: nothing here changes the host or stops a process (the stall check loads the
+engine's BPF monitor for its few seconds and unloads it).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.engine.process import EngineError, EngineNotFound, find_engine
+from vswbench.host.stallcheck import StallCheck, check_stalls
 
 TOOLS = {  # tool -> what needs it
     "ip": "every testbed (iproute2)", "tc": "tc-bpf backend (iproute2)",
@@ -51,6 +53,7 @@ class DoctorReport:
     io_backends: list[dict[str, Any]]
     tuning: list[TuningCheck]
     notes: list[str] = field(default_factory=list)
+    stalls: StallCheck | None = None      # host stalls measured for a few seconds (stallcheck.py)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -166,8 +169,10 @@ def tuning_checks(sys_root: Path = SYS, proc_root: Path = Path("/proc")) -> list
             irqbalance(proc_root), damon(proc_root), irq_accounting(Path(str(sys_root)).parent)]
 
 
-def run_doctor() -> DoctorReport:
+def run_doctor(stall_seconds: float = 0.0) -> DoctorReport:
     report = DoctorReport(check_tools(), {}, [], tuning_checks())
+    if stall_seconds > 0:
+        report.stalls = check_stalls(stall_seconds)
     try:
         from vswbench.engine.probe import probe
 

@@ -216,6 +216,7 @@ def execute_trials(plan: TrialPlan, repeat: int,
                    profile: bool = False) -> list[TrialResult]:
     """`repeat` trials, one after the other, through one testbed (each profiled by perf with
     `profile`)."""
+    from vswbench.measure.hoststall import classify, open_monitor
     from vswbench.measure.trial import run_trial
     from vswbench.run.scope import run_scope
     from vswbench.testbed.build import Testbed
@@ -234,10 +235,16 @@ def execute_trials(plan: TrialPlan, repeat: int,
                      flows=plan.params.flows) as tb:
             progress(f"run {run.id}: testbed ready ({tb.switch.forwarding_mode() if tb.switch else ''})")
             results = []
-            for i in range(repeat):
-                if repeat > 1:
-                    progress(f"run {run.id}: trial {i + 1}/{repeat}")
-                results.append(run_trial(tb, plan.params, profile=profile))
+            monitor = open_monitor(tb)
+            try:
+                for i in range(repeat):
+                    if repeat > 1:
+                        progress(f"run {run.id}: trial {i + 1}/{repeat}")
+                    result = run_trial(tb, plan.params, profile=profile, monitor=monitor)
+                    classify(result, tb.switch_cls.ingress_ring_frames)
+                    results.append(result)
+            finally:
+                monitor.stop()
             return results
 
 

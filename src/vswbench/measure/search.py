@@ -15,6 +15,9 @@ The presets are goal configurations of MLRsearch (except `binary`):
 The measurer runs each trial through a TrialSession (session.py); frames the generator could not
 send count as lost, as MLRsearch requires (a load that was not offered was not passed). When the
 search ends at the generator's own ceiling the result says "at least X (generator-bound)".
+A trial classified "host stall" (hoststall.py) is marked rejected and measured again, at most
+MAX_STALL_REPEATS times (measure_valid); the result keeps every trial, the number rejected and
+why, and RFC 2544's NDR with every trial counted (classic_ndr_pps) beside the NDR.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
+from vswbench.measure.hoststall import MAX_STALL_REPEATS
 from vswbench.measure.session import DEFAULT_DRAIN_QUIET, SessionTrial, TrialSession
 
 GENERATOR_BOUND_FRACTION = 0.97   # a bound this close to the tester's ceiling is the tester's
@@ -148,6 +152,17 @@ class SearchResult:
         return self._throughput("PDR")
 
     @property
+    def rejected(self) -> list[SessionTrial]:
+        """Trials a host stall cost frames, repeated and left out of the NDR and PDR."""
+        return [t for t in self.trials if t.rejected]
+
+    @property
+    def classic_ndr_pps(self) -> float | None:
+        """RFC 2544's NDR with every trial counted, the rejected ones too: the highest load of a
+        lossless trial below the lowest load of any trial that lost frames (None if none)."""
+        return classic_ndr(self.trials)
+
+    @property
     def trial_seconds(self) -> float:
         return round(sum(t.intended_duration for t in self.trials), 3)
 
@@ -193,6 +208,9 @@ class SearchResult:
             "trials": [t.to_json() for t in self.trials],
             "trial_count": len(self.trials),
             "trial_seconds": self.trial_seconds, "wall_seconds": round(self.wall_seconds, 3),
+            "classic_ndr_pps": self.classic_ndr_pps,
+            "trials_rejected": len(self.rejected),
+            "rejected_reasons": [t.host_stall for t in self.rejected],
             "overhead_per_trial": self.session, "notes": self.notes,
         }
 
@@ -220,13 +238,40 @@ def measurement_of(trial: SessionTrial) -> Any:
         duration_with_overheads=trial.wall_s)
 
 
+def classic_ndr(trials: list[SessionTrial]) -> float | None:
+    """The highest load of a lossless trial below the lowest load of a lossy one (every trial
+    counted, unsent frames as lost, host-stall trials too)."""
+    lossy = [t.intended_load for t in trials if t.result.lost > 0 or t.unsent_count > 0]
+    ceiling = min(lossy) if lossy else float("inf")
+    passing = [t.intended_load for t in trials if t.intended_load < ceiling
+               and t.result.lost == 0 and t.unsent_count == 0]
+    return round(max(passing), 1) if passing else None
+
+
+def measure_valid(session: TrialSession, load: float, duration: float,
+                  progress: Callable[[SessionTrial], None]) -> SessionTrial:
+    """One trial at this load; a trial classified "host stall" (hoststall.py: it lost frames
+    while a stall of the path's CPUs long enough to explain the loss hit it) is marked rejected
+    and measured again, at most MAX_STALL_REPEATS times. The last one counts whatever it is."""
+    trial = session.measure(load, duration)
+    progress(trial)
+    for _ in range(MAX_STALL_REPEATS):
+        if trial.host_stall is None:
+            break
+        trial.rejected = True
+        log.info("trial at %.0f pps rejected: %s", load, trial.host_stall)
+        trial = session.measure(load, duration)
+        progress(trial)
+    return trial
+
+
 def _make_measurer(session: TrialSession, progress: Callable[[SessionTrial], None]) -> Any:
     from MLRsearch import AbstractMeasurer
 
     class SessionMeasurer(AbstractMeasurer):  # type: ignore[misc]
         def measure(self, intended_duration: float, intended_load: float) -> Any:
-            trial = session.measure(float(intended_load), float(intended_duration))
-            progress(trial)
+            trial = measure_valid(session, float(intended_load), float(intended_duration),
+                                  progress)
             return measurement_of(trial)
 
     return SessionMeasurer()
@@ -265,8 +310,7 @@ def run_binary(session: TrialSession, p: Preset, min_load: float, max_load: floa
     goal = p.goals[0]
 
     def passes(load: float) -> bool:
-        trial = session.measure(load, goal.final_trial_duration)
-        progress(trial)
+        trial = measure_valid(session, load, goal.final_trial_duration, progress)
         return measurement_of(trial).loss_ratio <= goal.loss_ratio
 
     if passes(max_load):
@@ -285,6 +329,10 @@ def run_binary(session: TrialSession, p: Preset, min_load: float, max_load: floa
     return [GoalOutcome(goal, round(lo, 1), round(hi, 1), round(lo, 1))]
 
 
+def _pps(value: float | None) -> str:
+    return "none" if value is None else f"{value:,.0f} pps"
+
+
 def search(session: TrialSession, p: Preset, *, min_load: float, max_load: float,
            generator_ceiling: float | None = None,
            progress: Callable[[SessionTrial], None] = lambda t: None) -> SearchResult:
@@ -296,6 +344,11 @@ def search(session: TrialSession, p: Preset, *, min_load: float, max_load: float
     outcomes = runner(session, p, min_load, max_load, progress)
     result = SearchResult(p.name, p.algorithm, outcomes, min_load, max_load, list(session.trials),
                           time.monotonic() - start, session.overhead_summary(), generator_ceiling)
+    if result.rejected:
+        result.notes.append(
+            f"{len(result.rejected)} trial(s) lost frames to a host stall (a CPU of the path "
+            "stopped longer than its ring holds) and were repeated; the NDR uses the valid "
+            f"trials, RFC 2544's with every trial counted is {_pps(result.classic_ndr_pps)}")
     unsent = [t for t in result.trials if t.unsent_count]
     if unsent:
         result.notes.append(

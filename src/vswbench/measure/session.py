@@ -25,12 +25,20 @@ from typing import Any
 from vswbench.engine.params import TrialParams
 from vswbench.engine.process import EngineProcess, EngineResult
 from vswbench.engine.records import RecordError, parse_final
+from vswbench.engine.stalls import StallMonitor, TrialStalls, now_ns
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
 from vswbench.host.irqstat import read_irq_counts
+from vswbench.measure.hoststall import classify, open_monitor
 from vswbench.measure.profiling import profiled
-from vswbench.measure.trial import (READY_TIMEOUT, PhaseOutcome, TrialResult, _daemon_pids,
-                                    build_result, run_trial)
+from vswbench.measure.trial import (
+    READY_TIMEOUT,
+    PhaseOutcome,
+    TrialResult,
+    _daemon_pids,
+    build_result,
+    run_trial,
+)
 from vswbench.scenario import Role, Scenario
 from vswbench.testbed.build import EngineCommand, Testbed
 
@@ -57,6 +65,12 @@ class SessionTrial:
     intended_count: int         # frames that should have been sent
     wall_s: float               # wall clock of the whole trial, counters included
     unsent_tolerance: int = 2   # frames short that are pacing granularity, not a failure
+    rejected: bool = False      # a host-stall trial the search repeated (not used for its NDR)
+    window_ns: tuple[int, int] = (0, 0)   # CLOCK_MONOTONIC start and end (the stall records' clock)
+
+    @property
+    def host_stall(self) -> str | None:
+        return getattr(self.result, "host_stall", None)
 
     @property
     def offered_count(self) -> int:
@@ -92,7 +106,19 @@ class SessionTrial:
                 "useful_cycles_per_packet": r.switch_useful_cycles_per_packet,
                 "counters_agree": r.counters_agree, "overhead_s": round(self.overhead_s, 4),
                 "wall_s": round(self.wall_s, 4),
-                "irq_rates": getattr(r, "irq_rates", {})}
+                "irq_rates": getattr(r, "irq_rates", {}),
+                "host_stall": self.host_stall, "rejected": self.rejected,
+                "stalls": _stall_brief(getattr(r, "stalls", None))}
+
+
+def _stall_brief(stalls: TrialStalls | None) -> dict[str, Any] | None:
+    """A search trial's stalls as stored: totals, the window, per CPU of the path."""
+    if stalls is None or not stalls.monitored:
+        return None
+    return {"count": stalls.count, "longest_us": stalls.longest_us, "window_s": stalls.window_s,
+            "cpus": {cpu: {"stalls": c.stalls, "longest_us": c.longest_us,
+                           "total_us": c.total_us, "steal_ms": c.steal_ms}
+                     for cpu, c in stalls.cpus.items()}}
 
 
 class TrialSession(ABC):
@@ -101,9 +127,11 @@ class TrialSession(ABC):
     kind: str = "?"
 
     def __init__(self, testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN,
-                 drain_quiet: float = DEFAULT_DRAIN_QUIET) -> None:
+                 drain_quiet: float = DEFAULT_DRAIN_QUIET, monitor_stalls: bool = True) -> None:
         if testbed.switch is None:
             raise VswbenchError("a trial session needs a built testbed")
+        self.monitor_stalls = monitor_stalls
+        self.monitor: StallMonitor | None = None
         self.testbed = testbed
         self.params = params
         self.drain = drain
@@ -117,7 +145,16 @@ class TrialSession(ABC):
         self.close(graceful=exc_type is None)
 
     def close(self, *, graceful: bool = True) -> None:
-        pass
+        self._stop_monitor()
+
+    def _start_monitor(self, pids: list[int]) -> None:
+        """The stall monitor over the path's CPUs, watching these processes' threads too."""
+        if self.monitor_stalls and self.monitor is None:
+            self.monitor = open_monitor(self.testbed, pids)
+
+    def _stop_monitor(self) -> None:
+        if self.monitor is not None:
+            self.monitor.stop()
 
     def warm_up(self, rate_pps: float, seconds: float) -> None:
         """Traffic before the measured trials (switch learning, caches); its result is dropped."""
@@ -132,8 +169,16 @@ class TrialSession(ABC):
             raise UsageError(f"trial at {rate_pps} pps for {duration} s: give a positive "
                              "duration or an exact frame count (rate 0 = as fast as possible)")
         with profiled(self.testbed, profile) as attach:
+            t0 = now_ns()
             trial = self._run(rate_pps, duration, count)
+            t1 = now_ns()
             attach(trial.result)
+        trial.window_ns = (t0, t1)
+        if self.monitor is not None:
+            if trial.result.stalls is None:   # (a restart session's trial has its own window)
+                trial.result.stalls = self.monitor.report(t0, t1)
+                trial.result.stalls.add_steal(trial.result.cpu)
+            classify(trial.result, self.testbed.switch_cls.ingress_ring_frames)
         if trial.result.profile is not None and self.kind == "restart":
             trial.result.profile["warnings"].append(
                 "restart session: the profile also covers the trial's engine start and warm-up")
@@ -161,10 +206,13 @@ def control_capable(scenario: Scenario) -> bool:
 
 
 def open_session(testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN,
-                 drain_quiet: float = DEFAULT_DRAIN_QUIET, restart: bool = False) -> TrialSession:
+                 drain_quiet: float = DEFAULT_DRAIN_QUIET, restart: bool = False,
+                 monitor_stalls: bool = True) -> TrialSession:
     if not restart and control_capable(testbed.scenario):
-        return ControlSession(testbed, params, drain=drain, drain_quiet=drain_quiet)
-    return RestartSession(testbed, params, drain=drain, drain_quiet=drain_quiet)
+        return ControlSession(testbed, params, drain=drain, drain_quiet=drain_quiet,
+                              monitor_stalls=monitor_stalls)
+    return RestartSession(testbed, params, drain=drain, drain_quiet=drain_quiet,
+                          monitor_stalls=monitor_stalls)
 
 
 class RestartSession(TrialSession):
@@ -172,13 +220,17 @@ class RestartSession(TrialSession):
 
     kind = "restart"
 
+    def __enter__(self) -> RestartSession:
+        self._start_monitor([])   # the engines start afresh per trial: their threads unwatched
+        return self
+
     def _run(self, rate_pps: float, duration: float, count: int | None) -> SessionTrial:
         if count is not None or rate_pps <= 0:
             raise UsageError(f"scenario {self.testbed.scenario.name}: exact frame counts "
                              "and maximum-rate trials (back-to-back, calibration) need a scenario whose tester also receives "
                              "(p2p, pvp, chain:N)")
         t0 = time.monotonic()
-        result = run_trial(self.testbed, self.params.at(rate_pps, duration))
+        result = run_trial(self.testbed, self.params.at(rate_pps, duration), monitor=self.monitor)
         # a duration-bound run ends on time, a few frames either side of rate x duration
         return SessionTrial(result, rate_pps, duration, round(rate_pps * duration),
                             time.monotonic() - t0, max(2, round(rate_pps * RATE_SLACK_S)))
@@ -190,8 +242,9 @@ class ControlSession(TrialSession):
     kind = "control"
 
     def __init__(self, testbed: Testbed, params: TrialParams, *, drain: float = DEFAULT_DRAIN,
-                 drain_quiet: float = DEFAULT_DRAIN_QUIET) -> None:
-        super().__init__(testbed, params, drain=drain, drain_quiet=drain_quiet)
+                 drain_quiet: float = DEFAULT_DRAIN_QUIET, monitor_stalls: bool = True) -> None:
+        super().__init__(testbed, params, drain=drain, drain_quiet=drain_quiet,
+                         monitor_stalls=monitor_stalls)
         if not control_capable(testbed.scenario):
             raise UsageError(f"scenario {testbed.scenario.name}: control mode needs one tester "
                              "that sends and receives")
@@ -232,6 +285,8 @@ class ControlSession(TrialSession):
                                env=dict(self.driver_cmd.env))
         self.driver = self._stack.enter_context(driver)
         self.driver.wait_for_record("ready", READY_TIMEOUT)
+        self._start_monitor([self.driver.pid, *(p.pid for p in self.servers.values())])
+        self._stack.callback(self._stop_monitor)
 
     def close(self, *, graceful: bool = True) -> None:
         """Normal end: ask the tester to quit. On an error or Ctrl-C it may be in the middle of a
@@ -239,6 +294,7 @@ class ControlSession(TrialSession):
         if graceful and self.driver is not None and self.driver.running:
             self.driver.quit()
         self._stack.close()
+        self._stop_monitor()
 
     def _command(self, rate_pps: float, duration: float,
                  count: int | None) -> tuple[dict[str, Any], int, float]:

@@ -19,6 +19,7 @@ from typing import Any
 from vswbench.engine.params import TrialParams
 from vswbench.engine.process import EngineProcess, EngineResult, FinalRecord
 from vswbench.engine.records import HistogramBucket, LatencySummary
+from vswbench.engine.stalls import StallMonitor, TrialStalls, now_ns
 from vswbench.errors import VswbenchError
 from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, process_cpu_s,
                                    read_proc_stat)
@@ -94,6 +95,10 @@ class TrialResult:
     # RFC 3550 jitter and RFC 3393 IPDV percentiles as the engine measured them (merge_delay_variation)
     jitter_us: float | None = None
     ipdv_us: dict[str, float] | None = None
+    # host stalls during the trial, per CPU of the path (engine/stalls.py; None: no session
+    # monitor), and why the trial is a host-stall trial (measure/hoststall.py; None: it is not)
+    stalls: TrialStalls | None = None
+    host_stall: str | None = None
 
     @property
     def counters_agree(self) -> bool:
@@ -325,9 +330,10 @@ def _drops(outcome: PhaseOutcome) -> dict[str, int]:
     return drops
 
 
-def run_trial(testbed: Testbed, params: TrialParams, profile: bool = False) -> TrialResult:
+def run_trial(testbed: Testbed, params: TrialParams, profile: bool = False,
+              monitor: StallMonitor | None = None) -> TrialResult:
     """One trial with fresh engine processes: warm-up (its result dropped), then the measured
-    phase (profiled by perf with `profile`)."""
+    phase (profiled by perf with `profile`; its host stalls recorded from `monitor`)."""
 
     params.validate()
     switch = testbed.switch
@@ -338,9 +344,14 @@ def run_trial(testbed: Testbed, params: TrialParams, profile: bool = False) -> T
                stream_base=WARMUP_STREAM_BASE)
         _settle(testbed)
     with profiled(testbed, profile) as attach:
+        t0 = now_ns()
         outcome = _phase(testbed, params, measure=True)
+        t1 = now_ns()
         result = build_result(testbed, params, outcome)
         attach(result)
+    if monitor is not None:
+        result.stalls = monitor.report(t0, t1)
+        result.stalls.add_steal(result.cpu)
     return result
 
 

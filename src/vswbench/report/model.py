@@ -10,6 +10,7 @@ from vswbench.report.data import PairsPoint, RankingRow, pairs_points, ranking
 from vswbench.report.notes import ReportWarning, RunInfo, run_infos, warnings
 from vswbench.report.product_bars import ProductBar, product_bars
 from vswbench.report.spread import ErrorBar, error_bars
+from vswbench.report.stalls import stall_sentences
 from vswbench.report.summary import MachineSummary, machine_summaries, preset_sentences
 from vswbench.report.verdict import Verdict, verdicts
 from vswbench.results.points import StoredResults
@@ -51,4 +52,5 @@ def build_model(data: StoredResults, link_bps: float = DEFAULT_LINK_BPS) -> Repo
                        tuple(load_series(data, "latency")), tuple(error_bars(data)),
                        tuple(pairs_points(data)), runs, tuple(warnings(data)), infos,
                        tuple(verdicts(rows, data, infos)), tuple(machine_summaries(runs)),
-                       tuple(preset_sentences(data)), tuple(product_bars(data)))
+                       tuple(preset_sentences(data) + stall_sentences(data)),
+                       tuple(product_bars(data)))

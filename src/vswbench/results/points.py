@@ -255,6 +255,10 @@ class Headline:
     trial_count: int | None = None
     trial_seconds: float | None = None
     wall_seconds: float | None = None
+    # host stalls (measure/hoststall.py): RFC 2544's NDR with every trial counted, and the trials
+    # a host stall cost frames, repeated and left out of ndr_pps
+    classic_ndr_pps: float | None = None
+    trials_rejected: int | None = None
 
 
 def headline_of(kind: str, r: dict[str, Any]) -> Headline:
@@ -291,7 +295,8 @@ def headline_of(kind: str, r: dict[str, Any]) -> Headline:
         b2b_frames=n("benchmark_frames") if kind == "b2b" else None,
         implied_buffer_s=n("implied_buffer_s"), corrected_buffer_s=n("corrected_buffer_s"),
         trial_count=_count(r.get("trial_count")), trial_seconds=n("trial_seconds"),
-        wall_seconds=n("wall_seconds"))
+        wall_seconds=n("wall_seconds"), classic_ndr_pps=n("classic_ndr_pps"),
+        trials_rejected=_count(r.get("trials_rejected")))
 
 
 # -- one stored point --------------------------------------------------------------------------

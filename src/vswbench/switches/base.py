@@ -164,6 +164,11 @@ class Switch(ABC):
     # forwarding functions this backend implements (switches/functions.py: l2, l3, nat, acl);
     # any other is refused before anything is built, with this list as the reason
     functions: ClassVar[frozenset[str]] = frozenset({"l2"})
+    # Frames the path can hold while a CPU of it stops (a host stall): a kernel path's receive
+    # queue is veth's 256-frame NAPI/XDP ring (VETH_RING_SIZE). A trial that lost frames while a
+    # stall of length L hit a CPU of the path, with L x rate > this, is a "host stall" trial
+    # (measure/hoststall.py). DPDK backends with longer rings say so.
+    ingress_ring_frames: ClassVar[int] = 256
 
     def __init__(self, ctx: SwitchContext) -> None:
         self.ctx = ctx

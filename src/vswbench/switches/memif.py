@@ -23,6 +23,7 @@ class Memif(Switch):
     options_read: frozenset[str] = frozenset()
     direct = True
     port_kind = "dpdk"
+    ingress_ring_frames = 1024   # memif rsize 2^10, virtio_user queue_size 1024 (dpdk_ports.py)
 
     def __init__(self, ctx: SwitchContext) -> None:
         super().__init__(ctx)

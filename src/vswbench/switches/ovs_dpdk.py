@@ -65,6 +65,7 @@ class OvsDpdk(Ovs):
     description = "Open vSwitch with DPDK, PMD thread pinned, vhost-user ports"
     options_read = Ovs.options_read | {"dpdk_port"}
     port_kind = "dpdk"
+    ingress_ring_frames = 1024   # memif rsize 2^10, virtio_user queue_size 1024 (dpdk_ports.py)
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         self.check_options(ctx.options)

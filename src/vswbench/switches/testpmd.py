@@ -68,6 +68,7 @@ class Testpmd(Switch):
     options_read = frozenset({"dpdk_port"})
     description = "DPDK testpmd io forwarding between port pairs (vhost-user or memif ports)"
     port_kind = "dpdk"
+    ingress_ring_frames = 1024   # memif rsize 2^10, virtio_user queue_size 1024 (dpdk_ports.py)
 
     def __init__(self, ctx: SwitchContext) -> None:
         super().__init__(ctx)

@@ -1,0 +1,188 @@
+/* stallmon: per-CPU stall detection (see stallmon_acct.h). Loaded by stallmon.c. */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "../stallmon_acct.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct task_struct {
+	int pid;
+	char comm[16];
+} __attribute__((preserve_access_index));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vsb_stall_cfg);
+} vsb_stcfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vsb_stall_cpu);
+} vsb_stcpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);             /* pid (thread id) */
+	__type(value, __u8);
+} vsb_stpids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);             /* pid of a watched thread that is runnable, not running */
+	__type(value, __u64);           /* since (ns) */
+} vsb_stwait SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} vsb_stev SEC(".maps");
+
+static __always_inline struct vsb_stall_cfg *cfg(void)
+{
+	__u32 k = 0;
+	return bpf_map_lookup_elem(&vsb_stcfg, &k);
+}
+
+static __always_inline void emit(__u32 kind, __u64 start, __u64 len, __u32 pid, const char *comm,
+				 const char *held_by)
+{
+	struct vsb_stall_event *ev = bpf_ringbuf_reserve(&vsb_stev, sizeof(*ev), 0);
+	if (!ev) {
+		__u32 k = 0;
+		struct vsb_stall_cpu *c = bpf_map_lookup_elem(&vsb_stcpu, &k);
+		if (c)
+			c->lost_events++;
+		return;
+	}
+	ev->start_ns = start;
+	ev->len_ns = len;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->kind = kind;
+	ev->pid = pid;
+	ev->pad = 0;
+	__builtin_memset(ev->comm, 0, sizeof(ev->comm));
+	__builtin_memset(ev->held_by, 0, sizeof(ev->held_by));
+	if (comm)
+		bpf_probe_read_kernel_str(ev->comm, sizeof(ev->comm), comm);
+	else
+		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	if (held_by)
+		bpf_probe_read_kernel_str(ev->held_by, sizeof(ev->held_by), held_by);
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* (a) the CPU's heartbeat: a cpu-clock perf event every period_ns; a late firing is a stall */
+SEC("perf_event")
+int vsb_stall_tick(void *ctx)
+{
+	__u32 k = 0;
+	struct vsb_stall_cfg *c = cfg();
+	struct vsb_stall_cpu *s = bpf_map_lookup_elem(&vsb_stcpu, &k);
+	if (!c || !s)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 last = s->last_ns;
+	s->last_ns = now;
+	s->ticks++;
+	/* a CPU in its idle task has nothing to run: only the busy part of a gap is a stall */
+	if (s->idle_exit_ns > last)
+		last = s->idle_exit_ns;
+	__u64 end = now;
+	if ((bpf_get_current_pid_tgid() & 0xffffffff) == 0)
+		end = s->idle_enter_ns > last ? s->idle_enter_ns : last;
+	if (last && end > last && end - last >= c->period_ns + c->threshold_ns)
+		emit(VSB_STALL_VCPU, last + c->period_ns, end - last - c->period_ns, 0, 0, 0);
+	return 0;
+}
+
+static __always_inline int watched(struct task_struct *t, __u32 pid)
+{
+	if (bpf_map_lookup_elem(&vsb_stpids, &pid))
+		return 1;
+	struct vsb_stall_cfg *c = cfg();
+	if (!c)
+		return 0;
+	char comm[VSB_STALL_COMM_LEN];
+	BPF_CORE_READ_STR_INTO(&comm, t, comm);
+	for (int i = 0; i < VSB_STALL_COMM_PREFIXES; i++) {
+		if (i >= c->n_prefixes)
+			break;
+		int n = c->prefix_len[i], same = 1;
+		for (int j = 0; j < VSB_STALL_COMM_LEN; j++) {
+			if (j >= n)
+				break;
+			if (comm[j] != c->prefix[i][j]) {
+				same = 0;
+				break;
+			}
+		}
+		if (same && n)
+			return 1;
+	}
+	return 0;
+}
+
+/* a watched thread became runnable (woken: keep the earliest time; preempted: from now) */
+static __always_inline void became_runnable(struct task_struct *t, __u64 flags)
+{
+	__u32 pid = BPF_CORE_READ(t, pid);
+	if (!pid || !watched(t, pid))
+		return;
+	__u64 now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&vsb_stwait, &pid, &now, flags);
+}
+
+/* (b) run-queue delay of the watched threads */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(vsb_stall_wakeup, struct task_struct *p)
+{
+	became_runnable(p, BPF_NOEXIST);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(vsb_stall_wakeup_new, struct task_struct *p)
+{
+	became_runnable(p, BPF_NOEXIST);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(vsb_stall_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 prev_pid = BPF_CORE_READ(prev, pid), next_pid = BPF_CORE_READ(next, pid);
+	if (prev_pid == 0 || next_pid == 0) {   /* leaving or entering the idle task */
+		__u32 k = 0;
+		struct vsb_stall_cpu *s = bpf_map_lookup_elem(&vsb_stcpu, &k);
+		if (s && prev_pid == 0)
+			s->idle_exit_ns = bpf_ktime_get_ns();
+		else if (s)
+			s->idle_enter_ns = bpf_ktime_get_ns();
+	}
+	/* switched out but still runnable (preempted, or yielding): waiting from now; switched out
+	 * to sleep: not waiting (a wakeup seen while it ran, e.g. a NAPI reschedule, is void) */
+	if (preempt || prev_state == 0)
+		became_runnable(prev, BPF_ANY);
+	else
+		bpf_map_delete_elem(&vsb_stwait, &prev_pid);
+	__u32 pid = next_pid;
+	__u64 *since = bpf_map_lookup_elem(&vsb_stwait, &pid);
+	if (!since)
+		return 0;
+	__u64 now = bpf_ktime_get_ns(), start = *since;
+	bpf_map_delete_elem(&vsb_stwait, &pid);
+	struct vsb_stall_cfg *c = cfg();
+	if (c && now > start && now - start >= c->threshold_ns)
+		emit(VSB_STALL_RUNQ, start, now - start, pid, next->comm, prev->comm);
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* stallmon: map layouts shared by the BPF programs (bpf/stallmon.bpf.c) and the monitor
+ * (stallmon.c). A stall is an interval in which a CPU of the path did not run the path's work:
+ *   STALL_VCPU  the CPU's periodic timer (a perf cpu-clock event every `period_ns`) fired late: the
+ *               CPU itself was not running (the hypervisor stopped the vCPU, or interrupts were off);
+ *   STALL_RUNQ  a watched thread (the switch's NAPI threads, daemons, engines) was runnable but
+ *               another task held its CPU (woken or preempted, until switched in). */
+#ifndef VSB_STALLMON_ACCT_H
+#define VSB_STALLMON_ACCT_H
+
+#define VSB_STALL_VCPU 1
+#define VSB_STALL_RUNQ 2
+#define VSB_STALL_MAX_CPUS 256
+#define VSB_STALL_COMM_PREFIXES 4
+#define VSB_STALL_COMM_LEN 16
+
+struct vsb_stall_cfg {              /* array map vsb_stcfg, one entry */
+	__u64 period_ns;                /* the cpu-clock event's period */
+	__u64 threshold_ns;             /* report stalls at least this long */
+	__u32 n_prefixes;               /* watched comm prefixes (e.g. "napi/vsb1a2b") */
+	__u32 pad;
+	char prefix[VSB_STALL_COMM_PREFIXES][VSB_STALL_COMM_LEN];
+	__u8 prefix_len[VSB_STALL_COMM_PREFIXES];
+};
+
+struct vsb_stall_event {            /* ring buffer vsb_stev */
+	__u64 start_ns;                 /* CLOCK_MONOTONIC */
+	__u64 len_ns;
+	__u32 cpu;
+	__u32 kind;                     /* VSB_STALL_* */
+	__u32 pid;                      /* RUNQ: the thread kept waiting */
+	__u32 pad;
+	char comm[VSB_STALL_COMM_LEN];  /* RUNQ: the waiting thread; VCPU: empty */
+	char held_by[VSB_STALL_COMM_LEN]; /* RUNQ: the task switched out when it finally ran */
+};
+
+struct vsb_stall_cpu {              /* per-CPU array vsb_stcpu (index 0) */
+	__u64 last_ns;                  /* the timer's last firing */
+	__u64 ticks;                    /* firings seen */
+	__u64 lost_events;              /* stalls the ring buffer had no room for */
+	__u64 idle_exit_ns;             /* the CPU last left its idle task: the timer does not run
+					 * while a CPU idles, so a gap counts from here */
+	__u64 idle_enter_ns;            /* ... and last entered it: a gap ending in idle counts to here */
+};
+
+#endif

@@ -1,0 +1,87 @@
+"""Host stalls told apart from the switch's limit.
+
+A session runs the engine's stall monitor (engine/stalls.py) over the CPUs of its path for as long
+as it lives; each trial records what the monitor saw during it (TrialResult.stalls) and is
+classified here: a trial that lost frames while a stall long enough to explain the loss hit a CPU
+of the path (the stall's length x the offered rate > the path's ring, Switch.ingress_ring_frames)
+is a "host stall" trial (TrialResult.host_stall says which stall). The classification never looks
+at where the switch dropped: only at the monitor's stalls, the rate and the ring.
+
+The searches (search.py) repeat a host-stall trial at most MAX_STALL_REPEATS times and keep the
+rejected ones, marked, beside the valid ones.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from vswbench.engine.stalls import StallMonitor
+from vswbench.measure.trial import TrialResult
+from vswbench.testbed.build import Testbed
+
+MAX_STALL_REPEATS = 3   # a trial hit by a host stall is repeated at most this often
+# The stalls explain a loss only up to this multiple of the frames they can cost (length x rate
+# beyond the ring, summed): a trial that lost far more was over the switch's own limit, stalls
+# or not (a switch near its limit also needs time to work off the backlog a stall leaves).
+STALL_LOSS_FACTOR = 2.0
+# Stalls that begin later than the trial's duration + this after its window opened (the drain,
+# the counter samples) cannot cost its frames: they are recorded, not used to explain a loss.
+TRAFFIC_SLACK_S = 0.02
+
+
+def path_cpus(testbed: Testbed) -> list[int]:
+    """The CPUs the path runs on: the tester's, the switch's and the network functions'; every
+    CPU this process may use where the placement leaves one to the scheduler."""
+    p = testbed.placement
+    chosen = [p.tester_cpu, p.switch_cpu, *p.nf_cpus]
+    if any(c is None for c in (p.tester_cpu, p.switch_cpu)):
+        return sorted(os.sched_getaffinity(0))
+    return sorted({c for c in chosen if c is not None})
+
+
+def _threads(pid: int) -> list[int]:
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
+def open_monitor(testbed: Testbed, pids: Sequence[int] = ()) -> StallMonitor:
+    """A started stall monitor for this testbed: it watches the switch's NAPI threads (by name:
+    napi/<run id>...), its daemons and the given processes (all their threads)."""
+    switch = testbed.switch
+    daemons: list[int] = []
+    getter = getattr(switch, "daemon_pids", None)
+    found = getter() if callable(getter) else {}
+    daemons += [int(v) for v in (found.values() if isinstance(found, dict) else found)]
+    threads = getattr(switch, "cpu_threads", None)
+    if callable(threads):
+        daemons += [int(v) for v in threads().values()]
+    watched = [t for pid in (*daemons, *pids) for t in _threads(pid)]
+    run = testbed.run
+    return StallMonitor(path_cpus(testbed), watch_pids=watched,
+                        watch_comms=[f"napi/{run.id}"], registry=run.registry,
+                        state=run.state).start()
+
+
+def explaining_stall(result: TrialResult, ring_frames: int) -> str | None:
+    """Why this trial is a host-stall trial (None when it is not): it lost frames and a stall of
+    the path's CPUs was long enough to explain that loss."""
+    stalls = result.stalls
+    if stalls is None or not stalls.monitored or result.lost <= 0:
+        return None
+    rate = result.offered_pps or result.tx_pps
+    until_ms = (result.duration_s + TRAFFIC_SLACK_S) * 1000
+    event = stalls.explaining(rate, ring_frames, until_ms)
+    over = stalls.frames_over_ring(rate, ring_frames, until_ms)
+    if event is None or result.lost > STALL_LOSS_FACTOR * over:
+        return None
+    cpu, kind, offset_ms, len_us = event[0], event[1], event[2], event[3]
+    what = "the CPU stopped" if kind == "vcpu" else f"{event[4] or 'a thread'} waited"
+    return (f"host stall: CPU {cpu} {len_us / 1000:.2f} ms at {offset_ms:.0f} ms ({what}; "
+            f"{len_us * 1e-6 * rate:.0f} frames at {rate:,.0f} pps > the {ring_frames}-frame ring)")
+
+
+def classify(result: TrialResult, ring_frames: int) -> None:
+    result.host_stall = explaining_stall(result, ring_frames)

@@ -1,0 +1,52 @@
+"""The report's sentence on host stalls: how much this machine stopped the path's CPUs during the
+run's searches (engine/stalls.py records them per trial, measure/hoststall.py classifies), and how
+many trials lost frames to a stall and were repeated."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vswbench.results.points import StoredResults
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def stall_totals(trials: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per CPU: stalls, longest (us), seconds monitored; and the trials rejected."""
+    cpus: dict[str, dict[str, float]] = {}
+    seconds, monitored = 0.0, 0
+    for t in trials:
+        s = t.get("stalls")
+        if not isinstance(s, dict):
+            continue
+        monitored += 1
+        seconds += _number(s.get("window_s"))
+        for cpu, c in (s.get("cpus") or {}).items():
+            d = cpus.setdefault(str(cpu), {"stalls": 0.0, "longest_us": 0.0})
+            d["stalls"] += _number(c.get("stalls"))
+            d["longest_us"] = max(d["longest_us"], _number(c.get("longest_us")))
+    return {"cpus": cpus, "seconds": seconds, "monitored": monitored,
+            "rejected": sum(1 for t in trials if t.get("rejected"))}
+
+
+def stall_sentences(data: StoredResults) -> list[str]:
+    trials = [t for p in data.done("search") for t in (p.result or {}).get("trials") or []
+              if isinstance(t, dict)]
+    if not trials:
+        return []
+    totals = stall_totals(trials)
+    if not totals["monitored"]:
+        return [("Host stalls: not monitored in this run (the engine's stall monitor needs root "
+                 "and a build with BPF).")]
+    secs = totals["seconds"] or 1.0
+    per_cpu = "; ".join(
+        f"CPU {cpu}: {d['stalls'] / secs:.1f} a second, longest {d['longest_us'] / 1000:.1f} ms"
+        for cpu, d in sorted(totals["cpus"].items(), key=lambda kv: int(kv[0])))
+    rejected = totals["rejected"]
+    return [(f"Host stalls during the searches ({totals['monitored']} trials, {secs:.0f} s "
+            f"monitored; a stall is a CPU of the path stopped, or the path's thread kept waiting, "
+            f"for 0.1 ms or more): {per_cpu}. {rejected} trial(s) lost frames to a stall longer "
+            "than the path's ring holds and were repeated (their searches' NDRs leave them out; "
+            "RFC 2544's NDR with every trial counted is stored beside each).")]
