@@ -11,7 +11,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import EXIT_FAILURE, err, num, out, seconds, table_out, versions_text
+from vswbench.cli.common import EXIT_FAILURE, FiniteRange, err, num, out, seconds, table_out, versions_text
 from vswbench.errors import require_root
 from vswbench.safefile import check_output_dir
 
@@ -164,7 +164,7 @@ def switches(as_json: bool) -> int:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--stall-seconds", type=click.FloatRange(0, 60), default=2.0, show_default=True,
+@click.option("--stall-seconds", type=FiniteRange(0, 60), default=2.0, show_default=True,
               help="Measure host stalls (CPUs stopped) for this long; 0 skips it.")
 def doctor(as_json: bool, stall_seconds: float) -> int:
     """Tools, kernel features, host tuning (what to change and why) and host stalls."""
