@@ -18,6 +18,14 @@ from vswbench.switches.kernel import (KernelSwitch, basic_availability, kernel_v
 FDB_MODES = ("static", "learn")
 
 
+def fdb_mode(options: dict[str, str]) -> str:
+    """Option bridge_fdb (default static), or UsageError before anything is built."""
+    mode = options.get("bridge_fdb", "static")
+    if mode not in FDB_MODES:
+        raise UsageError(f"option bridge_fdb={mode!r}: expected one of {', '.join(FDB_MODES)}")
+    return mode
+
+
 class BridgeSwitch(KernelSwitch):
     name = "bridge"
     description = "Linux bridge (learning) in its own namespace, veth ports"
@@ -37,10 +45,13 @@ class BridgeSwitch(KernelSwitch):
     def bridge_name(self) -> str:
         return self.ctx.run_id.ifname("br")
 
+    @classmethod
+    def check_options(cls, options: dict[str, str]) -> None:
+        super().check_options(options)
+        fdb_mode(options)
+
     def setup(self) -> None:
-        mode = self.ctx.options.get("bridge_fdb", "static")
-        if mode not in FDB_MODES:
-            raise UsageError(f"bridge_fdb {mode!r}: expected one of {', '.join(FDB_MODES)}")
+        fdb_mode(self.ctx.options)
         br, netns = self.bridge_name, self.ctx.netns
         ip("link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0",
            "mcast_snooping", "0", netns=netns)
