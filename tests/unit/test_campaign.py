@@ -39,13 +39,13 @@ def test_valid_spec_expands_to_product_in_order() -> None:
 
 def test_scalars_rates_chains_and_repetitions() -> None:
     s = parse_spec(spec('kind = "trial"\nswitch = "bridge"\nscenario = "chain"\nchain = [1, 3]\n'
-                        'rate = ["100k", 2500]\nrepetitions = 2\noptions = { bridge_fdb = true, kernel_mode = "napi" }\n'))
+                        'rate = ["100k", 2500]\nrepetitions = 2\noptions = { bridge_fdb = "learn", kernel_mode = "napi" }\n'))
     pts = expand(s)
     assert len(pts) == 2 * 2 * 2
     assert [p.scenario for p in pts[:4]] == ["pvp", "pvp", "chain:3", "chain:3"]
     assert [p.rate for p in pts[:2]] == [100_000.0, 2500.0]
     assert [p.repetition for p in pts] == [0] * 4 + [1] * 4
-    assert pts[0].options == (("bridge_fdb", "true"), ("kernel_mode", "napi"))
+    assert pts[0].options == (("bridge_fdb", "learn"), ("kernel_mode", "napi"))
     assert pts[4].label.endswith("#2")
 
 
@@ -89,7 +89,7 @@ BAD = [
     ('kind = "search"\nswitch = "bridge"\npreset = "slow"\n', "study 1, preset", "fast"),
     ('kind = "search"\nswitch = "bridge"\nsize = 9000\n', "study 1, size", "64..1518"),
     ('kind = "search"\nswitch = "bridge"\nsize = "64"\n', "study 1, size", "not a frame size"),
-    ('kind = "search"\nswitch = "bridge"\nflows = 0\n', "study 1, flows", "at least 1"),
+    ('kind = "search"\nswitch = "bridge"\nflows = 0\n', "study 1, flows", "out of range 1..1000000"),
     ('kind = "search"\nswitch = "bridge"\nburst = 1.5\n', "study 1, burst", "whole number"),
     ('kind = "search"\nswitch = "bridge"\nflows = true\n', "study 1, flows", "whole number"),
     ('kind = "search"\nswitch = "bridge"\nsize = []\n', "study 1, size", "empty list"),
@@ -101,7 +101,7 @@ BAD = [
     ('kind = "trial"\nswitch = "bridge"\nrate = "fast"\n', "study 1, rate", "packets per second"),
     ('kind = "search"\nswitch = "bridge"\npoints = 5\n', "study 1, points", "only kind sweep"),
     ('kind = "latency"\nswitch = "bridge"\nfractions = [0]\n', "study 1, fractions", "(0, 200]"),
-    ('kind = "latency"\nswitch = "bridge"\nduration = -1\n', "study 1, duration", "positive"),
+    ('kind = "latency"\nswitch = "bridge"\nduration = -1\n', "study 1, duration", "give seconds from 0.1 to 86400"),
     ('kind = "b2b"\nswitch = "bridge"\nscenario = "p2p-pair"\n', "study 1, scenario",
      "tester that also receives"),
     ('kind = "b2b"\nswitch = "bridge"\nscenario = "pairs:2"\n', "study 1, scenario",

@@ -72,7 +72,7 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
             raise UsageError("--inventory runs one spec at a time: give a spec file, not a directory")
         return run_directory(spec, out_dir, no_report, yes, dry_run, fmt)
 
-    from vswbench.campaign.runner import CampaignRunner, campaign_size
+    from vswbench.campaign.runner import CampaignRunner, campaign_size, check_points
     from vswbench.campaign.spec import expand
     from vswbench.report.text import point_line
     from vswbench.results.export import point_record
@@ -80,7 +80,8 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
 
     campaign = _load(spec, suite)
     points = expand(campaign)
-    size = campaign_size(points)   # every point checked before anything is created
+    check_points(points, local=inventory is None)   # every testbed, before anything is created
+    size = campaign_size(points)
     if dry_run:
         print_dry_run(campaign.name, points, as_json)
         return 0

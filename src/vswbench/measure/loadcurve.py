@@ -16,6 +16,7 @@ from vswbench.errors import UsageError
 from vswbench.measure.session import SessionTrial, TrialSession
 
 DEFAULT_FRACTIONS = (0.1, 0.5, 0.9, 1.0)
+SWEEP_POINTS_RANGE = (2, 200)     # sweep --points and a campaign's points key
 
 
 @dataclass
