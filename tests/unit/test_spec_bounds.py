@@ -191,7 +191,7 @@ def flag_type(command: str, flag: str) -> click.ParamType:
 # spec key, its study, the command and flag with the same bound, values on both sides of it
 BOUNDS = [
     ("duration", 'kind = "trial"\nrate = 1000\n', "trial", "--duration",
-     [1e-320, 0.05, 0.1, 1, 86400, 86401, 1e308]),
+     [1e-320, 0.05, 0.1, 1, 86400, 86401, 1e308, 10**400]),
     ("flows", 'kind = "search"\n', "search", "--flows", [0, 1, 1_000_000, 1_000_001, 10**10]),
     ("burst", 'kind = "search"\n', "search", "--burst", [0, 1, 65536, 65537]),
     ("points", 'kind = "sweep"\n', "sweep", "--points", [1, 2, 200, 201]),
@@ -199,7 +199,7 @@ BOUNDS = [
     ("max_frames", 'kind = "b2b"\n', "b2b", "--max-frames", [1, 2, 10_000_000, 10_000_001]),
     ("rules", 'kind = "rule-update"\n', "rule-update", "--update-rules", [0, 1, 32768, 32769]),
     ("update_rate", 'kind = "rule-update"\n', "rule-update", "--update-rate",
-     [0.01, 0.1, 100, 100.5, 1e308]),
+     [0.01, 0.1, 100, 100.5, 1e308, 10**400]),
 ]
 
 
