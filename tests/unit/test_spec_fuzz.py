@@ -206,3 +206,40 @@ def test_hostile_specs_get_a_prompt_documented_answer(tmp_path_factory, header: 
     check_answer(text, code, out, err, elapsed)
     event(f"exit {code}" + (f", {err.count(chr(10))} lines" if code else ""))
     assert sorted(p.name for p in root.iterdir()) == ["s.toml"], "a dry run wrote files"
+
+
+PAPER_HEAD = ('[paper]\nfigure = "f"\npaper = "emmerich"\nsource = "s"\ncaption = "c"\n'
+              'varies = "v"\nanalogue = "a"\ndifferences = ["d"]\n')
+TABLE_KEYS = {
+    "campaign": st.sampled_from(["name", "description", "out", "bogus"]),
+    "paper": st.sampled_from(["figure", "paper", "source", "caption", "differences", "bogus"]),
+    "reference": st.sampled_from(["id", "quantity", "value", "unit", "source", "ours",
+                                  "relative_to", "bogus"]),
+    "claim": st.sampled_from(["law", "source", "check", "untestable", "margin", "bogus"]),
+}
+CHECKS = st.sampled_from(["tput[switch=ovs] > tput[switch=bridge]", "p50[switch=ovs] rises with "
+                          "burst", "tput[size=\u0666\u0664] > 1", "tput[" + "a=b," * 2000 + "]",
+                          "1" * 3000 + " > 2", "x" * LONG, "tput[load=x] < 1"]).map(toml_string)
+
+
+@settings(max_examples=max(100, EXAMPLES // 3), deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(sorted(TABLE_KEYS)).flatmap(
+    lambda table: st.tuples(st.just(table), st.dictionaries(
+        TABLE_KEYS[table], st.one_of(VALUE, CHECKS), max_size=4))))
+def test_hostile_campaign_and_paper_tables_get_a_prompt_documented_answer(
+        tmp_path_factory, drawn: tuple[str, dict[str, str]]) -> None:
+    table, values = drawn
+    lines = "".join(f"{k} = {v}\n" for k, v in values.items())
+    head = {"campaign": f"[campaign]\n{lines}",
+            "paper": f'[campaign]\nname = "fz"\n[paper]\n{lines}',
+            "reference": f'[campaign]\nname = "fz"\n{PAPER_HEAD}[[reference]]\n{lines}',
+            "claim": f'[campaign]\nname = "fz"\n{PAPER_HEAD}[[claim]]\n{lines}'}[table]
+    text = head + '[[study]]\nkind = "search"\nswitch = "veth"\n'
+    path = tmp_path_factory.mktemp("spec") / "s.toml"
+    path.write_text(text)
+    code, out, err, elapsed, created = dry_run_watched(path)
+    if created:
+        code, out, err, elapsed, created = dry_run_watched(path)
+    assert not created, f"a dry run created {created}"
+    check_answer(text, code, out, err, elapsed)
