@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from vswbench.campaign.values import did_you_mean
+from vswbench.campaign.values import did_you_mean, short
 
 PAPERS = {
     "emmerich": ("000_c0e4d70d77362c00.txt", "Emmerich et al., \"Throughput and Latency of "
@@ -151,23 +151,25 @@ CLAIM_KEYS = ("law", "source", "check", "untestable", "margin")
 def parse_term(text: str) -> Term:
     m = TERM_RE.fullmatch(text)
     if m is None:
-        raise ValueError(f"{text.strip()!r} is not a term: write METRIC[key=value,...] (with an "
-                         "optional FACTOR * before it) or a number")
+        raise ValueError(f"{short(text.strip())} is not a term: write METRIC[key=value,...] "
+                         "(with an optional FACTOR * before it) or a number")
     if m.group("number") is not None:
         return Term(None, number=_float(m.group("number")))
     metric = m.group("metric")
     if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}{did_you_mean(metric, METRICS)}: the metrics "
-                         f"are {', '.join(METRICS)}")
+        raise ValueError(f"unknown metric {short(metric)}{did_you_mean(metric, METRICS)}: the "
+                         f"metrics are {', '.join(METRICS)}")
     select = []
     for part in filter(None, (x.strip() for x in m.group("sel").split(","))):
         key, eq, value = part.partition("=")
         key, value = key.strip(), value.strip()
         if not eq or not value:
-            raise ValueError(f"{part!r} in {metric}[...] is not key=value")
+            raise ValueError(f"{short(part)} in {metric}[...] is not key=value")
         if key not in SELECT_KEYS:
-            raise ValueError(f"unknown key {key!r}{did_you_mean(key, SELECT_KEYS)} in "
+            raise ValueError(f"unknown key {short(key)}{did_you_mean(key, SELECT_KEYS)} in "
                              f"{metric}[...]: the keys are {', '.join(SELECT_KEYS)}")
+        if any(c.isnumeric() and not c.isascii() for c in value):
+            raise ValueError(f"{short(value)} in {metric}[...]: write numbers with the digits 0-9")
         if key == "load" and value not in LOADS:
             raise ValueError(f"load={value}: use one of {', '.join(LOADS)}")
         select.append((key, value))
@@ -179,7 +181,7 @@ def _float(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"{text!r} is not a number") from None
+        raise ValueError(f"{short(text)} is not a number") from None
 
 
 def parse_check(text: str) -> Check:
@@ -187,14 +189,14 @@ def parse_check(text: str) -> Check:
     if trend is not None:
         key = trend.group("key")
         if key not in TREND_KEYS:
-            raise ValueError(f"'{trend.group('dir')} with {key}': {key!r} is not a dimension a "
+            raise ValueError(f"'{trend.group('dir')} with ...': {short(key)} is not a dimension a "
                              f"trend can follow ({', '.join(TREND_KEYS)})")
         return Check(parse_term(trend.group("term")), trend=trend.group("dir"), key=key)
     for op in OPS:
         left, found, right = text.partition(f" {op} ")
         if found:
             return Check(parse_term(left), op, parse_term(right))
-    raise ValueError(f"{text!r} is not a check: write 'TERM OP TERM' (OP one of "
+    raise ValueError(f"{short(text)} is not a check: write 'TERM OP TERM' (OP one of "
                      f"{', '.join(OPS)}, spaces around it) or 'METRIC[...] rises|falls with KEY'")
 
 
@@ -213,7 +215,7 @@ def _unknown(table: dict[str, Any], keys: tuple[str, ...], where: str,
              problems: list[str]) -> None:
     for key in table:
         if key not in keys:
-            problems.append(f"{where}, unknown key {key!r}{did_you_mean(key, keys)}: the keys "
+            problems.append(f"{where}, unknown key {short(key)}{did_you_mean(key, keys)}: the keys "
                             f"are {', '.join(keys)}")
 
 
@@ -233,11 +235,11 @@ def parse_paper(data: dict[str, Any], problems: list[str]) -> PaperInfo | None:
     _unknown(head, PAPER_KEYS, "[paper]", problems)
     figure = _text(head, "figure", "[paper]", problems)
     if figure and not re.fullmatch(r"[a-z0-9][a-z0-9.-]{0,79}", figure):
-        problems.append(f"[paper], figure: {figure!r}: use lower-case letters, digits, '-' "
+        problems.append(f"[paper], figure: {short(figure)}: use lower-case letters, digits, '-' "
                         "(e.g. emmerich-table1)")
     paper = _text(head, "paper", "[paper]", problems)
     if paper and paper not in PAPERS:
-        problems.append(f"[paper], paper: {paper!r} is not one of {', '.join(PAPERS)}"
+        problems.append(f"[paper], paper: {short(paper)} is not one of {', '.join(PAPERS)}"
                         f"{did_you_mean(paper, tuple(PAPERS))}")
     texts = {k: _text(head, k, "[paper]", problems)
              for k in ("source", "caption", "varies", "analogue")}
@@ -268,7 +270,7 @@ def _references(raw: Any, problems: list[str]) -> tuple[Reference, ...]:
         rid = _text(r, "id", where, problems)
         value = r.get("value")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            problems.append(f"{where}, value: {value!r} is not a number (the paper's value)")
+            problems.append(f"{where}, value: {short(value)} is not a number (the paper's value)")
             value = 0.0
         ours = None
         if r.get("ours") is not None:
@@ -283,12 +285,12 @@ def _references(raw: Any, problems: list[str]) -> tuple[Reference, ...]:
     ids = [r.id for r in out]
     for r in out:
         if ids.count(r.id) > 1 and r.id:
-            problems.append(f"reference {r.id!r}: id used twice")
+            problems.append(f"reference {short(r.id)}: id used twice")
             break
     for r in out:
         if r.relative_to and r.relative_to not in ids:
-            problems.append(f"reference {r.id!r}, relative_to: no reference has id "
-                            f"{r.relative_to!r}")
+            problems.append(f"reference {short(r.id)}, relative_to: no reference has id "
+                            f"{short(r.relative_to)}")
     return tuple(out)
 
 

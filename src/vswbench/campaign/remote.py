@@ -117,6 +117,7 @@ class AgentClient:
 
 class AgentRunner(CampaignRunner):
     """CampaignRunner whose groups run on the pair's DUT through its agent."""
+    local_cpus = False
 
     def __init__(self, *args: Any, pair: Pair, env: dict[str, str] | None = None,
                  **kwargs: Any) -> None:

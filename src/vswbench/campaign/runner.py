@@ -17,7 +17,7 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -115,7 +115,38 @@ def plan_for(point: Point) -> MethodPlan:
     return plan_method(MethodOptions(trial, shape))
 
 
+def check_points(points: list[Point], *, local: bool = True) -> None:
+    """Every testbed of the campaign planned as its run plans it (plan_for: the switch's option
+    values, the io its ports take, the shaper, the CPUs of the placement), before anything is
+    created, by `run` and `run --dry-run` alike: UsageError with every problem, one line each,
+    naming a point it concerns. Nothing is probed: io auto is checked as afpacket (auto refuses
+    nothing), and with `local` False (the points run on another host) the placement's CPUs are
+    the other host's to check."""
+    first: dict[tuple[Any, ...], Point] = {}
+    for p in points:
+        first.setdefault(testbed_key(p), p)
+    found: dict[str, list[Point]] = {}
+    for p in first.values():
+        planned = replace(p, io="afpacket") if p.io == "auto" else p
+        if not local:
+            planned = replace(planned, placement="unpinned")
+        try:
+            plan_for(planned)
+        except VswbenchError as exc:
+            found.setdefault(str(exc).splitlines()[0][:300], []).append(p)
+    if not found:
+        return
+    lines = [f"study {ps[0].study}, point {ps[0].label}"
+             + (f" (and {len(ps) - 1} more)" if len(ps) > 1 else "") + f": {problem}"
+             for problem, ps in found.items()]
+    if len(lines) == 1:
+        raise UsageError(f"campaign: {lines[0]}")
+    raise UsageError(f"campaign: {len(lines)} problems:\n" + "\n".join(f"  {x}" for x in lines))
+
+
 class CampaignRunner:
+    local_cpus = True                 # the placements' CPUs are this machine's (remote.py: not)
+
     def __init__(self, spec: CampaignSpec, out_dir: Path,
                  on_progress: Callable[[Progress, str], None] = lambda p, m: None,
                  on_point: Callable[[StoredPoint], None] = lambda p: None, *,
@@ -137,6 +168,7 @@ class CampaignRunner:
     def run(self) -> RunSummary:
         from vswbench.run.ids import new_run_id
 
+        check_points(self.points, local=self.local_cpus)
         require_root("a campaign")
         check_output_dir(self.out_dir, "--out")
         refuse_unsafe(self.out_dir / JSONL_NAME, "--out")

@@ -26,7 +26,10 @@ them. `shape_pps` applies to switch "shaped" only. Placements name CPU layouts t
 resolves: default (tester and switch on separate cores, as `vswbench trial`), s_core, bi, pbp.
 
 Every mistake in a spec is collected and reported at once, one line per mistake, naming the
-study (counted from 1, in file order) and the key; nothing is created before the spec is valid.
+study (counted from 1, in file order) and the key, a bad value shown cut to a line (values.short);
+nothing is created before the spec is valid. The input is bounded (spec_file.py: a regular file
+of at most 1 MB, nesting at most 8 deep) and so is the campaign: its points are counted from the
+lists' lengths (point_count) before anything is expanded, and more than MAX_POINTS are refused.
 """
 
 from __future__ import annotations
@@ -34,18 +37,22 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import re
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from vswbench import scenario as scenarios
 from vswbench.campaign.paper import PaperInfo, parse_paper
+from vswbench.campaign.spec_checks import (churn_problems, io_problems, option_problems,
+                                           shape_problems)
+from vswbench.campaign.spec_file import parse_toml, read_spec_text
 from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
 from vswbench.campaign.suites import BUILTIN
-from vswbench.campaign.values import (ALL_SWITCHES, CALIBRATION_SWITCH, CHECKS, KINDS, SCALAR_ONLY,
-                                      BadValue, did_you_mean, parse_budget)
+from vswbench.campaign.values import (ALL_SWITCHES, CALIBRATION_SWITCH, KINDS, MAX_PROBLEMS,
+                                      SCALAR_ONLY, BadValue, Problems, TooManyProblems,
+                                      check_value, did_you_mean, parse_budget, short)
 from vswbench.errors import UsageError
 from vswbench.switches.catalog import nf_option_problems
 
@@ -74,6 +81,10 @@ CAMPAIGN_KEYS = ("name", "description", "out", "budget")
 
 TOP_KEYS = ("campaign", "study", "paper", "reference", "claim")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# a campaign's points at most, even with --yes (which a campaign of 1,000 needs): 20,000 points
+# are days of measuring, and counting them from the lists' lengths costs nothing, while expanding
+# a million took 29 s and 1e9 would fill the memory
+MAX_POINTS = 20_000
 
 
 @dataclass(frozen=True)
@@ -226,24 +237,34 @@ def _pps(value: float) -> str:
 # -- parsing -----------------------------------------------------------------------------------
 def load_spec(path: str | Path) -> CampaignSpec:
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise UsageError(f"cannot read campaign spec {p}: {reason} (give a readable TOML file, "
-                         f"or a built-in suite: {', '.join(BUILTIN)})") from None
+    text = read_spec_text(p, "give a TOML file of at most 1 MB, or a built-in suite: "
+                             + ", ".join(BUILTIN))
     return parse_spec(text, source=str(p))
 
 
 def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
+    data = parse_toml(text, source)
+    problems, stopped = Problems(), False
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"campaign spec {source}: TOML syntax error: {e}") from None
-    problems: list[str] = []
+        spec = _checked_spec(data, text, source, problems)
+    except TooManyProblems:
+        spec, stopped = None, True
+    if spec is not None:
+        return spec
+    if len(problems) == 1:
+        raise UsageError(f"campaign spec {source}: {problems[0]}")
+    lines = [*problems] + ([f"(checking stopped after these {MAX_PROBLEMS}: fix them and run it "
+                            "again)"] if stopped else [])
+    raise UsageError(f"campaign spec {source} has {'more than ' if stopped else ''}"
+                     f"{len(problems)} problems:\n" + "\n".join(f"  {p}" for p in lines))
+
+
+def _checked_spec(data: dict[str, Any], text: str, source: str,
+                  problems: Problems) -> CampaignSpec | None:
+    """The spec of parsed TOML `data`, or None with its mistakes in `problems`."""
     for key in data:
         if key not in TOP_KEYS:
-            problems.append(f"unknown top-level key {key!r}{did_you_mean(key, TOP_KEYS)}: "
+            problems.append(f"unknown top-level key {short(key)}{did_you_mean(key, TOP_KEYS)}: "
                             "a spec has one [campaign] table and [[study]] tables (and a "
                             "paper spec [paper], [[reference]], [[claim]])")
     paper = parse_paper(data, problems)
@@ -254,13 +275,13 @@ def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
     else:
         for key in head:
             if key not in CAMPAIGN_KEYS:
-                problems.append(f"[campaign], unknown key {key!r}"
+                problems.append(f"[campaign], unknown key {short(key)}"
                                 f"{did_you_mean(key, CAMPAIGN_KEYS)}: the keys are "
                                 f"{', '.join(CAMPAIGN_KEYS)}")
         name = head.get("name", "")
         if not isinstance(name, str) or not NAME_RE.fullmatch(name):
-            problems.append(f"[campaign], name: {name!r} is not a name: use 1-64 letters, digits, "
-                            "'.', '_' or '-', starting with a letter or digit")
+            problems.append(f"[campaign], name: {short(name)} is not a name: use 1-64 letters, "
+                            "digits, '.', '_' or '-', starting with a letter or digit")
         description = head.get("description", "")
         if not isinstance(description, str):
             problems.append("[campaign], description: must be a string")
@@ -273,17 +294,20 @@ def parse_spec(text: str, source: str = "<string>") -> CampaignSpec:
     if not isinstance(raw_studies, list) or not raw_studies:
         problems.append("no [[study]]: add at least one [[study]] table with kind and switch")
     else:
+        total = 0
         for i, raw in enumerate(raw_studies, 1):
             study = _study(i, raw, problems)
             if study is not None:
                 studies.append(study)
+                total += point_count(study)
+            if len(studies) > 1 and total > MAX_POINTS:     # the rest is not checked
+                problems.append(f"studies 1 to {i} make {total:,} points together, more than "
+                                f"the {MAX_POINTS:,} a campaign may have: shrink their lists or "
+                                "split the campaign into several specs")
+                break
     if problems:
-        if len(problems) == 1:
-            raise UsageError(f"campaign spec {source}: {problems[0]}")
-        raise UsageError(f"campaign spec {source} has {len(problems)} problems:\n"
-                         + "\n".join(f"  {p}" for p in problems))
+        return None
     return CampaignSpec(name, tuple(studies), text, source, description, out, paper, budget)
-
 
 
 def _values(i: int, key: str, raw: Any, problems: list[str]) -> list[Any] | None:
@@ -303,7 +327,7 @@ def _values(i: int, key: str, raw: Any, problems: list[str]) -> list[Any] | None
     out, ok = [], True
     for v in values:
         try:
-            out.append(CHECKS[key](v))
+            out.append(check_value(key, v))
         except BadValue as e:
             problems.append(f"{where}: {e}")
             ok = False
@@ -317,7 +341,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
     before = len(problems)
     for key in raw:
         if key not in STUDY_KEYS:
-            problems.append(f"study {i}, unknown key {key!r}{did_you_mean(key, STUDY_KEYS)}")
+            problems.append(f"study {i}, unknown key {short(key)}{did_you_mean(key, STUDY_KEYS)}")
     v = {key: _values(i, key, raw[key], problems) for key in STUDY_KEYS if key in raw}
     for key in ("kind", "switch"):
         if key not in raw:
@@ -325,7 +349,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                             + (f" ({', '.join(KINDS)})" if key == "kind" else " (or [\"*\"])"))
     kinds = v.get("kind") or []
     for key, users in KIND_KEYS.items():
-        if v.get(key) is not None and kinds and not set(users) & set(kinds):
+        if key in raw and kinds and not set(users) & set(kinds):
             problems.append(f"study {i}, {key}: only kind {' or '.join(users)} uses it, and "
                             f"this study's kinds are {', '.join(kinds)}: remove {key} or add "
                             "such a kind")
@@ -339,16 +363,32 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
         every = [s for s in sorted(all_switches()) if s != CALIBRATION_SWITCH]
         switches = list(dict.fromkeys(s for x in switches for s in (every if x == "*" else [x])))
     merge_functions(i, v, raw, problems)
+
+    def get(key: str) -> tuple[Any, ...] | None:
+        return tuple(v[key]) if v.get(key) else None
+    study = Study(i, tuple(kinds), tuple(names), tuple(switches), get("size") or (64,),
+                  get("rate") or (), get("burst") or (1,), get("flows") or (1,),
+                  get("placement") or ("default",), get("preset") or ("fast",),
+                  get("duration") or (), get("points") or (20,),
+                  get("fractions") or Study.fractions, get("io") or ("auto",),
+                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
+                  get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0],
+                  get("churn") or (None,),
+                  bool((v.get("profile") or [False])[0]), (v.get("pdr_loss") or [None])[0],
+                  get("rules") or (1000,), get("update_rate") or (2.0,))
+    count = point_count(study)
+    if count > MAX_POINTS:       # before the checks that walk the lists' products
+        problems.append(f"study {i}: {count:,} points (the product of its lists' lengths), more "
+                        f"than the {MAX_POINTS:,} a campaign may have: shrink its lists or split "
+                        "it into several studies or specs")
+        return None
+    tables = list(study.options)
     problems += [f"study {i}, options: {p}" for p in nf_option_problems(
-        [dict(t) for t in v.get("options") or []], switches, names)]
-    if "shape_pps" in raw and switches and CALIBRATION_SWITCH not in switches:
-        problems.append(f"study {i}, shape_pps: only switch \"shaped\" uses it, and this study "
-                        "does not include shaped")
-    if CALIBRATION_SWITCH in switches and "shape_pps" not in raw:
-        problems.append(f"study {i}, shape_pps: switch shaped needs shape_pps = [...] (the rate "
-                        "it is shaped to, e.g. \"100k\")")
-    _check_backend_options(i, switches, v.get("options") or [], problems)
-    _check_io(i, switches, v.get("io") or [], problems)
+        [dict(t) for t in tables], switches, names)]
+    problems += shape_problems(i, switches, raw, v.get("size") or [])
+    problems += option_problems(i, switches, tables)
+    problems += io_problems(i, switches, v.get("io") or [], tables)
+    problems += churn_problems(i, v)
     if "b2b" in kinds:
         from vswbench.measure.session import control_capable
 
@@ -359,66 +399,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                                 "receivers")
     if "rule-update" in kinds:
         problems += rule_update_problems(i, switches)
-    if len(problems) > before:
-        return None
-    def get(key: str) -> tuple[Any, ...] | None:
-        return tuple(v[key]) if v.get(key) else None
-    study = Study(i, tuple(kinds), tuple(names), tuple(switches), get("size") or (64,),
-                  get("rate") or (), get("burst") or (1,), get("flows") or (1,),
-                  get("placement") or ("default",), get("preset") or ("fast",),
-                  get("duration") or (), get("points") or (20,),
-                  get("fractions") or Study.fractions, get("io") or ("auto",),
-                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
-                  get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0],
-                  _churns(i, v, problems),
-                  bool((v.get("profile") or [False])[0]), (v.get("pdr_loss") or [None])[0])
-    return replace(study, rules=get("rules") or (1000,),
-                   update_rates=get("update_rate") or (2.0,))
-
-
-def _churns(i: int, v: dict[str, Any], problems: list[str]) -> tuple[str | None, ...]:
-    """churn = ["off", "1000/0.5", ...]: the generator's own checks per value (campaign/values.py);
-    churn needs a userspace L2 tester, so io xdplive beside it is a mistake."""
-    churns = tuple(v.get("churn") or (None,))
-    ios = v.get("io") or []
-    if any(c is not None for c in churns) and any(io in ("xdplive", "udp") for io in ios):
-        problems.append(f"study {i}, churn: io {', '.join(x for x in ios if x in ('xdplive', 'udp'))} "
-                        "sends a fixed set of flows; churn needs io auto, afpacket or afxdp")
-    if any(c is not None for c in churns) and any(f > 1 for f in v.get("flows") or []):
-        problems.append(f"study {i}, churn: churn replaces the fixed set of flows; give flows = [1] "
-                        "(or leave it out) in a study with churn")
-    return churns
-
-
-def _check_backend_options(i: int, switches: list[str],
-                           tables: list[tuple[tuple[str, str], ...]], problems: list[str]) -> None:
-    """Each switch checks the option values it knows (ovs: ovs_mode, flow_table, clones)."""
-    from vswbench.switches.catalog import all_switches
-
-    classes = all_switches()
-    for table in tables:
-        for name in switches:
-            try:
-                if name in classes:
-                    problem = classes[name].unread_options(dict(table))
-                    if problem:
-                        raise UsageError(problem)
-                    classes[name].check_options(dict(table))
-            except UsageError as e:
-                if f"study {i}, options: {e}" not in problems:
-                    problems.append(f"study {i}, options: {e}")
-
-
-def _check_io(i: int, switches: list[str], ios: list[str], problems: list[str]) -> None:
-    """An io a switch's tester cannot use (afxdp on ovs-dpdk) would be ignored and mislabelled."""
-    from vswbench.switches.catalog import all_switches
-
-    classes = all_switches()
-    for io in ios:
-        for name in switches:
-            problem = classes[name].unread_options((), io) if name in classes else None
-            if problem and f"study {i}, io: {problem}" not in problems:
-                problems.append(f"study {i}, io: {problem}")
+    return None if len(problems) > before else study
 
 
 def _resolve_scenarios(i: int, v: dict[str, Any], raw: dict[str, Any],
@@ -466,6 +447,23 @@ def expand(spec: CampaignSpec) -> list[Point]:
                         point = replace(point, churn=churn) if churn is not None else point
                         seen.setdefault(point.key, point)
     return list(seen.values())
+
+
+def point_count(st: Study) -> int:
+    """The points `expand` makes of one study, from its lists' lengths (nothing expanded): points
+    that several studies share are counted in each, so a campaign's sum is an upper bound."""
+    def per_kind(kind: str) -> int:
+        n = 1
+        for key, values in (("rate", st.rates), ("preset", st.presets),
+                            ("duration", st.durations), ("points", st.points),
+                            ("trials", st.trials), ("max_frames", st.max_frames)):
+            if kind in KIND_KEYS[key]:
+                n *= max(1, len(values))
+        return n * (len(st.rules) * len(st.update_rates) if kind == "rule-update" else 1)
+    switches = sum(len(st.shape_pps) if s == CALIBRATION_SWITCH else 1 for s in st.switches)
+    return (st.repetitions * switches * math.prod(len(x) for x in (
+        st.options, st.scenarios, st.sizes, st.flows, st.bursts, st.placements, st.ios, st.churns))
+        * sum(per_kind(k) for k in st.kinds))
 
 
 def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> list[Point]:

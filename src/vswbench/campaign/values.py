@@ -1,5 +1,10 @@
 """Checks of single campaign-spec values, one per dimension (CHECKS): each returns the value
-normalised or raises BadValue with the problem; campaign/spec.py collects them per study."""
+normalised or raises BadValue with the problem; campaign/spec.py collects them per study.
+
+The bounds are the command line's (engine/params.py, units.py, measure/): a spec can ask for
+nothing a flag would refuse. A value is shown in a message by `short`, never longer than a line;
+numbers are written with the digits 0-9 (check_value refuses Arabic-Indic or full-width ones,
+which Python's float() and int() would quietly read)."""
 
 from __future__ import annotations
 
@@ -8,8 +13,11 @@ import re
 from typing import Any, Callable
 
 from vswbench import scenario as scenarios
-from vswbench.engine.params import IO_CHOICES
+from vswbench.engine.params import IO_CHOICES, MAX_BURST, MAX_FLOWS, seconds_problem
 from vswbench.errors import UsageError
+from vswbench.measure.b2b import MAX_FRAMES_RANGE, TRIALS_RANGE
+from vswbench.measure.loadcurve import SWEEP_POINTS_RANGE
+from vswbench.measure.rule_update import MAX_RULES, UPDATE_RATE_RANGE
 from vswbench.measure.search import PRESETS
 from vswbench.switches.functions import FUNCTIONS, MAX_L3_TABLE
 from vswbench.switches.options import unknown_key
@@ -21,37 +29,112 @@ CALIBRATION_SWITCH = "shaped"
 ALL_SWITCHES = "*"
 
 
+MAX_VALUE_CHARS = 100       # no switch, scenario, rate, churn or option value is longer
+SHOWN_CHARS = 40            # a value in a message: at most this much of it
+
+
+MAX_PROBLEMS = 50           # a spec's mistakes reported at once at most (then checking stops)
+
+
 class BadValue(Exception):
     """One value's problem (collected, never shown alone)."""
 
 
+class TooManyProblems(Exception):
+    """Problems is full: the spec is not checked further (its mistakes so far are reported)."""
+
+
+class Problems(list[str]):
+    """The mistakes of one spec, one line each, in the order found. It holds MAX_PROBLEMS at
+    most: the next one raises TooManyProblems, so that a spec of 100,000 bad values costs the
+    time of 50, not of 100,000 messages (each with its "did you mean")."""
+
+    def append(self, problem: str) -> None:
+        if len(self) >= MAX_PROBLEMS:
+            raise TooManyProblems
+        super().append(" ".join(problem.split()))          # one line, whatever it quotes
+
+    def extend(self, problems: Any) -> None:
+        for problem in problems:
+            self.append(problem)
+
+    def __iadd__(self, problems: Any) -> Problems:       # type: ignore[override]
+        self.extend(problems)
+        return self
+
+
+def short(v: Any) -> str:
+    """`v` as a message shows it: its repr, cut to SHOWN_CHARS with the length said (a value of
+    5,000 characters is never echoed whole; repr keeps it on one line)."""
+    try:
+        text = repr(v)
+    except ValueError:                      # an int too long to print (sys.set_int_max_str_digits)
+        return "a number of thousands of digits"
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
+
+
+def check_value(key: str, v: Any) -> Any:
+    """CHECKS[key](v) after the checks every value gets: a string no longer than
+    MAX_VALUE_CHARS, digits 0-9 only (also in an options table's keys and values)."""
+    for text in _texts(v):
+        if len(text) > MAX_VALUE_CHARS:
+            raise BadValue(f"{short(text)} is too long: no {key} value has more than "
+                           f"{MAX_VALUE_CHARS} characters")
+        if not text.isascii() and any(c.isnumeric() and not c.isascii() for c in text):
+            raise BadValue(f"{short(text)} has digits other than 0-9: write numbers with the "
+                           "digits 0-9")
+    return CHECKS[key](v)
+
+
+def _texts(v: Any) -> list[str]:
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, dict):        # an options table: its keys, and its values as options hold them
+        return [t for k, x in v.items()
+                for t in (str(k), *(_texts(str(x)) if isinstance(x, (int, float)) else _texts(x)))]
+    return []
+
+
 def _int(v: Any, low: int, high: int | None = None) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
-        raise BadValue(f"{v!r} is not a whole number")
+        raise BadValue(f"{short(v)} is not a whole number")
     if high is None and v < low:
-        raise BadValue(f"{v} is out of range: must be at least {low}")
+        raise BadValue(f"{short(v)} is out of range: must be at least {low}")
     if high is not None and not low <= v <= high:
-        raise BadValue(f"{v} is out of range {low}..{high}")
+        raise BadValue(f"{short(v)} is out of range {low}..{high}")
     return v
 
 
-def _number(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v == float("inf"):
-        raise BadValue(f"{v!r} is not a positive number")
+def _seconds(v: Any) -> float:
+    """A duration: the command line's bounds (engine/params.seconds_problem)."""
+    problem = seconds_problem(v)
+    if problem:
+        raise BadValue(f"{short(v)} is not a duration: {problem}")
+    return float(v)
+
+
+def _update_rate(v: Any) -> float:
+    low, high = UPDATE_RATE_RANGE
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
+        raise BadValue(f"{short(v)} is not a number of changes per second from {low:g} to "
+                       f"{high:g}")
     return float(v)
 
 
 def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
     def check(v: Any) -> str:
         if not isinstance(v, str) or v not in choices:
-            raise BadValue(f"{v!r} is not one of {', '.join(choices)}{did_you_mean(v, choices)}")
+            raise BadValue(f"{short(v)} is not one of {', '.join(choices)}"
+                           f"{did_you_mean(v, choices)}")
         return v
     return check
 
 
 def _rate(v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise BadValue(f"{v!r} is not a rate (packets per second like 100000 or \"100k\")")
+        raise BadValue(f"{short(v)} is not a rate (packets per second like 100000 or \"100k\")")
     try:
         return parse_rate(str(v))
     except UsageError as e:
@@ -63,7 +146,7 @@ def _shape_pps(v: Any) -> float:
 
     pps = _rate(v)
     if pps > MAX_SHAPE_PPS:
-        raise BadValue(f"{v!r} is above the shaper's limit of {MAX_SHAPE_PPS:,.0f} pps")
+        raise BadValue(f"{short(v)} is above the shaper's limit of {MAX_SHAPE_PPS:,.0f} pps")
     return pps
 
 
@@ -71,7 +154,8 @@ def _size(v: Any) -> int | str:
     """Bytes 64..1518 (FCS included) or "imix" / "imix:GENOME", as units.FrameSize parses them."""
     if isinstance(v, bool) or not isinstance(v, (int, str)) or (
             isinstance(v, str) and not v.lower().startswith("imix")):
-        raise BadValue(f"{v!r} is not a frame size: give bytes 64..1518 (FCS included) or \"imix\"")
+        raise BadValue(f"{short(v)} is not a frame size: give bytes 64..1518 (FCS included) or "
+                       "\"imix\"")
     try:
         return FrameSize.parse(v).stored()
     except UsageError as exc:
@@ -80,7 +164,7 @@ def _size(v: Any) -> int | str:
 
 def _scenario(v: Any) -> str:
     if not isinstance(v, str):
-        raise BadValue(f"{v!r} is not a scenario name")
+        raise BadValue(f"{short(v)} is not a scenario name")
     if v.strip().lower() in ("chain", "pairs"):
         return v.strip().lower()           # resolved with the chain / pairs key
     try:
@@ -95,13 +179,15 @@ def _switch(v: Any) -> str:
     names = sorted(all_switches())
     if v == ALL_SWITCHES or (isinstance(v, str) and v in names):
         return v
-    raise BadValue(f"unknown switch {v!r}{did_you_mean(v, names)}: choose from {', '.join(names)} "
+    raise BadValue(f"unknown switch {short(v)}{did_you_mean(v, names)}: choose from "
+                   f"{', '.join(names)} "
                f"or \"*\" (see `vswbench switches`)")
 
 
 def _options(v: Any) -> tuple[tuple[str, str], ...]:
     if not isinstance(v, dict):
-        raise BadValue(f"{v!r} is not a table of backend options, e.g. {{ ovs_mode = \"normal\" }}")
+        raise BadValue(f"{short(v)} is not a table of backend options, e.g. "
+                       "{ ovs_mode = \"normal\" }")
     items = []
     for k, x in v.items():
         if k in ("shape_pps", "shape_frame_size"):
@@ -109,7 +195,7 @@ def _options(v: Any) -> tuple[tuple[str, str], ...]:
         if (problem := unknown_key(k)) is not None:
             raise BadValue(problem)
         if not isinstance(x, (str, int, float, bool)):
-            raise BadValue(f"option {k} = {x!r}: values are strings, numbers or booleans")
+            raise BadValue(f"option {k} = {short(x)}: values are strings, numbers or booleans")
         items.append((k, str(x).lower() if isinstance(x, bool) else str(x)))
     return tuple(sorted(items))
 
@@ -119,7 +205,7 @@ def _churn(v: Any) -> str | None:
     from vswbench.engine.params import TrialParams, churn_text, parse_churn
 
     if isinstance(v, bool) or not isinstance(v, str):
-        raise BadValue(f"{v!r} is not a churn: write \"A/D\" (new flows per second / seconds "
+        raise BadValue(f"{short(v)} is not a churn: write \"A/D\" (new flows per second / seconds "
                        f"each flow lives, e.g. \"1000/0.5\") or \"off\"")
     try:
         arrival, life = parse_churn(v)
@@ -131,39 +217,41 @@ def _churn(v: Any) -> str | None:
 
 def _fraction(v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 200:
-        raise BadValue(f"{v!r} is not a percentage of the NDR in (0, 200]")
+        raise BadValue(f"{short(v)} is not a percentage of the NDR in (0, 200]")
     return v / 100
 
 
 CHECKS: dict[str, Callable[[Any], Any]] = {
     "kind": _choice(KINDS), "scenario": _scenario, "switch": _switch, "size": _size,
-    "rate": _rate, "burst": lambda v: _int(v, 1), "flows": lambda v: _int(v, 1),
+    "rate": _rate, "burst": lambda v: _int(v, 1, MAX_BURST),
+    "flows": lambda v: _int(v, 1, MAX_FLOWS),
     "chain": lambda v: _int(v, 1, scenarios.MAX_CHAIN),
     "pairs": lambda v: _int(v, 1, scenarios.MAX_PAIRS),
     "placement": _choice(PLACEMENTS), "repetitions": lambda v: _int(v, 1, 1000),
-    "preset": _choice(tuple(PRESETS)), "duration": _number,
-    "points": lambda v: _int(v, 2, 200), "fractions": _fraction,
+    "preset": _choice(tuple(PRESETS)), "duration": _seconds,
+    "points": lambda v: _int(v, *SWEEP_POINTS_RANGE), "fractions": _fraction,
     "io": _choice(tuple(io for io in IO_CHOICES if io != "dpdk")),  # DPDK switches imply it
-    "options": _options, "shape_pps": _shape_pps, "trials": lambda v: _int(v, 1, 1000),
-    "max_frames": lambda v: _int(v, 2, 10_000_000), "churn": _churn, "profile": lambda v: _bool(v),
+    "options": _options, "shape_pps": _shape_pps, "trials": lambda v: _int(v, *TRIALS_RANGE),
+    "max_frames": lambda v: _int(v, *MAX_FRAMES_RANGE), "churn": _churn,
+    "profile": lambda v: _bool(v),
     "pdr_loss": lambda v: _loss_percent(v)}
 CHECKS.update({"function": _choice(tuple(FUNCTIONS)),           # switches/functions.py
                "table_size": lambda v: _int(v, 1, MAX_L3_TABLE),
-               "rules": lambda v: _int(v, 1, 32768),                # kind rule-update
-               "update_rate": _number})
+               "rules": lambda v: _int(v, 1, MAX_RULES),            # kind rule-update
+               "update_rate": _update_rate})
 SCALAR_ONLY = ("repetitions", "profile", "pdr_loss")
 
 
 def _bool(v: Any) -> bool:
     if not isinstance(v, bool):
-        raise BadValue(f"{v!r} is not true or false")
+        raise BadValue(f"{short(v)} is not true or false")
     return v
 
 
 def _loss_percent(v: Any) -> float:
     """pdr_loss: the PDR's loss ratio in percent (Emmerich et al. Table 2: 10), as a ratio."""
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 100:
-        raise BadValue(f"{v!r} is not a loss percentage in (0, 100), e.g. 0.5 or 10")
+        raise BadValue(f"{short(v)} is not a loss percentage in (0, 100), e.g. 0.5 or 10")
     return v / 100
 
 
@@ -187,7 +275,10 @@ def parse_budget(raw: Any, problems: list[str]) -> float | None:
         return None
     seconds: float | None = None
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        seconds = float(raw)
+        try:
+            seconds = float(raw)
+        except OverflowError:            # an integer of hundreds of digits
+            seconds = None
     elif isinstance(raw, str) and raw and raw.isascii() and (m := BUDGET_RE.fullmatch(raw)):
         h, mi, se = (int(x) if x else 0 for x in m.groups())
         seconds = h * 3600.0 + mi * 60.0 + se

@@ -82,7 +82,7 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
             raise UsageError("--inventory runs one spec at a time: give a spec file, not a directory")
         return run_directory(spec, out_dir, no_report, yes, dry_run, fmt, append)
 
-    from vswbench.campaign.runner import CampaignRunner, campaign_size
+    from vswbench.campaign.runner import CampaignRunner, campaign_size, check_points
     from vswbench.campaign.spec import expand
     from vswbench.report.text import point_line
     from vswbench.results.export import point_record
@@ -95,7 +95,8 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
         pair = load_inventory(inventory).pair(dut)
     campaign = _load(spec, suite)
     points = expand(campaign)
-    size = campaign_size(points, campaign.budget_s)   # every point checked before anything is created
+    check_points(points, local=inventory is None)   # every testbed, before anything is created
+    size = campaign_size(points, campaign.budget_s)
     if dry_run:
         print_dry_run(campaign.name, points, as_json, campaign.budget_s)
         return 0

@@ -12,7 +12,8 @@ from typing import Any
 import click
 from rich.console import Console
 
-from vswbench.engine.params import MAX_BURST, MAX_DURATION_S, MAX_FLOWS, TrialParams, parse_churn
+from vswbench.engine.params import (MAX_BURST, MAX_FLOWS, TrialParams, parse_churn,
+                                    seconds_problem)
 from vswbench.errors import UsageError
 from vswbench.safefile import check_output_file, write_text
 from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
@@ -79,9 +80,9 @@ class SecondsType(click.ParamType):
             seconds = float(value)
         except (TypeError, ValueError):
             self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if not math.isfinite(seconds) or not self.low <= seconds <= MAX_DURATION_S:
-            self.fail(f"{value!r}: give seconds from {self.low:g} to {MAX_DURATION_S:g}",
-                      param, ctx)
+        problem = seconds_problem(seconds, self.low)
+        if problem:
+            self.fail(f"{value!r}: {problem}", param, ctx)
         return seconds
 
 

@@ -12,6 +12,7 @@ from vswbench.cli.common import (KERNEL_IO, emit, err, io_option, method_plan, n
                                  seconds, size_option, testbed_options, trial_line)
 from vswbench.engine.params import MAX_FLOWS, TrialParams
 from vswbench.errors import UsageError, require_root
+from vswbench.measure.b2b import MAX_FRAMES_RANGE, TRIALS_RANGE
 from vswbench.measure.session import control_capable
 from vswbench.units import FrameSize
 
@@ -87,9 +88,10 @@ def latency(**kw: Any) -> int:
 
 @click.command()
 @testbed_options
-@click.option("--trials", type=click.IntRange(1, 1000), default=50, show_default=True,
+@click.option("--trials", type=click.IntRange(*TRIALS_RANGE), default=50, show_default=True,
               help="Repetitions of the burst-length search (RFC 2544 asks for 50).")
-@click.option("--max-frames", type=click.IntRange(2, 10_000_000), default=100_000, show_default=True)
+@click.option("--max-frames", type=click.IntRange(*MAX_FRAMES_RANGE), default=100_000,
+              show_default=True)
 @click.option("--throughput", default=None,
               help="Measured throughput in pps for the corrected buffer time [fast search].")
 def b2b(**kw: Any) -> int:

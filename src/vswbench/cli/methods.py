@@ -11,6 +11,7 @@ from rich.table import Table
 from vswbench.cli.common import (FiniteRange, emit, err, method_plan, num, out, rate, say,
                                  seconds, testbed_options, trial_line)
 from vswbench.errors import UsageError
+from vswbench.measure.loadcurve import SWEEP_POINTS_RANGE
 from vswbench.measure.search import PRESETS
 from vswbench.measure.stats import steal_fraction
 
@@ -158,7 +159,7 @@ def _print_search(results: list[Any], data: dict[str, Any]) -> None:
 # -- sweep -------------------------------------------------------------------------------------
 @click.command()
 @testbed_options
-@click.option("--points", type=click.IntRange(2, 200), default=20, show_default=True)
+@click.option("--points", type=click.IntRange(*SWEEP_POINTS_RANGE), default=20, show_default=True)
 @click.option("--min-load", default=None, help="Lowest offered load [max / points].")
 @click.option("--max-load", default=None, help="Highest offered load [the tester's ceiling].")
 @click.option("--duration", type=seconds(), default=2.0, show_default=True)

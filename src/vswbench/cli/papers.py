@@ -46,13 +46,22 @@ def directory_specs(directory: Path) -> list[Any]:
 
 def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: bool,
                   dry_run: bool, fmt: str, append: bool = False) -> int:
-    from vswbench.campaign.runner import CampaignRunner, campaign_size
+    from vswbench.campaign.runner import CampaignRunner, campaign_size, check_points
     from vswbench.campaign.spec import expand
     from vswbench.report.text import point_line
     from vswbench.results.points import read_point
 
     specs = directory_specs(directory)
-    sizes = [campaign_size(expand(s), s.budget_s) for s in specs]     # every point checked first
+    expanded = [expand(s) for s in specs]
+    problems = []
+    for spec, points in zip(specs, expanded):      # every testbed checked before anything runs
+        try:
+            check_points(points)
+        except UsageError as e:
+            problems.append(str(e).replace("campaign:", f"campaign {spec.name}:", 1))
+    if problems:
+        raise UsageError("\n".join(problems))
+    sizes = [campaign_size(points, s.budget_s) for s, points in zip(specs, expanded)]
     total_s = sum(s.seconds for s in sizes)
     root = out_root or DEFAULT_ROOT
     for spec, size in zip(specs, sizes):

@@ -11,6 +11,7 @@ from rich.table import Table
 from vswbench.cli.common import (FiniteRange, emit, method_plan, num, out, rate, say, seconds,
                                  testbed_options)
 from vswbench.errors import UsageError
+from vswbench.measure.rule_update import MAX_RULES
 
 
 def _counts(text: str) -> list[int]:
@@ -33,7 +34,7 @@ def _counts(text: str) -> list[int]:
               help="Load during the forwarding comparison in pps [--fraction of the NDR].")
 @click.option("--fraction", type=click.IntRange(1, 100), default=50, show_default=True,
               help="Percent of the NDR (found by a quick search) to load with, without --rate.")
-@click.option("--update-rules", type=click.IntRange(1, 32768), default=1000, show_default=True,
+@click.option("--update-rules", type=click.IntRange(1, MAX_RULES), default=1000, show_default=True,
               help="Rules per change during the forwarding comparison.")
 @click.option("--update-rate", type=FiniteRange(0.1, 100), default=2.0, show_default=True,
               help="Changes (an install or a removal) per second during the comparison.")

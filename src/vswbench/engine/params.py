@@ -22,12 +22,22 @@ IO_CHOICES = ("auto", "afpacket", "udp", "afxdp", "xdplive", "dpdk")
 # so it has no reflect or fwd; those engines of a testbed take afpacket instead
 GEN_ONLY_IO = ("xdplive",)
 MAX_DURATION_S = 24 * 3600.0         # one trial of a day; longer is a typo (e.g. 1e9)
+MIN_DURATION_S = 0.1                 # a measured trial's shortest (shorter: 1e-320 is a typo)
 MAX_FLOWS = 1_000_000                # the engine's own limit on --flows
 MAX_BURST = 65_536
 MAX_FLOW_ARRIVAL = 1e7               # the engine's limits on churn (engine/src/churn.h)
 MAX_FLOW_LIFE = 86_400.0
 CHURN_SPACE = 64_512                 # distinct source ports from 1024: live flows must fit
 CHURN_IO = ("auto", "afpacket", "afxdp", "dpdk")   # userspace L2 generators (xdplive, udp: no)
+
+
+def seconds_problem(value: Any, low: float = MIN_DURATION_S) -> str | None:
+    """Why `value` is not a number of seconds from `low` to a day (nan, inf, 1e-320 and 1e308
+    are not), or None: the one check of every duration, a command's flag or a campaign key."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            low <= value <= MAX_DURATION_S):             # nan compares false; no float(10**400)
+        return f"give seconds from {low:g} to {MAX_DURATION_S:g}"
+    return None
 
 
 def _fmt(x: float) -> str:

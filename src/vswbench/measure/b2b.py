@@ -42,6 +42,9 @@ from vswbench.measure.stats import Summary, noise_warning, summarize
 from vswbench.units import FrameSize
 
 RFC = "RFC 2544 section 26.4 as updated by RFC 9004"
+# the bounds of b2b --trials / --max-frames and of a campaign's trials / max_frames keys
+TRIALS_RANGE = (1, 1000)
+MAX_FRAMES_RANGE = (2, 10_000_000)
 
 
 class _Result(Protocol):

@@ -17,6 +17,7 @@ from vswbench.measure.session import SessionTrial, TrialSession
 from vswbench.units import MAX_RATE_PPS, MIN_RATE_PPS
 
 DEFAULT_FRACTIONS = (0.1, 0.5, 0.9, 1.0)
+SWEEP_POINTS_RANGE = (2, 200)     # sweep --points and a campaign's points key
 
 
 @dataclass

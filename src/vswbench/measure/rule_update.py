@@ -27,6 +27,7 @@ from vswbench.switches.base import RuleMechanism, Switch
 
 MAX_RULES = 32768              # the update rules' destinations (switches/functions.ACL_BASE)
 PERCENTILES = ("min", "p50", "p90", "p99", "p999", "max")
+UPDATE_RATE_RANGE = (0.1, 100.0)  # changes per second: --update-rate, a campaign's update_rate
 
 
 @dataclass(frozen=True)

@@ -71,13 +71,6 @@ class OvsDpdk(Ovs):
         self.check_options(ctx.options)
         super().__init__(ctx)
         self.transport = parse_transport(ctx.options, "vhost")
-        if self.transport != "vhost":
-            # Measured: OVS opens a memif vdev with a TX queue per thread (PMD + main) while the
-            # engine's memif client negotiates one ring pair, and every frame OVS sends to it is
-            # counted as a TX drop. vhost-user is OVS's container port.
-            raise UsageError("ovs-dpdk: dpdk_port=memif does not work with OVS 3.1 (its memif "
-                             "port drops every frame it sends to a one-queue peer); use the "
-                             "default vhost-user ports, or memif with --switch testpmd")
         self.prefix = ctx.run_id.name("ovs")
         self.links: dict[str, DpdkLink] = {}
 
@@ -89,6 +82,13 @@ class OvsDpdk(Ovs):
             # need it), and the clones' sink ports would have to be DPDK ports too.
             raise UsageError(f"{cls.name}: flow_table=exact and clones are implemented for the "
                              "OVS backends with kernel ports (ovs, ovs-afxdp), not for DPDK ports")
+        if parse_transport(options, "vhost") != "vhost":
+            # Measured: OVS opens a memif vdev with a TX queue per thread (PMD + main) while the
+            # engine's memif client negotiates one ring pair, and every frame OVS sends to it is
+            # counted as a TX drop. vhost-user is OVS's container port.
+            raise UsageError("ovs-dpdk: dpdk_port=memif does not work with OVS 3.1 (its memif "
+                             "port drops every frame it sends to a one-queue peer); use the "
+                             "default vhost-user ports, or memif with --switch testpmd")
 
     @classmethod
     def availability(cls) -> Availability:

@@ -81,6 +81,10 @@ class Testpmd(Switch):
         self.argv: list[str] = []
 
     @classmethod
+    def check_options(cls, options: dict[str, str]) -> None:
+        parse_transport(options, "vhost")
+
+    @classmethod
     def availability(cls) -> Availability:
         return dpdk_availability(TESTPMD, FIX)
 
