@@ -22,7 +22,8 @@ import click
 from vswbench import __version__
 from vswbench.cli import (agent, campaign, host, latency, methods, model, papers, rule_update,
                           trial)
-from vswbench.cli.arguments import argument_problem, one_line, tolerant_output, usage_line
+from vswbench.cli.arguments import (argument_problem, one_line, short_lines, tolerant_output,
+                                    usage_line)
 from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
 from vswbench.engine.process import EngineError
 from vswbench.errors import UsageError, VswbenchError
@@ -63,7 +64,8 @@ for command in COMMANDS:
 
 # -- entry point -------------------------------------------------------------------------------
 def _error(message: str) -> None:
-    _line(f"vswbench: error: {one_line(message)}")
+    """One line; a message that lists several mistakes (a spec's), one line per mistake."""
+    _line(f"vswbench: error: {short_lines(message)}")
 
 
 def _line(text: str) -> None:

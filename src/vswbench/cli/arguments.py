@@ -36,6 +36,13 @@ def one_line(message: str) -> str:
     return _TOKEN.sub(lambda m: _shorten_token(m.group(0)), flat)
 
 
+def short_lines(message: str) -> str:
+    """A message of several lines (a spec's mistakes, one a line) kept a line each, every line
+    shortened as one_line does; a message of one line is one_line's."""
+    lines = [part.rstrip() for part in str(message).splitlines() if part.strip()]
+    return "\n".join(_TOKEN.sub(lambda m: _shorten_token(m.group(0)), line) for line in lines)
+
+
 def usage_line(exc: click.ClickException) -> str:
     """click's usage error (four lines: usage, try, blank, error) as one line naming the command
     and where its help is."""
