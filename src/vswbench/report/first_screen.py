@@ -91,7 +91,9 @@ RANKING_NOTE = (
     '<p class="footnote">NDR and PDR in millions of frames per second (each the median over a '
     "campaign's repetitions, as are cycles per packet and the latency percentiles); noise "
     "range: the range of the tie rule above; Gbit/s on the wire (each frame plus 20 bytes of preamble and "
-    "inter-frame gap). Latency in microseconds at 90 % of the NDR (– when none was measured). "
+    "inter-frame gap). Latency in microseconds at 90 % of the NDR (– when none was measured): "
+    "of the NDR its latency point searched or took from its search twin, the first repetition; "
+    "repetitions the decide phase adds later are searches only. "
     "Cycles per packet: the median of the search's lossless trials at the NDR's load (else its "
     "highest lossless trial below the NDR): busy CPU "
     "time of all cores (a polling core counts 100 % whatever the load) over the frames "

@@ -75,7 +75,8 @@ def ranking_text(verdicts: Sequence[Verdict], fmt: str = "text") -> str:
         out.append("")
     out.append("NDR/PDR by MLRsearch in Mpps (medians over repetitions); range: the tie rule's "
                "noise range (=N: tied); >=: generator-bound (the tester's ceiling, not the "
-               "switch's limit); latency at 90 % of the NDR in microseconds. " + MARKS_NOTE)
+               "switch's limit); latency at 90 % of the first repetition's NDR in microseconds. "
+               + MARKS_NOTE)
     return "\n".join(out) + "\n"
 
 
