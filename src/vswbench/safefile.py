@@ -91,12 +91,22 @@ def refuse_unsafe(path: str | Path, flag: str | None = None) -> None:
                          f"files; {fix}")
 
 
-def check_output_dir(directory: str | Path, flag: str | None = None) -> Path:
+def check_output_dir(directory: str | Path, flag: str | None = None,
+                     create: bool = True) -> Path:
     """The directory files will be written into: created if missing (mode 0777 & ~umask), it
     must be a directory (a link to one is followed: the user named it) where a new file can be
-    made. UsageError (exit 2) otherwise, before anything is measured."""
+    made. UsageError (exit 2) otherwise, before anything is measured. create=False: a missing
+    directory is not made yet (a run that may still fail to start leaves nothing behind); its
+    nearest existing ancestor must be a directory where one can be made."""
     directory = Path(directory)
     what = f"{flag} {directory}" if flag else str(directory)
+    if not create and not directory.exists() and not directory.is_symlink():
+        parent = next((p for p in directory.absolute().parents if p.exists()), Path("/"))
+        if not parent.is_dir():
+            raise UsageError(f"{what}: a part of the path is a file, not a directory: give a "
+                             "directory")
+        check_output_dir(parent, f"{what}: its parent", create=True)
+        return directory
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except FileExistsError:

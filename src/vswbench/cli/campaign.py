@@ -110,11 +110,11 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
                    if spec is None else f"results/{campaign.name}")
         out_dir = Path(campaign.out or default)
     require_root("a campaign")
-    check_output_dir(out_dir, "--out")          # every output checked before anything runs
+    check_output_dir(out_dir, "--out", create=False)   # every output checked, nothing made yet
     if not no_report:
         from vswbench.report import check_outputs
 
-        check_outputs(out_dir)
+        check_outputs(out_dir, create=False)
     err.print(f"results: {out_dir} (to resume after an interruption: the same command with "
               f"--out {out_dir})", highlight=False)
     with Progress(TextColumn("{task.description}"), BarColumn(),

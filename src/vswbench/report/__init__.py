@@ -65,14 +65,14 @@ def _write(path: Path, data: bytes) -> None:
     write_bytes(path, data)
 
 
-def check_outputs(out_dir: str | Path) -> Path:
+def check_outputs(out_dir: str | Path, create: bool = True) -> Path:
     """Before anything is measured or drawn: OUT is a directory files can be made in, and
     every file and directory the report writes there is a regular file (or directory) or
     nothing: a link, a device, a FIFO or a directory at report.html is refused (exit 2)."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise UsageError(f"report output {out} is a file: give a directory")
-    check_output_dir(out)
+    check_output_dir(out, create=create)
     for name in (REPORT_NAME, ERROR_BARS_JSON, ERROR_BARS_CSV, PRODUCT_BARS_JSON,
                  PRODUCT_BARS_CSV):
         refuse_unsafe(out / name)
