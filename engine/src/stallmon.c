@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
@@ -206,6 +208,12 @@ int stallmon_main(int argc, char **argv)
 {
 	static struct mon m;
 	struct vsb_error e = {0};
+	/* A session's monitor ends with the process that started it, even one killed by SIGKILL
+	 * (its BPF programs go with it): never an orphan holding the CPUs' hooks. */
+	pid_t parent = getppid();
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		return 1;
 	if (stallmon_parse(argc, argv, &m.o, &e)) {
 		fprintf(stderr, "vswbench-engine: error: %s\n", e.msg);
 		return 2;

@@ -16,7 +16,8 @@ The measurer runs each trial through a TrialSession (session.py); frames the gen
 send count as lost, as MLRsearch requires (a load that was not offered was not passed). When the
 search ends at the generator's own ceiling the result says "at least X (generator-bound)".
 A trial classified "host stall" (hoststall.py) is marked rejected and measured again, at most
-MAX_STALL_REPEATS times (measure_valid); the result keeps every trial, the number rejected and
+MAX_STALL_REPEATS times (measure_valid), and at most MAX_STALL_REPEATS_PER_SEARCH in one search
+(then a host-stall trial counts as measured, marked); the result keeps every trial, the number rejected and
 why, and RFC 2544's NDR with every trial counted (classic_ndr_pps) beside the NDR.
 """
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.hoststall import MAX_STALL_REPEATS
+from vswbench.measure.hoststall import MAX_STALL_REPEATS, MAX_STALL_REPEATS_PER_SEARCH
 from vswbench.measure.session import DEFAULT_DRAIN_QUIET, SessionTrial, TrialSession
 
 GENERATOR_BOUND_FRACTION = 0.97   # a bound this close to the tester's ceiling is the tester's
@@ -256,8 +257,10 @@ def measure_valid(session: TrialSession, load: float, duration: float,
     trial = session.measure(load, duration)
     progress(trial)
     for _ in range(MAX_STALL_REPEATS):
-        if trial.host_stall is None:
+        if trial.host_stall is None or session.stall_repeats_left == 0:
             break
+        if session.stall_repeats_left is not None:
+            session.stall_repeats_left -= 1
         trial.rejected = True
         log.info("trial at %.0f pps rejected: %s", load, trial.host_stall)
         trial = session.measure(load, duration)
@@ -341,7 +344,11 @@ def search(session: TrialSession, p: Preset, *, min_load: float, max_load: float
                          "0 < --min-load < --max-load")
     start = time.monotonic()
     runner = run_binary if p.algorithm == "binary" else run_mlrsearch
-    outcomes = runner(session, p, min_load, max_load, progress)
+    session.stall_repeats_left = MAX_STALL_REPEATS_PER_SEARCH
+    try:
+        outcomes = runner(session, p, min_load, max_load, progress)
+    finally:
+        session.stall_repeats_left = None
     result = SearchResult(p.name, p.algorithm, outcomes, min_load, max_load, list(session.trials),
                           time.monotonic() - start, session.overhead_summary(), generator_ceiling)
     if result.rejected:
@@ -349,6 +356,12 @@ def search(session: TrialSession, p: Preset, *, min_load: float, max_load: float
             f"{len(result.rejected)} trial(s) lost frames to a host stall (a CPU of the path "
             "stopped longer than its ring holds) and were repeated; the NDR uses the valid "
             f"trials, RFC 2544's with every trial counted is {_pps(result.classic_ndr_pps)}")
+    counted = [t for t in result.trials if t.host_stall is not None and not t.rejected]
+    if counted:
+        result.notes.append(
+            f"{len(counted)} more trial(s) lost frames to a host stall after the search's "
+            f"{MAX_STALL_REPEATS_PER_SEARCH} repeats were spent, or on their last repeat: they "
+            "count as measured (the machine stalls often: see the report's stall line)")
     unsent = [t for t in result.trials if t.unsent_count]
     if unsent:
         result.notes.append(

@@ -16,6 +16,8 @@ as unsent (the tester reached its ceiling, or the path pushed back).
 
 from __future__ import annotations
 
+import os
+
 import time
 from abc import ABC, abstractmethod
 from contextlib import ExitStack
@@ -130,8 +132,11 @@ class TrialSession(ABC):
                  drain_quiet: float = DEFAULT_DRAIN_QUIET, monitor_stalls: bool = True) -> None:
         if testbed.switch is None:
             raise VswbenchError("a trial session needs a built testbed")
-        self.monitor_stalls = monitor_stalls
+        # VSWBENCH_STALL_MONITOR=off: no stall monitor (bench/stall_monitor compares its cost)
+        self.monitor_stalls = monitor_stalls and os.environ.get("VSWBENCH_STALL_MONITOR") != "off"
         self.monitor: StallMonitor | None = None
+        # host-stall trials the running search may still repeat (search.py; None: no limit)
+        self.stall_repeats_left: int | None = None
         self.testbed = testbed
         self.params = params
         self.drain = drain
