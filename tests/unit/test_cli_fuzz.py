@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vswbench.cli.app import cli, main
+from cli_commands import leaf_commands
+from vswbench.cli.app import main
 
 EXAMPLES = int(os.environ.get("VSB_FUZZ_EXAMPLES", "300"))
 DOCUMENTED = {0, 1, 2, 3}
@@ -32,19 +33,6 @@ ATOMS = ["0", "1", "-1", "2", "64", "1518", "9000", "imix", "imix:zz", "nan", "i
 VALUE = st.one_of(st.sampled_from(ATOMS), st.text(max_size=6),
                   st.floats(allow_nan=True, allow_infinity=True).map(repr),
                   st.integers(-10**12, 10**12).map(str))
-
-
-def leaf_commands() -> dict[str, click.Command]:
-    found: dict[str, click.Command] = {}
-
-    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
-        if isinstance(cmd, click.Group):
-            for name, sub in cmd.commands.items():
-                walk(sub, (*path, name))
-        else:
-            found[" ".join(path)] = cmd
-    walk(cli, ())
-    return found
 
 
 COMMANDS = leaf_commands()

@@ -28,7 +28,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from build_guard import BuildReached, guard_build
-from vswbench.cli.app import cli, main
+from cli_commands import leaf_commands
+from vswbench.cli.app import main
 from vswbench.cli.common import FrameSizeType, SecondsType
 
 EXAMPLES = int(os.environ.get("VSB_PROPERTY_EXAMPLES", "300"))
@@ -69,20 +70,6 @@ GOOD: dict[str, list[str]] = {
     "--fail-if": ["ndr:-5%"],
 }
 UNKNOWN_OPTIONS = ["--bogus", "--swich", "--no-such=1", "-Z", "--json=yes", "--size-x"]
-
-
-def leaf_commands() -> dict[str, click.Command]:
-    """Every command a user can run, from the command table (cli/app.py COMMANDS)."""
-    found: dict[str, click.Command] = {}
-
-    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
-        if isinstance(cmd, click.Group):
-            for name, sub in cmd.commands.items():
-                walk(sub, (*path, name))
-        else:
-            found[" ".join(path)] = cmd
-    walk(cli, ())
-    return found
 
 
 COMMANDS = leaf_commands()

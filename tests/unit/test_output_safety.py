@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from report_fixtures import write_fixture_store
+from decoys import DECOY_TEXT, make_decoy
 from vswbench.cli import app as cli
 from vswbench.errors import UsageError
 from vswbench.results.store import ResultStore
 TEMP_TAG = ".vsb-tmp-"                 # safefile.TEMP_TAG (kept here: the test runs on old code too)
 
-DECOY_TEXT = "root:x:0:0:decoy, standing in for /etc/passwd\n"
 
 
 @pytest.fixture
@@ -31,11 +31,7 @@ def store_dir(tmp_path) -> Path:
 
 @pytest.fixture
 def decoy(tmp_path) -> Path:
-    other = tmp_path / "elsewhere"
-    other.mkdir()
-    path = other / "passwd"
-    path.write_text(DECOY_TEXT)
-    return path
+    return make_decoy(tmp_path)
 
 
 def node(path: Path) -> Path:

@@ -10,23 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from decoys import DECOY_TEXT, make_decoy
 from vswbench.errors import UsageError
 from vswbench.safefile import (TEMP_TAG, WriteFailed, append_line, atomic_writer,
                                check_output_dir, check_output_file, make_dir, open_regular,
                                repair_lines, write_bytes, write_text)
 from tiny_fs import tiny_fs  # noqa: F401 - a fixture (tests/tiny_fs.py)
 
-DECOY_TEXT = "root:x:0:0:decoy, standing in for /etc/passwd\n"
 
 
 @pytest.fixture
 def decoy(tmp_path: Path) -> Path:
     """A file that must never change (the target of planted links)."""
-    other = tmp_path / "elsewhere"
-    other.mkdir()
-    path = other / "passwd"
-    path.write_text(DECOY_TEXT)
-    return path
+    return make_decoy(tmp_path)
 
 
 def device_copy(path: Path) -> Path:

@@ -163,6 +163,8 @@ class StallMonitor:
         self.proc: EngineProcess | None = None
         self.reason = ""
         self.final: dict[str, Any] | None = None
+        self._stalls: list[Stall] = []       # parsed so far (each trial reads only the new ones)
+        self._seen = 0                       # records of the monitor already looked at
 
     def __enter__(self) -> StallMonitor:
         return self.start()
@@ -192,9 +194,13 @@ class StallMonitor:
         return self.proc is not None and self.proc.running
 
     def stalls(self) -> list[Stall]:
+        """Every stall the monitor has printed so far (records parsed once, as they come)."""
         if self.proc is None:
             return []
-        return [parse_stall(r) for r in self.proc.result().records if r.type == "stall"]
+        records = self.proc.result().records
+        self._stalls += [parse_stall(r) for r in records[self._seen:] if r.type == "stall"]
+        self._seen = len(records)
+        return list(self._stalls)
 
     def report(self, t0_ns: int, t1_ns: int, cpus: Sequence[int] | None = None) -> TrialStalls:
         if self.proc is None:
