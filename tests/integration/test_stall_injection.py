@@ -4,8 +4,10 @@ through veth with its NAPI thread on that CPU.
 
 - Injected: the stall monitor must report at least 90 % of the injected stalls that fell inside a
   trial while traffic flowed (a burst during which the tester's own CPU was stopped delays no
-  path work: no frame arrives, nothing waits), and at least 90 % of the trials that lost frames
-  while bursts hit them must be classified "host stall".
+  path work: no frame arrives, nothing waits). Every trial that lost frames while bursts hit
+  it is classified "host stall" unless it lost more than STALL_LOSS_FACTOR x what its seen stalls
+  can cost (then something else cost frames too, and the classifier rightly counts the trial);
+  at least 70 % are (16-20 of 20 in five quiet runs: the rest lost 2-5 times their stalls' frames).
 - Without injection: at most 5 % of trials flagged, or, on a machine that other work loads, every
   flagged trial beyond those 5 % corroborated by the kernel's own accounting, independent of the
   monitor: the run-queue delay (/proc/PID/schedstat) of the thread the monitor saw waiting, or the
@@ -25,6 +27,7 @@ import pytest
 
 from vswbench.engine.params import TrialParams
 from vswbench.host.cpustat import read_proc_stat
+from vswbench.measure.hoststall import STALL_LOSS_FACTOR, TRAFFIC_SLACK_S
 from vswbench.measure.session import ControlSession, SessionTrial
 from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
@@ -168,7 +171,17 @@ def test_injected_stalls_are_flagged_and_quiet_trials_are_not(root, engine):
     assert len(with_traffic) >= TRIALS, (len(with_traffic), len(inside), len(bursts))
     assert len(seen) >= 0.9 * len(with_traffic)
     assert lossy_hit, "the injected stalls cost no frames: the test's rate is too low to show them"
-    assert len(rejected) >= 0.9 * len(lossy_hit)
+    # a lossy trial left unflagged must be one the classifier leaves on purpose: it lost more
+    # than STALL_LOSS_FACTOR x the frames its seen stalls put over the ring (something besides
+    # the stall cost frames). Here 0-4 of 20 trials did, in five runs on a quiet machine; a missed
+    # stall would fail the first assertion
+    unflagged = [t for t in lossy_hit if not t.host_stall]
+    for t in unflagged:
+        stalled = t.result.stalls
+        assert stalled is not None and stalled.monitored
+        over = stalled.frames_over_ring(RATE, 256, (t.result.duration_s + TRAFFIC_SLACK_S) * 1000)
+        assert t.result.lost > STALL_LOSS_FACTOR * over, (t.result.lost, over)
+    assert len(rejected) >= 0.7 * len(lossy_hit)
     # a quiet machine flags at most 5 %; a machine others load may flag more, but only trials
     # whose stall the kernel's accounting confirms (or cannot resolve: short CPU stops)
     assert len(flagged_quiet) <= 0.05 * len(quiet) or len(unexplained) <= 0.05 * len(quiet)
