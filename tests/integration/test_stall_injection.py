@@ -7,7 +7,7 @@ through veth with its NAPI thread on that CPU.
   path work: no frame arrives, nothing waits). Every trial that lost frames while bursts hit
   it is classified "host stall" unless it lost more than STALL_LOSS_FACTOR x what its seen stalls
   can cost (then something else cost frames too, and the classifier rightly counts the trial):
-  13-20 of 20 were flagged in nine quiet runs, the rest lost 2-5 times their stalls' frames.
+  13-20 of 20 were flagged in nine quiet runs, the rest lost more than twice their stalls' frames.
 - Without injection: at most 5 % of trials flagged, or, on a machine that other work loads, every
   flagged trial beyond those 5 % corroborated by the kernel's own accounting, independent of the
   monitor: the run-queue delay (/proc/PID/schedstat) of the thread the monitor saw waiting, or the
