@@ -167,7 +167,64 @@ class StallingDut(SimulatedDut):
         return t
 
 
-def test_host_stall_trials_are_repeated_and_left_out_of_the_ndr():
+@pytest.fixture
+def repeat_policy(monkeypatch):
+    monkeypatch.setenv("VSWBENCH_STALL_POLICY", "repeat")
+
+
+class ClassifiedStallingDut(SimulatedDut):
+    """Every `every`-th trial stalls, costing `stall_lost` frames; it is flagged host stall only
+    when its loss is within what hoststall.classify allows (STALL_LOSS_FACTOR x the stall's
+    frames): over the limit, the switch's own loss is far larger and the trial is not flagged."""
+
+    def __init__(self, limit: float, every: int, stall_lost: int = 200) -> None:
+        super().__init__(limit)
+        self.every, self.stall_lost = every, stall_lost
+
+    def measure(self, rate_pps: float, duration: float, *, count=None) -> SessionTrial:
+        from vswbench.measure.hoststall import STALL_LOSS_FACTOR
+
+        t = super().measure(rate_pps, duration)
+        if self.every and len(self.trials) % self.every == 0:
+            t.result.lost += self.stall_lost
+            if t.result.lost <= STALL_LOSS_FACTOR * self.stall_lost:
+                t.result.host_stall = "host stall: CPU 1 2.00 ms (simulated)"
+        return t
+
+
+@pytest.mark.parametrize("every", [3, 1])
+def test_host_stall_trials_are_excised_by_default(monkeypatch, every):
+    monkeypatch.delenv("VSWBENCH_STALL_POLICY", raising=False)
+    dut = ClassifiedStallingDut(limit=123_456, every=every)
+    r = search(dut, preset("fast", trial_duration=1.0), min_load=1_000,  # type: ignore[arg-type]
+               max_load=400_000)
+    # as without stalls, even when every trial stalls (the repeat policy would stall forever)
+    assert r.ndr_pps == pytest.approx(123_456, rel=0.006)
+    excised = r.excised
+    assert excised and all(t.host_stall and t.rejected for t in excised)
+    assert r.rejected == excised
+    # no trial repeated: the search measured exactly the trials the DUT ran
+    assert len(r.trials) == len(dut.trials)
+    # the loss stays on the stored trial; RFC 2544's NDR counts it
+    assert all(t.result.lost >= 200 for t in excised)
+    classic = r.classic_ndr_pps
+    assert classic is None or classic < min(t.intended_load for t in excised)
+    data = r.to_json()
+    assert data["trials_excised"] == len(excised) == data["trials_rejected"]
+    assert all(t["excised"] for t in data["trials"] if t["host_stall"])
+    assert any("excised" in n for n in r.notes)
+
+
+def test_an_unknown_stall_policy_is_a_usage_error(monkeypatch):
+    from vswbench.errors import UsageError
+
+    monkeypatch.setenv("VSWBENCH_STALL_POLICY", "ignore")
+    with pytest.raises(UsageError, match="VSWBENCH_STALL_POLICY='ignore'.*excise, repeat"):
+        search(SimulatedDut(limit=1e5), preset("quick"), min_load=1_000,  # type: ignore[arg-type]
+               max_load=400_000)
+
+
+def test_host_stall_trials_are_repeated_and_left_out_of_the_ndr(repeat_policy):
     dut = StallingDut(limit=123_456, every=3)
     r = search(dut, preset("fast", trial_duration=1.0), min_load=1_000,  # type: ignore[arg-type]
                max_load=400_000)
@@ -205,7 +262,7 @@ def test_a_quiet_dut_rejects_nothing_and_both_ndrs_agree():
     assert not any("host stall" in n for n in r.notes)
 
 
-def test_a_load_that_always_stalls_is_tried_at_most_max_repeats_more_times():
+def test_a_load_that_always_stalls_is_tried_at_most_max_repeats_more_times(repeat_policy):
     dut = StallingDut(limit=1e9, every=1)   # every trial stalls
     r = search(dut, preset("binary", trial_duration=1.0), min_load=1_000,  # type: ignore[arg-type]
                max_load=400_000)

@@ -15,10 +15,12 @@ The presets are goal configurations of MLRsearch (except `binary`):
 The measurer runs each trial through a TrialSession (session.py); frames the generator could not
 send count as lost, as MLRsearch requires (a load that was not offered was not passed). When the
 search ends at the generator's own ceiling the result says "at least X (generator-bound)".
-A trial classified "host stall" (hoststall.py) is marked rejected and measured again, at most
-MAX_STALL_REPEATS times (measure_valid), and at most MAX_STALL_REPEATS_PER_SEARCH in one search
-(then a host-stall trial counts as measured, marked); the result keeps every trial, the number rejected and
-why, and RFC 2544's NDR with every trial counted (classic_ndr_pps) beside the NDR.
+A trial classified "host stall" (hoststall.py) is handled by the stall policy (measure_valid):
+`excise` (default) counts it with the loss its stall explains taken out, marked excised;
+`repeat` measures it again, at most MAX_STALL_REPEATS times, and at most
+MAX_STALL_REPEATS_PER_SEARCH in one search (then a host-stall trial counts as measured, marked).
+The result keeps every trial, the number rejected (excised or repeated) and why, and RFC 2544's
+NDR with every trial counted (classic_ndr_pps) beside the NDR.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.hoststall import MAX_STALL_REPEATS, MAX_STALL_REPEATS_PER_SEARCH
+from vswbench.measure.hoststall import (MAX_STALL_REPEATS, MAX_STALL_REPEATS_PER_SEARCH,
+                                        stall_policy)
 from vswbench.measure.session import DEFAULT_DRAIN_QUIET, SessionTrial, TrialSession
 
 GENERATOR_BOUND_FRACTION = 0.97   # a bound this close to the tester's ceiling is the tester's
@@ -154,8 +157,14 @@ class SearchResult:
 
     @property
     def rejected(self) -> list[SessionTrial]:
-        """Trials a host stall cost frames, repeated and left out of the NDR and PDR."""
+        """Trials a host stall cost frames, whose loss the NDR and PDR leave out (excised or
+        repeated)."""
         return [t for t in self.trials if t.rejected]
+
+    @property
+    def excised(self) -> list[SessionTrial]:
+        """Rejected trials counted with their stall's loss taken out (policy excise)."""
+        return [t for t in self.trials if t.excised]
 
     @property
     def classic_ndr_pps(self) -> float | None:
@@ -210,7 +219,7 @@ class SearchResult:
             "trial_count": len(self.trials),
             "trial_seconds": self.trial_seconds, "wall_seconds": round(self.wall_seconds, 3),
             "classic_ndr_pps": self.classic_ndr_pps,
-            "trials_rejected": len(self.rejected),
+            "trials_rejected": len(self.rejected), "trials_excised": len(self.excised),
             "rejected_reasons": [t.host_stall for t in self.rejected],
             "overhead_per_trial": self.session, "notes": self.notes,
         }
@@ -228,12 +237,13 @@ def _mlrsearch_goal(goal: Goal) -> Any:
 
 
 def measurement_of(trial: SessionTrial) -> Any:
-    """A session trial as MLRsearch's MeasurementResult (unsent frames count as lost)."""
+    """A session trial as MLRsearch's MeasurementResult (unsent frames count as lost; an
+    excised trial's loss, its stall's, does not)."""
     from MLRsearch import MeasurementResult
 
     return MeasurementResult(
         intended_duration=trial.intended_duration, intended_load=trial.intended_load,
-        offered_count=trial.offered_count, forwarding_count=trial.forwarded_count,
+        offered_count=trial.offered_count, forwarding_count=trial.counted_forwarded_count,
         intended_count=trial.offered_count + trial.unsent_count,
         offered_duration=trial.result.duration_s or trial.intended_duration,
         duration_with_overheads=trial.wall_s)
@@ -253,9 +263,15 @@ def measure_valid(session: TrialSession, load: float, duration: float,
                   progress: Callable[[SessionTrial], None]) -> SessionTrial:
     """One trial at this load; a trial classified "host stall" (hoststall.py: it lost frames
     while a stall of the path's CPUs long enough to explain the loss hit it) is marked rejected
-    and measured again, at most MAX_STALL_REPEATS times. The last one counts whatever it is."""
+    and, by the stall policy, excised (counted with its stall's loss taken out) or measured
+    again, at most MAX_STALL_REPEATS times (the last one counts whatever it is)."""
     trial = session.measure(load, duration)
     progress(trial)
+    if session.stall_policy == "excise":
+        if trial.host_stall is not None:
+            trial.rejected = trial.excised = True
+            log.info("trial at %.0f pps: loss excised: %s", load, trial.host_stall)
+        return trial
     for _ in range(MAX_STALL_REPEATS):
         if trial.host_stall is None or session.stall_repeats_left == 0:
             break
@@ -345,13 +361,20 @@ def search(session: TrialSession, p: Preset, *, min_load: float, max_load: float
     start = time.monotonic()
     runner = run_binary if p.algorithm == "binary" else run_mlrsearch
     session.stall_repeats_left = MAX_STALL_REPEATS_PER_SEARCH
+    session.stall_policy = stall_policy()
     try:
         outcomes = runner(session, p, min_load, max_load, progress)
     finally:
         session.stall_repeats_left = None
     result = SearchResult(p.name, p.algorithm, outcomes, min_load, max_load, list(session.trials),
                           time.monotonic() - start, session.overhead_summary(), generator_ceiling)
-    if result.rejected:
+    if result.excised:
+        result.notes.append(
+            f"{len(result.excised)} trial(s) lost frames to a host stall (a CPU of the path "
+            "stopped longer than its ring holds); the NDR counts them with the stall's loss "
+            "taken out (excised), RFC 2544's with every trial counted is "
+            f"{_pps(result.classic_ndr_pps)}")
+    elif result.rejected:
         result.notes.append(
             f"{len(result.rejected)} trial(s) lost frames to a host stall (a CPU of the path "
             "stopped longer than its ring holds) and were repeated; the NDR uses the valid "

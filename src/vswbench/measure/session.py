@@ -67,7 +67,8 @@ class SessionTrial:
     intended_count: int         # frames that should have been sent
     wall_s: float               # wall clock of the whole trial, counters included
     unsent_tolerance: int = 2   # frames short that are pacing granularity, not a failure
-    rejected: bool = False      # a host-stall trial the search repeated (not used for its NDR)
+    rejected: bool = False      # a host-stall trial whose stall-explained loss the search ignored
+    excised: bool = False       # ... counted, its loss taken out (policy excise), not repeated
     window_ns: tuple[int, int] = (0, 0)   # CLOCK_MONOTONIC start and end (the stall records' clock)
 
     @property
@@ -81,6 +82,12 @@ class SessionTrial:
     @property
     def forwarded_count(self) -> int:
         return self.offered_count - self.result.lost
+
+    @property
+    def counted_forwarded_count(self) -> int:
+        """What the search counts as forwarded: every offered frame for an excised trial (its
+        loss is the stall's, hoststall.py), else what arrived."""
+        return self.offered_count if self.excised else self.forwarded_count
 
     @property
     def unsent_count(self) -> int:
@@ -110,6 +117,7 @@ class SessionTrial:
                 "wall_s": round(self.wall_s, 4),
                 "irq_rates": getattr(r, "irq_rates", {}),
                 "host_stall": self.host_stall, "rejected": self.rejected,
+                "excised": self.excised,
                 "stalls": _stall_brief(getattr(r, "stalls", None))}
 
 
@@ -137,6 +145,7 @@ class TrialSession(ABC):
         self.monitor: StallMonitor | None = None
         # host-stall trials the running search may still repeat (search.py; None: no limit)
         self.stall_repeats_left: int | None = None
+        self.stall_policy = "repeat"   # search() sets it (hoststall.stall_policy) for its span
         self.testbed = testbed
         self.params = params
         self.drain = drain
