@@ -1,6 +1,6 @@
 """The report's sentence on host stalls: how much this machine stopped the path's CPUs during the
 run's searches (engine/stalls.py records them per trial, measure/hoststall.py classifies), and how
-many trials lost frames to a stall and were repeated."""
+many trials lost frames to a stall (and were excised or repeated)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def stall_totals(trials: list[dict[str, Any]]) -> dict[str, Any]:
             d["stalls"] += _number(c.get("stalls"))
             d["longest_us"] = max(d["longest_us"], _number(c.get("longest_us")))
     return {"cpus": cpus, "seconds": seconds, "monitored": monitored,
-            "rejected": sum(1 for t in trials if t.get("rejected"))}
+            "rejected": sum(1 for t in trials if t.get("rejected")),
+            "excised": sum(1 for t in trials if t.get("excised"))}
 
 
 def stall_sentences(data: StoredResults) -> list[str]:
@@ -44,9 +45,15 @@ def stall_sentences(data: StoredResults) -> list[str]:
     per_cpu = "; ".join(
         f"CPU {cpu}: {d['stalls'] / secs:.1f} a second, longest {d['longest_us'] / 1000:.1f} ms"
         for cpu, d in sorted(totals["cpus"].items(), key=lambda kv: int(kv[0])))
-    rejected = totals["rejected"]
+    rejected, excised = totals["rejected"], totals["excised"]
+    how = []
+    if excised:
+        how.append(f"{excised} counted with the stall's loss taken out (excised)")
+    if rejected - excised:
+        how.append(f"{rejected - excised} repeated")
+    handled = f" ({', '.join(how)})" if how else ""
     return [(f"Host stalls during the searches ({totals['monitored']} trials, {secs:.0f} s "
             f"monitored; a stall is a CPU of the path stopped, or the path's thread kept waiting, "
             f"for 0.1 ms or more): {per_cpu}. {rejected} trial(s) lost frames to a stall longer "
-            "than the path's ring holds and were repeated (their searches' NDRs leave them out; "
-            "RFC 2544's NDR with every trial counted is stored beside each).")]
+            f"than the path's ring holds{handled}: their searches' NDRs do not count that loss; "
+            "RFC 2544's NDR with every trial counted is stored beside each.")]

@@ -256,7 +256,7 @@ class Headline:
     trial_seconds: float | None = None
     wall_seconds: float | None = None
     # host stalls (measure/hoststall.py): RFC 2544's NDR with every trial counted, and the trials
-    # a host stall cost frames, repeated and left out of ndr_pps
+    # a host stall cost frames: excised or repeated, that loss left out of ndr_pps
     classic_ndr_pps: float | None = None
     trials_rejected: int | None = None
 
