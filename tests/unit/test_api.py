@@ -39,7 +39,7 @@ def test_readme_example_runs(quick, monkeypatch, capsys) -> None:
     monkeypatch.chdir(quick.parent.parent)
     exec(compile(readme_example(), "README.md", "exec"), {})
     printed = capsys.readouterr().out
-    assert "64 B, kernel switches: xdp and tc-bpf lead" in printed
+    assert "64 B, kernel switches: xdp, tc-bpf and bridge lead" in printed
     assert "Linux bridge" in printed and "ndr_pps" in printed
     assert "latency_loss_ratio" in printed and "unreliable: none" in printed
 

@@ -20,17 +20,20 @@ def quick(tmp_path_factory):
 
 def test_verdict_lines(quick) -> None:
     model = build_model(load(quick))
+    # the fixture's searches are quick-preset ones: their noise band is 30 % (results/noise.py
+    # PRESET_NOISE), so one repetition of bridge 1.35x below xdp is not yet decided
     assert [v.line for v in model.verdicts] == [
-        "64 B, kernel switches: xdp and tc-bpf lead (0.690, 0.688 Mpps, within noise of each "
-        "other: noise ranges 0.655-0.728 and 0.654-0.726 Mpps overlap, 1 repetition each), "
-        "bridge 26 % lower (0.510 Mpps; noise ranges apart), last ovs 77 % lower (0.160 Mpps) "
+        "64 B, kernel switches: xdp, tc-bpf and bridge lead (0.690, 0.688, 0.510 Mpps, within "
+        "noise of each other: 1.35x apart, noise ranges 0.587-0.797 and 0.433-0.589 Mpps "
+        "overlap, 1 repetition each), ovs 77 % lower (0.160 Mpps; noise ranges apart) "
         "(baseline veth 0.820 Mpps; tester's ceiling 0.870 Mpps).",
         "64 B, DPDK switches: testpmd leads (6.10 Mpps), ovs-dpdk 31 % lower (4.20 Mpps; noise "
         "ranges apart) (baseline memif ≥ 10.7 Mpps; tester's ceiling 10.7 Mpps).",
-        "1518 B, kernel switches: tc-bpf and xdp reach the tester's ceiling (≥ 0.400 Mpps, the "
-        "tester's limit, tied), bridge 25 % lower (0.300 Mpps; below xdp at the tester's "
-        "ceiling), last ovs 78 % lower (0.090 Mpps) (baseline veth ≥ 0.400 Mpps; tester's "
-        "ceiling 0.400 Mpps).",
+        "1518 B, kernel switches: tc-bpf, xdp and bridge lead (0.400, 0.400, 0.300 Mpps, within "
+        "noise of each other: 1.33x apart, noise ranges 0.34-0.462 and 0.255-0.347 Mpps "
+        "overlap, 1 repetition each; tc-bpf and xdp at the tester's ceiling), ovs 78 % lower "
+        "(0.090 Mpps; noise ranges apart) (baseline veth ≥ 0.400 Mpps; tester's ceiling "
+        "0.400 Mpps).",
         "1518 B, DPDK switches: testpmd leads (3.00 Mpps), ovs-dpdk 33 % lower (2.00 Mpps; noise "
         "ranges apart) (baseline memif ≥ 5.90 Mpps; tester's ceiling 5.90 Mpps)."]
 
@@ -39,7 +42,7 @@ def test_ranks_ties_baselines_and_stacks(quick) -> None:
     model = build_model(load(quick))
     k64 = model.verdicts[0]
     assert [(e.switch, e.rank, e.tied) for e in k64.ranked] == [
-        ("xdp", 1, True), ("tc-bpf", 1, True), ("bridge", 3, False), ("ovs", 4, False)]
+        ("xdp", 1, True), ("tc-bpf", 1, True), ("bridge", 1, True), ("ovs", 4, False)]
     assert [e.switch for e in k64.references] == ["veth"] and k64.references[0].rank is None
     assert k64.ceiling_pps == 870_000.0 and k64.stack == "kernel"
     dpdk = model.verdicts[1]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from vswbench.campaign.spec import Point
 from vswbench.results.decide import Contender, PairDecision, decide, noise_range
+from vswbench.results.noise import search_noise
 from vswbench.results.points import read_point
 from vswbench.results.store import StoredPoint
 
@@ -72,13 +73,14 @@ def contender(base: Point, stored: dict[str, StoredPoint]) -> tuple[Contender, b
     heads = [read_point(s).headline for s in repetitions(base, stored)]
     heads = [h for h in heads if h.ndr_pps is not None]
     ndrs = tuple(h.ndr_pps for h in heads if h.ndr_pps is not None)
-    bracket = None
+    bracket, preset = None, None
     if heads:
         chosen = sorted(heads, key=lambda h: h.ndr_pps or 0.0)[len(heads) // 2]
+        preset = chosen.preset
         if chosen.lower_bound_pps is not None:
             bracket = (chosen.lower_bound_pps, chosen.upper_bound_pps or chosen.lower_bound_pps)
     bound = any(bool(h.generator_bound) for h in heads)
-    return Contender(base.switch, ndrs, noise_range(ndrs, bracket)), bound
+    return Contender(base.switch, ndrs, noise_range(ndrs, bracket, search_noise(preset))), bound
 
 
 def open_pairs(points: Iterable[Point], stored_points: Iterable[StoredPoint]) -> list[Open]:

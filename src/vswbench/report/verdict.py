@@ -33,14 +33,16 @@ from vswbench.report.backends import BASELINE, DPDK, KERNEL, BackendInfo, info_f
 from vswbench.report.data import RankingRow
 from vswbench.results.decide import (ALPHA, TIE_MAX_RATIO, Contender, PairDecision, decide,
                                      noise_range as _range)
-from vswbench.results.noise import SINGLE_SEARCH_NOISE, overlap
+from vswbench.results.noise import PRESET_NOISE, overlap, search_noise
 from vswbench.results.points import StoredResults, size_order
 from vswbench.results.setups import SetupSearches, search_setups
 
 TIE_RULE = ("Each switch's noise range is its search's final bracket (the NDR's lower and "
             "upper bound), with repetitions widened to the interquartile range of their NDRs, "
-            f"then by {SINGLE_SEARCH_NOISE * 50:g} % on each side (two single searches of one "
-            f"switch differ within {SINGLE_SEARCH_NOISE * 100:g} %). Switches are taken in "
+            "then by half its preset's single-search noise band on each side (two single "
+            "searches of one switch differ within "
+            + ", ".join(f"{v * 100:g} % with {k}" for k, v in PRESET_NOISE.items())
+            + "). Switches are taken in "
             "order of NDR (the median over repetitions): a switch is tied with the first "
             "(highest) switch of the current group, and shares its rank, unless the two are "
             f"decided at {(1 - ALPHA) * 100:g} % confidence: by the exact one-sided "
@@ -121,7 +123,7 @@ def noise_range(s: SetupSearches) -> Interval | None:
     h = s.chosen.headline
     bracket = (None if h.lower_bound_pps is None
                else (h.lower_bound_pps, h.upper_bound_pps or h.lower_bound_pps))
-    return _range(s.ndr_values, bracket)
+    return _range(s.ndr_values, bracket, search_noise(h.preset))
 
 
 def _setups(data: StoredResults) -> dict[str, SetupSearches]:

@@ -38,16 +38,17 @@ def _quartiles(values: Sequence[float]) -> Interval:
     return q[0], q[2]
 
 
-def noise_range(ndrs: Sequence[float], bracket: Interval | None) -> Interval | None:
+def noise_range(ndrs: Sequence[float], bracket: Interval | None,
+                noise: float = SINGLE_SEARCH_NOISE) -> Interval | None:
     """A setup's range: its repetitions' interquartile range joined with the median
     repetition's final bracket (lower, upper bound), widened by half the single-search noise band
-    on each side; None without an NDR."""
+    (its preset's: noise.search_noise) on each side; None without an NDR."""
     if not ndrs:
         return None
     low, high = _quartiles(ndrs)
     if bracket is not None:
         low, high = min(low, bracket[0]), max(high, bracket[1])
-    half = SINGLE_SEARCH_NOISE / 2
+    half = noise / 2
     return low * (1 - half), high * (1 + half)
 
 

@@ -34,6 +34,19 @@ from typing import Any
 from scipy.stats import median_abs_deviation
 
 SINGLE_SEARCH_NOISE = 0.10  # ten fast searches of the bridge: CV 3.8 %; 1.96 x sqrt(2) x 3.8 %
+# Per preset, how far two single searches of one switch may differ by noise alone. The quick
+# preset's quarter-second trials and 5 % width spread far more than fast's: over three quick
+# runs of this VM one switch's NDR moved 1.2-1.5x between runs (median of 14 kernel
+# switch-sizes 1.49x with host-stall trials repeated, bench/reproducibility); 30 % keeps a
+# single pair of quick searches from being decided on a gap the next run reverses (the rank test
+# over repetitions, or a 1.5x gap, decides such pairs instead).
+PRESET_NOISE = {"fast": SINGLE_SEARCH_NOISE, "quick": 0.30}
+
+
+def search_noise(preset: str | None) -> float:
+    """The single-search noise band of a preset (fast's for the others: longer trials)."""
+    return PRESET_NOISE.get(preset or "fast", SINGLE_SEARCH_NOISE)
+
 MIN_POINTS_FOR_SHIFT = 6     # fewer figures say too little about a run's scatter
 OUTLIER_Z = 3.5              # Iglewicz & Hoaglin's modified z-score limit
 MAD_TO_SIGMA = 1.4826        # MAD x this = sigma for normal data (scipy's scale="normal")
@@ -116,5 +129,6 @@ def common_shift(metric: str, ratios: Sequence[float], noise: float) -> Shift | 
     return Shift(metric, len(logs), math.exp(med), scale)
 
 
-__all__ = ["MIN_POINTS_FOR_SHIFT", "OUTLIER_Z", "SINGLE_SEARCH_NOISE", "Shift", "common_shift", "half_log_width", "overlap",
+__all__ = ["MIN_POINTS_FOR_SHIFT", "OUTLIER_Z", "PRESET_NOISE", "SINGLE_SEARCH_NOISE", "search_noise",
+           "Shift", "common_shift", "half_log_width", "overlap",
            "transition_interval"]

@@ -259,6 +259,7 @@ class Headline:
     # a host stall cost frames: excised or repeated, that loss left out of ndr_pps
     classic_ndr_pps: float | None = None
     trials_rejected: int | None = None
+    preset: str | None = None                # a search's preset (its noise band: noise.py)
 
 
 def headline_of(kind: str, r: dict[str, Any]) -> Headline:
@@ -296,7 +297,8 @@ def headline_of(kind: str, r: dict[str, Any]) -> Headline:
         implied_buffer_s=n("implied_buffer_s"), corrected_buffer_s=n("corrected_buffer_s"),
         trial_count=_count(r.get("trial_count")), trial_seconds=n("trial_seconds"),
         wall_seconds=n("wall_seconds"), classic_ndr_pps=n("classic_ndr_pps"),
-        trials_rejected=_count(r.get("trials_rejected")))
+        trials_rejected=_count(r.get("trials_rejected")),
+        preset=_text(r.get("preset")) if kind == "search" else None)
 
 
 # -- one stored point --------------------------------------------------------------------------
