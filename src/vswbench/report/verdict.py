@@ -9,8 +9,8 @@ results/noise.py (how uncertain a single search is); no threshold is invented he
   never ranked; the tester's calibrated ceiling, as the searches recorded it, is a row of its own.
 - Noise range (results/decide.py `noise_range`): the search's final bracket (the NDR goal's
   lower and upper bound), with repetitions widened to the interquartile range of their NDRs,
-  then by half the single-search noise band on each side (noise.SINGLE_SEARCH_NOISE: two single
-  searches of one switch differ within 10 %). Never the lowest load at which any trial lost
+  then by half its preset's single-search noise band on each side (noise.PRESET_NOISE: two
+  single searches of one switch differ within 10 % with fast, 30 % with quick). Never the lowest load at which any trial lost
   frames: one sporadic lossy trial at a low load (a host stall) would stretch a range into a tie.
 - Tie rule (TIE_RULE, printed on the page exactly as `_rank` applies it): rows sorted by NDR; a
   row is tied with the first (highest) row of the current group unless results/decide.py
