@@ -20,9 +20,9 @@ Why excise by default: on this VM a CPU of the path stops for 1-5 ms in a third 
 quarter-second trials or more, and in runs where it stops in most of them every repeat stalls
 again; the search then spends its repeats in a few loads and takes the NDR down to where a stall's
 frames fit the ring (256 frames / 3 ms: about 85 kpps), whatever the switch. Excising can raise a
-search's NDR above the switch's own by at most the share of a trial a stall explains (STALL_LOSS_FACTOR
-x the stall's length / the trial's: 2 x 4 ms / 250 ms = 3.2 %, below the quick preset's 5 % width),
-since a load beyond the switch's limit loses frames all trial long. RFC 2544's NDR with every trial
+search's NDR above the switch's own by at most the share of a trial its stalls explain
+(STALL_LOSS_FACTOR x their summed length / the trial's: 2 x 4 ms / 250 ms = 3.2 %, below the quick
+preset's 5 % width), since a load beyond the switch's limit loses frames all trial long. RFC 2544's NDR with every trial
 counted (classic_ndr_pps) stays beside the NDR, and every excised trial is kept, marked.
 """
 
