@@ -1,5 +1,5 @@
 /* I/O backend function table. One C file per backend (io_afpacket.c, io_udp.c, io_afxdp.c,
- * io_dpdk.c, io_xdplive.c). A backend moves either whole L2 frames (afpacket, afxdp, dpdk) or UDP
+ * io_dpdk.c, xdplive/io_xdplive.c). A backend moves either whole L2 frames (afpacket, afxdp, dpdk) or UDP
  * payloads (udp); or (xdplive) builds, sends and accounts frames in the kernel (io_kern_ops). */
 #ifndef VSB_IO_H
 #define VSB_IO_H
@@ -68,6 +68,10 @@ struct io_kern_ops {
 	int (*gen_send)(struct io_port *p, uint32_t n, uint64_t *frames, uint64_t *bytes);
 	/* CLOCK_MONOTONIC ns of the last frame sent. */
 	uint64_t (*gen_last_ns)(struct io_port *p);
+	/* Frames per gen_send call of an unpaced run: a run stops on time. */
+	unsigned (*gen_chunk)(void);
+	/* Longest size list (--size) the generator holds. */
+	unsigned max_sizes;
 	/* Receive side: start accounting epoch `epoch` afresh. */
 	int (*rx_reset)(struct io_port *p, uint8_t epoch, struct vsb_error *e);
 	/* Live totals (engine frames of this epoch, distinct sequences); cheap, call often. */
@@ -98,8 +102,8 @@ struct io_ops {
 	/* Ports that are not kernel interfaces (dpdk vdevs): describe port i of o (MAC, up) instead of
 	 * iface_get(); called for i = 0, 1, ... before any open(). NULL = kernel interfaces. */
 	int (*port_info)(const struct opts *o, int i, struct iface_info *info, struct vsb_error *e);
-	/* Extra fields for this backend's entry in `probe`; may be NULL. */
-	void (*probe_extra)(struct jout *j);
+	/* Extra fields for this backend's entry in `probe` (self: this table); may be NULL. */
+	void (*probe_extra)(const struct io_ops *self, struct jout *j);
 	/* In-kernel generation and accounting; NULL for backends that move frames to userspace. */
 	const struct io_kern_ops *kern;
 };

@@ -3,7 +3,7 @@
  * engine is single-threaded; no worker lcores).
  *
  * A port is a vdev string (--port net_memif0,role=client,socket=/run/vsbXXXX/memif.sock). The EAL is
- * initialised once, when run.c asks for the first port's facts (port_info), with every port as a
+ * initialised once, when engine.c asks for the first port's facts (port_info), with every port as a
  * --vdev; the argument list is built by dpdk_eal.c: --no-pci --no-telemetry --file-prefix PREFIX
  * --log-level --lcores 0@CPU, memory (--no-huge -m N: memfd-backed, shareable with vhost-user, works
  * with memif; or free hugepages unlinked at creation), then VSB_DPDK_EAL_ARGS and --eal-args.
@@ -496,7 +496,7 @@ static const char *const pmds[][2] = {
 	{"af_xdp", "librte_net_af_xdp.so"}, {"ring", "librte_net_ring.so"}, {"null", "librte_net_null.so"},
 };
 
-static void dpdk_probe_extra(struct jout *j)
+static void dpdk_probe_extra(const struct io_ops *self, struct jout *j)
 {
 	jout_str(j, "dpdk_version", rte_version());
 	jout_key_arr(j, "vdev_drivers");

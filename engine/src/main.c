@@ -1,10 +1,13 @@
-/* vswbench-engine: subcommand dispatch, signals, exit codes. */
+/* vswbench-engine: subcommand dispatch (the table of modes, modes.c), signals, exit codes. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include "engine.h"
+#include "modes.h"
 #include "opts.h"
-#include "run.h"
+#include "records.h"
 #include "stallmon.h"
+#include "trial.h"
 
 static void on_signal(int sig) { vsb_stop = 1; }
 
@@ -18,17 +21,18 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static int parse_mode(const char *s, enum mode *m)
+/* A trial mode's command: one trial from the options, with its start and final records. */
+static int one_trial(struct engine *en)
 {
-	static const struct { const char *n; enum mode m; } t[] = {
-		{"probe", MODE_PROBE}, {"gen", MODE_GEN}, {"sink", MODE_SINK}, {"loop", MODE_LOOP},
-		{"reflect", MODE_REFLECT}, {"fwd", MODE_FWD}, {"control", MODE_CONTROL}};
-	for (unsigned i = 0; i < VSB_ARRAY_SIZE(t); i++)
-		if (!strcmp(s, t[i].n)) {
-			*m = t[i].m;
-			return 0;
-		}
-	return -1;
+	struct trial_params t;
+	struct trial_result r;
+	memset(&r, 0, sizeof(r));
+	r.trial = -1;
+	trial_params_from_opts(&en->o, en->mode, &t);
+	emit_start(en, &t);
+	int rc = run_trial(en, &t, &r);
+	emit_final(en, &t, &r);
+	return rc;
 }
 
 static int fail(const struct vsb_error *e)
@@ -59,35 +63,24 @@ int main(int argc, char **argv)
 		return 3;
 #endif
 	}
-	enum mode mode;
-	if (parse_mode(argv[1], &mode)) {
+	const struct mode_def *mode = mode_find(vsb_modes, argv[1]);
+	if (!mode) {
 		fprintf(stderr, "vswbench-engine: error: unknown command '%s' (expected probe, gen, sink, loop, "
 			"reflect, fwd, control or stallmon)\n", argv[1]);
 		return 2;
 	}
 	if (opts_parse(argc - 1, argv + 1, &en.o, &e))
 		return fail(&e);
-	en.o.mode = mode;
+	en.mode = mode;
+	en.modes = vsb_modes;
 	install_signals();
-	if (mode == MODE_PROBE)
-		return probe_main(&en.o);
+	if (mode->ports == PORTS_NONE) /* probe: opens nothing */
+		return mode->command(&en);
 	if (engine_setup(&en, &e)) {
 		engine_teardown(&en);
 		return fail(&e);
 	}
-	int rc;
-	if (mode == MODE_CONTROL) {
-		rc = control_main(&en);
-	} else {
-		struct trial_params t;
-		struct trial_result r;
-		memset(&r, 0, sizeof(r));
-		r.trial = -1;
-		trial_params_from_opts(&en.o, &t);
-		emit_start(&en, &t);
-		rc = run_trial(&en, &t, &r);
-		emit_final(&en, &t, &r);
-	}
+	int rc = mode->command ? mode->command(&en) : one_trial(&en);
 	engine_teardown(&en);
 	size_seq_free(&en.o.sizes);
 	return vsb_exit_code(rc);

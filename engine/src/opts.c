@@ -10,10 +10,6 @@
 #include "netutil.h"
 #include "opts.h"
 
-static const char *mode_names[] = {"probe", "gen", "sink", "loop", "reflect", "fwd", "control"};
-
-const char *mode_name(enum mode m) { return mode_names[m]; }
-
 void usage(FILE *f)
 {
 	fprintf(f,

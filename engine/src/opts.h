@@ -6,12 +6,9 @@
 #include "common.h"
 #include "frame.h"
 
-enum mode { MODE_PROBE, MODE_GEN, MODE_SINK, MODE_LOOP, MODE_REFLECT, MODE_FWD, MODE_CONTROL };
-
 #define MAX_PORTS 2
 
 struct opts {
-	enum mode mode;
 	const char *netns;
 	int cpu;                     /* -1: not pinned */
 	const char *ports[MAX_PORTS];
@@ -47,7 +44,6 @@ struct opts {
 int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e);
 /* Parse a rate like "100k", "1.5M", "0". -1 on error. */
 int parse_rate(const char *s, double *out);
-const char *mode_name(enum mode m);
 void usage(FILE *f);
 
 #endif

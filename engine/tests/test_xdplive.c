@@ -1,4 +1,4 @@
-/* Unit tests: the xdplive accounting shared with the BPF sink (xdplive_acct.h) against the
+/* Unit tests: the xdplive accounting shared with the BPF sink (xdplive/xdplive_acct.h) against the
  * userspace reference (rxstats.c, hist.c): same loss/duplicate/reorder counts on random and
  * adversarial sequences, same histogram buckets; the import into rxstats; the generator config;
  * the clock conversions. */
@@ -10,8 +10,8 @@
 #include "hist.h"
 #include "rxstats.h"
 #include "tsc.h"
-#include "xdplive_acct.h"
-#include "xdplive_rx.h"
+#include "xdplive/xdplive_acct.h"
+#include "xdplive/xdplive_rx.h"
 #include "check.h"
 
 static uint64_t rng = 88172645463325252ull;

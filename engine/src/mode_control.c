@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctl_parse.h"
+#include "engine.h"
+#include "generator.h"
 #include "jout.h"
-#include "run.h"
+#include "modes.h"
+#include "records.h"
+#include "trial.h"
 
 static void ctl_error(const char *msg)
 {
@@ -49,8 +53,7 @@ static int build(struct engine *en, const struct ctl_msg *m, struct trial_params
 			return -1;
 		}
 	}
-	trial_params_from_opts(&en->o, t);
-	t->mode = MODE_LOOP;
+	trial_params_from_opts(&en->o, mode_find(en->modes, "loop"), t);
 	const struct ctl_kv *mode = ctl_get(m, "mode");
 	if (mode) {
 		const char *v = mode->str;
@@ -58,8 +61,9 @@ static int build(struct engine *en, const struct ctl_msg *m, struct trial_params
 			snprintf(err, n, "\"mode\" must be a string");
 			return -1;
 		}
-		if (!strcmp(v, "loop")) t->mode = MODE_LOOP;
-		else if (!strcmp(v, "gen")) t->mode = MODE_GEN;
+		const struct mode_def *md = mode_find(en->modes, v);
+		if (md && md->in_control)
+			t->mode = md;
 		else {
 			snprintf(err, n, "\"mode\": %.64s is not available in control mode (loop, gen)", v);
 			return -1;

@@ -1,17 +1,11 @@
 /* The receive side when the kernel accounts the frames (io_kern_ops, --io xdplive): sink mode, the
  * loop's drain and collection. The process only watches counters; the frames never reach it. */
-#include <stdlib.h>
 #include <time.h>
-#include "run.h"
+#include "engine.h"
+#include "kern_rx.h"
+#include "records.h"
+#include "trial.h"
 #include "tsc.h"
-
-unsigned kern_chunk(void)
-{
-	/* unpaced: frames per BPF_PROG_RUN call; about 12 ms at 5 Mpps, so a run stops on time */
-	const char *s = getenv("VSB_XDPLIVE_CHUNK");
-	long v = s ? strtol(s, NULL, 0) : 0;
-	return v >= 1 && v <= (1l << 30) ? (unsigned)v : 65536;
-}
 
 uint64_t rx_seen_now(struct engine *en, struct port *rxp)
 {

@@ -1,7 +1,12 @@
-/* gen, sink and loop: the tester's sending and receiving sides. */
+/* gen, sink and loop (modes.h): the tester's sending and receiving sides. */
 #include <string.h>
 #include <stdio.h>
-#include "run.h"
+#include "engine.h"
+#include "generator.h"
+#include "kern_rx.h"
+#include "modes.h"
+#include "records.h"
+#include "trial.h"
 #include "tsc.h"
 
 struct ticker { /* periodic interval records */

@@ -1,4 +1,4 @@
-/* xdplive: map layouts and per-frame accounting shared by the BPF programs (bpf/xdplive.bpf.c) and
+/* xdplive: map layouts and per-frame accounting shared by the BPF programs (xdplive.bpf.c) and
  * userspace (io_xdplive.c, the unit tests). Pure inline code: no helpers, no libc.
  *
  * Clock scheme: the generator program stamps the signature's 64-bit timestamp with

@@ -1,4 +1,5 @@
-/* xdplive: system plumbing. The generator's pin in the XDP dispatcher, and interface counters. */
+/* xdplive: system plumbing. The kernel checks (is the backend usable here?), the generator's pin in
+ * the XDP dispatcher, and interface counters. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -7,12 +8,54 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <sys/utsname.h>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 
 #include "probe_xdp.h"
 #include "xdplive.h"
+
+int xdplive_check_kernel(char *why, size_t n)
+{
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+	if (uname(&u) == 0 && sscanf(u.release, "%u.%u", &maj, &min) == 2 &&
+	    (maj < 5 || (maj == 5 && min < 18))) {
+		snprintf(why, n, "kernel %s is too old: BPF_PROG_RUN with live frames needs Linux 5.18 or "
+			 "later (use --io afxdp)", u.release);
+		return -1;
+	}
+	if (geteuid() != 0) {
+		snprintf(why, n, "needs root (CAP_BPF, CAP_NET_ADMIN)");
+		return -1;
+	}
+	struct bpf_insn drop[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_DROP},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "vsb_live_probe", "GPL", drop, 2, NULL);
+	if (fd < 0) {
+		snprintf(why, n, "cannot load an XDP program: %s (XDP unavailable)", strerror(-fd));
+		return -1;
+	}
+	unsigned char frame[60] = {0};
+	memset(frame, 0xff, 6);
+	frame[12] = 0x08;
+	struct xdp_md ctx = {.data_end = sizeof(frame), .ingress_ifindex = if_nametoindex("lo")};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame), .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = 1, .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+	int err = ctx.ingress_ifindex ? bpf_prog_test_run_opts(fd, &o) : -ENODEV;
+	if (err)
+		err = errno ? -errno : err;
+	close(fd);
+	if (err) {
+		snprintf(why, n, "BPF_PROG_RUN with live frames (BPF_F_TEST_XDP_LIVE_FRAMES) refused: %s "
+			 "(needs Linux 5.18+ with BPF syscall support for XDP test runs)", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
 
 /* Interface counters of this network namespace (/proc/net/dev follows the caller's namespace). */
 int xdplive_if_counters(const char *ifname, struct xdplive_ifc *ifc)

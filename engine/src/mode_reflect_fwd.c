@@ -1,7 +1,9 @@
-/* reflect and fwd: the server side of round trips, and a minimal network function. */
+/* reflect and fwd (modes.h): the server side of round trips, and a minimal network function. */
 #include <string.h>
 #include <time.h>
-#include "run.h"
+#include "engine.h"
+#include "modes.h"
+#include "trial.h"
 #include "tsc.h"
 
 struct idle_clock {
@@ -129,18 +131,4 @@ int run_fwd(struct engine *en, const struct trial_params *t, struct trial_result
 	r->rx_s = c.first ? (c.last - c.first) / tsc_hz() : 0;
 	r->interrupted = vsb_stop;
 	return 0;
-}
-
-int run_trial(struct engine *en, const struct trial_params *t, struct trial_result *r)
-{
-	rxstats_reset(&en->rx, t->epoch);
-	en->rx_seen = 0;
-	switch (t->mode) {
-	case MODE_GEN: return run_gen(en, t, r);
-	case MODE_SINK: return run_sink(en, t, r);
-	case MODE_LOOP: return run_loop(en, t, r);
-	case MODE_REFLECT: return run_reflect(en, t, r);
-	case MODE_FWD: return run_fwd(en, t, r);
-	default: return VSB_ERR_USAGE;
-	}
 }

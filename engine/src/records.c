@@ -1,9 +1,12 @@
-/* JSON-lines records: start, interval, warning, final. */
+/* The JSON-lines records (records.h): start, interval, warning, final. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine.h"
 #include "jout.h"
-#include "run.h"
+#include "modes.h"
+#include "records.h"
+#include "trial.h"
 #include "tsc.h"
 
 static void addr_fields(struct jout *j, const struct frame_addrs *a)
@@ -25,7 +28,7 @@ static void addr_fields(struct jout *j, const struct frame_addrs *a)
 
 static void common_fields(struct jout *j, const struct engine *en, const struct trial_params *t)
 {
-	jout_str(j, "mode", mode_name(t->mode));
+	jout_str(j, "mode", t->mode->name);
 	jout_str(j, "io", en->ops->name);
 	jout_key_arr(j, "ports");
 	for (int i = 0; i < en->nports; i++)
@@ -133,32 +136,32 @@ void emit_final(struct engine *en, const struct trial_params *t, struct trial_re
 	uint64_t work = 0;
 	double achieved = 0, rx_pps = 0, period = 0;
 	uint64_t lost = tot.lost;
-	switch (t->mode) {
-	case MODE_GEN:
+	switch (t->mode->counts) {
+	case COUNT_SENT:
 		work = r->tx_frames;
 		period = r->tx_s;
 		achieved = period > 0 ? r->tx_frames / period : 0;
 		break;
-	case MODE_LOOP:
+	case COUNT_SENT_RECEIVED:
 		work = r->tx_frames;
 		period = r->tx_s;
 		achieved = period > 0 ? r->tx_frames / period : 0;
 		rx_pps = period > 0 ? tot.unique / period : 0;
 		lost = r->tx_frames > tot.unique ? r->tx_frames - tot.unique : 0;
 		break;
-	case MODE_SINK:
+	case COUNT_RECEIVED:
 		work = tot.rx;
 		period = r->rx_s;
 		rx_pps = period > 0 && tot.rx > 1 ? (tot.rx - 1) / period : 0;
 		achieved = rx_pps;
 		break;
-	default: /* reflect, fwd */
+	default: /* COUNT_RELAYED: reflect, fwd */
 		work = fwd;
 		period = r->rx_s;
 		achieved = rx_pps = period > 0 && fwd > 1 ? (fwd - 1) / period : 0;
 		break;
 	}
-	uint64_t sent_ref = t->mode == MODE_LOOP ? r->tx_frames : tot.unique + lost;
+	uint64_t sent_ref = t->mode->counts == COUNT_SENT_RECEIVED ? r->tx_frames : tot.unique + lost;
 
 	jout_begin(&j);
 	jout_str(&j, "type", "final");
@@ -189,7 +192,7 @@ void emit_final(struct engine *en, const struct trial_params *t, struct trial_re
 		jout_u64(&j, "churn_flows", r->churn_flows);
 		jout_u64(&j, "churn_space", r->churn_space);
 	}
-	if (t->mode == MODE_REFLECT || t->mode == MODE_FWD) {
+	if (t->mode->counts == COUNT_RELAYED) {
 		jout_u64(&j, "forwarded", fwd);
 		jout_u64(&j, "fwd_dropped", r->tx_dropped);
 	}

@@ -1,6 +1,6 @@
 /* xdplive BPF programs: vsb_gen (run by BPF_PROG_RUN with live frames: stamps each frame, XDP_TX)
  * and vsb_sink (attached to a receive port: accounts engine frames in maps, XDP_DROP). Layouts and
- * the per-frame accounting are in ../xdplive_acct.h. Built with clang -target bpf and embedded in
+ * the per-frame accounting are in xdplive_acct.h. Built with clang -target bpf and embedded in
  * the engine (io_xdplive.c). */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -10,7 +10,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "../xdplive_acct.h"
+#include "xdplive_acct.h"
 
 char _license[] SEC("license") = "GPL";
 

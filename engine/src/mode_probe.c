@@ -3,11 +3,12 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include "engine.h"
 #include "io.h"
 #include "jout.h"
+#include "modes.h"
 #include "opts.h"
 #include "probe_xdp.h"
-#include "run.h"
 #include "tsc.h"
 
 static const char *all_backends[] = {"afpacket", "udp", "afxdp", "dpdk", "xdplive"};
@@ -41,13 +42,14 @@ static void backend_entry(struct jout *j, const char *name)
 			jout_null(j, "reason");
 		jout_str(j, "layer", ops->layer == IO_L2 ? "l2" : "l4");
 		if (ops->probe_extra)
-			ops->probe_extra(j);
+			ops->probe_extra(ops, j);
 	}
 	jout_end_obj(j);
 }
 
-int probe_main(struct opts *o)
+int probe_main(struct engine *en)
 {
+	const struct opts *o = &en->o;
 	struct vsb_error e = {0};
 	if (o->netns && netns_enter(o->netns, &e)) {
 		fprintf(stderr, "vswbench-engine: error: %s\n", e.msg);
