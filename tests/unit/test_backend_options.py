@@ -8,7 +8,7 @@ import pytest
 from vswbench.cli import app as cli
 from vswbench.switches.options import KNOWN, check_keys, unknown_key
 from vswbench.campaign.spec import parse_spec
-from vswbench.switches.chain_nf import OPTION, POLL_OPTION
+from vswbench.switches.chain.nf import OPTION, POLL_OPTION
 from vswbench.errors import UsageError
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "vswbench"

@@ -19,7 +19,7 @@ from vswbench.measure.session import (DEFAULT_DRAIN_QUIET, TrialSession, control
                                       open_session)
 from vswbench.run.ids import RunId
 from vswbench.switches.catalog import all_switches
-from vswbench.switches.chain_nf import calibration_target
+from vswbench.switches.chain.nf import calibration_target
 from vswbench.testbed.build import Testbed, unsupported
 
 WARMUP_RATE = 10_000.0

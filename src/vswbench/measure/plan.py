@@ -19,7 +19,7 @@ from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.trial import TrialResult
 from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
-from vswbench.switches.chain_nf import check_nf
+from vswbench.switches.chain.nf import check_nf
 from vswbench.switches.options import check_keys
 
 
@@ -149,7 +149,7 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
         raise UsageError(problem)
     switch_cls.check_options(options)
     if switch_cls.name == "shaped":      # the calibration device needs its rate (--shape-pps)
-        from vswbench.switches.shaped import shaper_from_options
+        from vswbench.switches.kernel.shaped import shaper_from_options
 
         shaper_from_options(options)
     return TrialPlan(switch_cls, scenario,

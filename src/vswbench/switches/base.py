@@ -30,7 +30,7 @@ from typing import ClassVar
 
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
-from vswbench.switches.functions import function_problem
+from vswbench.switches.rules.functions import function_problem
 
 CHAIN_OPTIONS = frozenset({"nf", "nf_poll"})   # switches/chain_nf.py, any switch
 FUNCTION_OPTIONS = frozenset({"function", "table_size"})   # switches/functions.py, checked below

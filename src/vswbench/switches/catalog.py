@@ -7,19 +7,19 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from vswbench.errors import UsageError
 from vswbench.scenario import parse
-from vswbench.switches import chain_nf
+from vswbench.switches.chain import nf as chain_nf
 from vswbench.switches.base import Switch
-from vswbench.switches.bridge import BridgeSwitch
-from vswbench.switches.macvlan import MacvlanSwitch
-from vswbench.switches.memif import Memif
-from vswbench.switches.ovs import Ovs, OvsAfxdp
-from vswbench.switches.ovs_dpdk import OvsDpdk
-from vswbench.switches.router import RouterSwitch
-from vswbench.switches.shaped import ShapedSwitch
-from vswbench.switches.tcbpf import TcBpfSwitch
-from vswbench.switches.testpmd import Testpmd
-from vswbench.switches.veth import VethSwitch
-from vswbench.switches.xdp import XdpSwitch
+from vswbench.switches.kernel.bridge import BridgeSwitch
+from vswbench.switches.kernel.macvlan import MacvlanSwitch
+from vswbench.switches.dpdk.memif import Memif
+from vswbench.switches.ovs.switch import Ovs, OvsAfxdp
+from vswbench.switches.ovs.dpdk import OvsDpdk
+from vswbench.switches.kernel.router import RouterSwitch
+from vswbench.switches.kernel.shaped import ShapedSwitch
+from vswbench.switches.bpf.tc import TcBpfSwitch
+from vswbench.switches.dpdk.testpmd import Testpmd
+from vswbench.switches.kernel.veth import VethSwitch
+from vswbench.switches.bpf.xdp import XdpSwitch
 
 BACKENDS: tuple[type[Switch], ...] = (
     VethSwitch, BridgeSwitch, RouterSwitch, MacvlanSwitch, Ovs, OvsAfxdp, TcBpfSwitch, XdpSwitch,

@@ -21,8 +21,9 @@ from vswbench.engine.process import EngineNotFound, find_engine
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import ip, ip_json, namespace_exists
 from vswbench.switches.base import Availability
-from vswbench.switches.bpfobj import BpfRedirectSwitch, bpf_missing
-from vswbench.switches.kernel import basic_availability, section
+from vswbench.switches.bpf.redirect import BpfRedirectSwitch, bpf_missing
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.counters import section
 
 
 def native_xdp_veth() -> tuple[str, str] | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
                                     Switch, SwitchContext, link_pairs)
-from vswbench.switches.dpdk_ports import DPDK_FIX, engine_dpdk, port_mac
+from vswbench.switches.dpdk.ports import DPDK_FIX, engine_dpdk, port_mac
 
 
 class Memif(Switch):

@@ -30,13 +30,13 @@ from vswbench.host.netns import (Namespace, VethPair, add_address, ip_json, mac_
 from vswbench.run.registry import Registration
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
                                     RuleMechanism, Switch, SwitchContext)
-from vswbench.switches.ovs_daemon import (INSTALL_FIX, OvsError, OvsInstance, find_schema,
+from vswbench.switches.ovs.daemon import (INSTALL_FIX, OvsError, OvsInstance, find_schema,
                                           missing_binaries, pmd_on)
-from vswbench.switches.ovs_rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT, PORT_COOKIE,
+from vswbench.switches.ovs.rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT, PORT_COOKIE,
                                          FlowSource, RulePath, clone_outputs, parse_ovs_options,
                                          rule_lines)
-from vswbench.switches.ovs_stats import datapath_stats
-from vswbench.switches.functions import (FunctionOptions, check_flows, ovs_function_rules,
+from vswbench.switches.ovs.stats import datapath_stats
+from vswbench.switches.rules.functions import (FunctionOptions, check_flows, ovs_function_rules,
                                          parse_function)
 
 BRIDGE = "br0"
@@ -265,7 +265,7 @@ class Ovs(FunctionOptions, Switch):
             ovs.appctl("upcall/set-flow-limit", str(max(FLOW_LIMIT, self.exact_rules)))
 
     def rule_mechanisms(self) -> list[RuleMechanism]:
-        from vswbench.switches.rule_update import OfBundle
+        from vswbench.switches.rules.mechanisms import OfBundle
 
         ovs = self._instance()
 

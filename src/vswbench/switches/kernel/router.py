@@ -30,10 +30,12 @@ from vswbench.host.netns import (BENCHMARK_NET, add_address, ip, namespace_exist
                                  sysctl)
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort,
                                     RuleMechanism)
-from vswbench.switches.functions import (FunctionOptions, check_flows, l3_prefixes, nft_acl,
+from vswbench.switches.rules.functions import (FunctionOptions, check_flows, l3_prefixes, nft_acl,
                                          nft_nat, route_batch)
-from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
-from vswbench.switches.rule_ops import ip_batch, nft_file
+from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.switches.kernel.counters import section
+from vswbench.switches.kernel.switch import KernelSwitch
+from vswbench.switches.rules.batch import ip_batch, nft_file
 
 TABLE_BASE = 100
 NFT_TABLE = "vsbfn"          # inside the switch namespace only
@@ -127,7 +129,7 @@ class RouterSwitch(FunctionOptions, KernelSwitch):
 
     def rule_mechanisms(self) -> list[RuleMechanism]:
         """Route batches into the table of the first path's port, and nftables transactions."""
-        from vswbench.switches.rule_update import NftTransaction, RouteBatch
+        from vswbench.switches.rules.mechanisms import NftTransaction, RouteBatch
 
         first = self._first_path
         if first is None:

@@ -18,8 +18,9 @@ from pathlib import Path
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import namespace_exists, run
 from vswbench.switches.base import Availability
-from vswbench.switches.bpfobj import BPF_DIR, BpfRedirectSwitch, bpf_missing, compile_argv
-from vswbench.switches.kernel import basic_availability, section
+from vswbench.switches.bpf.redirect import BPF_DIR, BpfRedirectSwitch, bpf_missing, compile_argv
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.counters import section
 
 __all__ = ["BPF_DIR", "TcBpfSwitch", "compile_argv"]   # BPF_DIR, compile_argv: moved to bpfobj
 

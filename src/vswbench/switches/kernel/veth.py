@@ -35,12 +35,12 @@ from vswbench.host.netns import mac_address, wait_link_up
 from vswbench.safefile import write_text
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
                                     SwitchContext, link_pairs)
-from vswbench.switches.chain_nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
-from vswbench.switches.kernel import (KernelSwitch, basic_availability, create_veth,
-                                      finish_host_end, kernel_versions, place_napi, read_counters,
-                                      section, switch_view)
-from vswbench.switches.nf_ovs import OvsChain
-from vswbench.switches.nf_router import RouterChain
+from vswbench.switches.chain.nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
+from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.switches.kernel.counters import read_counters, section, switch_view
+from vswbench.switches.kernel.links import create_veth, finish_host_end
+from vswbench.switches.kernel.napi import place_napi
+from vswbench.switches.kernel.switch import KernelSwitch
 
 
 class VethSwitch(KernelSwitch):
@@ -63,6 +63,11 @@ class VethSwitch(KernelSwitch):
         nf_kind(options)
 
     def __init__(self, ctx: SwitchContext) -> None:
+        # the chain elements place their work with kernel.napi: imported here, so that importing
+        # either package first works (this package's __init__ imports this module)
+        from vswbench.switches.chain.ovs import OvsChain
+        from vswbench.switches.chain.router import RouterChain
+
         super().__init__(ctx)
         self.nf = nf_kind(ctx.options)
         self.router = RouterChain(ctx, placed=self.placed) if self.nf == ROUTER else None

@@ -19,11 +19,11 @@ from pathlib import Path
 from vswbench.errors import CommandError, UsageError, VswbenchError
 from vswbench.host.netns import run, wait_until
 from vswbench.switches.base import Attachment, Availability, BusyCycles, HostPort, PortCounters
-from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_common, parse_transport,
+from vswbench.switches.dpdk.ports import (DpdkLink, dpdk_availability, eal_common, parse_transport,
                                           port_mac, remove_runtime_dir)
-from vswbench.switches.ovs import BRIDGE, Ovs, OvsPort
-from vswbench.switches.ovs_daemon import OvsInstance
-from vswbench.switches.ovs_rules import parse_ovs_options
+from vswbench.switches.ovs.switch import BRIDGE, Ovs, OvsPort
+from vswbench.switches.ovs.daemon import OvsInstance
+from vswbench.switches.ovs.rules import parse_ovs_options
 
 VSWITCHD_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 FIX = "apt-get install openvswitch-switch-dpdk (or run ./setup.sh)"

@@ -20,9 +20,11 @@ from __future__ import annotations
 from vswbench.errors import UsageError
 from vswbench.host.netns import ip, mac_address, namespace_exists, set_up, wait_link_up
 from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort, PortCounters
-from vswbench.switches.kernel import (KernelSwitch, basic_availability, create_veth,
-                                      finish_host_end, kernel_versions, place_rps, read_counters,
-                                      section, switch_view)
+from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.switches.kernel.counters import read_counters, section, switch_view
+from vswbench.switches.kernel.links import create_veth, finish_host_end
+from vswbench.switches.kernel.napi import place_rps
+from vswbench.switches.kernel.switch import KernelSwitch
 
 
 class MacvlanSwitch(KernelSwitch):

@@ -14,11 +14,13 @@ from vswbench.errors import UsageError
 from vswbench.host.netns import run
 from vswbench.run.state import open_state
 from vswbench.switches.base import ForwardPath, RuleMechanism
-from vswbench.switches.bpfmap import UPDATE_VALUE, LpmMap
-from vswbench.switches.functions import (FunctionOptions, acl_denied, check_flows, l3_prefixes)
-from vswbench.switches.kernel import KernelSwitch, ifindex, kernel_versions
+from vswbench.switches.bpf.lpm_map import UPDATE_VALUE, LpmMap
+from vswbench.switches.rules.functions import (FunctionOptions, acl_denied, check_flows, l3_prefixes)
+from vswbench.switches.kernel.availability import kernel_versions
+from vswbench.switches.kernel.iface import ifindex
+from vswbench.switches.kernel.switch import KernelSwitch
 
-BPF_DIR = Path(__file__).resolve().parent.parent / "bpf"
+BPF_DIR = Path(__file__).resolve().parents[2] / "bpf"   # src/vswbench/bpf: the programs
 BPF_INCLUDE = "/usr/include/x86_64-linux-gnu"   # asm/types.h for -target bpf (design.md)
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 from vswbench.errors import UsageError
 from vswbench.host.netns import ip, mac_address, namespace_exists, run, set_up, wait_link_up
 from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort
-from vswbench.switches.kernel import (KernelSwitch, basic_availability, kernel_versions, place_napi,
-                                     section)
+from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.switches.kernel.counters import section
+from vswbench.switches.kernel.napi import place_napi
+from vswbench.switches.kernel.switch import KernelSwitch
 
 FDB_MODES = ("static", "learn")
 

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from vswbench.errors import UsageError
 from vswbench.host.netns import namespace_exists, run
 from vswbench.switches.base import Availability, ForwardPath, PortCounters
-from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
+from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.switches.kernel.counters import section
+from vswbench.switches.kernel.switch import KernelSwitch
 
 SHAPER_BURST_S = 0.0005
 SHAPER_QUEUE_S = 0.002   # >= 0.5 ms of bucket + a few ms of host stall; see above
