@@ -25,7 +25,6 @@ from vswbench.units import FrameSize, parse_rate
 
 KINDS = ("search", "sweep", "trial", "latency", "b2b", "rule-update")
 PLACEMENTS = ("default", "s_core", "bi", "pbp", "unpinned")
-CALIBRATION_SWITCH = "shaped"
 ALL_SWITCHES = "*"
 
 

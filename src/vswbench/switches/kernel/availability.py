@@ -8,7 +8,7 @@ import platform
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 
@@ -40,13 +40,14 @@ def missing_tools(tools: Iterable[str]) -> list[str]:
     return [tool for tool in tools if shutil.which(tool) is None]
 
 
-def basic_availability(tools: Iterable[str], options: Iterable[str]) -> tuple[str, str] | None:
-    """(reason, fix) when root, a tool or a kernel option is missing; None when all is there."""
+def basic_availability(tools: Mapping[str, str], options: Iterable[str]) -> tuple[str, str] | None:
+    """(reason, fix) when root, a tool (tool -> its package) or a kernel option is missing; None
+    when all is there."""
     if os.geteuid() != 0:
         return ("needs root (creates network namespaces and links)", "run as root")
     tools_missing = missing_tools(tools)
     if tools_missing:
-        pkgs = sorted({TOOL_PACKAGES.get(t, t) for t in tools_missing})
+        pkgs = sorted({tools[t] for t in tools_missing})
         return (f"{', '.join(tools_missing)} not found", f"apt-get install {' '.join(pkgs)}")
     opts = missing_kernel_options(options)
     if opts:
@@ -55,8 +56,9 @@ def basic_availability(tools: Iterable[str], options: Iterable[str]) -> tuple[st
     return None
 
 
-TOOL_PACKAGES = {"ip": "iproute2", "tc": "iproute2", "bridge": "iproute2", "ethtool": "ethtool",
-                 "taskset": "util-linux", "clang": "clang", "tee": "coreutils"}
+# the tools every veth-port backend runs (a backend's `tools`: tool -> its package)
+KERNEL_TOOLS = {"ip": "iproute2", "ethtool": "ethtool", "taskset": "util-linux"}
+TC = {"tc": "iproute2"}
 
 
 def tool_version(argv: list[str], pattern: str) -> str:

@@ -1,6 +1,6 @@
 """`bridge`: a Linux bridge device in the switch namespace; its ports are the switch-side veth ends.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (switches/kernel/links.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it. STP is off (ports forward at once).
 The bridge learns; forward() also adds a static fdb entry for every path's destination host
 (option bridge_fdb=static, the default), because a host that only receives (a sink, an NF's input)
@@ -31,12 +31,14 @@ def fdb_mode(options: dict[str, str]) -> str:
 class BridgeSwitch(KernelSwitch):
     name = "bridge"
     description = "Linux bridge (learning) in its own namespace, veth ports"
-    options_read = KernelSwitch.options_read | {"bridge_fdb"}
+    options_read = {**KernelSwitch.options_read,
+                    "bridge_fdb": "bridge: static or learning forwarding database"}
+    tools = {**KernelSwitch.tools, "bridge": "iproute2"}
     wire_capable = True
 
     @classmethod
     def availability(cls) -> Availability:
-        missing = basic_availability(["ip", "bridge", "ethtool", "taskset"], ["VETH", "BRIDGE"])
+        missing = basic_availability(cls.tools, ["VETH", "BRIDGE"])
         return Availability(False, *missing) if missing else Availability(True)
 
     @classmethod

@@ -8,7 +8,7 @@ the switch namespace on the parent and moved into the host namespace in the same
 (IFLA_NET_NS_FD), under HostPort.ifname. switch_ifname is None; port counters are the children's,
 read in their namespaces.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (switches/kernel/links.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it.
 
 Placement: bridge-mode delivery hands the frame to the destination child with netif_rx (the
@@ -31,10 +31,11 @@ class MacvlanSwitch(KernelSwitch):
     name = "macvlan"
     description = "macvlan children of one parent, bridge mode"
     kernel_tx_ok = False                # the tester's ports are macvlan devices: no XDP_TX
+    tools = {"ip": "iproute2", "ethtool": "ethtool", "tee": "coreutils"}
 
     @classmethod
     def availability(cls) -> Availability:
-        missing = basic_availability(["ip", "ethtool", "tee"], ["VETH", "MACVLAN", "RPS"])
+        missing = basic_availability(cls.tools, ["VETH", "MACVLAN", "RPS"])
         return Availability(False, *missing) if missing else Availability(True)
 
     @classmethod

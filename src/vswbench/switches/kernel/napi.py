@@ -34,6 +34,10 @@ NAPI_FIFO_PRIORITY = 50   # PREEMPT_RT's default for threaded interrupt handlers
 SENDER_SOFTIRQ = "sender-softirq"
 
 PLACEMENT_OPTIONS = {"kernel_mode": KERNEL_MODES, "napi_priority": NAPI_PRIORITIES}  # first: default
+PLACEMENT_HELP = {
+    "kernel_mode": "kernel switches: where the links' receive work runs: napi, softirq",
+    "napi_priority": ("kernel switches, kernel_mode napi: the napi threads' scheduling: fifo, "
+                      "normal")}
 
 
 def placement_option(options: dict[str, str], key: str) -> str:

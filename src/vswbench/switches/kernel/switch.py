@@ -10,10 +10,13 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.host.netns import mac_address, set_up, wait_link_up
 from vswbench.run.registry import Registration
-from vswbench.switches.base import Attachment, ForwardPath, HostPort, PortCounters, Switch, SwitchContext
+from vswbench.switches.base import (Attachment, ForwardPath, HostPort, PortCounters, Switch,
+                                    SwitchContext)
+from vswbench.switches.kernel.availability import KERNEL_TOOLS
 from vswbench.switches.kernel.counters import read_counters
 from vswbench.switches.kernel.links import create_veth, finish_host_end, switch_ifname
-from vswbench.switches.kernel.napi import PLACEMENT_OPTIONS, Placed, place_napi, placement_option
+from vswbench.switches.kernel.napi import (PLACEMENT_HELP, PLACEMENT_OPTIONS, Placed, place_napi,
+                                          placement_option)
 
 
 class KernelSwitch(Switch):
@@ -21,7 +24,8 @@ class KernelSwitch(Switch):
     switch-side end (vsb<id>swN) lives in ctx.netns; teardown releases what this instance
     registered, newest first (idempotent); counters come from the switch-side ends."""
 
-    options_read = frozenset(PLACEMENT_OPTIONS)
+    options_read = PLACEMENT_HELP
+    tools = KERNEL_TOOLS
     kernel_tx_ok = True                 # in napi mode the switch side of each veth has NAPI
 
     @classmethod
