@@ -26,7 +26,7 @@ from vswbench.scenario import parse
 from vswbench.engine.params import TrialParams
 from vswbench.measure.session import ControlSession
 from vswbench.switches.base import Placement
-from vswbench.switches.ovs import Ovs
+from vswbench.switches.ovs.switch import Ovs
 from vswbench.testbed.build import Testbed
 
 RATE, SECONDS, FLOWS = 5000.0, 2.0, 1000

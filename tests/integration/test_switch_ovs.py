@@ -35,7 +35,7 @@ from vswbench.run.ids import RunId, new_run_id
 from vswbench.run.state import RunState, is_same_process, process_start_time, state_dir
 from vswbench.switches.base import (Attachment, HostPort, ForwardPath, PortCounters,
                                     SwitchContext)
-from vswbench.switches.ovs import Ovs, OvsAfxdp
+from vswbench.switches.ovs.switch import Ovs, OvsAfxdp
 
 BACKENDS = {"ovs": Ovs, "ovs-afxdp": OvsAfxdp}
 COUNT = 1000

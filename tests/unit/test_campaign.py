@@ -1,10 +1,12 @@
 """campaign.py: spec validation (every mistake named by study and key), expansion, keys, suites."""
 import pytest
 
-from vswbench.campaign.spec import (BUILTIN, CALIBRATION_SWITCH, Point, builtin, expand, load_spec,
+from vswbench.campaign.spec import (BUILTIN, Point, builtin, expand, load_spec,
                                parse_spec, search_twin)
 from vswbench.errors import UsageError
-from vswbench.switches.catalog import all_switches
+from vswbench.switches.catalog import all_switches, calibration_switches
+
+(CALIBRATION_SWITCH,) = calibration_switches()   # shaped
 
 HEAD = '[campaign]\nname = "t"\n'
 

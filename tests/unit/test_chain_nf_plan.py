@@ -3,7 +3,7 @@ planning, per-element counters and the parsers, without root (no kernel object i
 import pytest
 
 from vswbench.cli import app as cli
-from vswbench.switches import chain_nf
+from vswbench.switches.chain import nf as chain_nf
 from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
 from vswbench.models.chain_data import from_points, layout_of
@@ -13,8 +13,8 @@ from vswbench.run.ids import RunId
 from vswbench.scenario import parse
 from vswbench.results.store import StoredPoint
 from vswbench.switches.base import Attachment, Placement, PortCounters, SwitchContext
-from vswbench.switches.nf_ovs import bridge_commands, parse_dpctl_ports, parse_interfaces
-from vswbench.switches.nf_router import plan_elements
+from vswbench.switches.chain.ovs import bridge_commands, parse_dpctl_ports, parse_interfaces
+from vswbench.switches.chain.router import plan_elements
 from vswbench.engine.params import TrialParams as Traffic
 from vswbench.testbed.build import Testbed, plan_paths, plan_ports
 

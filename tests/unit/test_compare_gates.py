@@ -124,7 +124,7 @@ def test_piped_doctor_keeps_its_fix_commands_whole(monkeypatch) -> None:
         [doctor.ToolCheck("ip", True, "/usr/sbin/ip", "every testbed (iproute2)")],
         {"release": "6.18.0-fixture"}, [],
         [doctor.TuningCheck("transparent hugepages", "madvise", "never", False, fix)])
-    monkeypatch.setattr(doctor, "run_doctor", lambda stall_seconds=0.0: report)
+    monkeypatch.setattr(doctor, "run_doctor", lambda stall_seconds=0.0, backend_tools=None: report)
     result = CliRunner().invoke(cli, ["doctor"])
     assert result.exit_code == 0, result.output
     assert fix in result.output and "…" not in result.output

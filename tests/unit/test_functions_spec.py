@@ -12,7 +12,7 @@ from vswbench.campaign.spec import parse_spec
 from vswbench.cli.app import main
 from vswbench.errors import UsageError
 from vswbench.switches.catalog import all_switches
-from vswbench.switches.functions import (L3_BASE, MAX_L3_TABLE, Function, acl_denied,
+from vswbench.switches.rules.functions import (L3_BASE, MAX_L3_TABLE, Function, acl_denied,
                                          l3_prefixes, longest_match, nft_acl, ovs_function_rules,
                                          parse_function, route_batch)
 

@@ -6,7 +6,7 @@ from vswbench.errors import UsageError
 from vswbench.measure.loadcurve import parse_fractions, sweep_loads
 from vswbench.engine.params import TrialParams
 from vswbench.measure.session import ControlSession
-from vswbench.switches.shaped import Shaper, shaper_from_options
+from vswbench.switches.kernel.shaped import Shaper, shaper_from_options
 
 
 def test_sweep_loads():

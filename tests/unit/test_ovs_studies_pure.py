@@ -10,9 +10,9 @@ from vswbench.measure.plan import TrialOptions, plan_trial
 from vswbench.errors import UsageError
 from vswbench.campaign.runner import plan_for
 from vswbench.switches.catalog import all_switches
-from vswbench.switches.ovs_rules import (FlowSource, OvsOptions, RulePath, check_flow_range,
+from vswbench.switches.ovs.rules import (FlowSource, OvsOptions, RulePath, check_flow_range,
                                          flow_addresses, mac_plus, parse_ovs_options, rule_lines)
-from vswbench.switches.ovs_stats import datapath_stats
+from vswbench.switches.ovs.stats import datapath_stats
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 

@@ -11,8 +11,10 @@ import pytest
 from vswbench.host.perf import summarize
 from vswbench.host.profile import (CATEGORIES, classify_folded, classify_frames,
                                    fold_perf_script, parse_folded, split_folded)
+from vswbench.switches.catalog import daemon_comms
 
 DATA = Path(__file__).parent.parent / "data" / "profile"
+DAEMONS = daemon_comms()   # the backends' daemon threads (ovs-vswitchd, pmd, ...)
 
 
 def folded(name: str) -> list[str]:
@@ -46,10 +48,12 @@ def test_classifier_rules_on_recorded_frames() -> None:
     assert classify_frames("napi/vsb1", [*bridge, "skb_copy_bits" + k]) == "copies"
     assert classify_frames("napi/vsb1", [*bridge, "dev_queue_xmit" + k, "veth_xmit" + k]) \
         == "transmit"
-    assert classify_frames("ovs-vswitchd", ["main", "dp_netdev_input"]) == "daemon"
-    assert classify_frames("pmd-c01/id:3", ["pmd_thread_main", "miniflow_extract"]) == "daemon"
+    assert classify_frames("ovs-vswitchd", ["main", "dp_netdev_input"], DAEMONS) == "daemon"
+    assert classify_frames("pmd-c01/id:3", ["pmd_thread_main", "miniflow_extract"], DAEMONS) \
+        == "daemon"
     assert classify_frames("ovs-vswitchd", ["main", "poll" , "do_syscall_64" + k,
-                                            "__schedule" + k, "__switch_to" + k]) == "scheduler"
+                                            "__schedule" + k, "__switch_to" + k],
+                           DAEMONS) == "scheduler"
     assert classify_frames("vswbench-engine", ["main", "send_phase"]) == "tester"
     # the in-kernel generator's program (xdplive) and what it calls belong to the tester
     gen = ["__x64_sys_bpf" + k, "bpf_prog_test_run_xdp" + k, "xdp_test_run_batch.constprop.0" + k,

@@ -28,7 +28,9 @@ from hypothesis import strategies as st
 from vswbench.campaign.spec import STUDY_KEYS
 from vswbench.cli.app import main
 from vswbench.host.netns import Namespace
-from vswbench.switches.options import KNOWN
+from vswbench.switches.options import known
+
+KNOWN = known()
 
 EXAMPLES = int(os.environ.get("VSB_FUZZ_EXAMPLES", "300"))
 ANSWER_S = 5.0

@@ -10,12 +10,13 @@ from vswbench.run.registry import CleanupRegistry
 from vswbench.errors import UsageError
 from vswbench.run.ids import RunId
 from vswbench.switches.base import Attachment, HostPort, ForwardPath, PortCounters, SwitchContext
-from vswbench.switches.bridge import BridgeSwitch
-from vswbench.switches.kernel import (Placed, counters_from_link, kernel_mode, napi_priority,
-                                      napi_thread_pids, parse_kernel_config, switch_view)
-from vswbench.switches.router import gateway_for
-from vswbench.switches.tcbpf import BPF_DIR, compile_argv
-from vswbench.switches.veth import VethSwitch
+from vswbench.switches.kernel.bridge import BridgeSwitch
+from vswbench.switches.kernel.availability import parse_kernel_config
+from vswbench.switches.kernel.counters import counters_from_link, switch_view
+from vswbench.switches.kernel.napi import Placed, kernel_mode, napi_priority, napi_thread_pids
+from vswbench.switches.kernel.router import gateway_for
+from vswbench.switches.bpf.tc import BPF_DIR, compile_argv
+from vswbench.switches.kernel.veth import VethSwitch
 from vswbench.switches.base import link_pairs
 
 RID = RunId("vsb1234")

@@ -50,11 +50,11 @@ from vswbench.campaign.spec_checks import (churn_problems, io_problems, option_p
 from vswbench.campaign.spec_file import parse_toml, read_spec_text
 from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
 from vswbench.campaign.suites import BUILTIN
-from vswbench.campaign.values import (ALL_SWITCHES, CALIBRATION_SWITCH, KINDS, MAX_PROBLEMS,
+from vswbench.campaign.values import (ALL_SWITCHES, KINDS, MAX_PROBLEMS,
                                       SCALAR_ONLY, BadValue, Problems, TooManyProblems,
                                       check_value, did_you_mean, parse_budget, short)
 from vswbench.errors import UsageError
-from vswbench.switches.catalog import nf_option_problems
+from vswbench.switches.catalog import calibration_switches, nf_option_problems
 
 DEFAULT_DURATION = {"trial": 5.0, "sweep": 2.0, "latency": 5.0}
 # Keys only some kinds use: given for a study none of whose kinds uses it, a key is a mistake.
@@ -358,9 +358,9 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
     names = _resolve_scenarios(i, v, raw, problems)
     switches = v.get("switch") or []
     if ALL_SWITCHES in switches:
-        from vswbench.switches.catalog import all_switches
+        from vswbench.switches.catalog import ranked_switches
 
-        every = [s for s in sorted(all_switches()) if s != CALIBRATION_SWITCH]
+        every = ranked_switches()
         switches = list(dict.fromkeys(s for x in switches for s in (every if x == "*" else [x])))
     merge_functions(i, v, raw, problems)
 
@@ -439,7 +439,7 @@ def expand(spec: CampaignSpec) -> list[Point]:
     seen: dict[str, Point] = {}
     for st in spec.studies:
         for rep, switch in itertools.product(range(st.repetitions), st.switches):
-            shapes = st.shape_pps if switch == CALIBRATION_SWITCH else (None,)
+            shapes = st.shape_pps if switch in calibration_switches() else (None,)
             for combo in itertools.product(shapes, st.options, st.scenarios, st.sizes, st.flows,
                                            st.bursts, st.placements, st.ios, st.kinds):
                 for churn in st.churns:
@@ -460,7 +460,8 @@ def point_count(st: Study) -> int:
             if kind in KIND_KEYS[key]:
                 n *= max(1, len(values))
         return n * (len(st.rules) * len(st.update_rates) if kind == "rule-update" else 1)
-    switches = sum(len(st.shape_pps) if s == CALIBRATION_SWITCH else 1 for s in st.switches)
+    devices = calibration_switches()
+    switches = sum(len(st.shape_pps) if s in devices else 1 for s in st.switches)
     return (st.repetitions * switches * math.prod(len(x) for x in (
         st.options, st.scenarios, st.sizes, st.flows, st.bursts, st.placements, st.ios, st.churns))
         * sum(per_kind(k) for k in st.kinds))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from vswbench.campaign.values import CALIBRATION_SWITCH
 from vswbench.errors import UsageError
 
 OptionTable = tuple[tuple[str, str], ...]
@@ -80,14 +79,17 @@ def io_problems(i: int, switches: list[str], ios: list[str],
 def shape_problems(i: int, switches: list[str], raw: dict[str, Any],
                    sizes: list[Any]) -> list[str]:
     """shape_pps belongs to switch shaped, which needs it and one frame size (its byte rate)."""
+    from vswbench.switches.catalog import calibration_switches
+
     found = []
-    if "shape_pps" in raw and switches and CALIBRATION_SWITCH not in switches:
+    shaped = bool(set(calibration_switches()) & set(switches))
+    if "shape_pps" in raw and switches and not shaped:
         found.append(f"study {i}, shape_pps: only switch \"shaped\" uses it, and this study "
                      "does not include shaped")
-    if CALIBRATION_SWITCH in switches and "shape_pps" not in raw:
+    if shaped and "shape_pps" not in raw:
         found.append(f"study {i}, shape_pps: switch shaped needs shape_pps = [...] (the rate "
                      "it is shaped to, e.g. \"100k\")")
-    if CALIBRATION_SWITCH in switches and any(isinstance(s, str) for s in sizes):
+    if shaped and any(isinstance(s, str) for s in sizes):
         found.append(f"study {i}, size: switch shaped computes its byte rate for one frame "
                      "size: give sizes in bytes, not imix, in a study with shaped")
     return found

@@ -14,7 +14,7 @@ def merge_functions(i: int, v: dict[str, Any], raw: dict[str, Any], problems: li
     the keys they had before functions existed)."""
     if "function" not in raw and "table_size" not in raw:
         return
-    from vswbench.switches.functions import TABLE_FUNCTIONS
+    from vswbench.switches.rules.functions import TABLE_FUNCTIONS
 
     functions = v.get("function") or (["l2"] if "function" not in raw else [])
     sizes = v.get("table_size") or [None]

@@ -19,13 +19,12 @@ from vswbench.measure.b2b import MAX_FRAMES_RANGE, TRIALS_RANGE
 from vswbench.measure.loadcurve import SWEEP_POINTS_RANGE
 from vswbench.measure.rule_update import MAX_RULES, UPDATE_RATE_RANGE
 from vswbench.measure.search import PRESETS
-from vswbench.switches.functions import FUNCTIONS, MAX_L3_TABLE
+from vswbench.switches.rules.functions import FUNCTIONS, MAX_L3_TABLE
 from vswbench.switches.options import unknown_key
 from vswbench.units import FrameSize, parse_rate
 
 KINDS = ("search", "sweep", "trial", "latency", "b2b", "rule-update")
 PLACEMENTS = ("default", "s_core", "bi", "pbp", "unpinned")
-CALIBRATION_SWITCH = "shaped"
 ALL_SWITCHES = "*"
 
 
@@ -142,7 +141,7 @@ def _rate(v: Any) -> float:
 
 
 def _shape_pps(v: Any) -> float:
-    from vswbench.switches.shaped import MAX_SHAPE_PPS
+    from vswbench.switches.kernel.shaped import MAX_SHAPE_PPS
 
     pps = _rate(v)
     if pps > MAX_SHAPE_PPS:

@@ -18,7 +18,7 @@ from vswbench.errors import UsageError
 from vswbench.safefile import check_output_file, write_text
 from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
 from vswbench.measure.plan import TrialOptions
-from vswbench.switches.functions import DEFAULT_TABLE_SIZE, FUNCTIONS, MAX_L3_TABLE, TABLE_FUNCTIONS
+from vswbench.switches.rules.functions import DEFAULT_TABLE_SIZE, FUNCTIONS, MAX_L3_TABLE, TABLE_FUNCTIONS
 from vswbench.units import FrameSize
 
 out = Console()

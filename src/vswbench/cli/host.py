@@ -169,8 +169,9 @@ def switches(as_json: bool) -> int:
 def doctor(as_json: bool, stall_seconds: float) -> int:
     """Tools, kernel features, host tuning (what to change and why) and host stalls."""
     from vswbench.host.doctor import run_doctor
+    from vswbench.switches.catalog import backend_tools
 
-    report = run_doctor(stall_seconds)
+    report = run_doctor(stall_seconds, backend_tools())
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=1))
         return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,8 @@ from typing import Any
 from vswbench.engine.process import EngineError, EngineNotFound, find_engine
 from vswbench.host.stallcheck import StallCheck, check_stalls
 
-TOOLS = {  # tool -> what needs it
-    "ip": "every testbed (iproute2)", "tc": "tc-bpf backend (iproute2)",
-    "ethtool": "offloads, GRO for veth NAPI", "clang": "BPF programs of tc-bpf and xdp",
-    "ovs-vswitchd": "ovs and ovs-afxdp backends (openvswitch-switch)",
+TOOLS = {  # tool -> what needs it; each switch backend's own tools are handed in (its `tools`)
+    "ip": "every testbed (iproute2)", "ethtool": "offloads, GRO for veth NAPI",
     "trafgen": "comparison generator (netsniff-ng)", "iperf3": "comparison generator",
     "sockperf": "comparison latency tool",
 }
@@ -72,9 +71,12 @@ def _processes(proc_root: Path) -> list[tuple[str, str]]:
     return [(e.name, comm) for e in entries if e.name.isdigit() and (comm := _read(e / "comm"))]
 
 
-def check_tools() -> list[ToolCheck]:
+def check_tools(backend_tools: Mapping[str, str] | None = None) -> list[ToolCheck]:
+    """TOOLS, then the switch backends' tools not among them (tool -> what needs it: from
+    switches/catalog.py backend_tools, handed in by the CLI), then the engine."""
+    wanted = {t: why for t, why in (backend_tools or {}).items() if t not in TOOLS}
     checks = [ToolCheck(t, shutil.which(t) is not None, shutil.which(t) or "", why)
-              for t, why in TOOLS.items()]
+              for t, why in {**TOOLS, **wanted}.items()]
     try:
         engine = str(find_engine())
         checks.append(ToolCheck("vswbench-engine", True, engine, "all traffic"))
@@ -169,8 +171,9 @@ def tuning_checks(sys_root: Path = SYS, proc_root: Path = Path("/proc")) -> list
             irqbalance(proc_root), damon(proc_root), irq_accounting(Path(str(sys_root)).parent)]
 
 
-def run_doctor(stall_seconds: float = 0.0) -> DoctorReport:
-    report = DoctorReport(check_tools(), {}, [], tuning_checks())
+def run_doctor(stall_seconds: float = 0.0,
+               backend_tools: Mapping[str, str] | None = None) -> DoctorReport:
+    report = DoctorReport(check_tools(backend_tools), {}, [], tuning_checks())
     if stall_seconds > 0:
         report.stalls = check_stalls(stall_seconds)
     try:

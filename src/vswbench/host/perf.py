@@ -72,16 +72,17 @@ def run_threads(run_id: str, proc: Path = Path("/proc")) -> set[int]:
     return tids
 
 
-def _testbed(own: CoreProfile | None, total: int) -> dict[str, Any] | None:
+def _testbed(own: CoreProfile | None, total: int,
+             daemons: tuple[str, ...] = ()) -> dict[str, Any] | None:
     if own is None or not own.samples:
         return None
     return {"samples": own.samples, "share": round(own.samples / total, 4) if total else None,
-            "categories": own.categories(), "top_functions": own.top_functions(5),
+            "categories": own.categories(daemons), "top_functions": own.top_functions(5),
             "top_kernel_functions": own.top_functions(5, kernel_only=True)}
 
 
 def summarize(cores: dict[int, CoreProfile], cpus: list[int], seconds: float,
-              hz: int = SAMPLE_HZ) -> TrialProfile:
+              hz: int = SAMPLE_HZ, daemons: tuple[str, ...] = ()) -> TrialProfile:
     """The stored record of per-core profiles (only the asked-for CPUs). The window is the span
     of the samples' own times where perf printed them (else `seconds`, the wall clock). A core's
     perf-based busy share is its non-idle samples over the samples the window should hold: a
@@ -94,7 +95,7 @@ def summarize(cores: dict[int, CoreProfile], cpus: list[int], seconds: float,
     for cpu in cpus:
         core = cores.get(cpu, CoreProfile(cpu))
         expected = seconds * hz
-        cats = core.categories() if core.samples else {c: 0.0 for c in CATEGORIES}
+        cats = core.categories(daemons) if core.samples else {c: 0.0 for c in CATEGORIES}
         busy_samples = core.samples * (1.0 - cats["idle"])
         prof.cores[str(cpu)] = {
             "samples": core.samples, "expected_samples": round(expected),
@@ -104,7 +105,7 @@ def summarize(cores: dict[int, CoreProfile], cpus: list[int], seconds: float,
             "top_kernel_functions": core.top_functions(5, kernel_only=True),
             "top_comms": core.top_comms(),
             # the run's own threads only (others share the cores on a busy machine)
-            "testbed": _testbed(core.own, core.samples),
+            "testbed": _testbed(core.own, core.samples, daemons),
             "folded": core.folded_lines(FOLDED_LIMIT)}
     return prof
 
@@ -113,11 +114,13 @@ class PerfRecorder:
     """Context manager: perf records the given CPUs while the block runs; `profile` is set when
     the block ended normally."""
 
-    def __init__(self, run: Any, cpus: list[int], hz: int = SAMPLE_HZ) -> None:
+    def __init__(self, run: Any, cpus: list[int], hz: int = SAMPLE_HZ,
+                 daemons: tuple[str, ...] = ()) -> None:
         problem = perf_problem()
         if problem:
             raise VswbenchError(f"--profile: {problem}")
         self.run, self.cpus, self.hz = run, sorted(set(cpus)), hz
+        self.daemons = daemons       # the switch daemons' comm prefixes (profile.py)
         self.proc: subprocess.Popen[bytes] | None = None
         self.dir: Path | None = None
         self.profile: TrialProfile | None = None
@@ -198,4 +201,5 @@ class PerfRecorder:
             raise VswbenchError("--profile: perf script took over 5 minutes") from None
         if proc.returncode != 0:
             raise VswbenchError(f"--profile: perf script failed: {proc.stderr.strip()[-300:]}")
-        return summarize(fold_perf_script(proc.stdout, self.own), self.cpus, seconds, self.hz)
+        return summarize(fold_perf_script(proc.stdout, self.own), self.cpus, seconds, self.hz,
+                         self.daemons)

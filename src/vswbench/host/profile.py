@@ -24,9 +24,9 @@ CATEGORY_LABELS = {
     "transmit": "transmit", "switching": "bridge/OVS/BPF/route", "scheduler":
     "scheduler/context switch", "copies": "copies", "idle": "idle",
     "tester": "tester user space", "other": "other"}
-# thread names (comm, at most 15 characters) of switch daemons whose user space is "daemon"
-DAEMON_COMMS = re.compile(r"^(ovs-vswitchd|ovsdb-server|pmd|handler|revalidator|urcu|"
-                          r"dpdk-testpmd|testpmd|lcore-worker|rte_|eal-intr|vhost|dpdk-)")
+# The thread names (comm, at most 15 characters) of switch daemons, whose user space is "daemon",
+# are handed in (`daemons`: comm prefixes): each backend names its own (switches/catalog.py
+# daemon_comms).
 # the frame nearest the leaf that matches one of these decides (checked in this order per frame)
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # the tester's own BPF programs (the in-kernel generator and sink, engine/): not switching
@@ -58,12 +58,13 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-def classify_frames(comm: str, frames: list[str]) -> str:
-    """The category of one sample: frames root first, leaf last; kernel frames end in `_[k]`."""
+def classify_frames(comm: str, frames: list[str], daemons: tuple[str, ...] = ()) -> str:
+    """The category of one sample: frames root first, leaf last; kernel frames end in `_[k]`;
+    `daemons`: the comm prefixes of switch daemons."""
     if not frames:
         return "other"
     leaf = frames[-1]
-    if not leaf.endswith(KERNEL_SUFFIX) and DAEMON_COMMS.match(comm):
+    if not leaf.endswith(KERNEL_SUFFIX) and comm.startswith(daemons):
         return "daemon"
     if not leaf.endswith(KERNEL_SUFFIX) and comm.startswith("vswbench-engin"):
         return "tester"
@@ -75,11 +76,11 @@ def classify_frames(comm: str, frames: list[str]) -> str:
     return "other"
 
 
-def classify_folded(line: str) -> tuple[str, int]:
+def classify_folded(line: str, daemons: tuple[str, ...] = ()) -> tuple[str, int]:
     """(category, count) of one folded line `comm;f1;...;leaf COUNT`."""
     stack, count = split_folded(line)
     parts = stack.split(";")
-    return classify_frames(parts[0], parts[1:]), count
+    return classify_frames(parts[0], parts[1:], daemons), count
 
 
 def split_folded(line: str) -> tuple[str, int]:
@@ -109,12 +110,13 @@ class CoreProfile:
         self.samples += count
         self.folded[";".join([_clean(comm), *frames])] += count
 
-    def categories(self) -> dict[str, float]:
-        """Share of this core's samples per category (every category, 0.0 if none)."""
+    def categories(self, daemons: tuple[str, ...] = ()) -> dict[str, float]:
+        """Share of this core's samples per category (every category, 0.0 if none); `daemons`:
+        the comm prefixes of switch daemons."""
         counts: Counter[str] = Counter()
         for stack, n in self.folded.items():
             parts = stack.split(";")
-            counts[classify_frames(parts[0], parts[1:])] += n
+            counts[classify_frames(parts[0], parts[1:], daemons)] += n
         total = sum(counts.values()) or 1
         return {c: round(counts[c] / total, 4) for c in CATEGORIES}
 

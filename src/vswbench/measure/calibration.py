@@ -152,8 +152,10 @@ def cached(scenario: Scenario, workload: TrialParams, placement: Placement,
 
 def baseline_switch(io: str) -> str:
     """Where the tester's ceiling is measured: no switch at all, over the same kind of port
-    (veth for the kernel I/O paths, memif for DPDK)."""
-    return "memif" if io == "dpdk" else "veth"
+    (veth for the kernel I/O paths, memif for DPDK): the catalog's direct backend of that kind."""
+    from vswbench.switches.catalog import baseline_switch as direct_backend
+
+    return direct_backend(io)
 
 
 def measure(run: Run, scenario: Scenario, workload: TrialParams, placement: Placement) -> Calibration:

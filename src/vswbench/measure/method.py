@@ -18,8 +18,8 @@ from vswbench.measure.plan import TrialOptions, TrialPlan, ensure_runnable, plan
 from vswbench.measure.session import (DEFAULT_DRAIN_QUIET, TrialSession, control_capable,
                                       open_session)
 from vswbench.run.ids import RunId
-from vswbench.switches.catalog import all_switches
-from vswbench.switches.chain_nf import calibration_target
+from vswbench.switches.catalog import all_switches, calibration_switches
+from vswbench.switches.chain.nf import calibration_target
 from vswbench.testbed.build import Testbed, unsupported
 
 WARMUP_RATE = 10_000.0
@@ -48,8 +48,10 @@ def plan_method(opts: MethodOptions) -> MethodPlan:
     trial_opts = opts.trial
     extra = list(trial_opts.options)
     if opts.shape_pps is not None:
-        if trial_opts.switch != "shaped":
-            raise UsageError("--shape-pps is for --switch shaped (the calibration device)")
+        devices = calibration_switches()
+        if trial_opts.switch not in devices:
+            raise UsageError(f"--shape-pps is for --switch {' or '.join(devices)} (the calibration "
+                             "device)")
         size = trial_opts.traffic.size
         if size.is_imix:
             raise UsageError("--shape-pps: the shaper's byte rate needs one frame size, not IMIX")

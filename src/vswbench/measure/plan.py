@@ -19,7 +19,7 @@ from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.trial import TrialResult
 from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
-from vswbench.switches.chain_nf import check_nf
+from vswbench.switches.chain.nf import check_nf
 from vswbench.switches.options import check_keys
 
 
@@ -148,10 +148,7 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
     if problem:
         raise UsageError(problem)
     switch_cls.check_options(options)
-    if switch_cls.name == "shaped":      # the calibration device needs its rate (--shape-pps)
-        from vswbench.switches.shaped import shaper_from_options
-
-        shaper_from_options(options)
+    switch_cls.check_trial_options(options)   # the calibration device needs its rate (--shape-pps)
     return TrialPlan(switch_cls, scenario,
                      replace(params, io=engine_io(switch_cls, params.io, options,
                                                   churn=params.churn is not None)),

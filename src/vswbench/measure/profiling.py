@@ -72,7 +72,9 @@ def profiled(testbed: Testbed, enabled: bool) -> Iterator[Callable[[Any], None]]
         yield lambda result: None
         return
     pending: list[Any] = []
-    with PerfRecorder(testbed.run, profile_cpus(testbed)) as rec:
+    from vswbench.switches.catalog import daemon_comms
+
+    with PerfRecorder(testbed.run, profile_cpus(testbed), daemons=daemon_comms()) as rec:
         yield pending.append
     if rec.profile is not None:
         for result in pending:

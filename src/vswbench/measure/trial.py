@@ -28,7 +28,7 @@ from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
 from vswbench.measure.profiling import profiled
 from vswbench.scenario import Role
 from vswbench.switches.base import BusyCycles, PortCounters
-from vswbench.switches.chain_nf import element_counters, nf_hosts
+from vswbench.switches.chain.nf import element_counters, nf_hosts
 from vswbench.testbed.build import EngineCommand, Testbed
 
 READY_TIMEOUT = 15.0

@@ -45,7 +45,7 @@ from vswbench.errors import UsageError
 from vswbench.models.chain_layout import (PARAMS, PLACEMENTS, Layout,  # noqa: F401
                                           bottleneck_loads, classify, layout_for)
 from vswbench.models.student_t import t_quantile
-from vswbench.switches.chain_nf import OVS_KINDS
+from vswbench.switches.chain.nf import OVS_KINDS
 
 MEANING = {
     "C_base": "tester path: C_TX + C_RX (+ C_other) of the tester's core",

@@ -40,7 +40,7 @@ from vswbench.models.chain_cost import LEVEL, ChainObservation, Group, Layout, P
 from vswbench.models.student_t import t_quantile
 from vswbench.results.points import load as load_store, read_point
 from vswbench.results.store import StoredPoint, StoredRun
-from vswbench.switches.chain_nf import FWD, PER_ELEMENT
+from vswbench.switches.chain.nf import FWD, PER_ELEMENT
 
 CHAIN_RE = re.compile(r"chain:(\d+)$")
 MIN_DROP_SHARE = 0.01        # beyond the peak, a load point with fewer drops says nothing

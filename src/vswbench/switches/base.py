@@ -25,15 +25,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
-from vswbench.switches.functions import function_problem
+from vswbench.switches.rules.functions import function_problem
 
-CHAIN_OPTIONS = frozenset({"nf", "nf_poll"})   # switches/chain_nf.py, any switch
-FUNCTION_OPTIONS = frozenset({"function", "table_size"})   # switches/functions.py, checked below
+CHAIN_OPTIONS = frozenset({"nf", "nf_poll"})   # switches/chain/nf.py, any switch
+FUNCTION_OPTIONS = frozenset({"function", "table_size"})   # switches/rules/functions.py, checked below
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class SwitchContext:
     # hosts whose engines start before the drivers and run all along (NFs, receivers, servers)
     long_running_hosts: frozenset[str] = frozenset()
     # network functions the backend builds itself instead of engines (option nf=router|ovs of
-    # the veth backend, chain_nf.py), in chain order; empty when the NFs are engines
+    # the veth backend, chain/nf.py), in chain order; empty when the NFs are engines
     nf_hosts: tuple[str, ...] = ()
     # flows the drivers send (the workload's --flows): backends that install a rule per flow
     # (ovs flow_table=exact) size their tables by it
@@ -146,14 +146,22 @@ class Switch(ABC):
     description: ClassVar[str]
     l3: ClassVar[bool] = False          # True: hosts route via Attachment.gateway_ip (router)
     direct: ClassVar[bool] = False      # True: no switch in the path (veth baseline)
-    calibration: ClassVar[bool] = False  # True: a known-answer device (shaped), not a switch to rank
+    # True: a known-answer device (shaped), not a switch to rank: left out of switch = ["*"] (the
+    # suites), and the only backend that takes --shape-pps
+    calibration: ClassVar[bool] = False
     # "kernel": host ports are kernel interfaces (veth, macvlan) the engine opens with afpacket,
     # udp or afxdp. "dpdk": host ports are DPDK virtual devices (vhost-user, memif); the engine
     # runs `--io dpdk` with Attachment.dpdk_port as its --port, and there is no kernel link.
     port_kind: ClassVar[str] = "kernel"
-    # backend options this backend reads (switches/options.py); the chain keys nf and nf_poll are
-    # read for every switch (switches/chain_nf.py). Any other key would be ignored: refused.
-    options_read: ClassVar[frozenset[str]] = frozenset()
+    # backend options this backend reads, each with what it sets (`vswbench` lists their union,
+    # switches/options.py); the chain keys nf and nf_poll (switches/chain/nf.py) and the function
+    # keys are read for every switch. Any other key would be ignored: refused.
+    options_read: ClassVar[Mapping[str, str]] = {}
+    # programs the backend runs, each with the package that ships it (`vswbench doctor` checks them)
+    tools: ClassVar[Mapping[str, str]] = {}
+    # thread names (comm prefixes) of the backend's daemons: the profile classifier counts their
+    # user space as "daemon" (host/profile.py)
+    daemons: ClassVar[tuple[str, ...]] = ()
     # Can the in-kernel generator (engine --io xdplive) transmit into this switch? XDP_TX out of a
     # tester port needs NAPI on its veth peer (GRO or an XDP program there); without it the kernel
     # drops every frame uncounted (measured: macvlan, ovs with system ports lost 100 %).
@@ -161,7 +169,7 @@ class Switch(ABC):
     # Can it take an existing interface as a port (adopt(): the wire between two emulated hosts
     # of scenario remote, or the VXLAN device on it)?
     wire_capable: ClassVar[bool] = False
-    # forwarding functions this backend implements (switches/functions.py: l2, l3, nat, acl);
+    # forwarding functions this backend implements (switches/rules/functions.py: l2, l3, nat, acl);
     # any other is refused before anything is built, with this list as the reason
     functions: ClassVar[frozenset[str]] = frozenset({"l2"})
     # Frames the path can hold while a CPU of it stops (a host stall): a kernel path's receive
@@ -189,6 +197,11 @@ class Switch(ABC):
         built (subclasses check values; keys it does not read are refused by unread_options)."""
 
     @classmethod
+    def check_trial_options(cls, options: dict[str, str]) -> None:
+        """UsageError when a trial's options lack one this backend cannot run without (shaped:
+        its rate, which a campaign adds per point, so check_options cannot ask for it)."""
+
+    @classmethod
     def kernel_tx_problem(cls, options: dict[str, str]) -> str | None:
         """Why the in-kernel generator cannot send through this switch with these options (None:
         it can)."""
@@ -203,9 +216,9 @@ class Switch(ABC):
     def unread_options(cls, options: Iterable[str], io: str | None = None) -> str | None:
         """Why this backend cannot take these option keys or this engine io (it would ignore
         them and the result would be labelled with them), or None."""
-        unread = sorted(set(options) - cls.options_read - CHAIN_OPTIONS - FUNCTION_OPTIONS)
+        unread = sorted(set(options) - set(cls.options_read) - CHAIN_OPTIONS - FUNCTION_OPTIONS)
         if unread:
-            reads = ", ".join(sorted(cls.options_read | CHAIN_OPTIONS))
+            reads = ", ".join(sorted(set(cls.options_read) | CHAIN_OPTIONS))
             return (f"switch {cls.name} does not read option {', '.join(unread)} (it would be "
                     f"ignored); its options: {reads}")
         if FUNCTION_OPTIONS & set(options):

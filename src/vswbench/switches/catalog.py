@@ -1,5 +1,7 @@
-"""Every switch backend by name (an explicit table: backends are classes handed in), and the checks
-of chain option nf that need the whole table."""
+"""Every switch backend by name (an explicit table: backends are classes handed in), what other
+packages need of all of them (the suites' "*", the calibration baseline, the daemons the profile
+classifier knows, the tools doctor checks), and the checks of chain option nf that need the whole
+table. Adding a backend: its module and its entry in BACKENDS."""
 
 from __future__ import annotations
 
@@ -7,19 +9,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from vswbench.errors import UsageError
 from vswbench.scenario import parse
-from vswbench.switches import chain_nf
 from vswbench.switches.base import Switch
-from vswbench.switches.bridge import BridgeSwitch
-from vswbench.switches.macvlan import MacvlanSwitch
-from vswbench.switches.memif import Memif
-from vswbench.switches.ovs import Ovs, OvsAfxdp
-from vswbench.switches.ovs_dpdk import OvsDpdk
-from vswbench.switches.router import RouterSwitch
-from vswbench.switches.shaped import ShapedSwitch
-from vswbench.switches.tcbpf import TcBpfSwitch
-from vswbench.switches.testpmd import Testpmd
-from vswbench.switches.veth import VethSwitch
-from vswbench.switches.xdp import XdpSwitch
+from vswbench.switches.chain import nf as chain_nf
+from vswbench.switches.bpf import TcBpfSwitch, XdpSwitch
+from vswbench.switches.dpdk import Memif, Testpmd
+from vswbench.switches.kernel import (BridgeSwitch, MacvlanSwitch, RouterSwitch, ShapedSwitch,
+                                      VethSwitch)
+from vswbench.switches.ovs import Ovs, OvsAfxdp, OvsDpdk
 
 BACKENDS: tuple[type[Switch], ...] = (
     VethSwitch, BridgeSwitch, RouterSwitch, MacvlanSwitch, Ovs, OvsAfxdp, TcBpfSwitch, XdpSwitch,
@@ -29,6 +25,39 @@ BACKENDS: tuple[type[Switch], ...] = (
 def all_switches() -> dict[str, type[Switch]]:
     """name -> backend class, for every backend this package has."""
     return {cls.name: cls for cls in BACKENDS}
+
+
+def calibration_switches() -> list[str]:
+    """The known-answer devices (shaped): not switches to rank, left out of switch = ["*"]."""
+    return [cls.name for cls in BACKENDS if cls.calibration]
+
+
+def ranked_switches() -> list[str]:
+    """What switch = ["*"] means (the suites): every backend but the calibration devices."""
+    return sorted(cls.name for cls in BACKENDS if not cls.calibration)
+
+
+def baseline_switch(io: str) -> str:
+    """The backend with no switch in the path over the port kind of engine io `io` (veth for the
+    kernel I/O paths, memif for DPDK): where the tester's ceiling is measured."""
+    kind = "dpdk" if io == "dpdk" else "kernel"
+    return next(cls.name for cls in BACKENDS if cls.direct and cls.port_kind == kind)
+
+
+def daemon_comms() -> tuple[str, ...]:
+    """The thread-name prefixes of every backend's daemons (the profile classifier's "daemon")."""
+    return tuple(dict.fromkeys(comm for cls in BACKENDS for comm in cls.daemons))
+
+
+def backend_tools() -> dict[str, str]:
+    """Every program a backend runs -> which backends need it and its package (doctor's rows)."""
+    users: dict[str, list[str]] = {}
+    packages: dict[str, str] = {}
+    for cls in BACKENDS:
+        for tool, package in cls.tools.items():
+            users.setdefault(tool, []).append(cls.name)
+            packages.setdefault(tool, package)
+    return {tool: f"switch {', '.join(names)} ({packages[tool]})" for tool, names in users.items()}
 
 
 def nf_option_problems(options: Iterable[Mapping[str, str]], switches: Sequence[str],

@@ -1,6 +1,7 @@
 """The backend options (`--option key=value`, a campaign study's `options` table): every key
-that some part of vswbench reads, and what it sets. Each value is checked by its reader (the
-switch backend, or chain_nf for the chain keys); here only the key: a key nothing reads would be
+that some part of vswbench reads, and what it sets (a backend's own keys are its class's
+options_read). Each value is checked by its reader (the
+switch backend, or chain/nf.py for the chain keys); here only the key: a key nothing reads would be
 ignored, and a misspelt `kernal_mode=softirq` would silently measure the default instead.
 tests/unit/test_backend_options.py checks that every key the sources read is listed here."""
 
@@ -11,30 +12,37 @@ from collections.abc import Iterable
 
 from vswbench.errors import UsageError
 
-KNOWN: dict[str, str] = {
+# the keys every switch reads (the chain keys: chain/nf.py; the function keys: rules/functions.py)
+CHAIN_KEYS = {
     "nf": "how a chain's network functions forward: fwd, router, ovs, ovs-afxdp (switch veth)",
     "nf_poll": "how fwd network functions wait for frames: auto, busy, sleep",
-    "kernel_mode": "kernel switches: where the links' receive work runs: napi, softirq",
-    "napi_priority": "kernel switches, kernel_mode napi: the napi threads' scheduling: fifo, normal",
-    "bridge_fdb": "bridge: static or learning forwarding database",
-    "ovs_mode": "OVS backends: p2p (port-to-port rules) or normal (MAC learning)",
-    "flow_table": "OVS backends: port (a rule per path) or exact (a rule per flow)",
-    "clones": "OVS backends: output ports per frame (1 = no copy)",
-    "dpdk_port": "DPDK switches: the engine's port type",
-    "shape_pps": "shaped: the shaper's rate in packets/s",
-    "shape_frame_size": "shaped: the frame size the shaper's byte rate is computed for",
-    "function": "what the switch does per frame: l2, l3, nat, acl (switches/functions.py)",
+}
+FUNCTION_KEYS = {
+    "function": "what the switch does per frame: l2, l3, nat, acl (switches/rules/functions.py)",
     "table_size": "functions l3 and acl: prefixes or filter rules in the table",
 }
 
 
+def known() -> dict[str, str]:
+    """Every option key with what it sets: the chain keys, each backend's own (its class's
+    options_read, catalog order), the function keys."""
+    from vswbench.switches.catalog import BACKENDS
+
+    found = dict(CHAIN_KEYS)
+    for cls in BACKENDS:
+        for key, text in cls.options_read.items():
+            found.setdefault(key, text)
+    return {**found, **FUNCTION_KEYS}
+
+
 def unknown_key(key: str) -> str | None:
     """Why `key` is not an option (the closest known key and the list), or None."""
-    if key in KNOWN:
+    options = known()
+    if key in options:
         return None
-    close = difflib.get_close_matches(key, KNOWN, n=1)
+    close = difflib.get_close_matches(key, options, n=1)
     return (f"no backend reads option {key!r}" + (f" (did you mean {close[0]}?)" if close else "")
-            + "; the options are " + ", ".join(KNOWN))
+            + "; the options are " + ", ".join(options))
 
 
 def check_keys(keys: Iterable[str]) -> None:
@@ -43,7 +51,7 @@ def check_keys(keys: Iterable[str]) -> None:
         problem = unknown_key(key)
         if problem:
             raise UsageError(f"--option {key}: {problem}. "
-                             + "; ".join(f"{k}: {v}" for k, v in KNOWN.items()))
+                             + "; ".join(f"{k}: {v}" for k, v in known().items()))
 
 
-__all__ = ["KNOWN", "check_keys", "unknown_key"]
+__all__ = ["CHAIN_KEYS", "FUNCTION_KEYS", "check_keys", "known", "unknown_key"]

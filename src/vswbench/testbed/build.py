@@ -37,7 +37,7 @@ from vswbench.run.scope import Run
 from vswbench.scenario import Role, Scenario
 from vswbench.switches.base import (Attachment, ForwardPath, HostPort, Placement, Switch,
                                     SwitchContext)
-from vswbench.switches.chain_nf import (AUTO, FWD, SLEEP, check_nf, effective_placement, nf_hosts,
+from vswbench.switches.chain.nf import (AUTO, FWD, SLEEP, check_nf, effective_placement, nf_hosts,
                                         nf_poll, ports_in_switch_namespace, runs_engine)
 from vswbench.testbed.sites import SiteSwitches, remote_problem
 

@@ -19,11 +19,12 @@ from pathlib import Path
 from vswbench.errors import CommandError, UsageError, VswbenchError
 from vswbench.host.netns import run, wait_until
 from vswbench.switches.base import Attachment, Availability, BusyCycles, HostPort, PortCounters
-from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_common, parse_transport,
-                                          port_mac, remove_runtime_dir)
-from vswbench.switches.ovs import BRIDGE, Ovs, OvsPort
-from vswbench.switches.ovs_daemon import OvsInstance
-from vswbench.switches.ovs_rules import parse_ovs_options
+from vswbench.switches.dpdk.ports import (DPDK_PORT_HELP, DPDK_THREADS, DpdkLink, dpdk_availability,
+                                          eal_common, parse_transport, port_mac,
+                                          remove_runtime_dir)
+from vswbench.switches.ovs.switch import BRIDGE, Ovs, OvsPort
+from vswbench.switches.ovs.daemon import OvsInstance
+from vswbench.switches.ovs.rules import parse_ovs_options
 
 VSWITCHD_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 FIX = "apt-get install openvswitch-switch-dpdk (or run ./setup.sh)"
@@ -63,9 +64,11 @@ def parse_flow_counts(text: str) -> tuple[dict[int, int], dict[int, int]]:
 class OvsDpdk(Ovs):
     name = "ovs-dpdk"
     description = "Open vSwitch with DPDK, PMD thread pinned, vhost-user ports"
-    options_read = Ovs.options_read | {"dpdk_port"}
+    options_read = {**Ovs.options_read, **DPDK_PORT_HELP}
+    tools = {**Ovs.tools, VSWITCHD_DPDK: "openvswitch-switch-dpdk"}
+    daemons = (*Ovs.daemons, *DPDK_THREADS)
     port_kind = "dpdk"
-    ingress_ring_frames = 1024   # memif rsize 2^10, virtio_user queue_size 1024 (dpdk_ports.py)
+    ingress_ring_frames = 1024   # memif rsize 2^10, virtio_user queue_size 1024 (dpdk/ports.py)
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         self.check_options(ctx.options)

@@ -3,7 +3,7 @@
 first other address of that network (198.18.3.1/24) on the switch-side veth end, reported as
 Attachment.gateway_ip.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (switches/kernel/links.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it; as it creates the host end, it also adds
 the host's route to 198.18.0.0/15 via the gateway (a metric per port, so two ports of one host do
 not collide) and permanent neighbour entries on both sides, so no ARP frame mixes with the
@@ -15,7 +15,7 @@ host whatever its destination address (chains: the NFs forward frames unchanged 
     ip route add default via <dst host ip> dev <dst switch-side if> table <table>
 ip_forward is turned on and rp_filter off in the switch namespace only.
 
-Functions (switches/functions.py): l3 puts the table_size prefixes of the l3 table into each
+Functions (switches/rules/functions.py): l3 puts the table_size prefixes of the l3 table into each
 path's table instead of the default route (one `ip -batch`); nat adds an nftables `snat` to the
 router's own address on the way out of each port; acl an nftables forward chain of table_size
 drop rules the traffic never matches. The nftables tables live in the switch namespace and go with
@@ -30,10 +30,12 @@ from vswbench.host.netns import (BENCHMARK_NET, add_address, ip, namespace_exist
                                  sysctl)
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort,
                                     RuleMechanism)
-from vswbench.switches.functions import (FunctionOptions, check_flows, l3_prefixes, nft_acl,
+from vswbench.switches.rules.functions import (FunctionOptions, check_flows, l3_prefixes, nft_acl,
                                          nft_nat, route_batch)
-from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
-from vswbench.switches.rule_ops import ip_batch, nft_file
+from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.switches.kernel.counters import section
+from vswbench.switches.kernel.switch import KernelSwitch
+from vswbench.switches.rules.batch import ip_batch, nft_file
 
 TABLE_BASE = 100
 NFT_TABLE = "vsbfn"          # inside the switch namespace only
@@ -59,7 +61,7 @@ class RouterSwitch(FunctionOptions, KernelSwitch):
 
     @classmethod
     def availability(cls) -> Availability:
-        missing = basic_availability(["ip", "ethtool", "taskset"],
+        missing = basic_availability(cls.tools,
                                      ["VETH", "IP_ADVANCED_ROUTER", "IP_MULTIPLE_TABLES"])
         return Availability(False, *missing) if missing else Availability(True)
 
@@ -127,7 +129,7 @@ class RouterSwitch(FunctionOptions, KernelSwitch):
 
     def rule_mechanisms(self) -> list[RuleMechanism]:
         """Route batches into the table of the first path's port, and nftables transactions."""
-        from vswbench.switches.rule_update import NftTransaction, RouteBatch
+        from vswbench.switches.rules.mechanisms import NftTransaction, RouteBatch
 
         first = self._first_path
         if first is None:

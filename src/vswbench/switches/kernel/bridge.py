@@ -1,6 +1,6 @@
 """`bridge`: a Linux bridge device in the switch namespace; its ports are the switch-side veth ends.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (switches/kernel/links.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it. STP is off (ports forward at once).
 The bridge learns; forward() also adds a static fdb entry for every path's destination host
 (option bridge_fdb=static, the default), because a host that only receives (a sink, an NF's input)
@@ -12,8 +12,10 @@ from __future__ import annotations
 from vswbench.errors import UsageError
 from vswbench.host.netns import ip, mac_address, namespace_exists, run, set_up, wait_link_up
 from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort
-from vswbench.switches.kernel import (KernelSwitch, basic_availability, kernel_versions, place_napi,
-                                     section)
+from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.switches.kernel.counters import section
+from vswbench.switches.kernel.napi import place_napi
+from vswbench.switches.kernel.switch import KernelSwitch
 
 FDB_MODES = ("static", "learn")
 
@@ -29,12 +31,14 @@ def fdb_mode(options: dict[str, str]) -> str:
 class BridgeSwitch(KernelSwitch):
     name = "bridge"
     description = "Linux bridge (learning) in its own namespace, veth ports"
-    options_read = KernelSwitch.options_read | {"bridge_fdb"}
+    options_read = {**KernelSwitch.options_read,
+                    "bridge_fdb": "bridge: static or learning forwarding database"}
+    tools = {**KernelSwitch.tools, "bridge": "iproute2"}
     wire_capable = True
 
     @classmethod
     def availability(cls) -> Availability:
-        missing = basic_availability(["ip", "bridge", "ethtool", "taskset"], ["VETH", "BRIDGE"])
+        missing = basic_availability(cls.tools, ["VETH", "BRIDGE"])
         return Availability(False, *missing) if missing else Availability(True)
 
     @classmethod

@@ -2,7 +2,7 @@
 (src/vswbench/bpf/xdp_redirect.bpf.c, one object per egress ifindex built with -DOUT_IFINDEX=N into
 the run's temp dir), attached with `ip link set dev IF xdpdrv obj FILE sec xdp`.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (switches/kernel/links.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it. Pitfalls handled (design.md):
   - a frame XDP-redirected into a veth is dropped unless the receiving peer (here the host end of
     the egress veth) has GRO on or an XDP program: the host ends get GRO on;
@@ -21,8 +21,9 @@ from vswbench.engine.process import EngineNotFound, find_engine
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import ip, ip_json, namespace_exists
 from vswbench.switches.base import Availability
-from vswbench.switches.bpfobj import BpfRedirectSwitch, bpf_missing
-from vswbench.switches.kernel import basic_availability, section
+from vswbench.switches.bpf.redirect import BpfRedirectSwitch, bpf_missing
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.counters import section
 
 
 def native_xdp_veth() -> tuple[str, str] | None:
@@ -51,7 +52,7 @@ class XdpSwitch(BpfRedirectSwitch):
 
     @classmethod
     def availability(cls) -> Availability:
-        missing = (basic_availability(["ip", "ethtool", "taskset"],
+        missing = (basic_availability(cls.tools,
                                       ["VETH", "BPF_SYSCALL", "BPF_JIT"])
                    or bpf_missing(cls.SOURCE) or native_xdp_veth())
         return Availability(False, *missing) if missing else Availability(True)

@@ -3,13 +3,13 @@ PMD thread pinned).
 
 The machine has no openvswitch kernel module, so the bridge uses the userspace datapath
 (datapath_type=netdev) and ovs-vswitchd runs inside the switch's namespace, where its netdev ports
-open their interfaces. The daemons are private to the run (see ovs_daemon.py).
+open their interfaces. The daemons are private to the run (see daemon.py).
 
 Forwarding: by default port-to-port OpenFlow rules (`in_port=X,actions=output:Y` per Path) on a
 bridge in fail_mode=secure, so no NORMAL flow exists or ever comes back; with the option
 `ovs_mode=normal` the bridge keeps its learning NORMAL flow. `flow_table=exact` installs a rule
-per flow (source MAC and IPv4), `clones=K` outputs every frame to K ports: see ovs_rules.py.
-Functions (switches/functions.py): the drivers' port rules become an LPM table (l3: a rule per
+per flow (source MAC and IPv4), `clones=K` outputs every frame to K ports: see rules.py.
+Functions (switches/rules/functions.py): the drivers' port rules become an LPM table (l3: a rule per
 prefix, priority by prefix length), drop rules above them (acl) or ct(commit,nat(src=...)) (nat).
 
 Pitfall handled here: a switch that takes frames out of the kernel stack (system and afxdp ports)
@@ -30,13 +30,13 @@ from vswbench.host.netns import (Namespace, VethPair, add_address, ip_json, mac_
 from vswbench.run.registry import Registration
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
                                     RuleMechanism, Switch, SwitchContext)
-from vswbench.switches.ovs_daemon import (INSTALL_FIX, OvsError, OvsInstance, find_schema,
+from vswbench.switches.ovs.daemon import (BINARIES, INSTALL_FIX, OvsError, OvsInstance, find_schema,
                                           missing_binaries, pmd_on)
-from vswbench.switches.ovs_rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT, PORT_COOKIE,
+from vswbench.switches.ovs.rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT, PORT_COOKIE,
                                          FlowSource, RulePath, clone_outputs, parse_ovs_options,
                                          rule_lines)
-from vswbench.switches.ovs_stats import datapath_stats
-from vswbench.switches.functions import (FunctionOptions, check_flows, ovs_function_rules,
+from vswbench.switches.ovs.stats import datapath_stats
+from vswbench.switches.rules.functions import (FunctionOptions, check_flows, ovs_function_rules,
                                          parse_function)
 
 BRIDGE = "br0"
@@ -70,7 +70,11 @@ class OvsPort:
 class Ovs(FunctionOptions, Switch):
     name = "ovs"
     description = "Open vSwitch, userspace datapath (netdev), system ports"
-    options_read = frozenset({"ovs_mode", "flow_table", "clones"})
+    options_read = {"ovs_mode": "OVS backends: p2p (port-to-port rules) or normal (MAC learning)",
+                    "flow_table": "OVS backends: port (a rule per path) or exact (a rule per flow)",
+                    "clones": "OVS backends: output ports per frame (1 = no copy)"}
+    tools = {binary: "openvswitch-switch" for binary in BINARIES}
+    daemons = ("ovs-vswitchd", "ovsdb-server", "pmd", "handler", "revalidator", "urcu")
     functions = frozenset({"l2", "l3", "nat", "acl"})
     port_type = ""          # "" = system: a plain netdev port on the switch-side veth
     wire_capable = True     # the wire of scenario remote: a system port (adopt())
@@ -261,11 +265,11 @@ class Ovs(FunctionOptions, Switch):
         ovs.ofctl("del-flows", BRIDGE)
         # one OpenFlow bundle: 100k rules in about 1.5 s here (8 s as single flow mods)
         ovs.ofctl("add-flows", BRIDGE, str(flow_file), timeout=300.0, options=("--bundle",))
-        if self.exact_rules:   # no ramp from 10,000 datapath flows (see ovs_rules.py)
+        if self.exact_rules:   # no ramp from 10,000 datapath flows (see rules.py)
             ovs.appctl("upcall/set-flow-limit", str(max(FLOW_LIMIT, self.exact_rules)))
 
     def rule_mechanisms(self) -> list[RuleMechanism]:
-        from vswbench.switches.rule_update import OfBundle
+        from vswbench.switches.rules.mechanisms import OfBundle
 
         ovs = self._instance()
 

@@ -4,7 +4,7 @@ bpf_redirect()s each frame to the egress interface of its path. No bridge, no ma
 ifindex (-DOUT_IFINDEX=N), into the run's temp dir (ctx.temp_dir), and loaded with
 `tc filter add dev IF ingress bpf da obj FILE sec tc`.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (switches/kernel/links.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it. TX checksum offload is turned off on
 the host ends (design.md: frames redirected out of the stack otherwise reach UDP receivers with
 bad checksums). Placement: GRO + threaded NAPI on the switch-side ends, thread pinned to the
@@ -18,8 +18,9 @@ from pathlib import Path
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import namespace_exists, run
 from vswbench.switches.base import Availability
-from vswbench.switches.bpfobj import BPF_DIR, BpfRedirectSwitch, bpf_missing, compile_argv
-from vswbench.switches.kernel import basic_availability, section
+from vswbench.switches.bpf.redirect import BPF_DIR, BpfRedirectSwitch, bpf_missing, compile_argv
+from vswbench.switches.kernel.availability import TC, basic_availability
+from vswbench.switches.kernel.counters import section
 
 __all__ = ["BPF_DIR", "TcBpfSwitch", "compile_argv"]   # BPF_DIR, compile_argv: moved to bpfobj
 
@@ -28,13 +29,14 @@ class TcBpfSwitch(BpfRedirectSwitch):
     name = "tc-bpf"
     description = "clsact + cls_bpf bpf_redirect port to port"
     host_tx_csum = False
+    tools = {**BpfRedirectSwitch.tools, **TC}
 
     SOURCE = "tc_redirect.bpf.c"
     PREFIX = "tc"
 
     @classmethod
     def availability(cls) -> Availability:
-        missing = (basic_availability(["ip", "tc", "ethtool", "taskset"],
+        missing = (basic_availability(cls.tools,
                                       ["VETH", "NET_SCH_INGRESS", "NET_CLS_BPF", "NET_CLS_ACT",
                                        "BPF_SYSCALL"])
                    or bpf_missing(cls.SOURCE))

@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 
 from vswbench.host.netns import wait_until
 from vswbench.switches.base import Attachment, PortCounters, SwitchContext
-from vswbench.switches.chain_nf import OVS_PORT_PREFIX
-from vswbench.switches.ovs_daemon import OvsError, OvsInstance, pmd_on
+from vswbench.switches.chain.nf import OVS_PORT_PREFIX
+from vswbench.switches.ovs.daemon import OvsError, OvsInstance, pmd_on
 
 IN_PORT, OUT_PORT = 1, 2
 

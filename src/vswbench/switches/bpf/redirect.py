@@ -1,7 +1,7 @@
 """BPF objects of the redirect backends (tc-bpf, xdp): the clang build of a program
 (src/vswbench/bpf/*.bpf.c), one object per egress ifindex (-DOUT_IFINDEX=N) in the run's temp dir
 (ctx.temp_dir), and BpfRedirectSwitch, their common base: every port a path leaves from gets the
-object that redirects to the path's egress port, attached by the subclass's attach_program(). Function l3 (switches/functions.py): the objects are
+object that redirects to the path's egress port, attached by the subclass's attach_program(). Function l3 (switches/rules/functions.py): the objects are
 built with -DVSB_LPM (bpf/lpm.h) and each program's LPM trie gets the routing table's prefixes
 through the bpf() syscall (bpfmap.py); its rule updates are map updates."""
 from __future__ import annotations
@@ -14,11 +14,13 @@ from vswbench.errors import UsageError
 from vswbench.host.netns import run
 from vswbench.run.state import open_state
 from vswbench.switches.base import ForwardPath, RuleMechanism
-from vswbench.switches.bpfmap import UPDATE_VALUE, LpmMap
-from vswbench.switches.functions import (FunctionOptions, acl_denied, check_flows, l3_prefixes)
-from vswbench.switches.kernel import KernelSwitch, ifindex, kernel_versions
+from vswbench.switches.bpf.lpm_map import UPDATE_VALUE, LpmMap
+from vswbench.switches.rules.functions import (FunctionOptions, acl_denied, check_flows, l3_prefixes)
+from vswbench.switches.kernel.availability import kernel_versions
+from vswbench.switches.kernel.iface import ifindex
+from vswbench.switches.kernel.switch import KernelSwitch
 
-BPF_DIR = Path(__file__).resolve().parent.parent / "bpf"
+BPF_DIR = Path(__file__).resolve().parents[2] / "bpf"   # src/vswbench/bpf: the programs
 BPF_INCLUDE = "/usr/include/x86_64-linux-gnu"   # asm/types.h for -target bpf (design.md)
 
 
@@ -85,6 +87,7 @@ class BpfRedirectSwitch(FunctionOptions, KernelSwitch):
     SOURCE: str
     PREFIX: str
     functions = frozenset({"l2", "l3"})
+    tools = {**KernelSwitch.tools, "clang": "clang"}
     lpm_maps: list[LpmMap]
 
     @classmethod

@@ -8,7 +8,7 @@ the switch namespace on the parent and moved into the host namespace in the same
 (IFLA_NET_NS_FD), under HostPort.ifname. switch_ifname is None; port counters are the children's,
 read in their namespaces.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (switches/kernel/links.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it.
 
 Placement: bridge-mode delivery hands the frame to the destination child with netif_rx (the
@@ -20,19 +20,22 @@ from __future__ import annotations
 from vswbench.errors import UsageError
 from vswbench.host.netns import ip, mac_address, namespace_exists, set_up, wait_link_up
 from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort, PortCounters
-from vswbench.switches.kernel import (KernelSwitch, basic_availability, create_veth,
-                                      finish_host_end, kernel_versions, place_rps, read_counters,
-                                      section, switch_view)
+from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.switches.kernel.counters import read_counters, section, switch_view
+from vswbench.switches.kernel.links import create_veth, finish_host_end
+from vswbench.switches.kernel.napi import place_rps
+from vswbench.switches.kernel.switch import KernelSwitch
 
 
 class MacvlanSwitch(KernelSwitch):
     name = "macvlan"
     description = "macvlan children of one parent, bridge mode"
     kernel_tx_ok = False                # the tester's ports are macvlan devices: no XDP_TX
+    tools = {"ip": "iproute2", "ethtool": "ethtool", "tee": "coreutils"}
 
     @classmethod
     def availability(cls) -> Availability:
-        missing = basic_availability(["ip", "ethtool", "tee"], ["VETH", "MACVLAN", "RPS"])
+        missing = basic_availability(cls.tools, ["VETH", "MACVLAN", "RPS"])
         return Availability(False, *missing) if missing else Availability(True)
 
     @classmethod

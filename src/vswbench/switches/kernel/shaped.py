@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from vswbench.errors import UsageError
 from vswbench.host.netns import namespace_exists, run
 from vswbench.switches.base import Availability, ForwardPath, PortCounters
-from vswbench.switches.kernel import KernelSwitch, basic_availability, kernel_versions, section
+from vswbench.switches.kernel.availability import TC, basic_availability, kernel_versions
+from vswbench.switches.kernel.counters import section
+from vswbench.switches.kernel.switch import KernelSwitch
 
 SHAPER_BURST_S = 0.0005
 SHAPER_QUEUE_S = 0.002   # >= 0.5 ms of bucket + a few ms of host stall; see above
@@ -87,7 +89,11 @@ def qdisc_drops(netns: str, ifname: str) -> int:
 
 
 class ShapedSwitch(KernelSwitch):
-    options_read = KernelSwitch.options_read | {"shape_pps", "shape_frame_size"}
+    options_read = {**KernelSwitch.options_read,
+                    "shape_pps": "shaped: the shaper's rate in packets/s",
+                    "shape_frame_size": ("shaped: the frame size the shaper's byte rate is "
+                                         "computed for")}
+    tools = {**KernelSwitch.tools, **TC}
     # kernel_mode softirq by default (see above): the tester's veth peer has no NAPI, and every
     # frame the in-kernel generator sent was lost uncounted (measured); it keeps afpacket
     kernel_tx_ok = False
@@ -102,8 +108,12 @@ class ShapedSwitch(KernelSwitch):
             shaper_from_options({"shape_pps": "1", **options})   # finite and within bounds
 
     @classmethod
+    def check_trial_options(cls, options: dict[str, str]) -> None:
+        shaper_from_options(options)
+
+    @classmethod
     def availability(cls) -> Availability:
-        missing = basic_availability(["ip", "tc", "ethtool", "taskset"],
+        missing = basic_availability(cls.tools,
                                      ["VETH", "NET_SCH_INGRESS", "NET_CLS_U32", "NET_ACT_MIRRED",
                                       "NET_SCH_TBF"])
         return Availability(False, *missing) if missing else Availability(True)

@@ -2,7 +2,7 @@
 
 attach() only records the HostPort; forward(paths) creates one veth pair per pair of ports that talk
 (a path and its reverse share the pair), with the ends named HostPort.ifname in HostPort.netns.
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (switches/kernel/links.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it; Attachment.host_mac is filled (in the
 Attachment objects attach() returned) once forward() has created the link. A port no path names
 gets no link. The switch namespace stays empty.
@@ -11,7 +11,7 @@ Placement: there is no switch, but the receiving end's stack would still run in 
 softirq; in kernel_mode=napi both ends get GRO + threaded NAPI pinned to the switch CPU, so the
 baseline is measured the same way as the switches.
 
-Chains (option nf, chain_nf.py): with nf=fwd (the default) the network functions are engines.
+Chains (option nf, switches/chain/nf.py): with nf=fwd (the default) the network functions are engines.
 With nf=router each NF namespace forwards with the kernel's IP routing (nf_router.py: its NAPI
 threads run on the NF's CPU instead of the switch CPU); with nf=ovs each NF is an OVS bridge whose
 two ports are veth ends in the switch namespace (nf_ovs.py: one private ovs-vswitchd, pinned to
@@ -22,7 +22,7 @@ Pitfall (Linux 6.x, veth_skb_is_eligible_for_gro): a veth hands a frame to its p
 if the *sending* device has no TSO, or the frame comes from a local socket and the peer does UDP
 GRO forwarding. With TSO on (the default) GRO + threaded NAPI change nothing: the receive work
 still runs in the sender's softirq and the pinned napi/* threads stay idle (measured: 0 ticks of
-CPU time at 100 kpps). create_veth (switches/kernel.py) therefore turns TSO off on both ends of every veth
+CPU time at 100 kpps). create_veth (switches/kernel/links.py) therefore turns TSO off on both ends of every veth
 in kernel_mode napi, for every kernel backend, so each hop's receive work really runs in its
 pinned NAPI thread (measured: the threads then carry it).
 """
@@ -35,12 +35,12 @@ from vswbench.host.netns import mac_address, wait_link_up
 from vswbench.safefile import write_text
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
                                     SwitchContext, link_pairs)
-from vswbench.switches.chain_nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
-from vswbench.switches.kernel import (KernelSwitch, basic_availability, create_veth,
-                                      finish_host_end, kernel_versions, place_napi, read_counters,
-                                      section, switch_view)
-from vswbench.switches.nf_ovs import OvsChain
-from vswbench.switches.nf_router import RouterChain
+from vswbench.switches.chain.nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
+from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.switches.kernel.counters import read_counters, section, switch_view
+from vswbench.switches.kernel.links import create_veth, finish_host_end
+from vswbench.switches.kernel.napi import place_napi
+from vswbench.switches.kernel.switch import KernelSwitch
 
 
 class VethSwitch(KernelSwitch):
@@ -50,7 +50,7 @@ class VethSwitch(KernelSwitch):
 
     @classmethod
     def availability(cls) -> Availability:
-        missing = basic_availability(["ip", "ethtool", "taskset"], ["VETH"])
+        missing = basic_availability(cls.tools, ["VETH"])
         return Availability(False, *missing) if missing else Availability(True)
 
     @classmethod
@@ -63,6 +63,11 @@ class VethSwitch(KernelSwitch):
         nf_kind(options)
 
     def __init__(self, ctx: SwitchContext) -> None:
+        # the chain elements place their work with kernel.napi: imported here, so that importing
+        # either package first works (this package's __init__ imports this module)
+        from vswbench.switches.chain.ovs import OvsChain
+        from vswbench.switches.chain.router import RouterChain
+
         super().__init__(ctx)
         self.nf = nf_kind(ctx.options)
         self.router = RouterChain(ctx, placed=self.placed) if self.nf == ROUTER else None

@@ -29,6 +29,9 @@ RUNTIME_ROOT = Path("/var/run/dpdk")
 # virtio_user ring size: 1024 (DPDK's default 256 overflows in a 0.3 ms hiccup at 1 Mpps)
 VIRTIO_RING = 1024
 DPDK_FIX = "apt-get install dpdk-dev, then rebuild the engine (./setup.sh)"
+# thread names (comm prefixes) of a DPDK process's EAL and vhost threads
+DPDK_THREADS = ("lcore-worker", "rte_", "eal-intr", "vhost", "dpdk-")
+DPDK_PORT_HELP = {"dpdk_port": "DPDK switches: the engine's port type"}
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """`testpmd`: DPDK testpmd in io forwarding mode as the switch (the "DPDK basic forwarding" of Ara
 et al.): one polling lcore on the switch CPU moves frames between port pairs, untouched.
 
-Every host port is a DPDK link (dpdk_ports.py): by default vhost-user (testpmd's net_vhost server,
+Every host port is a DPDK link (dpdk/ports.py): by default vhost-user (testpmd's net_vhost server,
 the engine's virtio_user), or memif with `--option dpdk_port=memif`. testpmd forwards port 2k to
 2k+1 and back (--port-topology=paired), so its vdevs are given in the order of the scenario's
 links: p2p (tester.p0, tester.p1), pvp (tester.p0, nf1.in) (nf1.out, tester.p1), pairs:N (sN, rN).
@@ -23,9 +23,10 @@ from vswbench.host.netns import in_netns
 from vswbench.run.state import open_state
 from vswbench.switches.base import (Attachment, Availability, BusyCycles, ForwardPath, HostPort,
                                     PortCounters, Switch, SwitchContext, link_pairs)
-from vswbench.switches.dpdk_ports import (DpdkLink, dpdk_availability, eal_common, parse_transport,
-                                          port_mac, remove_runtime_dir)
-from vswbench.switches.interactive import InteractiveProcess
+from vswbench.switches.dpdk.ports import (DPDK_PORT_HELP, DPDK_THREADS, DpdkLink, dpdk_availability,
+                                          eal_common, parse_transport, port_mac,
+                                          remove_runtime_dir)
+from vswbench.switches.dpdk.interactive import InteractiveProcess
 
 TESTPMD = "dpdk-testpmd"
 FIX = "apt-get install dpdk-dev (it ships dpdk-testpmd and the PMDs), or run ./setup.sh"
@@ -65,10 +66,12 @@ def _bare_prompt(lines: list[str]) -> bool:
 
 class Testpmd(Switch):
     name = "testpmd"
-    options_read = frozenset({"dpdk_port"})
+    options_read = DPDK_PORT_HELP
+    tools = {TESTPMD: "dpdk-dev"}
+    daemons = ("dpdk-testpmd", "testpmd", *DPDK_THREADS)
     description = "DPDK testpmd io forwarding between port pairs (vhost-user or memif ports)"
     port_kind = "dpdk"
-    ingress_ring_frames = 1024   # memif rsize 2^10, virtio_user queue_size 1024 (dpdk_ports.py)
+    ingress_ring_frames = 1024   # memif rsize 2^10, virtio_user queue_size 1024 (dpdk/ports.py)
 
     def __init__(self, ctx: SwitchContext) -> None:
         super().__init__(ctx)

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import ip, set_neighbour, sysctl
 from vswbench.switches.base import Attachment, ForwardPath, SwitchContext
-from vswbench.switches.chain_nf import PER_ELEMENT
-from vswbench.switches.kernel import Placed, kernel_mode, napi_thread_pids, place_napi
+from vswbench.switches.chain.nf import PER_ELEMENT
+from vswbench.switches.kernel.napi import Placed, kernel_mode, napi_thread_pids, place_napi
 
 
 @dataclass(frozen=True)

@@ -14,16 +14,15 @@ from pathlib import Path
 
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
                                     Switch, SwitchContext, link_pairs)
-from vswbench.switches.dpdk_ports import DPDK_FIX, engine_dpdk, port_mac
+from vswbench.switches.dpdk.ports import DPDK_FIX, engine_dpdk, port_mac
 
 
 class Memif(Switch):
     name = "memif"
     description = "no switch: DPDK memif between the containers' engines (the DPDK baseline)"
-    options_read: frozenset[str] = frozenset()
     direct = True
     port_kind = "dpdk"
-    ingress_ring_frames = 1024   # memif rsize 2^10, virtio_user queue_size 1024 (dpdk_ports.py)
+    ingress_ring_frames = 1024   # memif rsize 2^10, virtio_user queue_size 1024 (dpdk/ports.py)
 
     def __init__(self, ctx: SwitchContext) -> None:
         super().__init__(ctx)
