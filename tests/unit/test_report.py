@@ -46,7 +46,7 @@ def test_repeated_sweeps_share_one_legend_entry_per_setup() -> None:
     from vswbench.report.plots import Colours, offered_vs_achieved, render
 
     def sweep(n: int, rep: int) -> LoadSeries:
-        loads = tuple(LoadPoint(x, min(x, 1000.0 * n) * (1 - 0.01 * rep), 0.0, {}, ())
+        loads = tuple(LoadPoint(x, min(x, 1000.0 * n) * (1 - 0.01 * rep), 0.0, None, ())
                       for x in (1e3, 5e3, 2e4))
         return LoadSeries("sweep", Setup("veth", f"chain:{n}", 64), rep, loads)
     fig = offered_vs_achieved([sweep(n, r) for r in range(3) for n in range(1, 41)],

@@ -8,8 +8,9 @@ beside the typed fields so nothing the engine adds later is lost.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from vswbench.errors import VswbenchError
 
@@ -28,7 +29,8 @@ class EngineRecord:
 
 @dataclass(frozen=True)
 class LatencySummary:
-    """Latency percentiles in microseconds (None when the engine had no samples)."""
+    """Latency percentiles in microseconds (None when the engine had no samples): the engine's
+    summary, and a stored trial's `latency_us` (which adds p25 and p95 from the histogram)."""
 
     min: float | None
     p50: float | None
@@ -40,14 +42,17 @@ class LatencySummary:
     mean: float | None
     stddev: float | None
     count: int
+    p25: float | None = None       # a stored trial's, from the histogram (measure/trial.py)
+    p95: float | None = None
 
     @property
     def empty(self) -> bool:
         return self.count == 0 or self.p50 is None
 
 
-@dataclass(frozen=True)
-class HistogramBucket:
+class HistogramBucket(NamedTuple):
+    """One latency histogram bucket, [low_ns, high_ns, count] as the engine writes it (a tuple:
+    `low, high, count = bucket` works)."""
     low_ns: float
     high_ns: float
     count: int
@@ -151,6 +156,39 @@ def parse_hist(obj: Any) -> tuple[HistogramBucket, ...]:
         low, high, count = item
         buckets.append(HistogramBucket(float(low), float(high), int(count)))
     return tuple(buckets)
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+STORED_LATENCY_FIELDS = (*LATENCY_FIELDS, "p25", "p95")
+
+
+def stored_latency(obj: Any) -> LatencySummary | None:
+    """A stored trial's `latency_us` (what the results store holds) read leniently: a field that
+    is missing or not a finite number is None; not an object: None."""
+    if not isinstance(obj, dict):
+        return None
+    values = {name: _finite(obj.get(name)) for name in STORED_LATENCY_FIELDS}
+    n = obj.get("count")
+    n = n if isinstance(n, int) and not isinstance(n, bool) else (
+        0 if values["p50"] is None else -1)
+    return LatencySummary(count=n, **values)
+
+
+def stored_histogram(obj: Any) -> tuple[HistogramBucket, ...]:
+    """A stored histogram [[low_ns, high_ns, count], ...] read leniently: malformed and empty
+    buckets dropped, sorted (parse_hist is the engine output's strict parser)."""
+    out = []
+    for b in obj if isinstance(obj, list) else []:
+        if isinstance(b, (list, tuple)) and len(b) == 3:
+            low, high, count = _finite(b[0]), _finite(b[1]), _finite(b[2])
+            if low is not None and high is not None and count and count > 0 and high >= low >= 0:
+                out.append(HistogramBucket(low, high, int(count)))
+    return tuple(sorted(out))
 
 
 def parse_final(record: EngineRecord | dict[str, Any]) -> FinalRecord:

@@ -27,9 +27,8 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.safefile import check_output_dir, write_text
 from vswbench.models.delay import ALPHA, DelayCondition, DelayModel, dumps, ks_critical
-from vswbench.results.points import (Setup, StoredResults, load, number, repetition_of, setup_of,
-                                     size_order)
-from vswbench.results.series import LoadSeries, load_series, parse_histogram
+from vswbench.results.points import (Setup, StoredResults, load, size_order)
+from vswbench.results.series import LoadSeries, load_series
 
 KINDS = ("latency", "sweep", "trial")
 DEFAULT_KINDS = ("latency", "sweep")
@@ -45,11 +44,11 @@ def _condition(setup: Setup, kind: str, offered: float | None, fraction: float |
 
 def _trial_series(data: StoredResults) -> list[tuple[Setup, int, float | None, tuple[Any, ...]]]:
     out = []
-    for p in data.done("trial"):
-        r = p.result or {}
-        hist = parse_histogram(r.get("histogram"))
+    for p in data.records("trial"):
+        own = p.measured.own
+        hist = own.histogram if own is not None else ()
         if hist:
-            out.append((setup_of(p), repetition_of(p), number(r.get("offered_pps")), hist))
+            out.append((p.setup, p.repetition, own.offered_pps if own else None, hist))
     return out
 
 

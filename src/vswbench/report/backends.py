@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from vswbench.results.points import StoredResults
+from vswbench.results.record import Placement
 
 KERNEL, DPDK = "kernel", "DPDK"
 SWITCH, BASELINE, CALIBRATION = "switch", "baseline", "calibration"
@@ -60,14 +60,14 @@ def _class_facts(switch: str) -> tuple[str, str, str]:
     return cls.description, stack, role
 
 
-def _placement(value: Any) -> str | None:
-    if not isinstance(value, dict):
+def _placement(value: Placement | None) -> str | None:
+    if value is None:
         return None
     parts = []
-    if isinstance(value.get("tester_cpu"), int):
-        parts.append(f"tester cpu{value['tester_cpu']}")
-    if isinstance(value.get("switch_cpu"), int):
-        parts.append(f"switch cpu{value['switch_cpu']}")
+    if value.tester_cpu is not None:
+        parts.append(f"tester cpu{value.tester_cpu}")
+    if value.switch_cpu is not None:
+        parts.append(f"switch cpu{value.switch_cpu}")
     return ", ".join(parts) or None
 
 
@@ -81,19 +81,15 @@ def backend_infos(data: StoredResults) -> dict[str, BackendInfo]:
     versions: dict[str, list[str | None]] = {}
     places: dict[str, list[str | None]] = {}
     ios: dict[str, list[str | None]] = {}
-    for p in data.done():
-        r = p.result or {}
-        switch = str(p.params.get("switch") or r.get("switch") or "")
+    for rec in data.records():
+        m = rec.measured
+        switch = str(rec.params.switch or m.switch or "")
         if not switch:
             continue
-        mode = r.get("forwarding_mode")
-        modes.setdefault(switch, []).append(mode if isinstance(mode, str) else None)
-        sv = r.get("switch_versions")
-        versions.setdefault(switch, []).extend(
-            [f"{k} {v}" for k, v in sorted(sv.items())] if isinstance(sv, dict) else [])
-        places.setdefault(switch, []).append(_placement(r.get("placement")))
-        io = r.get("io")
-        ios.setdefault(switch, []).append(io if isinstance(io, str) else None)
+        modes.setdefault(switch, []).append(m.forwarding_mode)
+        versions.setdefault(switch, []).extend(f"{k} {v}" for k, v in m.switch_versions)
+        places.setdefault(switch, []).append(_placement(m.placement))
+        ios.setdefault(switch, []).append(m.io)
     out = {}
     for switch in sorted(modes):
         description, stack, role = _class_facts(switch)

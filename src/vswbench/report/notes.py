@@ -14,7 +14,7 @@ from typing import Any
 
 from vswbench.host.sysinfo import NA, Fingerprint, missing_tuning
 from vswbench.report.data import ranking
-from vswbench.results.points import StoredResults, number, setup_of
+from vswbench.results.points import StoredResults
 
 HIGH_CV = 0.05
 
@@ -76,22 +76,18 @@ def run_infos(data: StoredResults) -> list[RunInfo]:
 
 def warnings(data: StoredResults) -> list[ReportWarning]:
     out: list[ReportWarning] = []
-    for p in data.done():
-        r = p.result or {}
-        label = setup_of(p).label + f" ({p.kind})"
-        if p.kind == "search" and r.get("generator_bound"):
-            ceiling = number(r.get("generator_ceiling_pps"))
+    for p in data.records():
+        m = p.measured
+        label = p.setup.label + f" ({p.kind})"
+        if p.kind == "search" and m.generator_bound:
+            ceiling = m.generator_ceiling_pps
             out.append(ReportWarning(
                 "generator-bound", label,
                 "the NDR reached the tester's calibrated ceiling"
                 + (f" ({ceiling:,.0f} pps)" if ceiling else "")
                 + ": it is the tester's limit, the switch forwards at least this much"))
-        stats = r.get("statistics")
-        if isinstance(stats, dict):
-            cvs = {"": stats.get("cv")} if "cv" in stats else {
-                k: v.get("cv") for k, v in stats.items() if isinstance(v, dict)}
-            for metric, cv in cvs.items():
-                cv = number(cv)
+        if m.cvs:
+            for metric, cv in m.cvs:
                 if cv is not None and cv > HIGH_CV:
                     what = f"{metric} " if metric else ""
                     out.append(ReportWarning(

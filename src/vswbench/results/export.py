@@ -24,6 +24,7 @@ from vswbench import __version__
 from vswbench.errors import UsageError
 from vswbench.results.loss import LoadLoss
 from vswbench.results.points import Latency, PointRecord, read_point
+from vswbench.results.record import KNOBS
 from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
 from vswbench.safefile import atomic_writer
 
@@ -50,7 +51,7 @@ HEADLINE_COLUMNS = [
     "useful_cycles_per_packet", "peak_achieved_pps",
     "highest_lossless_pps", "b2b_frames", "implied_buffer_s", "corrected_buffer_s",
     "trial_count", "trial_seconds", "wall_seconds", "error", "started", "finished"]
-_KNOBS = ("flows", "churn", "burst", "placement", "io", "preset", "shape_pps")
+_KNOBS = tuple(k.name for k in KNOBS if k.column)     # the knob columns, as stored
 _HEADLINE_FIELDS = ("forwarding_mode", "ndr_pps", "pdr_pps", "lower_bound_pps",
                     "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv",
                     "offered_pps", "achieved_pps", "loss_ratio", "cycles_per_packet",
@@ -87,8 +88,8 @@ def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict
         "switch": None if s.switch == "?" else s.switch, "backend": backend, "stack": stack,
         "switch_versions": versions_text(result),
         "scenario": None if s.scenario == "?" else s.scenario,
-        "size": None if s.size == "?" else s.size, "rate_pps": rec.params.get("rate"),
-        "repetition": rec.repetition, **{k: rec.params.get(k) for k in _KNOBS},
+        "size": None if s.size == "?" else s.size, "rate_pps": rec.params.rate,
+        "repetition": rec.repetition, **{k: rec.params.value(k) for k in _KNOBS},
         **{k: getattr(h, k) for k in _HEADLINE_FIELDS},
         "ndr_gbps": rec.ndr_gbps, "pdr_gbps": rec.pdr_gbps,
         "latency_fraction_of_ndr": None if lat is None else lat.fraction_of_ndr,

@@ -45,34 +45,17 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.results.loss import (LoadLoss, at_stored_load, loss_at_load,
                                    unreliable_percentiles)
+from vswbench.results.record import (KNOBS, PRESET_KINDS, Measured, Params, count, flag,
+                                     measured_of, number, text)
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun
 from vswbench.units import frame_bytes, wire_gbps
 
 LATENCY_FRACTION = 0.9                 # the headline latency is taken at 90 % of the NDR
 FRACTION_TOLERANCE = 1e-6
-# knobs named in a Setup's variant when they differ from their default (preset: measured kinds)
-VARIANT_KEYS = (("flows", 1), ("churn", None), ("burst", 1), ("placement", "default"), ("io", "afpacket"),
-                ("preset", "fast"), ("shape_pps", None), ("options", None))
-PRESET_KINDS = ("search", "latency", "b2b")
+# knobs named in a Setup's variant when they differ from their default: record.KNOBS, the one table
+VARIANT_KEYS = tuple((k.name, k.default) for k in KNOBS)
 
-
-def number(value: Any) -> float | None:
-    """A finite float, or None for anything else (missing, bool, text, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _flag(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+_count, _flag, _text = count, flag, text
 
 
 # -- what was measured -------------------------------------------------------------------------
@@ -109,11 +92,9 @@ def setup_of(p: StoredPoint) -> Setup:
     prm, r = p.params, p.result or {}
     size = prm.get("size", r.get("frame_size"))
     variant = []
-    for key, default in VARIANT_KEYS:
-        value = prm.get(key, default)
-        if key == "io" and value == "auto":      # chosen per switch, not a variant: each row
-            value = default                      # names its tester (result "io") instead
-        if value == default or (key == "preset" and p.kind not in PRESET_KINDS):
+    for knob in KNOBS:
+        key, value = knob.name, prm.get(knob.name, knob.default)
+        if knob.is_default(value) or (key == "preset" and p.kind not in PRESET_KINDS):
             continue
         if isinstance(value, dict):
             variant += [f"{k}={v}" for k, v in sorted(value.items())]
@@ -313,11 +294,12 @@ class PointRecord:
     status: str
     setup: Setup
     repetition: int
-    params: dict[str, Any]                   # the campaign point's parameters, as stored
+    params: Params                           # the campaign point's parameters, typed
     headline: Headline
     error: str | None = None
     started: str | None = None
     finished: str | None = None
+    measured: Measured = Measured()          # the rest of its result, typed (record.py)
 
     @property
     def done(self) -> bool:
@@ -344,10 +326,12 @@ class PointRecord:
 def read_point(p: StoredPoint) -> PointRecord:
     """`started`: the store's column, else the start the method recorded in its result
     (`started_at`; campaigns before the runner filled the column)."""
-    started = p.started or _text((p.result or {}).get("started_at"))
+    measured = measured_of(p.kind, p.result or {})
+    started = p.started or measured.started_at
     return PointRecord(p.campaign, p.run_id, p.key, p.label, p.kind, p.status, setup_of(p),
-                       repetition_of(p), dict(p.params), headline_of(p.kind, p.result or {}),
-                       p.error, started, p.finished)
+                       repetition_of(p), Params(dict(p.params)),
+                       headline_of(p.kind, p.result or {}), p.error, started, p.finished,
+                       measured)
 
 
 def throughput_of(p: StoredPoint) -> tuple[str, float] | None:
@@ -376,6 +360,10 @@ class StoredResults:
     def records(self, kind: str | None = None) -> list[PointRecord]:
         """The finished points (of one kind, or all) as records, in store order."""
         return [read_point(p) for p in self.done(kind)]
+
+    def all_records(self) -> list[PointRecord]:
+        """Every point (finished, failed, skipped) as a record, in store order."""
+        return [read_point(p) for p in self.points]
 
 
 def store_file(store_path_or_dir: str | Path) -> Path:

@@ -1,0 +1,499 @@
+"""The typed parts of a stored point: its parameters, the variant knobs with their defaults, and
+what its result JSON measured (trials and load points, placement, goals, profiles, rule updates).
+
+A point's params and result are JSON as the methodology commands wrote them (runner.execute_point);
+they are read here, once, into frozen records, so that no reader above results/ looks a key up in
+a stored dict (tests/unit/test_typed_reads.py checks that). points.py assembles these into
+`PointRecord`s; series.py groups the load points into curves.
+
+- `KNOBS`: the one table of variant knobs and their defaults (a Setup's variant names the knobs
+  that differ from them; the exports' knob columns; a paper claim's selectors);
+- `Params`: a point's parameters, typed, with its options as one Mapping[str, str];
+- `LoadPoint`: one stored trial (a search's trial, a sweep's or latency point's load, a trial
+  point's own result), with the engine's `LatencySummary` and `HistogramBucket`s;
+- `Measured`: the rest of a result a reader needs, typed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vswbench.engine.records import (HistogramBucket, LatencySummary, stored_histogram,
+                                     stored_latency)
+
+
+def number(value: Any) -> float | None:
+    """A finite float, or None for anything else (missing, bool, text, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+# -- the variant knobs -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Knob:
+    """A workload knob a point may set; `default` is what a point that leaves it out measured.
+    `column`: an export column of its own (options are spread into `k=v` instead)."""
+    name: str
+    default: Any
+    column: bool = True
+    same: tuple[Any, ...] = ()      # values that measured what the default measures
+
+    def is_default(self, value: Any) -> bool:
+        return value == self.default or value in self.same
+
+
+# the one table: a Setup's variant names the knobs that differ from their default (preset: only
+# of the kinds a preset drives, PRESET_KINDS); io "auto" is chosen per switch (each row names its
+# tester, the result's io), so it is the default, as the CLI's --io is; points stored before
+# "auto" existed name "afpacket", what auto chooses for a kernel switch: no variant either
+KNOBS = (Knob("flows", 1), Knob("churn", None), Knob("burst", 1), Knob("placement", "default"),
+         Knob("io", "auto", same=("afpacket",)), Knob("preset", "fast"), Knob("shape_pps", None),
+         Knob("options", None, column=False))
+KNOB_DEFAULTS: Mapping[str, Any] = {k.name: k.default for k in KNOBS}
+PRESET_KINDS = ("search", "latency", "b2b")
+
+
+@dataclass(frozen=True)
+class Params:
+    """A point's parameters as stored, typed. `options`: the backend options, one
+    Mapping[str, str]. The generic accessors (`has`, `text`, `canonical`, ...) serve readers that
+    select or group by a key named at run time (a paper claim's selectors, the error bars)."""
+    raw: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def switch(self) -> str | None:
+        return None if self.raw.get("switch") is None else str(self.raw["switch"])
+
+    @property
+    def scenario(self) -> str | None:
+        return None if self.raw.get("scenario") is None else str(self.raw["scenario"])
+
+    @property
+    def size(self) -> Any:
+        return self.raw.get("size")
+
+    @property
+    def rate(self) -> Any:
+        """The stored rate as written (a number of pps, or None)."""
+        return self.raw.get("rate")
+
+    @property
+    def flows(self) -> Any:
+        return self.raw.get("flows", KNOB_DEFAULTS["flows"])
+
+    @property
+    def placement(self) -> str:
+        return str(self.raw.get("placement", KNOB_DEFAULTS["placement"]))
+
+    @property
+    def preset(self) -> str | None:
+        return text(self.raw.get("preset")) or (None if not self.raw.get("preset")
+                                                 else str(self.raw["preset"]))
+
+    @property
+    def repetition(self) -> int:
+        rep = self.raw.get("repetition", 0)
+        return rep if isinstance(rep, int) and not isinstance(rep, bool) else 0
+
+    @property
+    def duration(self) -> Any:
+        return self.raw.get("duration")
+
+    @property
+    def fractions(self) -> tuple[Any, ...]:
+        return tuple(_list(self.raw.get("fractions")))
+
+    @property
+    def function(self) -> str | None:
+        value = self.raw.get("function")
+        return str(value) if value else None
+
+    @property
+    def options(self) -> Mapping[str, str]:
+        """The backend options ("nf", "clones", "table_size", ...), each value as text."""
+        return {str(k): str(v) for k, v in _dict(self.raw.get("options")).items()}
+
+    def option_int(self, key: str) -> int | None:
+        raw = _dict(self.raw.get("options")).get(key)
+        try:
+            return int(raw) if raw is not None else None
+        except (TypeError, ValueError):
+            return None
+
+    # generic: keys named at run time
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self.raw)
+
+    def has(self, key: str) -> bool:
+        return key in self.raw
+
+    def text(self, key: str, default: Any = None) -> str | None:
+        """str() of the value of `key` (or of `default`); None when both are missing/None."""
+        value = self.raw.get(key, default)
+        return None if value is None else str(value)
+
+    def knob_text(self, key: str) -> str | None:
+        """text(key) with the knob's default (KNOBS) standing in for a missing knob."""
+        return self.text(key, KNOB_DEFAULTS.get(key))
+
+    def value(self, key: str, default: Any = None) -> Any:
+        """The JSON value of `key` as stored (for laying it out: exports, labels)."""
+        return self.raw.get(key, default)
+
+    def json(self, key: str) -> str:
+        """The value of `key` as canonical JSON text ("null" when missing)."""
+        return json.dumps(self.raw.get(key), sort_keys=True, default=str)
+
+    def pairs(self, without: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
+        """(key, str(value)) of every parameter but `without`, sorted."""
+        return tuple(sorted((k, str(v)) for k, v in self.raw.items() if k not in without))
+
+    def canonical(self, without: tuple[str, ...] = ()) -> str:
+        """Every parameter but `without` as canonical JSON text."""
+        return json.dumps({k: v for k, v in self.raw.items() if k not in without},
+                          sort_keys=True, default=str)
+
+    def replaced(self, **changes: Any) -> Params:
+        """These params with keys set (None: removed) - e.g. flows dropped to group a series."""
+        raw = dict(self.raw)
+        for k, v in changes.items():
+            if v is None:
+                raw.pop(k, None)
+            else:
+                raw[k] = v
+        return Params(raw)
+
+    def without_option(self, option: str) -> Params:
+        if not isinstance(self.raw.get("options"), dict):
+            return self
+        raw = dict(self.raw)
+        raw["options"] = {k: v for k, v in raw["options"].items() if k != option} or None
+        return Params(raw)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.raw)
+
+
+# -- one stored trial --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StallWindow:
+    """The host stalls the engine saw during one trial (engine/stalls.py)."""
+    window_s: float
+    cpus: tuple[tuple[str, float, float], ...]    # (cpu, stalls, longest_us)
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """One stored trial: a search's trial, one load of a sweep or latency point, or a trial
+    point's own result. `latency` and `histogram` are the engine's types (engine/records.py)."""
+    offered_pps: float | None
+    achieved_pps: float | None
+    loss_ratio: float | None
+    latency: LatencySummary | None
+    histogram: tuple[HistogramBucket, ...]
+    fraction_of_ndr: float | None = None
+    lost: int | None = None
+    cycles_per_packet: float | None = None
+    useful_cycles_per_packet: float | None = None
+    intended_pps: float | None = None
+    tx_pps: float | None = None
+    unsent: bool = False
+    latency_kind: str | None = None
+    by_process: Mapping[str, float] = field(default_factory=dict)   # cycles/packet per process
+    has_by_process: bool = False
+    cpu_busy_s: Mapping[str, float] = field(default_factory=dict)   # per core
+    nf_drops: Mapping[str, int] = field(default_factory=dict)       # per chain element
+    irq_rates: tuple[tuple[float, float], ...] = ()                 # (interrupts/s, NET_RX/s) per cpu
+    stalls: StallWindow | None = None
+    rejected: bool = False
+    jitter_us: float | None = None
+    ipdv_us: tuple[float | None, float | None, float | None] = (None, None, None)  # p1 p50 p99
+    counters_agree: bool | None = None
+
+
+def load_point(raw: Any) -> LoadPoint | None:
+    """The LoadPoint of one stored trial dict (None: not a dict)."""
+    if not isinstance(raw, dict):
+        return None
+    cpu = _dict(raw.get("cpu"))
+    stalls = raw.get("stalls")
+    window = None
+    if isinstance(stalls, dict):
+        window = StallWindow(_float0(stalls.get("window_s")), tuple(
+            (str(c), _float0(_dict(v).get("stalls")), _float0(_dict(v).get("longest_us")))
+            for c, v in _dict(stalls.get("cpus")).items()))
+    nf = raw.get("nf_counters")
+    ipdv = _dict(raw.get("ipdv_us"))
+    by = raw.get("cycles_per_packet_by_process")
+    return LoadPoint(
+        number(raw.get("offered_pps")), number(raw.get("achieved_pps")),
+        number(raw.get("loss_ratio")), stored_latency(raw.get("latency_us")),
+        stored_histogram(raw.get("histogram")), number(raw.get("fraction_of_ndr")),
+        count(raw.get("lost")), number(raw.get("cycles_per_packet")),
+        number(raw.get("useful_cycles_per_packet")), number(raw.get("intended_pps")),
+        number(raw.get("tx_pps")), bool(raw.get("unsent")), text(raw.get("latency_kind")),
+        {str(k): float(v) for k, v in _dict(by).items() if number(v) is not None},
+        bool(by),
+        {str(k): float(v.get("busy_s") or 0) for k, v in cpu.items() if isinstance(v, dict)},
+        {str(e): int(c.get("dropped", 0)) for e, c in nf.items() if isinstance(c, dict)}
+        if isinstance(nf, dict) else {},
+        tuple((_float0(r.get("interrupts", 0)), _float0(r.get("net_rx", 0)))
+              for r in _dict(raw.get("irq_rates")).values() if isinstance(r, dict)),
+        window, bool(raw.get("rejected")), number(raw.get("jitter_us")),
+        (number(ipdv.get("p1")), number(ipdv.get("p50")), number(ipdv.get("p99"))),
+        flag(raw.get("counters_agree")))
+
+
+def _float0(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def load_points(raw: Any) -> tuple[LoadPoint, ...]:
+    return tuple(lp for lp in (load_point(x) for x in _list(raw)) if lp is not None)
+
+
+# -- the rest of a result ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Placement:
+    """The cores a point ran on, as its result recorded them."""
+    tester_cpu: int | None
+    switch_cpu: int | None
+    nf_cpus: tuple[int, ...]
+    recorded: bool = True                   # a placement object was stored
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One search goal (NDR, PDR) with the preset's settings it ran with."""
+    name: str | None
+    loss_ratio: float | None
+    exceed_ratio: float | None
+    relative_width: float | None
+    final_trial_duration: float | None
+    initial_trial_duration: float | None
+    duration_sum: float | None
+
+
+@dataclass(frozen=True)
+class FunctionShare:
+    name: str
+    share: float
+
+
+@dataclass(frozen=True)
+class CoreProfile:
+    """One core's perf profile: folded stacks, shares per category (of the run's own threads
+    where the profile tells them apart: `own_share`), its top functions and threads."""
+    cpu: str
+    folded: tuple[str, ...]
+    samples: bool
+    categories: Mapping[str, float]
+    own_share: float | None                     # None: the whole core
+    own_categories: Mapping[str, float]
+    top_functions: tuple[FunctionShare, ...]    # of the run's own threads where known
+    top_comms: tuple[FunctionShare, ...]
+
+
+@dataclass(frozen=True)
+class CoreCheck:
+    cpu: str
+    scheduler_busy: float | None
+    scheduler_softirq: float | None
+    perf_busy: float | None
+    differ: bool
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A trial's perf profile (host/profile.py) and the scheduler-vs-perf CPU check."""
+    offered_pps: float | None
+    cores: tuple[CoreProfile, ...]
+    checks: tuple[CoreCheck, ...]
+    cycles_per_packet_scheduler: float | None
+    cycles_per_packet_perf: float | None
+    differ: bool
+
+
+@dataclass(frozen=True)
+class RuleTiming:
+    mechanism: str
+    rules: int
+    install_median_s: float | None
+    remove_median_s: float | None
+
+
+@dataclass(frozen=True)
+class RulePhase:
+    mechanism: str
+    name: str
+    offered_pps: float
+    updates: int
+    lost: int
+    loss_ratio: float
+    latency: LatencySummary | None
+
+
+@dataclass(frozen=True)
+class RuleUpdate:
+    """A rule-update point's timings and its forwarding while rules changed."""
+    timings: tuple[RuleTiming, ...]
+    phases: tuple[RulePhase, ...]
+    update_rules: int
+    update_rate: float | None
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a point's result holds beyond its headline, typed."""
+    switch: str | None = None
+    scenario: str | None = None
+    frame_size: Any = None
+    io: str | None = None
+    preset: str | None = None
+    algorithm: str | None = None
+    forwarding_mode: str | None = None
+    switch_versions: tuple[tuple[str, str], ...] = ()
+    placement: Placement | None = None
+    tsc_hz: float | None = None
+    generator_bound: bool = False
+    generator_ceiling_pps: float | None = None
+    ndr_pps: float | None = None
+    cycles_per_packet: float | None = None
+    goals: tuple[Goal, ...] = ()
+    cvs: tuple[tuple[str, float | None], ...] = ()     # a search's --repeat statistics
+    loads: tuple[LoadPoint, ...] | None = None          # "points": a sweep's, a latency point's
+    trials: tuple[LoadPoint, ...] = ()                  # a search's trials
+    own: LoadPoint | None = None                        # a trial point's result, as a trial
+    profile: Profile | None = None
+    datapath_flows: int | None = None
+    function: str | None = None
+    rule_update: RuleUpdate | None = None
+    started_at: str | None = None
+
+    @property
+    def trials_of_point(self) -> tuple[LoadPoint, ...]:
+        """A point's trials as stored: its load points, or a trial's own result."""
+        if self.loads is not None:
+            return self.loads
+        return (self.own,) if self.own is not None else ()
+
+
+def _placement(value: Any) -> Placement | None:
+    if not isinstance(value, dict):
+        return None
+    nf = [int(c) for c in _list(value.get("nf_cpus")) if c is not None]
+    return Placement(count(value.get("tester_cpu")), count(value.get("switch_cpu")), tuple(nf))
+
+
+def _goal(g: dict[str, Any]) -> Goal:
+    return Goal(None if g.get("name") is None else str(g.get("name")),
+                number(g.get("loss_ratio")), number(g.get("exceed_ratio")),
+                number(g.get("relative_width")), number(g.get("final_trial_duration")),
+                number(g.get("initial_trial_duration")), number(g.get("duration_sum")))
+
+
+def _shares(raw: Any, key: str) -> tuple[FunctionShare, ...]:
+    return tuple(FunctionShare(str(f[key]), float(f["share"])) for f in _list(raw)
+                 if isinstance(f, dict) and key in f and number(f.get("share")) is not None)
+
+
+def _core(cpu: str, core: dict[str, Any]) -> CoreProfile:
+    own = core.get("testbed")
+    src = own or core
+    return CoreProfile(
+        str(cpu), tuple(str(x) for x in _list(core.get("folded"))), bool(core.get("samples")),
+        dict(_dict(core.get("categories"))), float(own["share"]) if own else None,
+        dict(_dict(own.get("categories"))) if own else {},
+        _shares(src.get("top_kernel_functions"), "function"),
+        _shares(core.get("top_comms"), "comm"))
+
+
+def profile_of(r: dict[str, Any]) -> Profile | None:
+    """A trial's own profile, or the extra trial's at the NDR."""
+    prof, offered = r.get("profile"), r.get("offered_pps")
+    if not prof and isinstance(r.get("profile_at_ndr"), dict):
+        prof, offered = r["profile_at_ndr"].get("profile"), r["profile_at_ndr"].get("offered_pps")
+    if not (isinstance(prof, dict) and prof.get("cores")):
+        return None
+    check = _dict(prof.get("cpu_check"))
+    checks = tuple(CoreCheck(str(cpu), number(c.get("scheduler_busy")),
+                             number(c.get("scheduler_softirq")), number(c.get("perf_busy")),
+                             bool(c.get("differ")))
+                   for cpu, c in sorted(_dict(check.get("per_core")).items()) if isinstance(c, dict))
+    return Profile(offered, tuple(_core(cpu, core) for cpu, core in sorted(prof["cores"].items())),
+                   checks, number(check.get("cycles_per_packet_scheduler")),
+                   number(check.get("cycles_per_packet_perf")), bool(check.get("differ")))
+
+
+def _rule_update(r: dict[str, Any]) -> RuleUpdate:
+    timings = tuple(RuleTiming(str(t.get("mechanism")), int(t.get("rules", 0)),
+                               number(t.get("install_median_s")), number(t.get("remove_median_s")))
+                    for t in r.get("timings") or [])
+    phases = tuple(RulePhase(str(mech), str(ph.get("name")), float(ph.get("offered_pps") or 0),
+                             int(ph.get("updates") or 0), int(ph.get("lost") or 0),
+                             float(ph.get("loss_ratio") or 0),
+                             stored_latency(ph.get("latency_us") or {}))
+                   for mech, phs in (r.get("during") or {}).items() for ph in phs)
+    return RuleUpdate(timings, phases, int(r.get("update_rules") or 0),
+                      number(r.get("update_rate")))
+
+
+def _cvs(stats: Any) -> tuple[tuple[str, float | None], ...]:
+    if not isinstance(stats, dict):
+        return ()
+    if "cv" in stats:
+        return (("", number(stats.get("cv"))),)
+    return tuple((k, number(v.get("cv"))) for k, v in stats.items() if isinstance(v, dict))
+
+
+def measured_of(kind: str, r: dict[str, Any]) -> Measured:
+    sv = r.get("switch_versions")
+    stats = _dict(r.get("switch_stats"))
+    flows = number(stats.get("datapath_flows"))
+    function = r.get("function")
+    return Measured(
+        switch=None if r.get("switch") is None else str(r["switch"]),
+        scenario=None if r.get("scenario") is None else str(r["scenario"]),
+        frame_size=r.get("frame_size"), io=text(r.get("io")),
+        preset=str(r["preset"]) if r.get("preset") else None, algorithm=text(r.get("algorithm")),
+        forwarding_mode=text(r.get("forwarding_mode")),
+        switch_versions=tuple((str(k), str(v)) for k, v in sorted(sv.items()))
+        if isinstance(sv, dict) else (),
+        placement=_placement(r.get("placement")), tsc_hz=number(r.get("tsc_hz")),
+        generator_bound=bool(r.get("generator_bound")),
+        generator_ceiling_pps=number(r.get("generator_ceiling_pps")),
+        ndr_pps=number(r.get("ndr_pps")), cycles_per_packet=number(r.get("cycles_per_packet")),
+        goals=tuple(_goal(g) for g in r.get("goals") or [] if isinstance(g, dict)),
+        cvs=_cvs(r.get("statistics")),
+        loads=load_points(r["points"]) if isinstance(r.get("points"), list) else None,
+        trials=load_points(r.get("trials")),
+        own=load_point(r) if "offered_pps" in r else None,
+        profile=profile_of(r), datapath_flows=None if flows is None else int(flows),
+        function=str(function) if function else None,
+        rule_update=_rule_update(r) if kind == "rule-update" and r else None,
+        started_at=text(r.get("started_at")))
