@@ -369,11 +369,11 @@ def test_breakdown_and_software_drop_costs() -> None:
 
 # -- the report section ------------------------------------------------------------------------------
 def test_report_section_shows_every_n_with_errors(chain_dir) -> None:
-    from vswbench.report.chain import chain_analyses, chain_empty, chain_figures, chain_tables
+    from vswbench.report.chain import chain_empty, chain_figures, chain_tables
     from vswbench.results.points import load
     from vswbench.report.model import build_model
 
-    section = chain_analyses(build_model(load(chain_dir)))
+    section = build_model(load(chain_dir)).chain
     assert len(section.analyses) == 1 and not section.failed
     html = chain_tables(section)
     for n in range(1, 11):
@@ -389,7 +389,7 @@ def test_report_section_shows_every_n_with_errors(chain_dir) -> None:
         store.begin_run("vsbe2", other, None)
         for p in expand(other):
             store.record_point("vsbe2", p, {"ndr_pps": 1000.0}, "done")
-    none = chain_analyses(build_model(load(chain_dir / "p2p")))
+    none = build_model(load(chain_dir / "p2p")).chain
     assert not none.analyses and chain_empty(none).startswith("no chain measurement")
 
 

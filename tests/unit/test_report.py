@@ -43,7 +43,8 @@ def test_repeated_sweeps_share_one_legend_entry_per_setup() -> None:
 
     from vswbench.results.points import Setup
     from vswbench.results.series import LoadPoint, LoadSeries
-    from vswbench.report.plots import Colours, offered_vs_achieved, render
+    from vswbench.report.figure import Colours, render
+    from vswbench.report.sections.offered_achieved import offered_vs_achieved
 
     def sweep(n: int, rep: int) -> LoadSeries:
         loads = tuple(LoadPoint(x, min(x, 1000.0 * n) * (1 - 0.01 * rep), 0.0, None, ())

@@ -271,7 +271,8 @@ def test_error_bars_exported_as_data(full) -> None:
 
 
 def test_throughput_vs_size_needs_two_frame_sizes(full) -> None:
-    from vswbench.report.plots import Colours, throughput_vs_size
+    from vswbench.report.figure import Colours
+    from vswbench.report.sections.throughput_size import throughput_vs_size
 
     rows = ranking(full)
     colours = Colours(sorted({r.setup.switch for r in rows}))

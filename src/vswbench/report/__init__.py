@@ -4,14 +4,25 @@
     files.html        # results/quick/report.html (plots embedded, CSS inline, no network)
     files.plots_dir   # results/quick/plots/ (every plot as NAME.png and NAME.svg)
 
-Modules: data.py (the ranking and other report rows, built on results/points.py's records),
-backends.py (what each backend is and how it ran), verdict.py (ranks, ties, baselines and the
-tester's ceiling per frame size and stack), summary.py and first_screen.py (the first screen:
-machine, preset, verdict lines), text.py (the ranking as plain text or Markdown),
-spread.py (parameter error bars), notes.py (warnings, fingerprints), model.py (all of it
-together), figure.py (style and legends), plots.py (matplotlib figures, Agg), chain.py, delay.py
-and studies.py (their sections), html.py (the page). The output is deterministic: the same
-store gives the same bytes.
+The page is a loop over one list of sections (sections/: one module each, a Section with its id,
+title, intro, "no data" note, figures and body); what several sections need is computed once in
+model.py. Modules:
+
+- the model: model.py (all of it together, once per store), data.py (the ranking and other
+  report rows, built on results/points.py's records), backends.py (what each backend is and how
+  it ran), verdict.py (ranks, ties, baselines and the tester's ceiling per frame size and stack),
+  summary.py (the machine and preset sentences), stalls.py (the sentence on host stalls),
+  notes.py (warnings, fingerprints), spread.py and product_bars.py (parameter error bars, also
+  written as JSON and CSV);
+- the sections' pieces: first_screen.py (the summary and ranking HTML), marks.py (loss beside the
+  numbers it touches), chain.py, delay.py, diagnostics.py, profiles.py (also the folded stacks),
+  remote.py, studies.py (flow count, cloning) and functions.py (table size, rule update);
+- the page: sections/ (the sections in page order), figure.py (style, legends, colours, the
+  rendered Plot), plots.py (every section's figures rendered), html.py (the page);
+- beside it: text.py (the ranking as plain text or Markdown), demo_page.py (the demo's page),
+  paper_claims.py, paper_page.py and paper_plots.py (a paper spec's verdicts and pages).
+
+The output is deterministic: the same store gives the same bytes.
 """
 
 from __future__ import annotations
@@ -23,11 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vswbench.errors import UsageError
-from vswbench.report.html import SECTION_IDS, render_page
+from vswbench.report.figure import Plot
+from vswbench.report.html import render_page
 from vswbench.report.model import ReportModel, build_model
-from vswbench.report.plots import Plot, make_plots
+from vswbench.report.plots import make_plots
 from vswbench.report.product_bars import product_bars_csv, product_bars_json
-from vswbench.report.profiles import FOLDED_DIR, profiled_points, write_folded
+from vswbench.report.profiles import FOLDED_DIR, write_folded
+from vswbench.report.sections import SECTION_IDS
 from vswbench.report.spread import error_bars_csv, error_bars_json
 from vswbench.results.points import load
 from vswbench.safefile import check_output_dir, make_dir, refuse_unsafe, write_bytes
@@ -104,7 +117,7 @@ def build_report(store_path_or_dir: str | Path, out_dir: str | Path, *,
     if model.product_bars:  # Fang's Fig. 7 over the whole product, beside them
         _write(out / PRODUCT_BARS_JSON, product_bars_json(model.product_bars).encode())
         _write(out / PRODUCT_BARS_CSV, product_bars_csv(model.product_bars).encode())
-    write_folded(profiled_points(data), out)   # OUT/profiles/*.folded (flamegraph.pl, speedscope)
+    write_folded(model.profiled, out)   # OUT/profiles/*.folded (flamegraph.pl, speedscope)
     page = render_page(model, plots)
     _write(html_path, page.encode("utf-8"))
     shown = tuple(re.findall(r'<section id="([^"]+)">', page))

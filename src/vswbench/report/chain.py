@@ -2,8 +2,8 @@
 chains (models/chain_cost.py) fitted to the store's chain:N throughput, exactly as `vswbench model
 fit RESULTS_DIR` fits it (models/chain_analysis.py): measured vs predicted throughput over n per
 placement with the error per point, the fitted costs with 95 % CIs, break-even n0 (equation (3))
-and the recommended placement per n. plots.make_plots draws chain_figures; html.py puts
-chain_empty / chain_tables in the section.
+and the recommended placement per n. The section (sections/chain_model.py) draws chain_figures
+and puts chain_empty / chain_tables on the page; ReportModel.chain holds chain_analyses.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from vswbench.models.chain_cost import METRIC_TITLES, Parameter
 from vswbench.models.chain_data import ChainData, chain_length, from_points
 from vswbench.report.figure import (LINESTYLES, MARKERS, PALETTE, PPS, new_figure,
                                     place_legend, slug)
-from vswbench.report.model import ReportModel
+from vswbench.results.points import StoredResults
 
 INTRO = (
     "Per-packet CPU cost of a chain tester &rarr; nf1 &rarr; &hellip; &rarr; nfN &rarr; tester "
@@ -48,9 +48,11 @@ class ChainSection:
     has_chain_points: bool
 
 
-def chain_analyses(model: ReportModel) -> ChainSection:
-    points = model.data.done()
-    data = from_points(points, model.data.runs)
+def chain_analyses(stored: StoredResults) -> ChainSection:
+    """The chain model fitted to a store: ReportModel.chain (computed once for the chain-model
+    and diagnostics sections)."""
+    points = stored.done()
+    data = from_points(points, stored.runs)
     seen = any(chain_length(p.params.get("scenario")) is not None for p in points)
     if not data.observations:
         return ChainSection(data, (), (), seen)

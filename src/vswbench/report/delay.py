@@ -1,28 +1,22 @@
 """The report's "delay model" section (Sattar and Matrawy's empirical model, models/delay.py):
 the conditions with their sample counts and percentiles, and the KS distance matrix between them.
-The ECDF plot itself is plots.delay_ecdf_plot; html.py puts the pieces together.
+The ECDF plot itself is sections/delay_model.py's, which puts the pieces together.
 
-The models are built from the latency series and sweeps the report already loaded
-(ReportModel.latencies and .sweeps), with repetitions pooled, exactly as `vswbench model delay`
-builds them by default; the condition numbers C1..Cn are the same in the plot, the tables and the
-CLI's output.
+The models (ReportModel.delay_models) are built from the latency series and sweeps the report
+already loaded (ReportModel.latencies and .sweeps), with repetitions pooled, exactly as
+`vswbench model delay` builds them by default; the condition numbers C1..Cn are the same in the
+plot, the tables and the CLI's output.
 """
 
 from __future__ import annotations
 
 from html import escape
 
-from vswbench.models.delay import DelayModel
-from vswbench.models.delay_data import ks_matrix, models_from_series
+from vswbench.models.delay_data import ks_matrix
 from vswbench.report.model import ReportModel
 
 EMPTY_NO_POINTS = "no latency point or sweep in this campaign"
 EMPTY_NO_HISTOGRAM = "no latency histogram recorded in the latency points or sweeps"
-
-
-def delay_models(model: ReportModel) -> list[DelayModel]:
-    """One model per condition, in the CLI's order."""
-    return models_from_series([*model.latencies, *model.sweeps])
 
 
 def delay_empty(model: ReportModel) -> str:
@@ -40,7 +34,7 @@ def _table(head: list[str], rows: list[list[str]], first_is_text: bool = True) -
 
 def delay_tables(model: ReportModel) -> str:
     """The conditions table and the KS matrix (empty string when there is no model)."""
-    models = delay_models(model)
+    models = list(model.delay_models)
     if not models:
         return ""
     rows = []

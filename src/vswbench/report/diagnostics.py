@@ -11,7 +11,6 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from vswbench.report.chain import chain_analyses
 from vswbench.report.figure import PPS, Colours, new_figure, place_legend, slug
 from vswbench.report.model import ReportModel
 from vswbench.results.points import StoredResults
@@ -92,7 +91,7 @@ def irq_figure(series: dict[str, list[tuple[float, float, float]]], colours: Col
 # -- fitted cost parts against n ---------------------------------------------------------------------
 def cost_parts_figures(model: ReportModel) -> list[tuple[str, str, Figure]]:
     out = []
-    for a in chain_analyses(model).analyses[:MAX_FIGURES]:
+    for a in model.chain.analyses[:MAX_FIGURES]:
         m = a.model
         ns = list(a.curve_n)
         if not ns:

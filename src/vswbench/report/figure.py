@@ -1,8 +1,8 @@
 """The report's figure toolkit: one style, colours per switch, legends placed clear of the data.
 
-plots.py, chain.py and studies.py draw with these; figures are matplotlib Figures on an Agg canvas
-(no pyplot state) rendered to PNG and SVG bytes without dates, so the same store gives the same
-files (fixed SVG hash salt).
+The sections (sections/), chain.py and studies.py draw with these; figures are matplotlib Figures
+on an Agg canvas (no pyplot state) rendered to PNG and SVG bytes without dates, so the same store
+gives the same files (fixed SVG hash salt); plots.py renders each into a Plot.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import matplotlib
 from matplotlib.axes import Axes
@@ -33,6 +34,15 @@ SWITCH_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d
 LINESTYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 PPS = EngFormatter(sep="")               # 200k, 1.5M
+
+
+@dataclass(frozen=True)
+class Plot:
+    name: str                            # file stem in plots/, unique within a report
+    section: str                         # id of the page section it belongs to
+    title: str
+    png: bytes
+    svg: bytes
 
 
 @contextmanager

@@ -1,14 +1,27 @@
-"""Everything the page and the plots show, extracted once from a store."""
+"""Everything the page and the plots show, extracted once from a store.
+
+What several sections use is computed here once: eagerly what the ranking, the first screen and
+the exports need (build_model), lazily (cached properties, first read computes) what only some
+sections draw: the chain model (chain-model, diagnostics), the delay models (delay-model: its
+figures and its tables), the profiled points (profiles, the folded stacks) and the rule-update rows
+(rule-update: its figure and its tables).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from vswbench.errors import UsageError
+from vswbench.models.delay import DelayModel
+from vswbench.models.delay_data import models_from_series
 from vswbench.report.backends import BackendInfo, backend_infos
+from vswbench.report.chain import ChainSection, chain_analyses
 from vswbench.report.data import PairsPoint, RankingRow, pairs_points, ranking
+from vswbench.report.functions import DuringRow, UpdateRow, rule_update_rows
 from vswbench.report.notes import ReportWarning, RunInfo, run_infos, warnings
 from vswbench.report.product_bars import ProductBar, product_bars
+from vswbench.report.profiles import ProfiledPoint, profiled_points
 from vswbench.report.spread import ErrorBar, error_bars
 from vswbench.report.stalls import stall_sentences
 from vswbench.report.summary import MachineSummary, machine_summaries, preset_sentences
@@ -40,6 +53,26 @@ class ReportModel:
         """Every switch named by a point, sorted: the order of the plots' colours."""
         names = {str(p.params.get("switch")) for p in self.data.points if p.params.get("switch")}
         return tuple(sorted(names))
+
+    @cached_property
+    def chain(self) -> ChainSection:
+        """Raumer's chain cost model fitted to the store's chain:N points (report/chain.py)."""
+        return chain_analyses(self.data)
+
+    @cached_property
+    def delay_models(self) -> tuple[DelayModel, ...]:
+        """One model per condition, in the CLI's order."""
+        return tuple(models_from_series([*self.latencies, *self.sweeps]))
+
+    @cached_property
+    def profiled(self) -> tuple[ProfiledPoint, ...]:
+        """Every done point with a profile (report/profiles.py)."""
+        return tuple(profiled_points(self.data))
+
+    @cached_property
+    def rule_updates(self) -> tuple[list[UpdateRow], list[DuringRow]]:
+        """The rule-update timings and the forwarding during the updates (report/functions.py)."""
+        return rule_update_rows(self.data)
 
 
 def build_model(data: StoredResults, link_bps: float = DEFAULT_LINK_BPS) -> ReportModel:

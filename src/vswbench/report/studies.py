@@ -9,7 +9,7 @@ section 5.3, Fig. 6 "Flow table entries vs. cache misses" and Fig. 7 "Effects of
   option `clones = K`), labelled with the change against one port.
 
 Throughput is what results.points.throughput_of takes (a search's NDR, a trial's achieved rate, a sweep's
-peak), the median over repetitions. plots.make_plots draws the figures; html.py the sections.
+peak), the median over repetitions. sections/flow_count.py and sections/cloning.py draw them.
 """
 
 from __future__ import annotations
