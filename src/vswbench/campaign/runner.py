@@ -1,4 +1,5 @@
-"""`vswbench run`: execute a campaign (campaign/spec.py) point by point into a results store (results/store.py).
+"""`vswbench run`: execute a campaign (campaign/spec.py) point by point into a results store
+(results/store.py).
 
 Points that share a testbed (switch, scenario, placement, options, frame size, flows, burst, I/O)
 run through one testbed and one trial session, in the spec's order. Every point is written to the

@@ -53,7 +53,8 @@ def transition_interval(result: Mapping[str, Any], goal: str) -> tuple[float, fl
     if not isinstance(lower, (int, float)):
         return None
     ratio = float(spec.get("loss_ratio") or 0.0)
-    failed, passed = [], []
+    failed: list[float] = []
+    passed: list[float] = []
     for t in trials:
         count = t.get("intended_count") or 0
         lost = (t.get("lost") or 0) + (t.get("unsent") or 0)
@@ -116,5 +117,5 @@ def common_shift(metric: str, ratios: Sequence[float], noise: float) -> Shift | 
     return Shift(metric, len(logs), math.exp(med), scale)
 
 
-__all__ = ["MIN_POINTS_FOR_SHIFT", "OUTLIER_Z", "SINGLE_SEARCH_NOISE", "Shift", "common_shift", "half_log_width", "overlap",
-           "transition_interval"]
+__all__ = ["MIN_POINTS_FOR_SHIFT", "OUTLIER_Z", "SINGLE_SEARCH_NOISE", "Shift", "common_shift",
+           "half_log_width", "overlap", "transition_interval"]

@@ -58,7 +58,8 @@ def _load_point(raw: dict[str, Any]) -> LoadPoint | None:
     offered = number(raw.get("offered_pps"))
     if offered is None:
         return None
-    lat = raw.get("latency_us") if isinstance(raw.get("latency_us"), dict) else {}
+    stored_lat = raw.get("latency_us")
+    lat = stored_lat if isinstance(stored_lat, dict) else {}
     lost = raw.get("lost")
     return LoadPoint(offered, number(raw.get("achieved_pps")), number(raw.get("loss_ratio")),
                      {k: number(v) for k, v in lat.items()}, parse_histogram(raw.get("histogram")),
