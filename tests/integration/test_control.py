@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from integration_helpers import RX_CPU, TX_CPU, port_args
+from tests.integration.integration_helpers import RX_CPU, TX_CPU, port_args
 from vswbench.engine.process import EngineProcess
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from integration_helpers import processes_mentioning
+from tests.integration.integration_helpers import processes_mentioning
 from vswbench.host.netns import ip_json, list_namespaces
 from vswbench.measure.plan import TrialOptions, make_placement
 from vswbench.run.ids import RunId

@@ -18,7 +18,7 @@ from vswbench.switches.nf_router import plan_elements
 from vswbench.engine.params import TrialParams as Traffic
 from vswbench.testbed.plan import plan_paths, plan_ports
 
-from fake_testbed import wired_plan
+from tests.unit.fake_testbed import wired_plan
 
 RID = RunId("vsb1a2b")
 

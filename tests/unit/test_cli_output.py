@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from report_fixtures import write_fixture_store
+from tests.report_fixtures import write_fixture_store
 from vswbench.campaign.spec import expand, load_spec
 from vswbench.cli import app as cli
 from vswbench.cli.campaign import print_ranking

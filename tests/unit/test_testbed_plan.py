@@ -11,7 +11,7 @@ from vswbench.engine.params import TrialParams as Traffic
 from vswbench.testbed.plan import (TestbedPlan, Wiring, host_abbr, host_cpu, plan_paths,
                                    plan_ports, plan_testbed)
 
-from fake_testbed import wired_plan
+from tests.unit.fake_testbed import wired_plan
 
 RID = RunId("vsb1a2b")
 SCENARIOS = ["p2p", "p2p-pair", "pvp", "chain:3", "chain:8", "pairs:2", "pairs:8", "rr"]
