@@ -20,7 +20,7 @@ from vswbench.switches.functions import (FunctionOptions, acl_denied, check_flow
 from vswbench.switches.kernel import KernelSwitch, ifindex, kernel_versions
 
 BPF_DIR = Path(__file__).resolve().parent.parent / "bpf"
-BPF_INCLUDE = "/usr/include/x86_64-linux-gnu"   # asm/types.h for -target bpf (design.md)
+BPF_INCLUDE = "/usr/include/x86_64-linux-gnu"   # asm/types.h: -target bpf has no multiarch path
 
 
 def compile_argv(source: Path, output: Path, defines: dict[str, int | str]) -> list[str]:

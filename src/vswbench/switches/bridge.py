@@ -1,6 +1,6 @@
 """`bridge`: a Linux bridge device in the switch namespace; its ports are the switch-side veth ends.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (see switches/kernel.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it. STP is off (ports forward at once).
 The bridge learns; forward() also adds a static fdb entry for every path's destination host
 (option bridge_fdb=static, the default), because a host that only receives (a sink, an NF's input)

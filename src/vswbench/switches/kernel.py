@@ -1,7 +1,7 @@
 """KernelSwitch, the base class of the kernel switch backends (veth, bridge, router, macvlan,
 tc-bpf, xdp), and their shared forwarding-placement helpers.
 
-1. Forwarding placement (issue section 3, design.md): a veth has no queue of its own, so by default
+1. Forwarding placement: a veth has no queue of its own, so by default
    a frame crosses veth -> switch -> veth -> receiver synchronously in the *sender's* softirq and
    the switch never drops anything. In mode "napi" (the default, ctx.options["kernel_mode"]) each
    switch-side veth end gets GRO on (so veth receives through NAPI), threaded NAPI

@@ -8,7 +8,7 @@ the switch namespace on the parent and moved into the host namespace in the same
 (IFLA_NET_NS_FD), under HostPort.ifname. switch_ifname is None; port counters are the children's,
 read in their namespaces.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (see switches/kernel.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it.
 
 Placement: bridge-mode delivery hands the frame to the destination child with netif_rx (the

@@ -3,7 +3,7 @@
 first other address of that network (198.18.3.1/24) on the switch-side veth end, reported as
 Attachment.gateway_ip.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (see switches/kernel.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it; as it creates the host end, it also adds
 the host's route to 198.18.0.0/15 via the gateway (a metric per port, so two ports of one host do
 not collide) and permanent neighbour entries on both sides, so no ARP frame mixes with the

@@ -2,7 +2,7 @@
 
 attach() only records the HostPort; forward(paths) creates one veth pair per pair of ports that talk
 (a path and its reverse share the pair), with the ends named HostPort.ifname in HostPort.netns.
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
+Port plumbing follows the rule of all kernel backends (see switches/kernel.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it; Attachment.host_mac is filled (in the
 Attachment objects attach() returned) once forward() has created the link. A port no path names
 gets no link. The switch namespace stays empty.

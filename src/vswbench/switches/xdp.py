@@ -2,8 +2,8 @@
 (src/vswbench/bpf/xdp_redirect.bpf.c, one object per egress ifindex built with -DOUT_IFINDEX=N into
 the run's temp dir), attached with `ip link set dev IF xdpdrv obj FILE sec xdp`.
 
-Port plumbing follows the rule of all kernel backends (see switches/napi.py): the backend creates
-the host end, brings it UP and puts HostPort.ip_cidr on it. Pitfalls handled (design.md):
+Port plumbing follows the rule of all kernel backends (see switches/kernel.py): the backend creates
+the host end, brings it UP and puts HostPort.ip_cidr on it. Pitfalls handled:
   - a frame XDP-redirected into a veth is dropped unless the receiving peer (here the host end of
     the egress veth) has GRO on or an XDP program: the host ends get GRO on;
   - redirected frames skip the stack's checksum completion: TX checksum offload is off on the host
