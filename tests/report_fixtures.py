@@ -308,7 +308,8 @@ def trial_json(point: Point, achieved: float, diagnostics: bool = False) -> dict
             "latency_kind": "one-way", "latency_us": lat, "histogram": hist,
             "cycles_per_packet": 8800.0, "tsc_hz": TSC_HZ, "counters_agree": True,
             "warnings": [],
-            **({} if not diagnostics else {"irq_rates": {"0": {"net_rx": rate * 0.03, "net_tx": 0.0, "interrupts": 1800.0},
+            **({} if not diagnostics else {"irq_rates": {
+                "0": {"net_rx": rate * 0.03, "net_tx": 0.0, "interrupts": 1800.0},
                           "1": {"net_rx": rate * 0.07, "net_tx": 0.0,
                                 "interrupts": 9000.0 + achieved * 0.01}}}),
             **({"profile": profile_json()} if diagnostics and point.repetition == 0

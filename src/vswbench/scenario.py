@@ -114,6 +114,7 @@ def remote(wire: str = "veth", round_trip: bool = False) -> Scenario:
     if wire not in WIRES:
         raise UsageError(f"remote wire {wire!r}: expected one of {', '.join(WIRES)}")
     name = "remote" + ("" if wire == "veth" else f"-{wire}") + ("-rr" if round_trip else "")
+    hops: tuple[Hop, ...]
     if round_trip:
         hosts = (Host("client", Role.CLIENT, ("p0",), SITES[0]),
                  Host("server", Role.SERVER, ("p0",), SITES[1]))

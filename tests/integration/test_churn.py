@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from test_switch_ovs import IP1, IP2, available, ovs_bed
+from tests.integration.test_switch_ovs import IP1, IP2, available, ovs_bed
 from vswbench.engine.process import find_engine, run_engine
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -97,7 +97,7 @@ def test_decoys_named_like_a_run_survive_clean(root, private_state):
             assert name not in preview.stdout, preview.stdout
             assert f"left {name} alone" in preview.stderr
         assert str(mydata) not in preview.stdout
-        assert f"would remove namespace vsbcafetester" in preview.stdout
+        assert "would remove namespace vsbcafetester" in preview.stdout
         assert f"would remove directory {real_tmp}" in preview.stdout
         assert f"would remove DPDK leftover {dpdk_real}" in preview.stdout
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from integration_helpers import RX_CPU, TX_CPU, port_args
+from tests.integration.integration_helpers import RX_CPU, TX_CPU, port_args
 from vswbench.engine.process import EngineProcess
 
 
@@ -31,7 +31,8 @@ def test_control_mode_runs_trials_back_to_back(ns_pair, backend, engine, registr
         ctl = subprocess.Popen([str(engine), "control", *port_args(a, backend, TX_CPU), "--no-hist"],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, bufsize=1)
-        registry.register(f"control engine {ctl.pid}", lambda: (ctl.poll() is None and ctl.kill(), ctl.wait()))
+        registry.register(f"control engine {ctl.pid}",
+                          lambda: (ctl.poll() is None and ctl.kill(), ctl.wait()))
         assert read_record(ctl, "ready")["type"] == "ready"
         finals = []
         for i, (rate, count, size) in enumerate([(10000, 3000, "64"), (20000, 4000, "512"),

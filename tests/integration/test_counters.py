@@ -2,7 +2,7 @@
 
 import pytest
 
-from integration_helpers import RX_CPU, TX_CPU, port_args
+from tests.integration.integration_helpers import RX_CPU, TX_CPU, port_args
 from vswbench.engine.process import EngineProcess, run_engine
 from vswbench.host.netns import link_counters
 

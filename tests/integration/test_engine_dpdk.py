@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from integration_helpers import RX_CPU, TX_CPU
+from tests.integration.integration_helpers import RX_CPU, TX_CPU
 from vswbench.engine.process import EngineProcess, run_engine
 
 RATE = "100k"

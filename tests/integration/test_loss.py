@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from integration_helpers import RX_CPU, TX_CPU, port_args
+from tests.integration.integration_helpers import RX_CPU, TX_CPU, port_args
 from vswbench.engine.process import EngineProcess, run_engine
 from vswbench.host.netns import (Namespace, VethPair, add_address, mac_address, run, set_neighbour,
                             set_offload)

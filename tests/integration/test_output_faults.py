@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tiny_fs import tiny_fs  # noqa: F401 - a fixture (tests/tiny_fs.py)
+from tests.tiny_fs import tiny_fs  # noqa: F401 - a fixture (tests/tiny_fs.py)
 from vswbench.campaign.spec import parse_spec
 from vswbench.results.store import ResultStore
 

@@ -13,7 +13,7 @@ VSWBENCH = Path(sys.executable).parent / "vswbench"
 
 
 def spec(name: str, switch: str) -> str:
-    return f"""# test paper spec (000_..., section 5.1, Table 1)
+    return f"""# test paper spec (Emmerich et al., section 5.1, Table 1)
 [campaign]
 name = "{name}"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from integration_helpers import processes_mentioning
+from tests.integration.integration_helpers import processes_mentioning
 from vswbench.host.perf import perf_problem
 from vswbench.host.profile import CATEGORIES
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from integration_helpers import RX_CPU, TX_CPU, port_args
+from tests.integration.integration_helpers import RX_CPU, TX_CPU, port_args
 from vswbench.engine.process import EngineProcess, run_engine
 
 COUNT = 5000

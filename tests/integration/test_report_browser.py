@@ -15,7 +15,7 @@ import pytest
 from matplotlib import image as mpimg
 
 from vswbench.report import SECTION_IDS, build_report
-from report_fixtures import write_fixture_store
+from tests.report_fixtures import write_fixture_store
 
 WINDOW = (1400, 6000)
 TIMEOUT_S = 120

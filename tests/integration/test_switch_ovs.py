@@ -172,7 +172,7 @@ def send_and_count(bed: Bed, engine: Path, registry: CleanupRegistry, src: Attac
         if att.received == COUNT and att.switch_tx == COUNT and att.lost == 0:
             assert att.drops == 0, where
             break
-        warnings.warn(f"lossy attempt (machine busy?): {where}")
+        warnings.warn(f"lossy attempt (machine busy?): {where}", stacklevel=2)
     else:
         pytest.fail(f"{bed.switch.name}/{bed.switch.mode} {src.host.key}->{dst.host.key}: "
                     f"loss in all {ATTEMPTS} attempts: " + "; ".join(map(str, attempts))

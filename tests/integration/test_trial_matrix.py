@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from integration_helpers import processes_mentioning
+from tests.integration.integration_helpers import processes_mentioning
 from vswbench.host.netns import ip_json, list_namespaces
 from vswbench.measure.plan import TrialOptions, make_placement
+from vswbench.run.ids import RunId
 from vswbench.run.scope import run_scope
 from vswbench.run.state import state_dir
 from vswbench.scenario import parse
@@ -28,6 +29,7 @@ from vswbench.switches.catalog import all_switches
 from vswbench.switches.base import Placement
 from vswbench.errors import UsageError
 from vswbench.testbed.build import Testbed
+from vswbench.testbed.plan import plan_testbed
 from vswbench.engine.params import TrialParams
 from vswbench.measure.trial import run_trial
 
@@ -57,7 +59,7 @@ def test_trial(root, engine, switch, scenario):
     cls = _available(switch)
     if cls.port_kind == "dpdk" and cls.direct and scenario != "p2p":
         with pytest.raises(UsageError, match="not supported on memif"):
-            Testbed(parse(scenario), cls, None, None)  # type: ignore[arg-type]
+            plan_testbed(parse(scenario), cls, RunId("vsb0000"))
         return
     with run_scope() as run:
         prefix = str(run.id)

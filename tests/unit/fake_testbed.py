@@ -1,26 +1,24 @@
-"""A Testbed wired by hand (no kernel): ports planned, MACs made up, next hops l2. Shared by the
+"""A testbed plan with a made-up Wiring (no kernel): ports planned, MACs made up. Shared by the
 unit tests of engine command lines (test_testbed_plan.py, test_chain_nf_plan.py)."""
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from vswbench.run.ids import RunId
 from vswbench.scenario import parse
 from vswbench.switches.base import Placement
-from vswbench.testbed.build import PortInfo, Testbed, plan_paths, plan_ports
+from vswbench.testbed.plan import PortInfo, TestbedPlan, Wiring, plan_testbed
 
 
-def wired_testbed(spec: str, switch_cls: type, placement: Placement, run_id: RunId) -> Testbed:
-    tb = Testbed.__new__(Testbed)
-    tb.scenario, tb.switch_cls, tb.placement = parse(spec), switch_cls, placement
+def fake_wiring(plan: TestbedPlan) -> Wiring:
+    """Every host port with a made-up MAC, 02:00:00:00:00:<index>; gateways 02:00:00:00:01:<i>."""
+    ports = {hp.key: PortInfo(hp.key, hp.netns, hp.ifname, hp.ip_cidr, f"02:00:00:00:00:{i:02x}")
+             for i, hp in enumerate(plan.host_ports)}
+    gateways = {key: f"02:00:00:00:01:{i:02x}" for i, key in enumerate(plan.gateway_ports)}
+    return Wiring(ports, gateways)
 
-    class R:
-        id = run_id
-    tb.run = R()
-    tb.host_ports = plan_ports(tb.scenario, run_id, l3=False)
-    tb.paths = plan_paths(tb.scenario)
-    tb.ports = {hp.key: PortInfo(hp.key, hp.netns, hp.ifname, hp.ip_cidr,
-                                 f"02:00:00:00:00:{i:02x}")
-                for i, hp in enumerate(tb.host_ports)}
-    tb.next_hop_mac = {(p.src, p.dst): tb.ports[p.dst].mac for p in tb.paths}
-    tb.attachments = {}
-    tb.switch = None
-    return tb
+
+def wired_plan(spec: str, switch_cls: type, placement: Placement, run_id: RunId,
+               options: Mapping[str, str] | None = None) -> tuple[TestbedPlan, Wiring]:
+    plan = plan_testbed(parse(spec), switch_cls, run_id, placement, options)
+    return plan, fake_wiring(plan)

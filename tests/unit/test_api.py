@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from report_fixtures import write_fixture_store
+from tests.report_fixtures import write_fixture_store
 from vswbench import api
 from vswbench.cli import app as cli
 from vswbench.errors import UsageError

@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from vswbench.campaign.spec import parse_spec
 from vswbench.cli import app as cli
+from vswbench.errors import UsageError
+from vswbench.switches.chain.nf import OPTION, POLL_OPTION
 from vswbench.switches.options import check_keys, known, unknown_key
 
 KNOWN = known()   # every key with what it sets (the backends' options_read and the shared keys)
-from vswbench.campaign.spec import parse_spec
-from vswbench.switches.chain.nf import OPTION, POLL_OPTION
-from vswbench.errors import UsageError
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "vswbench"
 READ = re.compile(r"options(?:\.get\(|\.setdefault\(|\[)\"([a-z_]+)\"")

@@ -41,7 +41,8 @@ def test_valid_spec_expands_to_product_in_order() -> None:
 
 def test_scalars_rates_chains_and_repetitions() -> None:
     s = parse_spec(spec('kind = "trial"\nswitch = "bridge"\nscenario = "chain"\nchain = [1, 3]\n'
-                        'rate = ["100k", 2500]\nrepetitions = 2\noptions = { bridge_fdb = "learn", kernel_mode = "napi" }\n'))
+                        'rate = ["100k", 2500]\nrepetitions = 2\n'
+                        'options = { bridge_fdb = "learn", kernel_mode = "napi" }\n'))
     pts = expand(s)
     assert len(pts) == 2 * 2 * 2
     assert [p.scenario for p in pts[:4]] == ["pvp", "pvp", "chain:3", "chain:3"]
@@ -103,7 +104,8 @@ BAD = [
     ('kind = "trial"\nswitch = "bridge"\nrate = "fast"\n', "study 1, rate", "packets per second"),
     ('kind = "search"\nswitch = "bridge"\npoints = 5\n', "study 1, points", "only kind sweep"),
     ('kind = "latency"\nswitch = "bridge"\nfractions = [0]\n', "study 1, fractions", "(0, 200]"),
-    ('kind = "latency"\nswitch = "bridge"\nduration = -1\n', "study 1, duration", "give seconds from 0.1 to 86400"),
+    ('kind = "latency"\nswitch = "bridge"\nduration = -1\n', "study 1, duration",
+     "give seconds from 0.1 to 86400"),
     ('kind = "b2b"\nswitch = "bridge"\nscenario = "p2p-pair"\n', "study 1, scenario",
      "tester that also receives"),
     ('kind = "b2b"\nswitch = "bridge"\nscenario = "pairs:2"\n', "study 1, scenario",

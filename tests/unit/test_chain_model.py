@@ -155,7 +155,7 @@ def test_layouts() -> None:
     assert layout_for("bi", 5) == Layout(0, (0, 0, 0, 1, 1), None)
     assert layout_for("pbp", 4, switch_core=True) == Layout(0, (0, 1, 0, 1), 1)
     assert layout_for("bi", 6, cores=3) == Layout(0, (0, 0, 1, 1, 2, 2), None)
-    assert layout_for("default", 1) == Layout(0, (1,), None)           # cmd_trial's default
+    assert layout_for("default", 1) == Layout(0, (1,), None)           # `vswbench trial`'s default
     assert layout_for("default", 3) == Layout(0, (0, 1, 0), None)
     assert layout_for("default", 2, cores=4) == Layout(0, (2, 3), None)
     assert Layout(0, (0, 0, 1, 1)).crossings == 2 and Layout(0, (0, 1, 0, 1)).crossings == 4

@@ -16,9 +16,9 @@ from vswbench.switches.base import Attachment, Placement, PortCounters, SwitchCo
 from vswbench.switches.chain.ovs import bridge_commands, parse_dpctl_ports, parse_interfaces
 from vswbench.switches.chain.router import plan_elements
 from vswbench.engine.params import TrialParams as Traffic
-from vswbench.testbed.build import Testbed, plan_paths, plan_ports
+from vswbench.testbed.plan import plan_paths, plan_ports
 
-from fake_testbed import wired_testbed
+from tests.unit.fake_testbed import wired_plan
 
 RID = RunId("vsb1a2b")
 
@@ -105,17 +105,16 @@ class _Veth:
     name, l3, direct, port_kind = "veth", False, True, "kernel"
 
 
-def _wired(spec: str, nf: str) -> Testbed:
-    tb = wired_testbed(spec, _Veth, Placement(0, 1, (0, 1)), RID)
-    tb.nf = nf
-    return tb
+def _commands(spec: str, nf: str) -> list:
+    plan, wiring = wired_plan(spec, _Veth, Placement(0, 1, (0, 1)), RID, {"nf": nf})
+    return plan.engine_commands(wiring, Traffic(64, 10000, 2))
 
 
 @pytest.mark.parametrize("nf", ["router", "ovs", "ovs-afxdp"])
 def test_no_engine_runs_for_built_elements(nf):
-    cmds = _wired("chain:3", nf).engine_commands(Traffic(64, 10000, 2))
+    cmds = _commands("chain:3", nf)
     assert [c.label for c in cmds] == ["tester"]
-    fwd = _wired("chain:3", "fwd").engine_commands(Traffic(64, 10000, 2))
+    fwd = _commands("chain:3", "fwd")
     assert [c.label for c in fwd] == ["tester", "nf1", "nf2", "nf3"]
 
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli_commands import leaf_commands
+from tests.unit.cli_commands import leaf_commands
 from vswbench.cli.app import main
 
 EXAMPLES = int(os.environ.get("VSB_FUZZ_EXAMPLES", "300"))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from build_guard import guard_build
+from tests.unit.build_guard import guard_build
 from vswbench.cli.app import main
 from vswbench.cli.arguments import MAX_ECHOED, one_line
 from vswbench.errors import UsageError
@@ -163,7 +163,7 @@ def test_a_damaged_calibration_cache_is_measured_again(tmp_path, bad) -> None:
 def test_the_c_locale_prints_without_failing(tmp_path: Path) -> None:
     """ASCII stdout (LC_ALL=C, no UTF-8 coercion): the comparison and the ranking (whose verdict
     lines hold "≥") come out, never a "bug" after the work."""
-    from report_fixtures import write_fixture_store
+    from tests.report_fixtures import write_fixture_store
 
     write_fixture_store(tmp_path / "results.sqlite", "quick")
     env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",

@@ -27,8 +27,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from build_guard import BuildReached, guard_build
-from cli_commands import leaf_commands
+from tests.unit.build_guard import BuildReached, guard_build
+from tests.unit.cli_commands import leaf_commands
 from vswbench.cli.app import main
 from vswbench.cli.common import FrameSizeType, SecondsType
 
@@ -191,7 +191,7 @@ def command_lines(command: click.Command,
 def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A results directory with a store of invented results (report_fixtures.py: FIXTURES, not
     measurements), so that commands reading one get past their argument."""
-    from report_fixtures import write_fixture_store
+    from tests.report_fixtures import write_fixture_store
 
     directory = tmp_path_factory.mktemp("property-store")
     write_fixture_store(directory / "results.sqlite", "quick")

@@ -19,7 +19,7 @@ from vswbench.models.delay_data import (INDEX_NAME, KS_NAME, file_stem, ks_matri
                                         load_models, write_models)
 from vswbench.results.points import load
 from vswbench.report.delay import delay_empty, delay_tables
-from report_fixtures import (hist_bucket, latency_samples, summarize,
+from tests.report_fixtures import (hist_bucket, latency_samples, summarize,
                                       write_fixture_store)
 from vswbench.report.model import build_model
 from vswbench.results.store import ResultStore

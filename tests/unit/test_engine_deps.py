@@ -56,7 +56,8 @@ def test_symbol_circle_is_found_and_fails(tmp_path, capsys):
     if cc is None or shutil.which("nm") is None:
         pytest.skip("no C compiler or nm")
     src = tmp_path / "src"
-    files = {"run.c": "int kern_chunk(void);\nvoid trial_warn(void) {}\nint gen(void) { return kern_chunk(); }\n",
+    files = {"run.c": "int kern_chunk(void);\nvoid trial_warn(void) {}\n"
+                      "int gen(void) { return kern_chunk(); }\n",
              "kern.c": "void trial_warn(void);\nint kern_chunk(void) { trial_warn(); return 1; }\n",
              "main.c": "int gen(void);\nint main(void) { return gen(); }\n"}
     objects = []

@@ -131,7 +131,8 @@ def test_repeated_points_take_the_median_repetition():
 
     def point(achieved, p99):
         r = SimpleNamespace(tx_frames=1000, rx_frames=1000, lost=0, loss_ratio=0.0,
-                            tx_pps=achieved, achieved_pps=achieved, cycles_per_packet=None, switch_useful_cycles_per_packet=None,
+                            tx_pps=achieved, achieved_pps=achieved, cycles_per_packet=None,
+                            switch_useful_cycles_per_packet=None,
                             counters_agree=True, latency_us={"p50": 5.0, "p99": p99},
                             latency_kind="one-way", drops={}, cpu={}, histogram=[],
                             cycles_per_packet_by_process={}, nf_counters={})

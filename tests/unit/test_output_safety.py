@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from report_fixtures import write_fixture_store
-from decoys import DECOY_TEXT, make_decoy
+from tests.report_fixtures import write_fixture_store
+from tests.unit.decoys import DECOY_TEXT, make_decoy
 from vswbench.cli import app as cli
 from vswbench.errors import UsageError
 from vswbench.results.store import ResultStore

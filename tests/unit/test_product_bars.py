@@ -16,7 +16,7 @@ from vswbench.report.product_bars import (ProductBar, product_bar_plot, product_
 from vswbench.results.points import StoredResults, load
 from vswbench.results.store import StoredPoint
 
-from report_fixtures import TRIAL_ACHIEVED, write_fixture_store
+from tests.report_fixtures import TRIAL_ACHIEVED, write_fixture_store
 
 
 def point(kind: str, result: dict | None, **params) -> StoredPoint:

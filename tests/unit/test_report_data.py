@@ -11,7 +11,7 @@ from vswbench.results.points import (Setup, StoredResults, cycles_near_ndr, late
                                      setup_of)
 from vswbench.results.series import load_series
 from vswbench.units import FrameSize, line_rate_pps, wire_gbps
-from report_fixtures import (NDR, PAIRS_NDR, TSC_HZ, hist_bucket, latency_samples,
+from tests.report_fixtures import (NDR, PAIRS_NDR, TSC_HZ, hist_bucket, latency_samples,
                                       summarize, write_fixture_store)
 from vswbench.report.notes import fingerprint_from_json, warnings
 from vswbench.report.spread import error_bars

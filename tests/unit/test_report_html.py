@@ -9,7 +9,7 @@ import pytest
 
 from vswbench.errors import UsageError
 from vswbench.report import SECTION_IDS, build_report
-from report_fixtures import write_fixture_store
+from tests.report_fixtures import write_fixture_store
 
 PLOT_SECTIONS = ("throughput-size", "offered-achieved", "latency-load", "latency-distribution",
                  "delay-model",

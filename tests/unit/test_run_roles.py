@@ -10,7 +10,7 @@ import pytest
 
 from vswbench import scenario as scenarios
 from vswbench.run.ids import RunId, is_run_name, run_name_parts
-from vswbench.testbed.build import host_abbr, plan_ports
+from vswbench.testbed.plan import host_abbr, plan_ports
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "vswbench"
 RID = RunId("vsb1a2b")
@@ -19,9 +19,9 @@ CALL = re.compile(r"\b(?:run_id|rid|run\.id|ctx\.run_id)\.(?:if)?name\(")
 COMPUTED = {
     ("host/pair.py", 'f"{tag}a"'), ("host/pair.py", 'f"{tag}b"'),
     ("host/pair.py", 'f"{tag}a0"'), ("host/pair.py", 'f"{tag}b0"'),
-    ("testbed/build.py", '"sw" if host.name in in_switch else host.name'),
-    ("testbed/build.py", "suffix"), ("testbed/build.py", "host.name"),
-    ("testbed/build.py", "'e' + host_abbr(host.name)"),
+    ("testbed/plan.py", '"sw" if host.name in in_switch else host.name'),
+    ("testbed/plan.py", "suffix"), ("testbed/plan.py", "host.name"),
+    ("testbed/plan.py", "'e' + host_abbr(host.name)"),
     ("testbed/sites.py", "site"),
 }
 ALL_SCENARIOS = (["p2p", "p2p-pair", "pvp", "rr", *scenarios.REMOTE]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tiny_fs import tiny_fs  # noqa: F401 - a fixture (tests/tiny_fs.py)
+from tests.tiny_fs import tiny_fs  # noqa: F401 - a fixture (tests/tiny_fs.py)
 from vswbench.campaign.identity import check_campaign, spec_difference
 from vswbench.campaign.runner import JSONL_NAME, CampaignRunner
 from vswbench.campaign.spec import expand, parse_spec

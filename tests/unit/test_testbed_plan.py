@@ -4,12 +4,14 @@ import ipaddress
 import pytest
 
 from vswbench.run.ids import RunId
+from vswbench.errors import VswbenchError
 from vswbench.scenario import Role, parse
 from vswbench.switches.base import Placement
 from vswbench.engine.params import TrialParams as Traffic
-from vswbench.testbed.build import Testbed, host_abbr, host_cpu, plan_paths, plan_ports
+from vswbench.testbed.plan import (TestbedPlan, Wiring, host_abbr, host_cpu, plan_paths,
+                                   plan_ports, plan_testbed)
 
-from fake_testbed import wired_testbed
+from tests.unit.fake_testbed import wired_plan
 
 RID = RunId("vsb1a2b")
 SCENARIOS = ["p2p", "p2p-pair", "pvp", "chain:3", "chain:8", "pairs:2", "pairs:8", "rr"]
@@ -59,9 +61,19 @@ class _L2:
     name, l3, direct, port_kind = "fake", False, False, "kernel"
 
 
-def _wired(spec: str) -> Testbed:
-    """A Testbed whose wiring is filled in by hand (no kernel)."""
-    return wired_testbed(spec, _L2, Placement(0, 1, (1,)), RID)
+PLACEMENT = Placement(0, 1, (1,))
+
+
+def _wired(spec: str, placement: Placement = PLACEMENT,
+           **options: str) -> tuple[TestbedPlan, Wiring]:
+    """A plan and a made-up wiring (no kernel)."""
+    return wired_plan(spec, _L2, placement, RID, options)
+
+
+def _commands(spec: str, traffic: Traffic, placement: Placement = PLACEMENT,
+              **options: str) -> dict:
+    plan, wiring = _wired(spec, placement, **options)
+    return {c.label: c for c in plan.engine_commands(wiring, traffic)}
 
 
 def _arg(args, flag):
@@ -69,8 +81,8 @@ def _arg(args, flag):
 
 
 def test_pvp_commands():
-    tb = _wired("pvp")
-    cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
+    plan, tb = _wired("pvp")
+    cmds = {c.label: c for c in plan.engine_commands(tb, Traffic(64, 10000, 2))}
     loop, fwd = cmds["tester"].args, cmds["nf1"].args
     assert loop[0] == "loop" and _arg(loop, "--port") == ["vsb1a2btp0", "vsb1a2btp1"]
     assert _arg(loop, "--dst-mac") == [tb.ports["nf1.in"].mac]
@@ -84,8 +96,8 @@ def test_pvp_commands():
 
 
 def test_pairs_split_rate_and_streams():
-    tb = _wired("pairs:2")
-    cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
+    plan, tb = _wired("pairs:2")
+    cmds = {c.label: c for c in plan.engine_commands(tb, Traffic(64, 10000, 2))}
     assert [cmds[s].args[0] for s in ("s1", "r1", "s2", "r2")] == ["gen", "sink", "gen", "sink"]
     assert _arg(cmds["s1"].args, "--rate") == ["5000"]
     assert _arg(cmds["s1"].args, "--stream-id") == ["1"]
@@ -94,20 +106,17 @@ def test_pairs_split_rate_and_streams():
 
 
 def test_rr_commands():
-    tb = _wired("rr")
-    cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 1000, 2))}
+    cmds = _commands("rr", Traffic(64, 1000, 2))
     assert cmds["client"].args[0] == "loop" and _arg(cmds["client"].args, "--port") == ["vsb1a2bcp0"]
     assert cmds["server"].args[0] == "reflect" and "--no-busy-poll" in cmds["server"].args
 
 
 def test_nf_engines_sharing_a_core_do_not_busy_poll():
-    tb = _wired("chain:3")
-    tb.placement = Placement(0, 1, (1, 1, 0))     # nf1 and nf2 share CPU 1, nf3 the tester's
-    cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
+    # nf1 and nf2 share CPU 1, nf3 the tester's
+    cmds = _commands("chain:3", Traffic(64, 10000, 2), Placement(0, 1, (1, 1, 0)))
     assert all("--no-busy-poll" in cmds[n].args for n in ("nf1", "nf2", "nf3"))
     assert _arg(cmds["nf1"].args, "--ring") == ["8192"]
-    tb = _wired("pvp")                            # the NF alone on its core polls
-    cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
+    cmds = _commands("pvp", Traffic(64, 10000, 2))   # the NF alone on its core polls
     assert "--no-busy-poll" not in cmds["nf1"].args
 
 
@@ -118,9 +127,7 @@ def test_option_nf_poll_decides_for_every_nf(mode, polls):
     busy: they poll even when sharing one; auto: chain:1's NF alone polls, chain:2's share."""
     seen = []
     for spec in ("pvp", "chain:2"):
-        tb = _wired(spec)
-        tb.nf_poll = mode
-        cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
+        cmds = _commands(spec, Traffic(64, 10000, 2), nf_poll=mode)
         seen.append("--no-busy-poll" not in cmds["nf1"].args)
     assert seen == polls
 
@@ -133,15 +140,57 @@ def test_dpdk_network_functions_cannot_sleep():
     from vswbench.errors import UsageError
 
     with pytest.raises(UsageError, match="DPDK engines, which always poll"):
-        Testbed(parse("pvp"), _Dpdk, run=None, options={"nf_poll": "sleep"})
+        plan_testbed(parse("pvp"), _Dpdk, RID, options={"nf_poll": "sleep"})
 
 
 def test_dpdk_engines_do_not_linger_for_the_switch():
     """With a DPDK switch every engine's memif peer is the switch, which stays: no engine waits
     at its end for that peer to leave (VSB_DPDK_LINGER=0); servers report ready before their
     peers exist (VSB_DPDK_LINK_WAIT=0)."""
-    tb = wired_testbed("pvp", _Dpdk, Placement(0, 1, (1,)), RID)
-    cmds = {c.label: c for c in tb.engine_commands(Traffic(64, 10000, 2))}
+    plan, tb = wired_plan("pvp", _Dpdk, Placement(0, 1, (1,)), RID)
+    cmds = {c.label: c for c in plan.engine_commands(tb, Traffic(64, 10000, 2))}
     assert dict(cmds["tester"].env) == {"VSB_DPDK_LINGER": "0"}
     assert dict(cmds["nf1"].env) == {"VSB_DPDK_LINK_WAIT": "0", "VSB_DPDK_LINGER": "0"}
-    assert all(not c.env for c in _wired("pvp").engine_commands(Traffic(64, 10000, 2)))
+    assert all(not c.env for c in _commands("pvp", Traffic(64, 10000, 2)).values())
+
+
+# -- the plan as a value ------------------------------------------------------------------------
+def test_the_plan_says_what_will_be_built():
+    plan = plan_testbed(parse("chain:2"), _L2, RID, Placement(0, 1, (1, 0)))
+    assert plan.switch_ns == "vsb1a2bsw"
+    assert plan.host_namespaces == ("vsb1a2btester", "vsb1a2bnf1", "vsb1a2bnf2")
+    assert [p.key for p in plan.host_ports] == parse("chain:2").port_keys()
+    assert plan.paths == tuple(plan_paths(parse("chain:2")))
+    assert plan.nf == "fwd" and plan.built_nfs == () and plan.bridged_hosts == ()
+    assert plan.long_running_hosts == {"nf1", "nf2"}
+    assert plan.engine_cpus() == {"tester": 0, "nf1": 1, "nf2": 0}
+    assert not plan.dpdk and plan.gateway_ports == ()
+    with pytest.raises(AttributeError):
+        plan.nf = "router"  # type: ignore[misc]    # frozen
+
+
+class _Veth(_L2):
+    name, direct = "veth", True
+
+
+def test_ovs_elements_are_planned_as_bridges_in_the_switch_namespace():
+    plan = plan_testbed(parse("chain:2"), _Veth, RID, Placement(0, 1, (0, 0)), {"nf": "ovs"})
+    assert plan.bridged_hosts == ("nf1", "nf2") and plan.built_nfs == ("nf1", "nf2")
+    assert plan.host_namespaces == ("vsb1a2btester",)
+    assert plan.placement == Placement(0, 1, (1,))          # ovs-vswitchd on the switch CPU
+    assert plan.engine_cpus() == {"tester": 0}
+
+
+class _L3(_L2):
+    l3 = True
+
+
+def test_l3_engines_send_to_the_gateway():
+    plan, wiring = wired_plan("pvp", _L3, Placement(0, 1, (1,)), RID)
+    assert plan.gateway_ports == ("tester.p0", "nf1.out", "nf1.in")
+    cmds = {c.label: c for c in plan.engine_commands(wiring, Traffic(64, 10000, 2))}
+    gw = wiring.gateway_macs
+    assert _arg(cmds["tester"].args, "--dst-mac") == [gw["tester.p0"]]
+    assert _arg(cmds["nf1"].args, "--dst-mac") == [gw["nf1.in"], gw["nf1.out"]]
+    with pytest.raises(VswbenchError, match="no gateway MAC for tester.p0"):
+        plan.engine_commands(Wiring(wiring.ports), Traffic(64, 10000, 2))

@@ -60,8 +60,9 @@ PAPERS = {
 # gbps: tput on the wire; peak / lossless / overload: a sweep's peak achieved rate, its highest
 # lossless offered load, its achieved rate at the highest offered load (of a latency point's
 # loads alike); p50 .. max: latency in microseconds (a trial's, a latency point's at fraction=F
-# percent, a sweep's or a latency point's at load=lowest|lossless|overload); delay_*: that percentile minus the same percentile of the baseline switch (veth
-# unless baseline=NAME) measured with the same other keys (Sattar and Matrawy's switch delay);
+# percent, a sweep's or a latency point's at load=lowest|lossless|overload); delay_*: that
+# percentile minus the same percentile of the baseline switch (veth unless baseline=NAME)
+# measured with the same other keys (Sattar and Matrawy's switch delay);
 # tail: p99 / p50; cpu: the switch's busy cycles per packet (results.points cycles).
 METRICS = ("tput", "gbps", "peak", "lossless", "overload", "p50", "p90", "p99", "p999", "mean",
            "max", "min", "tail", "delay_p50", "delay_p90", "delay_p99", "delay_max", "cycles")

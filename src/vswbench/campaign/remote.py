@@ -67,7 +67,7 @@ class AgentClient:
             asyncio.run(self._request(req, on_record))
         except AgentError:
             raise
-        except (OSError, asyncio.TimeoutError, EOFError) as exc:
+        except (OSError, TimeoutError, EOFError) as exc:
             raise AgentError(f"{self.host.label}: {type(exc).__name__}: {exc or 'timed out'} "
                              "(is the host up, sshd listening, the key and known_hosts "
                              "right?)") from None

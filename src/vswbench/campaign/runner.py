@@ -1,4 +1,5 @@
-"""`vswbench run`: execute a campaign (campaign/spec.py) point by point into a results store (results/store.py).
+"""`vswbench run`: execute a campaign (campaign/spec.py) point by point into a results store
+(results/store.py).
 
 Points that share a testbed (switch, scenario, placement, options, frame size, flows, burst, I/O)
 run through one testbed and one trial session, in the spec's order. Every point is written to the
@@ -66,7 +67,7 @@ class RunSummary:
 
 
 def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None, str | None]:
-    """(tester, switch, nf_cpus) for a placement name on a 2-core machine (Raumer et al. 001_...,
+    """(tester, switch, nf_cpus) for a placement name on a 2-core machine (Raumer et al.,
     section V), the tester always on core 0: default = the CLI's; s_core = every network function
     and link on one core, core 1 (Raumer's generator is another machine: here the tester keeps
     core 0 to itself; NFs beside a busy-polling tester measured its scheduling, not their cost);

@@ -2,7 +2,7 @@
 before anything runs and expanded into the Cartesian product of measurement points.
 
 Why TOML and lists: a study is the tuple (kind, scenario, pairs, switch, size, rate, burst, ...)
-of Ara et al. (003_...) and the workload product of Fang et al. (002_...); writing one list per
+of Ara et al. and the workload product of Fang et al.; writing one list per
 dimension keeps the spec short and the product obvious. The raw text is kept so that every
 result records the exact spec it came from (RFC 8172, RFC 8204).
 

@@ -22,7 +22,7 @@ size = [64, 1518]
 preset = "quick"
 fractions = [90]
 duration = 1
-"""
+"""  # noqa: E501 (a TOML string value: one line)
 
 
 STANDARD = """\

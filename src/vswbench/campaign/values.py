@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from vswbench import scenario as scenarios
 from vswbench.engine.params import IO_CHOICES, MAX_BURST, MAX_FLOWS, seconds_problem

@@ -188,7 +188,7 @@ def doctor(as_json: bool, stall_seconds: float) -> int:
     for b in report.io_backends:
         kernel.add_row(f"engine io {b['name']}", "usable" if b["usable"] else
                        f"no: {b['reason'] or ''}")
-    tuning = Table(title="tuning (Fang et al., 002_..., section 3.1)")
+    tuning = Table(title="tuning (Fang et al., section 3.1)")
     for column in ("setting", "current", "recommended", "ok", "why"):
         tuning.add_column(column)
     for c in report.tuning:

@@ -188,7 +188,7 @@ def _choose(models: Sequence[CostModel], switch: str | None, size: str | None,
               help="Chain length N (network functions).")
 @click.option("--placement", type=click.Choice(PLACEMENTS), required=True,
               help="Raumer's s_core: one core; bi: blocks of NFs per core; pbp: NFs alternate "
-                   "cores; default: the CLI's placement (cmd_trial).")
+                   "cores; default: the placement `vswbench trial` uses.")
 @click.option("--model", "model_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="A model file written by `vswbench model fit`.")
 @click.option("--results", "results_dir", type=click.Path(path_type=Path), default=None,

@@ -55,7 +55,7 @@ class HistogramBucket(NamedTuple):
     `low, high, count = bucket` works)."""
     low_ns: float
     high_ns: float
-    count: int
+    count: int          # type: ignore[assignment]  # shadows tuple.count; the engine's name
 
 
 @dataclass(frozen=True)

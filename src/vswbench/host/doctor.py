@@ -1,5 +1,5 @@
 """`vswbench doctor`: tools present, kernel features, and the host tuning that decides whether
-numbers are trustworthy (Fang et al., 002_..., section 3.1 "System Configuration": energy saving,
+numbers are trustworthy (Fang et al., section 3.1 "System Configuration": energy saving,
 HyperThreading, core isolation and hugepages change switch throughput and its stability; their
 BESS story: transparent hugepages caused losses of tens of milliseconds on a worker core).
 
@@ -25,7 +25,7 @@ TOOLS = {  # tool -> what needs it; each switch backend's own tools are handed i
     "sockperf": "comparison latency tool",
 }
 SYS = Path("/sys")
-PAPER = "Fang et al. (002_...), section 3.1"
+PAPER = "Fang et al., section 3.1"
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def smt(sys_root: Path = SYS) -> TuningCheck:
 
 def thp(sys_root: Path = SYS) -> TuningCheck:
     why = ("khugepaged compaction can run on a switch core and stall it for tens of milliseconds "
-           "(Fang et al., 002_..., the BESS loss story); set "
+           "(Fang et al., the BESS loss story); set "
            "`echo never > /sys/kernel/mm/transparent_hugepage/enabled` and use explicit hugepages")
     value = _read(sys_root / "kernel/mm/transparent_hugepage/enabled")
     if value is None:

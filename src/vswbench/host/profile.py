@@ -4,9 +4,9 @@ switching, top functions (pure functions; host/perf.py runs perf).
 Folded stacks are the format flamegraph.pl and speedscope read: one line per distinct stack,
 `comm;root;...;leaf COUNT`, kernel frames marked with the suffix `_[k]` (stackcollapse-perf.pl
 --kernel). A sample's category is decided by its stack (Emmerich et al. Fig. 9/10): a leaf in a
-switch daemon's user space is "daemon", in the engine's (tester, NFs) "tester"; else the frame nearest the leaf that matches a category's
-function names decides (a memcpy inside the bridge counts as a copy, the bridge's own work as
-switching); stacks that match nothing are "other".
+switch daemon's user space is "daemon", in the engine's (tester, NFs) "tester"; else the frame
+nearest the leaf that matches a category's function names decides (a memcpy inside the bridge
+counts as a copy, the bridge's own work as switching); stacks that match nothing are "other".
 """
 
 from __future__ import annotations
@@ -167,6 +167,7 @@ def fold_perf_script(text: str, own_tids: set[int] | None = None) -> dict[int, C
     then its call chain leaf first, a blank line) into one CoreProfile per CPU; samples of the
     threads in `own_tids` also go into each core's `own` profile."""
     cores: dict[int, CoreProfile] = {}
+    frames: list[str] = []
     comm, cpu, frames, when, tid = None, -1, [], None, -1
 
     def flush() -> None:

@@ -22,8 +22,9 @@ again; the search then spends its repeats in a few loads and takes the NDR down 
 frames fit the ring (256 frames / 3 ms: about 85 kpps), whatever the switch. Excising can raise a
 search's NDR above the switch's own by at most the share of a trial its stalls explain
 (STALL_LOSS_FACTOR x their summed length / the trial's: 2 x 4 ms / 250 ms = 3.2 %, below the quick
-preset's 5 % width), since a load beyond the switch's limit loses frames all trial long. RFC 2544's NDR with every trial
-counted (classic_ndr_pps) stays beside the NDR, and every excised trial is kept, marked.
+preset's 5 % width), since a load beyond the switch's limit loses frames all trial long. RFC 2544's
+NDR with every trial counted (classic_ndr_pps) stays beside the NDR, and every excised trial is
+kept, marked.
 """
 
 from __future__ import annotations

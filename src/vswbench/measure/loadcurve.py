@@ -1,5 +1,5 @@
-"""Load sweeps and latency under load (Emmerich et al., 000_... Fig. 8, 13 and 14; Raumer et al.,
-001_... Fig. 4 and 6): trials at offered loads from low to beyond saturation, and latency
+"""Load sweeps and latency under load (Emmerich et al. Fig. 8, 13 and 14; Raumer et al.
+Fig. 4 and 6): trials at offered loads from low to beyond saturation, and latency
 distributions at fixed fractions of a found NDR.
 
 Both run through a TrialSession, so every point is an honest trial: offered, sent and received
@@ -104,7 +104,7 @@ def latency_at(session: TrialSession, ndr_pps: float, fractions: Sequence[float]
 def saturation(points: Sequence[LoadPoint]) -> dict[str, Any]:
     """Where the curve bends: the highest offered load forwarded without loss, the peak of the
     achieved throughput, and whether throughput falls again beyond the peak (software drops
-    wasting cycles, 001_... Fig. 4)."""
+    wasting cycles, Raumer et al. Fig. 4)."""
     if not points:
         return {}
     clean = [p for p in points if p.trial.result.lost == 0 and not p.trial.unsent_count]

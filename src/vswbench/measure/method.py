@@ -112,7 +112,8 @@ def method_context(plan: MethodPlan, *, drain: float, drain_quiet: float = DEFAU
             notes.append(f"no generator calibration for {tp.scenario.name} on the DPDK switches: "
                          f"{unsupported(tp.scenario, base)}")
         elif plan.calibrate and control_capable(tp.scenario):
-            progress(f"run {run.id}: generator ceiling on {baseline_switch(plan.trial.params.io)} ({cal_scenario.name}, "
+            progress(f"run {run.id}: generator ceiling on "
+                     f"{baseline_switch(plan.trial.params.io)} ({cal_scenario.name}, "
                      f"{plan.trial.params.size})")
             cal = calibrate(run, cal_scenario, plan.trial.params, cal_placement,
                             force=plan.recalibrate, warn=progress)

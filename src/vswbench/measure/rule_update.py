@@ -1,4 +1,4 @@
-"""Rule-update time, a metric Fang et al. (002_..., section 3.5) name and nobody measures:
+"""Rule-update time, a metric Fang et al. (section 3.5) name and nobody measures:
 
 1. timing: per mechanism of the switch (switches/rule_update.py) and rule count N, the seconds to
    install N rules in one batch and to remove them in one batch, `repeat` times (medians kept

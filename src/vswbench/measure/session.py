@@ -241,8 +241,8 @@ class RestartSession(TrialSession):
     def _run(self, rate_pps: float, duration: float, count: int | None) -> SessionTrial:
         if count is not None or rate_pps <= 0:
             raise UsageError(f"scenario {self.testbed.scenario.name}: exact frame counts "
-                             "and maximum-rate trials (back-to-back, calibration) need a scenario whose tester also receives "
-                             "(p2p, pvp, chain:N)")
+                             "and maximum-rate trials (back-to-back, calibration) need a "
+                             "scenario whose tester also receives (p2p, pvp, chain:N)")
         t0 = time.monotonic()
         result = run_trial(self.testbed, self.params.at(rate_pps, duration), monitor=self.monitor)
         # a duration-bound run ends on time, a few frames either side of rate x duration

@@ -1,4 +1,4 @@
-"""Per-packet CPU cost model of network-function chains (Raumer et al., 001_..., sections III-V).
+"""Per-packet CPU cost model of network-function chains (Raumer et al., sections III-V).
 
 Why a model: a chain's throughput is bounded by CPU cycles, Throughput <= f_CPU / C_total,n
 (section III), so a few measured chain lengths predict the others and tell when spreading the chain

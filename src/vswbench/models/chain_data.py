@@ -7,7 +7,7 @@ What the model reads (runner.execute_point's result JSON; scenario "pvp" is chai
   result has it, else the run fingerprint's;
 - sweep points: the saturation's `peak_achieved_pps` (the throughput when no search measured the
   group), and beyond the peak, `tx_pps`, `achieved_pps` and `cycles_per_packet` per load point:
-  the cycles wasted per frame dropped in software, C_SWdrops (001_... section IV);
+  the cycles wasted per frame dropped in software, C_SWdrops (Raumer et al., section IV);
 - trial points, and each load of a latency point (e.g. at 90 % of the NDR: near saturation
   whatever the chain): `cycles_per_packet`, `cycles_per_packet_by_process` {tester, nf1..nfN}
   and `cpu` per core: the measured breakdown C_RX + C_TX (tester), C_VNF (each NF engine), and the CPU

@@ -1,7 +1,7 @@
 """Where a chain's elements run, and what each core pays per packet (chain_cost.py's model).
 
-Why a module of its own: the layouts are the one place that knows Raumer's placements (001_...,
-section V) and this testbed's (runner.placement_cpus, cmd_trial.default_nf_cpus); the fit, the
+Why a module of its own: the layouts are the one place that knows Raumer's placements (section
+V) and this testbed's (runner.placement_cpus, measure.plan.default_nf_cpus); the fit, the
 predictions and the report all go through Layout.loads().
 """
 
@@ -81,7 +81,7 @@ def layout_for(placement: str, n: int, cores: int = 2, switch_core: bool = False
     core 1, the tester alone on core 0 (Raumer's generator is another machine; campaign/runner.py);
     bi (block interleaving) = consecutive blocks of ceil(n/k) NFs per core, the fewest core
     switches; pbp (pipeline by pipeline) = NF i on core (i-1) mod k, a switch after every NF;
-    default = the CLI's (cmd_trial.default_nf_cpus): NFs round robin over the cores other than
+    default = the CLI's (measure.plan.default_nf_cpus): NFs round robin over the cores other than
     the tester's and the switch's, else one NF on core 1 and several alternating over 0 and 1.
     The switch core, if any, is 1."""
     if n < 1:

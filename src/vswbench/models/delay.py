@@ -1,4 +1,4 @@
-"""The empirical packet-processing delay model of Sattar and Matrawy (paper 004_..., section IV).
+"""The empirical packet-processing delay model of Sattar and Matrawy (section IV).
 
 The paper counts how often each processing time occurs, divides by the number of samples N
 (relative frequencies f = PT / N, its eq. 1) and accumulates them into an empirical CDF, one per

@@ -23,7 +23,7 @@ from vswbench.results.points import StoredResults
 
 INTRO = (
     "Per-packet CPU cost of a chain tester &rarr; nf1 &rarr; &hellip; &rarr; nfN &rarr; tester "
-    "(Raumer et al., 001_..., sections III-V). On one core, equations (1)-(2) read "
+    "(Raumer et al., sections III-V). On one core, equations (1)-(2) read "
     "C<sub>total,n</sub> = C<sub>base</sub> + n&middot;C<sub>nf</sub> + (n+1)&middot;C<sub>sw</sub>"
     " (C<sub>base</sub>: the tester's C<sub>TX</sub> + C<sub>RX</sub>; C<sub>nf</sub>: "
     "C<sub>VNF</sub> and, when links run on the sender's core, its C<sub>link</sub>; "

@@ -96,7 +96,7 @@ def ecdf(buckets: Iterable[Bucket]) -> tuple[list[float], list[float]]:
     if not total:
         return [], []
     xs, ys, seen = [bs[0][0] / 1000.0], [0.0], 0
-    for low, high, count in bs:
+    for _low, high, count in bs:
         seen += count
         xs.append(high / 1000.0)
         ys.append(seen / total)

@@ -54,7 +54,8 @@ def _row(e: Entry, rank_cell: str, css: str) -> str:
              mpps(r.pdr_pps), escape(ndr_loss_cell(r.ndr_load_loss, "–")),
              escape(percentile_cell(r.latency, "p50", "–")),
              escape(percentile_cell(r.latency, "p99", "–")),
-             escape(latency_loss_cell(r.latency, "–")), _num(r.cycles_per_packet, 0), _num(r.useful_cycles_per_packet, 0),
+             escape(latency_loss_cell(r.latency, "–")), _num(r.cycles_per_packet, 0),
+             _num(r.useful_cycles_per_packet, 0),
              str(r.repetitions), "–" if r.ndr_cv is None else f"{r.ndr_cv * 100:.1f} %",
              escape(e.info.where())]
     tds = "".join(f'<td class="num">{c}</td>' if i in NUMERIC else f"<td>{c}</td>"

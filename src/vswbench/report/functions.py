@@ -1,5 +1,5 @@
 """The report's "table-size" and "rule-update" sections (switches/functions.py,
-measure/rule_update.py; Fang et al., 002_..., Fig. 5/6 and section 3.5):
+measure/rule_update.py; Fang et al., Fig. 5/6 and section 3.5):
 
 - table size: the throughput of one setup (switch, function, other knobs) measured at two or more
   table sizes (`table_size = [...]`: l3 prefixes, acl rules), against the table size on a log axis;

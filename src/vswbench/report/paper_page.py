@@ -111,7 +111,7 @@ def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def markdown(r: PaperResult, index: bool = False) -> str:
     p = r.paper
     out = [f"## {p.figure}: {p.caption}\n",
-           f"{p.paper_title} ({p.paper_file}), {p.source}.\n",
+           f"{p.paper_title}, {p.source}.\n",
            f"- varies: {p.varies}", f"- analogue here: {p.analogue}",
            "- differs: " + "; ".join(p.differences),
            f"- command: `{r.command}`; time here: {r.time_text} "

@@ -1,4 +1,4 @@
-"""The paper pages' figure of Sattar and Matrawy's kind (004_..., Figs. 3 and 4): the ECDF of
+"""The paper pages' figure of Sattar and Matrawy's kind (Figs. 3 and 4): the ECDF of
 the switch's own delay, drawn as the quantile difference between each trial through the switch
 and the trial through the baseline (veth: no switch) with the same other parameters, the
 paper's variable (rate or frame size) one curve each.

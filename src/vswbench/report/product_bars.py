@@ -1,4 +1,4 @@
-"""Whole-product parameter error bars, exactly as Fang et al. (002_..., Fig. 7) define them.
+"""Whole-product parameter error bars, exactly as Fang et al. (Fig. 7) define them.
 
 Per switch and function (a point's `function` field, "l2" when it has none: plain port-to-port
 forwarding) and metric (NDR of searches, achieved throughput of trials, peak of sweeps): the

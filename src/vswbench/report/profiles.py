@@ -210,7 +210,8 @@ def top_functions_table(points: Sequence[ProfiledPoint], n: int = 3) -> str:
     if not rows:
         return ""
     return ("<table><tr><th>point</th><th>core</th><th>top kernel functions (self time; of "
-            "the run's own threads where known)</th><th>threads on the core</th></tr>" + "".join(rows) + "</table>")
+            "the run's own threads where known)</th><th>threads on the core</th></tr>"
+            + "".join(rows) + "</table>")
 
 
 def write_folded(points: Sequence[ProfiledPoint], out_dir: Path) -> list[Path]:

@@ -1,4 +1,4 @@
-"""Parameter error bars over the workload space (Fang et al., 002_..., Fig. 7).
+"""Parameter error bars over the workload space (Fang et al., Fig. 7).
 
 For each switch and each workload parameter that the campaign varied (frame size, flows, burst,
 rate, churn), how much does the throughput move when only that parameter changes? Points are grouped

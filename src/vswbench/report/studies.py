@@ -1,5 +1,5 @@
-"""The report's "flow-count" and "cloning" sections: Emmerich et al.'s OVS studies (000_...,
-section 5.3, Fig. 6 "Flow table entries vs. cache misses" and Fig. 7 "Effects of cloning a flow").
+"""The report's "flow-count" and "cloning" sections: Emmerich et al.'s OVS studies
+(section 5.3, Fig. 6 "Flow table entries vs. cache misses" and Fig. 7 "Effects of cloning a flow").
 
 - flow count: the throughput of one setup (switch, scenario, frame size, other knobs) measured at
   two or more flow counts (`flows = [...]`), against the number of flows on a log axis; where the

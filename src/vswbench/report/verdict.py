@@ -10,8 +10,9 @@ results/noise.py (how uncertain a single search is); no threshold is invented he
 - Noise range (results/decide.py `noise_range`): the search's final bracket (the NDR goal's
   lower and upper bound), with repetitions widened to the interquartile range of their NDRs,
   then by half its preset's single-search noise band on each side (noise.PRESET_NOISE: two
-  single searches of one switch differ within 10 % with fast, 30 % with quick). Never the lowest load at which any trial lost
-  frames: one sporadic lossy trial at a low load (a host stall) would stretch a range into a tie.
+  single searches of one switch differ within 10 % with fast, 30 % with quick). Never the lowest
+  load at which any trial lost frames: one sporadic lossy trial at a low load (a host stall)
+  would stretch a range into a tie.
 - Tie rule (TIE_RULE, printed on the page exactly as `_rank` applies it): rows sorted by NDR; a
   row is tied with the first (highest) row of the current group unless results/decide.py
   decides the two at 95 % confidence (a rank test over repetitions, noise ranges apart, or
@@ -52,7 +53,8 @@ TIE_RULE = ("Each switch's noise range is its search's final bracket (the NDR's 
             "group (so a switch may overlap a tied switch other than its group's first and "
             "still rank below the group). The verdict line says how each step was decided and "
             "why a tie is one; a campaign with a budget (quick) repeats the searches of "
-            "undecided neighbours, interleaved, while the budget lasts. Switches at the tester's ceiling (generator-bound) are tied "
+            "undecided neighbours, interleaved, while the budget lasts. Switches at the tester's "
+            "ceiling (generator-bound) are tied "
             "with each other: the tester stopped them, not the switch. Baselines (no switch in "
             "the path) are reference rows, not ranked; a switch above its baseline is named in "
             "the verdict line (the baseline was limited by a host stall or noise). Kernel and "

@@ -38,7 +38,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from vswbench.errors import UsageError
 from vswbench.measure.stats import significant_difference
@@ -237,7 +237,7 @@ def judge(metric: str, a: PointValues, b: PointValues, noise: float) -> Change |
     else:
         bounds = [*_pdr_bounds(a), *_pdr_bounds(b)]
     if all(isinstance(x, (int, float)) for x in bounds):
-        la, ua, lb, ub = bounds  # type: ignore[misc]
+        la, ua, lb, ub = cast("list[float]", bounds)
         apart = not overlap((la, ua), (lb, ub))
         return Change("", a.label, metric, float(va), float(vb), outside_noise and apart,
                       f"search bounds + {noise * 100:g} % noise band", ranges=((la, ua), (lb, ub)))

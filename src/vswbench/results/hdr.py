@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.results.points import number
+from vswbench.results.record import number
 from vswbench.results.store import ResultStore, StoredPoint
 from vswbench.safefile import write_text
 
@@ -55,7 +55,8 @@ def histograms(points: list[StoredPoint]) -> Iterator[StoredHistogram]:
         r = p.result if p.status == "done" and isinstance(p.result, dict) else None
         if r is None:
             continue
-        entries = r.get("points") if isinstance(r.get("points"), list) else []
+        stored_entries = r.get("points")
+        entries = stored_entries if isinstance(stored_entries, list) else []
         if not entries and r.get("histogram") is not None:
             entries = [{**r, "offered_pps": r.get("offered_pps")}]
         for i, e in enumerate(entries):

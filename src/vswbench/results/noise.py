@@ -66,7 +66,8 @@ def transition_interval(result: Mapping[str, Any], goal: str) -> tuple[float, fl
     if not isinstance(lower, (int, float)):
         return None
     ratio = float(spec.get("loss_ratio") or 0.0)
-    failed, passed = [], []
+    failed: list[float] = []
+    passed: list[float] = []
     for t in trials:
         count = t.get("intended_count") or 0
         lost = (t.get("lost") or 0) + (t.get("unsent") or 0)

@@ -146,7 +146,9 @@ def entry_at(entries: Any, fraction: float = LATENCY_FRACTION) -> dict[str, Any]
     """The entry of a latency point's `points` (or a search's `latency_at_ndr`) measured at
     `fraction` of the NDR, if any."""
     for e in entries if isinstance(entries, list) else []:
-        f = number(e.get("fraction_of_ndr")) if isinstance(e, dict) else None
+        if not isinstance(e, dict):
+            continue
+        f = number(e.get("fraction_of_ndr"))
         if f is not None and abs(f - fraction) <= FRACTION_TOLERANCE:
             return e
     return None

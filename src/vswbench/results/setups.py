@@ -22,6 +22,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from vswbench.results.loss import LoadLoss
 from vswbench.results.points import Latency, PointRecord, Setup
@@ -49,6 +50,11 @@ class SetupSearches:
 
 def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
+
+
+def _median_of(items: Iterable[object], attr: str) -> float | None:
+    """The median of the items' `attr` where it is not None."""
+    return _median([v for v in (getattr(x, attr) for x in items) if v is not None])
 
 
 def _cv(values: Sequence[float]) -> float | None:
@@ -80,10 +86,9 @@ def latency_by_setup(records: Iterable[PointRecord]) -> LatencyTable:
             found[r.setup].append(r.headline.latency)
     out = {}
     for setup, lats in found.items():
-        def med(attr: str) -> float | None:
-            return _median([v for v in (getattr(x, attr) for x in lats) if v is not None])
-        out[setup] = Latency(lats[0].fraction_of_ndr, **{f: med(f) for f in MEDIAN_FIELDS},
-                             **_worst_loss(lats))  # type: ignore[arg-type]
+        medians: dict[str, Any] = {f: _median_of(lats, f) for f in MEDIAN_FIELDS}
+        worst: dict[str, Any] = _worst_loss(lats)
+        out[setup] = Latency(lats[0].fraction_of_ndr, **medians, **worst)
     return out
 
 
@@ -112,15 +117,13 @@ def search_setups(records: Iterable[PointRecord]) -> list[SetupSearches]:
         latency = match_latency(setup, table)
         if latency is None:                     # a search run with --latency-at
             latency = chosen.headline.latency
-
-        def med(attr: str) -> float | None:
-            return _median([v for v in (getattr(r.headline, attr) for r in reps)
-                            if v is not None])
+        heads = [r.headline for r in reps]
         losses = [r.headline.ndr_load_loss for r in reps if r.headline.ndr_load_loss]
         worst = max(losses, key=lambda x: (x.worst_loss_ratio, x.time_over_goal),
                     default=None)
         out.append(SetupSearches(setup, tuple(reps), chosen, _median(ndrs),
                                  _cv(ndrs) if len(ndrs) > 1 else chosen.headline.ndr_cv,
-                                 latency, med("pdr_pps"), med("cycles_per_packet"),
-                                 med("useful_cycles_per_packet"), worst))
+                                 latency, _median_of(heads, "pdr_pps"),
+                                 _median_of(heads, "cycles_per_packet"),
+                                 _median_of(heads, "useful_cycles_per_packet"), worst))
     return out

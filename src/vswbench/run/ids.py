@@ -74,7 +74,7 @@ def _taken(candidate: str) -> bool:
     netns_dir = Path("/run/netns")
     if netns_dir.is_dir() and any(p.name.startswith(candidate) for p in netns_dir.iterdir()):
         return True
-    from vswbench.run.state import state_dir  # local import: runstate imports this module
+    from vswbench.run.state import state_dir  # local import: run/state.py imports this
 
     return (state_dir() / f"{candidate}.json").exists()
 

@@ -126,7 +126,7 @@ class SiteSwitches(Switch):
     def _ovs_tunnel(self, locals_: dict[str, str]) -> None:
         """OVS: its own VXLAN ports (userspace tunnelling over a second bridge on the wire)."""
         macs = {}
-        for site, ns in self.site_ns.items():
+        for site in self.site_ns:
             peer = next(cidr for s, cidr in locals_.items() if s != site)
             switch: Any = self.inner[site]
             att = switch.adopt_tunnel(wire_key(site), self.wire_ifs[site], locals_[site],
@@ -182,7 +182,8 @@ class SiteSwitches(Switch):
                 + ", ".join(f"{s}: {self.wire_ifs.get(s, '?')} (port {self.port_ifs.get(s)})"
                             for s in self.inner))
         if self.scenario.wire == "vxlan":
-            wire += (f"; {'OVS userspace' if self.tunnel == 'ovs' else 'kernel'} VXLAN VNI {VXLAN_VNI} UDP {VXLAN_PORT} over "
+            tunnel = "OVS userspace" if self.tunnel == "ovs" else "kernel"
+            wire += (f"; {tunnel} VXLAN VNI {VXLAN_VNI} UDP {VXLAN_PORT} over "
                      f"{' / '.join(UNDERLAY)} MTU {WIRE_MTU}")
         return wire + "\n" + "\n".join(f"#### site {site} ({self.site_ns[site]})\n"
                                        + switch.config_dump()

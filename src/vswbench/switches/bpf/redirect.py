@@ -1,9 +1,10 @@
 """BPF objects of the redirect backends (tc-bpf, xdp): the clang build of a program
 (src/vswbench/bpf/*.bpf.c), one object per egress ifindex (-DOUT_IFINDEX=N) in the run's temp dir
 (ctx.temp_dir), and BpfRedirectSwitch, their common base: every port a path leaves from gets the
-object that redirects to the path's egress port, attached by the subclass's attach_program(). Function l3 (switches/rules/functions.py): the objects are
-built with -DVSB_LPM (bpf/lpm.h) and each program's LPM trie gets the routing table's prefixes
-through the bpf() syscall (bpfmap.py); its rule updates are map updates."""
+object that redirects to the path's egress port, attached by the subclass's attach_program().
+Function l3 (switches/rules/functions.py): the objects are built with -DVSB_LPM (bpf/lpm.h) and
+each program's LPM trie gets the routing table's prefixes through the bpf() syscall (lpm_map.py);
+its rule updates are map updates."""
 from __future__ import annotations
 
 import shutil

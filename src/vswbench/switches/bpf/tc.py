@@ -6,8 +6,8 @@ ifindex (-DOUT_IFINDEX=N), into the run's temp dir (ctx.temp_dir), and loaded wi
 
 Port plumbing follows the rule of all kernel backends (switches/kernel/links.py): the backend creates
 the host end, brings it UP and puts HostPort.ip_cidr on it. TX checksum offload is turned off on
-the host ends (design.md: frames redirected out of the stack otherwise reach UDP receivers with
-bad checksums). Placement: GRO + threaded NAPI on the switch-side ends, thread pinned to the
+the host ends (frames redirected out of the stack otherwise reach UDP receivers with bad
+checksums). Placement: GRO + threaded NAPI on the switch-side ends, thread pinned to the
 switch CPU (kernel_mode=napi).
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""How the network functions of a chain forward (the backend option `nf`), after Raumer et al.
-(001_...): the same chain of n = 1..10 elements built three ways.
+"""How the network functions of a chain forward (the backend option `nf`), after Raumer et al.:
+the same chain of n = 1..10 elements built three ways.
 
     nf=fwd     each NF a namespace running the engine `fwd` (the default; every switch)
     nf=router  each NF a namespace forwarding with the kernel's IP routing (ip_forward=1, a /32

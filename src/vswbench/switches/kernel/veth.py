@@ -22,8 +22,8 @@ Pitfall (Linux 6.x, veth_skb_is_eligible_for_gro): a veth hands a frame to its p
 if the *sending* device has no TSO, or the frame comes from a local socket and the peer does UDP
 GRO forwarding. With TSO on (the default) GRO + threaded NAPI change nothing: the receive work
 still runs in the sender's softirq and the pinned napi/* threads stay idle (measured: 0 ticks of
-CPU time at 100 kpps). create_veth (switches/kernel/links.py) therefore turns TSO off on both ends of every veth
-in kernel_mode napi, for every kernel backend, so each hop's receive work really runs in its
+CPU time at 100 kpps). create_veth (switches/kernel/links.py) therefore turns TSO off on both ends
+of every veth in kernel_mode napi, for every kernel backend, so each hop's receive work really runs in its
 pinned NAPI thread (measured: the threads then carry it).
 """
 from __future__ import annotations

@@ -4,7 +4,8 @@ fastest OvS, Ara et al.'s OVS-DPDK).
 
 Ports: `dpdkvhostuser` (OVS is the vhost-user server; its socket lies in the private OVS run
 directory, the engine connects with virtio_user). memif is refused: OVS gives a memif port one TX
-queue per thread and drops every frame it sends to the engine's one-queue memif client. Forwarding: the port-to-port OpenFlow rules of the `ovs` backend.
+queue per thread and drops every frame it sends to the engine's one-queue memif client.
+Forwarding: the port-to-port OpenFlow rules of the `ovs` backend.
 
 DPDK in OVS gets --no-pci, --no-huge with --legacy-mem (OVS-DPDK without hugepages needs it) and a
 file prefix vsb<run id>ovs; per-port memory pools keep the first vhost connection from stalling
@@ -105,7 +106,9 @@ class OvsDpdk(Ovs):
         except (OSError, CommandError):
             return {}
         out = {"ovs-vswitchd-dpdk": lines[0].split()[-1]} if lines else {}
-        out.update({"dpdk": line.split()[-1] for line in lines if line.startswith("DPDK")})
+        for line in lines:
+            if line.startswith("DPDK"):
+                out["dpdk"] = line.split()[-1]
         return out
 
     def other_config(self) -> dict[str, str]:

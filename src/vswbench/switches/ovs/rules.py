@@ -9,7 +9,7 @@ Backend options (`--option KEY=VALUE`, or a campaign study's `options = {KEY = V
   addresses. With `exact`, one rule per flow on every path that starts at a driver's port,
   matching the flow's source MAC and source IPv4 address (`in_port=X,ip,dl_src=M,nw_src=A`), so
   each flow becomes a datapath flow of its own and OVS's flow caches (EMC, SMC, megaflow
-  classifier) are exercised as with many attached hosts (Emmerich et al., 000_..., section 5.3,
+  classifier) are exercised as with many attached hosts (Emmerich et al., section 5.3,
   Fig. 6). The drivers then vary source MAC and IPv4 together (engine `--flow-field smac+sip`);
   the rules follow the workload's flow count, from the port's own MAC and address up, exactly as
   the engine counts (MAC: low 24 bits + flow; IPv4: address + flow, inside 198.18.0.0/15).

@@ -1,5 +1,5 @@
-"""Forwarding functions beyond port-to-port (Fang et al., 002_..., Fig. 5-7; Sattar and Matrawy,
-004_...): what a switch does with every frame, chosen by the backend options `function` and
+"""Forwarding functions beyond port-to-port (Fang et al., Fig. 5-7; Sattar and
+Matrawy): what a switch does with every frame, chosen by the backend options `function` and
 `table_size` (`--function`, `--table-size`, a campaign's `function = [...]`, `table_size = [...]`).
 Pure: the tables and rule texts, no root, unit-tested alone; the backends install them.
 

@@ -1,0 +1,1 @@
+"""Integration tests: root, real network namespaces and the built engine (conftest.py)."""
