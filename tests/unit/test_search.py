@@ -163,8 +163,12 @@ class StallingDut(SimulatedDut):
         t = super().measure(rate_pps, duration)
         if self.every and len(self.trials) % self.every == 0:
             t.result.lost += self.stall_lost
-            t.result.host_stall = "host stall: CPU 1 2.00 ms (simulated)"
+            if self.flagged(t.result.lost):
+                t.result.host_stall = "host stall: CPU 1 2.00 ms (simulated)"
         return t
+
+    def flagged(self, lost: int) -> bool:
+        return True
 
 
 @pytest.fixture
@@ -172,24 +176,15 @@ def repeat_policy(monkeypatch):
     monkeypatch.setenv("VSWBENCH_STALL_POLICY", "repeat")
 
 
-class ClassifiedStallingDut(SimulatedDut):
-    """Every `every`-th trial stalls, costing `stall_lost` frames; it is flagged host stall only
-    when its loss is within what hoststall.classify allows (STALL_LOSS_FACTOR x the stall's
-    frames): over the limit, the switch's own loss is far larger and the trial is not flagged."""
+class ClassifiedStallingDut(StallingDut):
+    """Flagged host stall only when its loss is within what hoststall.classify allows
+    (STALL_LOSS_FACTOR x the stall's frames): over the limit, the switch's own loss is far larger
+    and the trial is not flagged."""
 
-    def __init__(self, limit: float, every: int, stall_lost: int = 200) -> None:
-        super().__init__(limit)
-        self.every, self.stall_lost = every, stall_lost
-
-    def measure(self, rate_pps: float, duration: float, *, count=None) -> SessionTrial:
+    def flagged(self, lost: int) -> bool:
         from vswbench.measure.hoststall import STALL_LOSS_FACTOR
 
-        t = super().measure(rate_pps, duration)
-        if self.every and len(self.trials) % self.every == 0:
-            t.result.lost += self.stall_lost
-            if t.result.lost <= STALL_LOSS_FACTOR * self.stall_lost:
-                t.result.host_stall = "host stall: CPU 1 2.00 ms (simulated)"
-        return t
+        return lost <= STALL_LOSS_FACTOR * self.stall_lost
 
 
 @pytest.mark.parametrize("every", [3, 1])
