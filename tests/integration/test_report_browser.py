@@ -135,7 +135,7 @@ def test_first_screen_reads_as_a_verdict(chromium, quick_report, tmp_path) -> No
     import html as html_lib
     seen = json.loads(html_lib.unescape(m.group(1)))
     assert seen["top"] < 900, "the summary is not on the first screen"
-    assert seen["verdicts"][0].startswith("64 B, kernel switches: xdp and tc-bpf lead")
+    assert seen["verdicts"][0].startswith("64 B, kernel switches: xdp, tc-bpf and bridge lead")
     assert any(v.startswith("64 B, DPDK switches: testpmd leads") for v in seen["verdicts"])
     assert "fixture-host" in seen["machine"] and "virtual machine" in seen["machine"]
     assert "2 logical CPUs" in seen["machine"]
