@@ -21,7 +21,7 @@ NOT_YET_TYPED: set[str] = {
     "models/chain_data.py", "report/chain.py", "report/diagnostics.py", "report/functions.py",
     "report/html.py", "report/model.py", "report/paper_claims.py", "report/paper_plots.py",
     "report/product_bars.py", "report/profiles.py", "report/remote.py", "report/spread.py",
-    "report/stalls.py", "report/studies.py", "report/summary.py"}
+    "report/studies.py", "report/summary.py"}
 
 
 def _mentions(node: ast.AST, tainted: set[str]) -> bool:

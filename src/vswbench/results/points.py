@@ -45,8 +45,8 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.results.loss import (LoadLoss, at_stored_load, loss_at_load,
                                    unreliable_percentiles)
-from vswbench.results.record import (KNOBS, PRESET_KINDS, Measured, Params, count, flag,
-                                     measured_of, number, text)
+from vswbench.results.params import KNOBS, PRESET_KINDS, Params, count, flag, number, text
+from vswbench.results.record import Measured, measured_of
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun
 from vswbench.units import frame_bytes, wire_gbps
 
@@ -326,7 +326,7 @@ class PointRecord:
 def read_point(p: StoredPoint) -> PointRecord:
     """`started`: the store's column, else the start the method recorded in its result
     (`started_at`; campaigns before the runner filled the column)."""
-    measured = measured_of(p.kind, p.result or {})
+    measured = measured_of(p.kind, p.result or {}, isinstance(p.result, dict))
     started = p.started or measured.started_at
     return PointRecord(p.campaign, p.run_id, p.key, p.label, p.kind, p.status, setup_of(p),
                        repetition_of(p), Params(dict(p.params)),
