@@ -49,9 +49,9 @@ class ChainSection:
 
 
 def chain_analyses(model: ReportModel) -> ChainSection:
-    points = model.data.done()
+    points = model.data.records()
     data = from_points(points, model.data.runs)
-    seen = any(chain_length(p.params.get("scenario")) is not None for p in points)
+    seen = any(chain_length(p.params.scenario) is not None for p in points)
     if not data.observations:
         return ChainSection(data, (), (), seen)
     done, failed = analyze(data)
