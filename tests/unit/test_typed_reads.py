@@ -20,7 +20,7 @@ NOT_YET_TYPED: set[str] = {
     "measure/loadcurve.py", "measure/session.py",
     "report/diagnostics.py", "report/functions.py",
     "report/html.py", "report/model.py", "report/paper_claims.py", "report/paper_plots.py",
-    "report/product_bars.py", "report/profiles.py", "report/remote.py", "report/spread.py",
+    "report/profiles.py",
     "report/studies.py", "report/summary.py"}
 
 
