@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,12 +90,24 @@ def size_order(size: int | str) -> tuple[float, str]:
 
 
 def setup_of(p: StoredPoint) -> Setup:
-    prm, r = p.params, p.result or {}
+    return _setup(p.kind, p.params, p.result or {})
+
+
+def setup_with(p: PointRecord, params: Params) -> Setup:
+    """The Setup of a point read with other params (a study's series: the varied knob left
+    out), the result's switch, scenario and frame size standing in as setup_of's do."""
+    m = p.measured
+    stored = {k: v for k, v in (("switch", m.switch), ("scenario", m.scenario),
+                                ("frame_size", m.frame_size)) if v is not None}
+    return _setup(p.kind, params.raw, stored)
+
+
+def _setup(kind: str, prm: Mapping[str, Any], r: Mapping[str, Any]) -> Setup:
     size = prm.get("size", r.get("frame_size"))
     variant = []
     for knob in KNOBS:
         key, value = knob.name, prm.get(knob.name, knob.default)
-        if knob.is_default(value) or (key == "preset" and p.kind not in PRESET_KINDS):
+        if knob.is_default(value) or (key == "preset" and kind not in PRESET_KINDS):
             continue
         if isinstance(value, dict):
             variant += [f"{k}={v}" for k, v in sorted(value.items())]
