@@ -132,8 +132,9 @@ class Params:
         return {str(k): str(v) for k, v in _dict(self.raw.get("options")).items()}
 
     def option(self, key: str, default: str | None = None) -> str | None:
-        """One backend option as text (`default` when not set)."""
-        return self.options.get(key, default)
+        """One backend option as text (`default` when not set, or null)."""
+        raw = _dict(self.raw.get("options")).get(key)
+        return default if raw is None else str(raw)
 
     def option_int(self, key: str) -> int | None:
         raw = _dict(self.raw.get("options")).get(key)

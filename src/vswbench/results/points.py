@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from vswbench.errors import UsageError
 from vswbench.results.loss import (LoadLoss, at_stored_load, loss_at_load,
                                    unreliable_percentiles)
 from vswbench.results.params import KNOBS, PRESET_KINDS, Params, count, flag, number, text
-from vswbench.results.record import Measured, measured_of
+from vswbench.results.record import LoadPoint, Measured, measured_of
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun
 from vswbench.units import frame_bytes, wire_gbps
 
@@ -162,6 +162,16 @@ def entry_at(entries: Any, fraction: float = LATENCY_FRACTION) -> dict[str, Any]
         f = number(e.get("fraction_of_ndr")) if isinstance(e, dict) else None
         if f is not None and abs(f - fraction) <= FRACTION_TOLERANCE:
             return e
+    return None
+
+
+def load_at(loads: Sequence[LoadPoint] | None,
+            fraction: float = LATENCY_FRACTION) -> LoadPoint | None:
+    """entry_at of typed loads (record.Measured.loads): the one measured at `fraction`."""
+    for lp in loads or ():
+        f = lp.fraction_of_ndr
+        if f is not None and abs(f - fraction) <= FRACTION_TOLERANCE:
+            return lp
     return None
 
 
