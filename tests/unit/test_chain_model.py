@@ -14,12 +14,18 @@ from vswbench.models.chain_analysis import analyze, read_models, save
 from vswbench.models.chain_cost import (PARAMS, ChainObservation, CostModel, Layout, Parameter,
                                         classify, fit, holdout, layout_for, usable)
 from vswbench.models.chain_data import from_points, layout_of
+from vswbench.results.record import Measured, measured_of
 from vswbench.models.student_t import t_quantile
 from vswbench.campaign.runner import placement_cpus
 from vswbench.results.store import ResultStore, StoredPoint
 
 F = 2.596e9
 TRUTH = {"C_base": 6000.0, "C_nf": 4000.0, "C_x": 1500.0, "C_sw": 2500.0}
+
+
+def result(r: dict) -> Measured:
+    """A stored result dict as the chain model reads it (record.Measured)."""
+    return measured_of("search", r)
 
 
 def runner_layout(name: str, n: int, switch_core: bool = True) -> Layout:
@@ -260,9 +266,10 @@ def test_observations_from_the_store(chain_dir) -> None:
     o = next(o for o in data.observations if o.n == 3 and o.placement == "bi")
     assert o.layout == Layout(0, (0, 0, 1), 1) and o.tsc_hz == F and o.pattern == "bi"
     assert o.cycles_per_packet == 9000.0
-    assert layout_of({"placement": {"tester_cpu": None}}, 2).startswith("no pinned")
-    assert layout_of({"placement": {"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [0, 1]},
-                      "forwarding_mode": "sender-softirq"}, 3) == Layout(0, (0, 1, 0), None)
+    assert layout_of(result({"placement": {"tester_cpu": None}}), 2).startswith("no pinned")
+    pinned = result({"placement": {"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [0, 1]},
+                     "forwarding_mode": "sender-softirq"})
+    assert layout_of(pinned, 3) == Layout(0, (0, 1, 0), None)
 
 
 def run_cli(capsys, *argv):

@@ -7,6 +7,7 @@ from vswbench.switches.chain import nf as chain_nf
 from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
 from vswbench.models.chain_data import from_points, layout_of
+from vswbench.results.record import Measured, measured_of
 from vswbench.models.chain_cost import Layout
 from vswbench.host.netns import LinkCounters
 from vswbench.run.ids import RunId
@@ -21,6 +22,11 @@ from vswbench.testbed.plan import plan_paths, plan_ports
 from tests.unit.fake_testbed import wired_plan
 
 RID = RunId("vsb1a2b")
+
+
+def result(r: dict) -> Measured:
+    """A stored result dict as the chain model reads it (record.Measured)."""
+    return measured_of("search", r)
 
 
 # -- bad input: exit 2, nothing created --------------------------------------------------------
@@ -218,13 +224,13 @@ def _search(nf: str, n: int, ndr: float, mode: str) -> StoredPoint:
 
 def test_model_groups_by_nf_kind():
     per_element = "per-element napi-threaded (nf cpus 0,1)"
-    assert layout_of({"placement": {"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [0, 1]},
-                      "forwarding_mode": per_element}, 2) == Layout(0, (0, 1), None)
+    assert layout_of(result({"placement": {"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [0, 1]},
+                             "forwarding_mode": per_element}), 2) == Layout(0, (0, 1), None)
     ovs = {"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [1]}
-    assert layout_of({"placement": ovs, "forwarding_mode": "ovs-vswitchd pinned cpu1, links "
-                      "napi-threaded cpu1"}, 2) == Layout(0, (1, 1), 1)
-    assert layout_of({"placement": ovs, "forwarding_mode": "ovs-vswitchd pinned cpu1, links "
-                      "sender-softirq"}, 2) == Layout(0, (1, 1), None)
+    assert layout_of(result({"placement": ovs, "forwarding_mode": "ovs-vswitchd pinned cpu1, "
+                             "links napi-threaded cpu1"}), 2) == Layout(0, (1, 1), 1)
+    assert layout_of(result({"placement": ovs, "forwarding_mode": "ovs-vswitchd pinned cpu1, "
+                             "links sender-softirq"}), 2) == Layout(0, (1, 1), None)
     data = from_points([_search("fwd", 1, 2e5, "napi-threaded cpu1"),
                         _search("fwd", 2, 1e5, "napi-threaded cpu1"),
                         _search("router", 1, 3e5, per_element),

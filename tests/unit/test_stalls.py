@@ -97,6 +97,7 @@ def test_stalls_after_the_traffic_explain_nothing():
 
 def test_the_report_says_how_much_stall_the_searches_saw():
     from vswbench.report.stalls import stall_totals
+    from vswbench.results.record import load_points
 
     trials = [{"stalls": {"count": 2, "window_s": 1.0, "cpus": {
                    "0": {"stalls": 1, "longest_us": 300.0}, "1": {"stalls": 1, "longest_us": 2000.0}}},
@@ -104,17 +105,18 @@ def test_the_report_says_how_much_stall_the_searches_saw():
               {"stalls": {"count": 1, "window_s": 1.0, "cpus": {
                    "0": {"stalls": 0, "longest_us": 0.0}, "1": {"stalls": 1, "longest_us": 500.0}}}},
               {"stalls": None}]
-    t = stall_totals(trials)
+    t = stall_totals(load_points(trials))
     assert t["monitored"] == 2 and t["seconds"] == 2.0 and t["rejected"] == 1
     assert t["cpus"]["1"] == {"stalls": 2.0, "longest_us": 2000.0}
 
 
 def test_stall_sentence_per_cpu_and_unmonitored():
     from vswbench.report.stalls import stall_sentences
+    from vswbench.results.record import measured_of
 
     def data(trials):
-        point = SimpleNamespace(result={"trials": trials})
-        return SimpleNamespace(done=lambda kind: [point] if kind == "search" else [])
+        point = SimpleNamespace(measured=measured_of("search", {"trials": trials}))
+        return SimpleNamespace(records=lambda kind: [point] if kind == "search" else [])
 
     line = stall_sentences(data([{"stalls": {"window_s": 2.0, "cpus": {
         "1": {"stalls": 4, "longest_us": 2200.0}, "0": {"stalls": 1, "longest_us": 150.0}}},

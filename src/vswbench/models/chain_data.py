@@ -38,7 +38,8 @@ import numpy as np
 from vswbench.errors import UsageError
 from vswbench.models.chain_cost import LEVEL, ChainObservation, Group, Layout, Parameter
 from vswbench.models.student_t import t_quantile
-from vswbench.results.points import load as load_store, read_point
+from vswbench.results.points import PointRecord, load as load_store, read_point
+from vswbench.results.record import LoadPoint, Measured
 from vswbench.results.store import StoredPoint, StoredRun
 from vswbench.switches.chain.nf import FWD, PER_ELEMENT
 
@@ -90,117 +91,115 @@ def chain_length(scenario: Any) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def layout_of(result: dict[str, Any], n: int) -> Layout | str:
+def layout_of(measured: Measured, n: int) -> Layout | str:
     """The cores a chain ran on, or why they are unknown (testbed.host_cpu's rule)."""
-    place = result.get("placement")
-    if not isinstance(place, dict) or place.get("tester_cpu") is None:
+    place = measured.placement
+    if place is None or place.tester_cpu is None:
         return "no pinned placement recorded (the model needs the tester's and NFs' cores)"
-    nf_cpus = [int(c) for c in place.get("nf_cpus") or []] or [place.get("switch_cpu")]
+    nf_cpus: list[int | None] = list(place.nf_cpus) or [place.switch_cpu]
     if None in nf_cpus:
         return "network functions were not pinned"
-    mode = str(result.get("forwarding_mode") or "")
+    mode = measured.forwarding_mode or ""
     # a daemon's mode names the links' own after ", links " (nf=ovs: "ovs-vswitchd pinned cpu1,
     # links sender-softirq"): where the links' receive work runs decides, not where the daemon is
     mode = mode.split(LINKS_SEP, 1)[1] if LINKS_SEP in mode else mode
     switch: int | None = None
     if mode and mode not in ("n/a", "sender-softirq") and not mode.startswith(PER_ELEMENT):
         m = re.search(r"cpu(\d+)", mode)
-        switch = int(m.group(1)) if m else place.get("switch_cpu")
+        switch = int(m.group(1)) if m else place.switch_cpu
         if switch is None:
             return f"forwarding mode {mode!r} runs the links on an unpinned core"
-    return Layout(int(place["tester_cpu"]), tuple(nf_cpus[i % len(nf_cpus)] for i in range(n)),
-                  switch)
+    cpus = [int(c) for c in nf_cpus if c is not None]
+    return Layout(place.tester_cpu, tuple(cpus[i % len(cpus)] for i in range(n)), switch)
 
 
-def _size(p: StoredPoint) -> int | str:
-    size = p.params.get("size", (p.result or {}).get("frame_size", 64))
+def _size(p: PointRecord) -> int | str:
+    frame = p.measured.frame_size
+    size = p.params.value("size", 64 if frame is None else frame)
     return size if isinstance(size, (int, str)) else 64
 
 
-def from_points(points: Iterable[StoredPoint], runs: Sequence[StoredRun] = ()) -> ChainData:
+def from_points(points: Iterable[StoredPoint | PointRecord],
+                runs: Sequence[StoredRun] = ()) -> ChainData:
+    """`points`: stored points, or their records (read_point)."""
     tsc_of_run = {r.run_id: (r.fingerprint or {}).get("tsc_hz") for r in runs}
     obs: list[ChainObservation] = []
     parts: list[CostBreakdown] = []
     drops: list[DropCost] = []
     skipped: list[str] = []
-    for p in points:
-        n = chain_length(p.params.get("scenario"))
-        r = p.result
-        if n is None or p.status != "done" or not isinstance(r, dict):
+    for p in (q if isinstance(q, PointRecord) else read_point(q) for q in points):
+        n = chain_length(p.params.scenario)
+        m = p.measured
+        if n is None or p.status != "done" or not m.recorded:
             continue
-        layout = layout_of(r, n)
+        layout = layout_of(m, n)
         if isinstance(layout, str):
             skipped.append(f"{p.label}: {layout}")
             continue
-        switch, size, place = str(p.params.get("switch")), _size(p), str(p.params.get("placement",
-                                                                                    "default"))
-        nf = str((p.params.get("options") or {}).get("nf", FWD))
+        switch, size, place = str(p.params.switch), _size(p), p.params.placement
+        nf = str(p.params.option("nf", FWD))
         group: Group = (switch, nf, size, layout.switch_cpu is not None)
-        tsc = r.get("tsc_hz") or tsc_of_run.get(p.run_id)
+        tsc = m.tsc_hz or tsc_of_run.get(p.run_id)
         common = dict(switch=switch, frame_size=size, n=n, placement=place, layout=layout,
                       tsc_hz=float(tsc) if tsc else None,
-                      forwarding_mode=str(r.get("forwarding_mode") or ""), key=p.key, nf=nf,
-                      repetition=int(p.params.get("repetition") or 0))
-        h = read_point(p).headline if p.kind == "search" else None
+                      forwarding_mode=m.forwarding_mode or "", key=p.key, nf=nf,
+                      repetition=p.params.repetition)
+        h = p.headline if p.kind == "search" else None
         if h is not None and h.ndr_pps:
             obs.append(ChainObservation(**common, throughput_pps=h.ndr_pps, metric="ndr",
                                         lower_bound=bool(h.generator_bound),
                                         cycles_per_packet=h.cycles_per_packet))
-        elif p.kind == "sweep" and isinstance(r.get("points"), list) and r["points"]:
-            pts = r["points"]
-            peak = max(pts, key=lambda q: q.get("achieved_pps") or 0)
-            if peak.get("achieved_pps"):
-                obs.append(ChainObservation(**common, throughput_pps=float(peak["achieved_pps"]),
+        elif p.kind == "sweep" and m.loads:
+            peak = max(m.loads, key=lambda q: q.achieved_pps or 0)
+            if peak.achieved_pps:
+                obs.append(ChainObservation(**common, throughput_pps=peak.achieved_pps,
                                             metric="peak",
-                                            cycles_per_packet=peak.get("cycles_per_packet")))
-            drops += _drop_costs(group, n, pts, peak)
+                                            cycles_per_packet=peak.cycles_per_packet))
+            drops += _drop_costs(group, n, m.loads, peak)
         elif p.kind == "trial":
-            b = _breakdown(group, n, place, r)
+            b = _breakdown(group, n, place, m.as_trial) if m.as_trial is not None else None
             if b is not None:
                 parts.append(b)
-        elif p.kind == "latency" and isinstance(r.get("points"), list):
-            for q in r["points"]:
-                b = _breakdown(group, n, place, q) if isinstance(q, dict) else None
-                if b is not None and q.get("cycles_per_packet_by_process"):
+        elif p.kind == "latency" and m.loads is not None:
+            for q in m.loads:
+                b = _breakdown(group, n, place, q)
+                if b is not None and q.has_by_process:
                     parts.append(b)
     return ChainData(tuple(obs), tuple(parts), tuple(drops), tuple(skipped))
 
 
-def _drop_costs(group: Group, n: int, pts: list[dict[str, Any]],
-                peak: dict[str, Any]) -> list[DropCost]:
+def _drop_costs(group: Group, n: int, pts: Sequence[LoadPoint],
+                peak: LoadPoint) -> list[DropCost]:
     """Beyond the peak: B = d C_peak + s C_drop (busy cycles per second, d delivered and s
     dropped per second), so C_drop = d (C - C_peak) / s with C the cycles per delivered frame."""
-    base = peak.get("cycles_per_packet")
+    base = peak.cycles_per_packet
     out = []
     for q in pts:
-        if base is None or (q.get("offered_pps") or 0) <= (peak.get("offered_pps") or 0):
+        if base is None or (q.offered_pps or 0) <= (peak.offered_pps or 0):
             continue
-        d, tx, c = q.get("achieved_pps") or 0.0, q.get("tx_pps") or 0.0, q.get("cycles_per_packet")
+        d, tx, c = q.achieved_pps or 0.0, q.tx_pps or 0.0, q.cycles_per_packet
         s = tx - d
         if c is None or d <= 0 or s <= MIN_DROP_SHARE * tx:
             continue
-        out.append(DropCost(group, n, float(q["offered_pps"]), d * (c - base) / s))
+        out.append(DropCost(group, n, float(q.offered_pps or 0), d * (c - base) / s))
     return out
 
 
-def _breakdown(group: Group, n: int, place: str, r: dict[str, Any]) -> CostBreakdown | None:
-    total = r.get("cycles_per_packet")
-    cpu = r.get("cpu") if isinstance(r.get("cpu"), dict) else {}
+def _breakdown(group: Group, n: int, place: str, r: LoadPoint) -> CostBreakdown | None:
+    total = r.cycles_per_packet
     if not total:
         return None
-    busy = {str(k): float(v.get("busy_s") or 0) for k, v in cpu.items() if isinstance(v, dict)}
+    busy = dict(r.cpu_busy_s)
     all_busy = sum(busy.values())
     per_core = {k: total * b / all_busy for k, b in busy.items()} if all_busy else {}
-    by = r.get("cycles_per_packet_by_process") or {}
+    by = r.by_process
     tester = by.get("tester")
-    vnf = tuple(float(by[f"nf{i}"]) for i in range(1, n + 1) if by.get(f"nf{i}") is not None)
-    engines = [v for v in by.values() if isinstance(v, (int, float))]
+    vnf = tuple(by[f"nf{i}"] for i in range(1, n + 1) if f"nf{i}" in by)
+    engines = list(by.values())
     outside = total - sum(engines) if engines else None
-    daemon = sum(float(v) for k, v in by.items()
-                 if str(k).startswith("daemon ") and isinstance(v, (int, float)))
-    return CostBreakdown(group, n, place, float(r.get("achieved_pps") or 0), float(total),
-                         None if tester is None else float(tester), vnf, outside, per_core,
-                         daemon or None)
+    daemon = sum(v for k, v in by.items() if k.startswith("daemon "))
+    return CostBreakdown(group, n, place, r.achieved_pps or 0.0, total, tester, vnf, outside,
+                         per_core, daemon or None)
 
 
 def load(results_dir: str | Path) -> ChainData:

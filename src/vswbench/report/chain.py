@@ -51,9 +51,9 @@ class ChainSection:
 def chain_analyses(stored: StoredResults) -> ChainSection:
     """The chain model fitted to a store: ReportModel.chain (computed once for the chain-model
     and diagnostics sections)."""
-    points = stored.done()
+    points = stored.records()
     data = from_points(points, stored.runs)
-    seen = any(chain_length(p.params.get("scenario")) is not None for p in points)
+    seen = any(chain_length(p.params.scenario) is not None for p in points)
     if not data.observations:
         return ChainSection(data, (), (), seen)
     done, failed = analyze(data)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from typing import Any
-
 from matplotlib.figure import Figure
 
 from vswbench.report.figure import PPS, Colours, new_figure, place_legend, slug
@@ -22,21 +20,12 @@ INTRO = ("Drops per chain element against offered load (Raumer et al. Fig. 5), N
 MAX_FIGURES = 6
 
 
-def _trials(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """A point's trials as stored: a trial's own result, or its load points."""
-    if isinstance(result.get("points"), list):
-        return [t for t in result["points"] if isinstance(t, dict)]
-    return [result] if "offered_pps" in result else []
-
-
 # -- drops per chain element ---------------------------------------------------------------------
 def drops_per_element(data: StoredResults) -> list[tuple[str, list[tuple[float, dict[str, int]]]]]:
     out = []
-    for p in data.done():
-        rows = [(float(t.get("offered_pps") or 0),
-                 {e: int(c.get("dropped", 0)) for e, c in t["nf_counters"].items()})
-                for t in _trials(p.result or {}) if isinstance(t.get("nf_counters"), dict)
-                and t["nf_counters"]]
+    for p in data.records():
+        rows = [(float(t.offered_pps or 0), dict(t.nf_drops))
+                for t in p.measured.trials_of_point if t.nf_drops]
         if rows:
             out.append((p.label, sorted(rows, key=lambda r: r[0])))
     return out
@@ -63,13 +52,12 @@ def drops_figure(label: str, rows: list[tuple[float, dict[str, int]]]) -> Figure
 def irq_latency(data: StoredResults) -> dict[str, list[tuple[float, float, float]]]:
     """Per switch: (interrupts/s, NET_RX/s, p99 µs) of every trial with both, all cores."""
     out: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
-    for p in data.done():
-        for t in _trials(p.result or {}):
-            rates, lat = t.get("irq_rates"), t.get("latency_us") or {}
-            if isinstance(rates, dict) and rates and lat.get("p99"):
-                out[str(p.params.get("switch"))].append(
-                    (sum(r.get("interrupts", 0) for r in rates.values()),
-                     sum(r.get("net_rx", 0) for r in rates.values()), float(lat["p99"])))
+    for p in data.records():
+        for t in p.measured.trials_of_point:
+            p99 = t.latency.p99 if t.latency is not None else None
+            if t.irq_rates and p99:
+                out[str(p.params.value("switch"))].append(
+                    (sum(i for i, _ in t.irq_rates), sum(n for _, n in t.irq_rates), p99))
     return dict(out)
 
 
@@ -118,11 +106,12 @@ def placement_ndr(data: StoredResults) -> dict[str, dict[str, float]]:
     """Per switch (and scenario), the median NDR per placement, where a switch has unpinned
     and pinned searches."""
     found: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for p in data.done():
-        r = p.result or {}
-        if p.kind == "search" and r.get("ndr_pps"):
-            what = f"{p.params.get('switch')} {p.params.get('scenario')} {p.params.get('size')}B"
-            found[what][str(p.params.get("placement", "default"))].append(float(r["ndr_pps"]))
+    for p in data.records("search"):
+        ndr = p.measured.ndr_pps
+        if ndr:
+            prm = p.params
+            what = f"{prm.value('switch')} {prm.value('scenario')} {prm.value('size')}B"
+            found[what][prm.placement].append(ndr)
     return {w: {pl: statistics.median(v) for pl, v in by.items()} for w, by in found.items()
             if "unpinned" in by and len(by) > 1}
 

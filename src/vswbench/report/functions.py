@@ -21,7 +21,8 @@ from matplotlib.figure import Figure
 
 from vswbench.report.figure import LINESTYLES, MARKERS, PPS, new_figure, place_legend
 from vswbench.report.studies import StudyPoint, _by_series, _collect
-from vswbench.results.points import StoredResults, number
+from vswbench.engine.records import LatencySummary
+from vswbench.results.points import PointRecord, StoredResults
 
 TABLE_SIZE_EMPTY = ("no table-size study (one setup measured at two or more table_size values) "
                     "in this campaign")
@@ -37,13 +38,8 @@ RULE_UPDATE_INTRO = ("Time to install N rules in one batch and to remove them in
                      "(Fang et al., section 3.5: rule-update time, jitter and loss).")
 
 
-def table_size_of(p: Any) -> int | None:
-    options = p.params.get("options")
-    raw = options.get("table_size") if isinstance(options, dict) else None
-    try:
-        return int(raw) if raw is not None else None
-    except (TypeError, ValueError):
-        return None
+def table_size_of(p: PointRecord) -> int | None:
+    return p.params.option_int("table_size")
 
 
 def table_size_points(data: StoredResults) -> list[StudyPoint]:
@@ -96,28 +92,26 @@ class DuringRow:
     changes: int
     lost: int
     loss_ratio: float
-    latency_us: dict[str, float | None]
+    latency: LatencySummary | None
 
 
 def rule_update_rows(data: StoredResults) -> tuple[list[UpdateRow], list[DuringRow]]:
     """The timings (medians over repetitions of the point) and the forwarding comparisons."""
     times: dict[tuple[str, str, int], list[tuple[float, float]]] = defaultdict(list)
     during: list[DuringRow] = []
-    for p in data.done():
-        if p.kind != "rule-update" or not p.result:
+    for p in data.records("rule-update"):
+        u = p.measured.rule_update
+        if u is None:
             continue
-        r, switch = p.result, str(p.params.get("switch", "?"))
-        for t in r.get("timings") or []:
-            ins, rem = number(t.get("install_median_s")), number(t.get("remove_median_s"))
-            if ins is not None and rem is not None:
-                times[(switch, str(t.get("mechanism")), int(t.get("rules", 0)))].append((ins, rem))
-        for mech, phases in (r.get("during") or {}).items():
-            for ph in phases:
-                during.append(DuringRow(switch, mech, int(r.get("update_rules") or 0),
-                                        number(r.get("update_rate")), str(ph.get("name")),
-                                        float(ph.get("offered_pps") or 0), int(ph.get("updates") or 0),
-                                        int(ph.get("lost") or 0), float(ph.get("loss_ratio") or 0),
-                                        dict(ph.get("latency_us") or {})))
+        switch = str(p.params.value("switch", "?"))
+        for t in u.timings:
+            if t.install_median_s is not None and t.remove_median_s is not None:
+                times[(switch, t.mechanism, t.rules)].append((t.install_median_s,
+                                                              t.remove_median_s))
+        for ph in u.phases:
+            during.append(DuringRow(switch, ph.mechanism, u.update_rules, u.update_rate, ph.name,
+                                    ph.offered_pps, ph.updates, ph.lost, ph.loss_ratio,
+                                    ph.latency))
     rows = [UpdateRow(sw, mech, n, statistics.median(i for i, _ in v),
                       statistics.median(r for _, r in v))
             for (sw, mech, n), v in sorted(times.items())]
@@ -171,7 +165,7 @@ def rule_update_tables(rows: Sequence[UpdateRow], during: Sequence[DuringRow]) -
             f'<td class="num">{_n(d.update_rate, 1)}</td><td>{escape(d.phase)}</td>'
             f'<td class="num">{d.load_pps:,.0f}</td><td class="num">{d.changes}</td>'
             f'<td class="num">{d.lost:,}</td><td class="num">{d.loss_ratio * 100:.3f}</td>'
-            + "".join(f'<td class="num">{_n(number(d.latency_us.get(k)))}</td>'
+            + "".join(f'<td class="num">{_n(getattr(d.latency, k, None))}</td>'
                       for k in ("p50", "p99", "p999", "max")) + "</tr>"
             for d in during)
         parts.append(f"<h3>Forwarding during updates</h3><table><thead><tr>{head}</tr></thead>"

@@ -23,8 +23,10 @@ from typing import Any
 
 from vswbench import scenario as scenarios
 from vswbench.campaign.paper import LOADS, Check, Claim, PaperInfo, Term
-from vswbench.results.points import (StoredResults, entry_at, number, size_order, throughput_of)
-from vswbench.results.store import StoredPoint
+from vswbench.engine.records import LatencySummary
+from vswbench.results.params import KNOB_DEFAULTS, number
+from vswbench.results.points import PointRecord, StoredResults, load_at, size_order
+from vswbench.results.record import LoadPoint
 from vswbench.units import parse_rate, wire_gbps
 
 HOLDS, FAILS, UNTESTABLE = "holds", "does not hold", "cannot be tested here"
@@ -91,22 +93,17 @@ class ReferenceRow:
 
 
 # -- matching points ---------------------------------------------------------------------------
-def _option(p: StoredPoint, key: str) -> Any:
-    options = p.params.get("options")
-    return options.get(key) if isinstance(options, dict) else None
-
-
-def _matches(p: StoredPoint, key: str, want: str) -> bool:
+def _matches(p: PointRecord, key: str, want: str) -> bool:
     if key in ("fraction", "load", "baseline"):
         return True                    # chosen inside a point, or for the baseline
     if key in ("clones", "nf"):
-        got = _option(p, key)
-        return got is not None and str(got) == want
+        got = p.params.option(key)
+        return got is not None and got == want
     if key == "kind":
         return p.kind == want
     if key == "scenario":
-        return str(p.params.get("scenario")) == _scenario_name(want)
-    got = p.params.get(key, {"flows": 1, "burst": 1, "placement": "default"}.get(key))
+        return str(p.params.value("scenario")) == _scenario_name(want)
+    got = p.params.value(key, KNOB_DEFAULTS.get(key))    # a knob left out: its default
     if got is None:
         return False
     if key == "rate":
@@ -125,93 +122,87 @@ def _scenario_name(text: str) -> str:
         return text
 
 
-def matching(data: StoredResults, select: Sequence[tuple[str, str]]) -> list[StoredPoint]:
-    return [p for p in data.done() if all(_matches(p, k, v) for k, v in select)]
+def matching(data: StoredResults, select: Sequence[tuple[str, str]]) -> list[PointRecord]:
+    return [p for p in data.records() if all(_matches(p, k, v) for k, v in select)]
 
 
 # -- load curves: a sweep's or a latency point's loads, or trials of one setup at several rates
 CURVE_METRICS = ("peak", "lossless", "overload")
 
 
-def _pick(loads: Sequence[dict[str, Any]], which: str) -> dict[str, Any] | None:
-    loads = sorted(loads, key=lambda x: float(x["offered_pps"]))
+def _pick(loads: Sequence[LoadPoint], which: str) -> LoadPoint | None:
+    loads = sorted(loads, key=lambda x: float(x.offered_pps or 0))
     if not loads:
         return None
     if which == "lowest":
         return loads[0]
     if which == "overload":
         return loads[-1]
-    clean = [x for x in loads if x.get("lost") == 0 or number(x.get("loss_ratio")) == 0]
+    clean = [x for x in loads if x.lost == 0 or x.loss_ratio == 0]
     return clean[-1] if clean else None
 
 
-def _curves(points: Sequence[StoredPoint]
-            ) -> dict[tuple[Any, ...], dict[int, list[dict[str, Any]]]]:
-    """Load entries (offered_pps, achieved_pps, lost, latency_us) per curve and repetition:
-    every sweep or latency point is one; trials of one setup at different rates are one."""
-    curves: dict[tuple[Any, ...], dict[int, list[dict[str, Any]]]] = {}
+def _curves(points: Sequence[PointRecord]
+            ) -> dict[tuple[Any, ...], dict[int, list[LoadPoint]]]:
+    """Loads (offered, achieved, lost, latency) per curve and repetition: every sweep or
+    latency point is one; trials of one setup at different rates are one (each offered its
+    campaign rate)."""
+    curves: dict[tuple[Any, ...], dict[int, list[LoadPoint]]] = {}
     for p in points:
-        r = p.result or {}
-        rep = int(p.params.get("repetition") or 0)
+        m, rep = p.measured, p.params.repetition
+        rate = number(p.params.rate)
         if p.kind in LOAD_KINDS:
-            key = (p.kind, _params_key(p, ("repetition",)))
-            raw = r.get("points") if isinstance(r.get("points"), list) else []
+            key = (p.kind, p.params.pairs(("repetition",)))
             curves.setdefault(key, {}).setdefault(rep, []).extend(
-                x for x in raw if isinstance(x, dict) and number(x.get("offered_pps")))
-        elif p.kind == "trial" and number(p.params.get("rate")):
-            key = ("trial", _params_key(p, ("repetition", "rate")))
+                x for x in m.loads or () if x.offered_pps)
+        elif p.kind == "trial" and rate and m.as_trial is not None:
+            key = ("trial", p.params.pairs(("repetition", "rate")))
             curves.setdefault(key, {}).setdefault(rep, []).append(
-                {"offered_pps": float(p.params["rate"]), "achieved_pps": r.get("achieved_pps"),
-                 "lost": r.get("lost"), "loss_ratio": r.get("loss_ratio"),
-                 "latency_us": r.get("latency_us")})
+                replace(m.as_trial, offered_pps=rate))
     return curves
 
 
-def _params_key(p: StoredPoint, without: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((k, str(v)) for k, v in p.params.items() if k not in without))
-
-
-def _curve_value(loads: Sequence[dict[str, Any]], metric: str,
+def _curve_value(loads: Sequence[LoadPoint], metric: str,
                  select: dict[str, str]) -> float | None:
     if metric == "peak":
-        return max((a for a in (number(x.get("achieved_pps")) for x in loads) if a is not None),
-                   default=None)
+        return max((a for a in (x.achieved_pps for x in loads) if a is not None), default=None)
     which = {"lossless": "lossless", "overload": "overload"}.get(metric,
                                                               select.get("load", "lossless"))
     e = _pick(loads, which)
     if e is None:
         return None
     if metric == "lossless":
-        return number(e.get("offered_pps"))
+        return e.offered_pps
     if metric == "overload":
-        return number(e.get("achieved_pps"))
-    return _from_latency(e.get("latency_us"), metric)
+        return e.achieved_pps
+    return _from_latency(e.latency, metric)
 
 
-def _from_latency(lat: Any, metric: str) -> float | None:
-    if not isinstance(lat, dict):
+def _from_latency(lat: LatencySummary | None, metric: str) -> float | None:
+    if lat is None:
         return None
     if metric == "tail":
-        p50, p99 = number(lat.get("p50")), number(lat.get("p99"))
+        p50, p99 = lat.p50, lat.p99
         return p99 / p50 if p50 and p99 is not None else None
-    return number(lat.get(PCT.get(metric.removeprefix("delay_"), "")))
+    field = PCT.get(metric.removeprefix("delay_"))
+    return getattr(lat, field) if field else None
 
 
 # -- one point's metric ------------------------------------------------------------------------
-def point_value(p: StoredPoint, metric: str, select: dict[str, str]) -> float | None:
-    r = p.result or {}
+def point_value(p: PointRecord, metric: str, select: dict[str, str]) -> float | None:
+    m = p.measured
     if metric in ("tput", "gbps"):
-        tp = throughput_of(p)
+        tp = p.throughput()
         if tp is None:
             return None
-        return tp[1] if metric == "tput" else wire_gbps(tp[1], p.params.get("size", 64))
+        return tp[1] if metric == "tput" else wire_gbps(tp[1], p.params.value("size", 64))
     if metric == "cycles":
-        return number(r.get("cycles_per_packet"))
+        return m.cycles_per_packet
     if p.kind == "trial":
-        return _from_latency(r.get("latency_us"), metric)
+        return _from_latency(m.as_trial.latency if m.as_trial is not None else None, metric)
     if p.kind == "latency":
-        e = entry_at(r.get("points"), float(select.get("fraction", "90")) / 100.0)
-        return _from_latency(e.get("latency_us") if e else None, metric)
+        e = load_at(m.loads, float(select.get("fraction", "90")) / 100.0)
+        return _from_latency(e.latency if e else None, metric)
     return None
 
 
@@ -226,12 +217,11 @@ def evaluate(term: Term, data: StoredResults) -> Value:
         return _curve_term(term, data)
     measured = [(p, v) for p in matching(data, term.select)
                 for v in [point_value(p, term.metric, select)] if v is not None]
-    setups = {(p.kind, tuple(sorted((k, str(v)) for k, v in p.params.items()
-                                    if k != "repetition"))) for p, _ in measured}
+    setups = {(p.kind, p.params.pairs(("repetition",))) for p, _ in measured}
     if len(setups) > 1:
         return Value(None, why=f"{len(setups)} different setups match {term.text()}: name more "
                      "keys (kind, size, rate, ...) so that one setup is meant")
-    values = [(v, bool((p.result or {}).get("generator_bound"))) for p, v in measured]
+    values = [(v, p.measured.generator_bound) for p, v in measured]
     if not values:
         return Value(None, why=f"no finished point measured {term.text()}"
                      + _failures(data, term.select))
@@ -274,7 +264,7 @@ def _delay(term: Term, data: StoredResults) -> Value:
 
 
 def _failures(data: StoredResults, select: Sequence[tuple[str, str]]) -> str:
-    failed = [p for p in data.points if p.status != "done"
+    failed = [p for p in data.all_records() if p.status != "done"
               and all(_matches(p, k, v) for k, v in select)]
     if not failed:
         return ""
@@ -288,30 +278,31 @@ def _x_values(term: Term, key: str, data: StoredResults) -> list[str]:
     pts = matching(data, base)
     if term.metric and term.metric.startswith("delay_"):
         sw = dict(term.select).get("switch")
-        pts = [p for p in pts if sw is None or p.params.get("switch") == sw]
+        pts = [p for p in pts if sw is None or p.params.value("switch") == sw]
     xs: set[str] = set()
     if key == "load":
         return list(LOADS)
     for p in pts:
         if key == "fraction":
-            for e in (p.result or {}).get("points") or []:
-                f = number(e.get("fraction_of_ndr")) if isinstance(e, dict) else None
+            for e in p.measured.loads or ():
+                f = e.fraction_of_ndr
                 if f is not None and p.kind == "latency":
                     xs.add(f"{f * 100:g}")
         elif key in ("chain", "pairs"):
-            scen = str(p.params.get("scenario", ""))
+            scen = str(p.params.value("scenario", ""))
             if scen.startswith(key + ":"):
                 xs.add(scen.split(":", 1)[1])
             elif key == "chain" and scen == _scenario_name("chain:1"):
                 xs.add("1")
         elif key == "clones":
-            if _option(p, "clones") is not None:
-                xs.add(str(_option(p, "clones")))
+            clones = p.params.option("clones")
+            if clones is not None:
+                xs.add(clones)
         elif key == "rate":
-            if p.params.get("rate") is not None:
-                xs.add(f"{float(p.params['rate']):g}")
+            if p.params.rate is not None:
+                xs.add(f"{float(p.params.rate):g}")
         else:
-            xs.add(str(p.params.get(key, 1)))
+            xs.add(str(p.params.value(key, 1)))
     order: Callable[[str], Any] = (lambda s: size_order(int(s) if s.isdigit() else s)) \
         if key == "size" else (lambda s: float(s))
     return sorted(xs, key=order)

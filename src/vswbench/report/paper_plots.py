@@ -20,8 +20,7 @@ import numpy as np
 from vswbench.models.delay import DelayCondition, DelayModel
 from vswbench.report.figure import MARKERS, LINESTYLES, new_figure, place_legend, render
 from vswbench.report.figure import report_style
-from vswbench.results.points import StoredResults
-from vswbench.results.store import StoredPoint
+from vswbench.results.points import PointRecord, StoredResults
 
 PROBABILITIES = np.linspace(0.005, 0.995, 199)
 LOW, HIGH = 3, 189                    # indexes of the 2nd and 95th percentile in PROBABILITIES
@@ -34,13 +33,12 @@ class DelayCurve:
     samples: int
 
 
-def _model(p: StoredPoint) -> DelayModel | None:
-    hist = (p.result or {}).get("histogram")
-    if not isinstance(hist, list) or not hist:
+def _model(p: PointRecord) -> DelayModel | None:
+    hist = p.measured.as_trial.histogram if p.measured.as_trial is not None else ()
+    if not hist:
         return None
-    cond = DelayCondition(str(p.params.get("switch")), str(p.params.get("scenario")),
-                          p.params.get("size", 64), kind="trial",
-                          offered_pps=p.params.get("rate"))
+    cond = DelayCondition(str(p.params.value("switch")), str(p.params.value("scenario")),
+                          p.params.value("size", 64), kind="trial", offered_pps=p.params.rate)
     try:
         return DelayModel.from_histogram(hist, cond)
     except Exception:                           # noqa: BLE001 - a malformed histogram: no curve
@@ -50,17 +48,15 @@ def _model(p: StoredPoint) -> DelayModel | None:
 def delay_curves(data: StoredResults, baseline: str = "veth") -> list[DelayCurve]:
     """One curve per trial of a switch other than the baseline that has a baseline trial with
     the same other parameters (repetitions: the first of each)."""
-    def rest(p: StoredPoint) -> tuple[tuple[str, str], ...]:
-        return tuple(sorted((k, str(v)) for k, v in p.params.items()
-                            if k not in ("switch", "repetition")))
-    trials = [p for p in data.done("trial") if not p.params.get("repetition")]
-    bases = {rest(p): p for p in trials if p.params.get("switch") == baseline}
+    def rest(p: PointRecord) -> tuple[tuple[str, str], ...]:
+        return p.params.pairs(without=("switch", "repetition"))
+    trials = [p for p in data.records("trial") if not p.params.value("repetition")]
+    bases = {rest(p): p for p in trials if p.params.value("switch") == baseline}
     curves = []
     for p in trials:
-        twin = bases.get(rest(p))
-        if p.params.get("switch") == baseline or twin is None:
+        if p.params.value("switch") == baseline or rest(p) not in bases:
             continue
-        mine, theirs = _model(p), _model(twin)
+        mine, theirs = _model(p), _model(bases[rest(p)])
         if mine is None or theirs is None:
             continue
         diff = mine.quantile(PROBABILITIES) - theirs.quantile(PROBABILITIES)

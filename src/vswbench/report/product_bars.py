@@ -18,12 +18,12 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any
 
 from matplotlib.figure import Figure
 
 from vswbench.report.figure import Colours, new_figure, place_legend
-from vswbench.results.points import StoredResults, throughput_of
+from vswbench.results.params import Params
+from vswbench.results.points import PointRecord, StoredResults
 
 DEFAULT_FUNCTION = "l2"
 GROUP_KEYS = ("switch", "function")       # a bar per switch and function (and metric)
@@ -44,36 +44,31 @@ class ProductBar:
     parameters: str              # the parameters that varied over them, "burst x flows x size"
 
 
-def function_of(params: dict[str, Any], result: dict[str, Any] | None = None) -> str:
-    value = params.get("function", (result or {}).get("function"))
+def function_of(p: PointRecord) -> str:
+    value = p.params.value("function", p.measured.function)
     return str(value) if value else DEFAULT_FUNCTION
-
-
-def _point_key(params: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in params.items() if k not in NOT_PRODUCT}, sort_keys=True,
-                      default=str)
 
 
 def product_bars(data: StoredResults) -> list[ProductBar]:
     """One bar per (switch, function, metric) with two points or more and a positive median."""
-    groups: dict[tuple[str, str, str], dict[str, tuple[dict[str, Any], list[float]]]] = \
+    groups: dict[tuple[str, str, str], dict[str, tuple[Params, list[float]]]] = \
         defaultdict(dict)
-    for p in data.done():
-        tp = throughput_of(p)
+    for p in data.records():
+        tp = p.throughput()
         if tp is None:
             continue
-        group = (str(p.params.get("switch", "?")), function_of(p.params, p.result), tp[0])
-        groups[group].setdefault(_point_key(p.params), (p.params, []))[1].append(tp[1])
+        group = (str(p.params.value("switch", "?")), function_of(p), tp[0])
+        groups[group].setdefault(p.params.canonical(without=NOT_PRODUCT),
+                                 (p.params, []))[1].append(tp[1])
     bars = []
     for (switch, function, metric), pts in sorted(groups.items()):
         values = [statistics.median(v) for _, v in pts.values()]
         median = statistics.median(values)
         if len(values) < 2 or not median > 0:
             continue        # one point is no product (its repetitions have spread.py's bar)
-        varied = sorted(k for k in {k for prm, _ in pts.values() for k in prm}
+        varied = sorted(k for k in {k for prm, _ in pts.values() for k in prm.keys()}
                         if k not in NOT_PRODUCT
-                        and len({json.dumps(prm.get(k), sort_keys=True, default=str)
-                                 for prm, _ in pts.values()}) > 1)
+                        and len({prm.json(k) for prm, _ in pts.values()}) > 1)
         bars.append(ProductBar(switch, function, metric, median, min(values), max(values),
                                min(values) / median, max(values) / median, len(values),
                                " x ".join(varied)))

@@ -19,6 +19,7 @@ from matplotlib.patches import Rectangle
 from vswbench.host.profile import CATEGORIES, CATEGORY_LABELS, KERNEL_SUFFIX, split_folded
 from vswbench.report.figure import new_figure
 from vswbench.results.points import StoredResults
+from vswbench.results.record import Profile
 from vswbench.safefile import make_dir, write_text
 
 FOLDED_DIR = "profiles"
@@ -43,24 +44,14 @@ class ProfiledPoint:
     switch: str
     key: str
     offered_pps: float | None
-    profile: dict[str, Any]
+    profile: Profile
 
 
 def profiled_points(data: StoredResults) -> list[ProfiledPoint]:
     """Every done point with a profile: a trial's own, or the extra trial at the NDR."""
-    found = []
-    for p in data.points:
-        r = p.result or {}
-        if p.status != "done":
-            continue
-        prof, offered = r.get("profile"), r.get("offered_pps")
-        if not prof and isinstance(r.get("profile_at_ndr"), dict):
-            prof, offered = r["profile_at_ndr"].get("profile"), r["profile_at_ndr"].get(
-                "offered_pps")
-        if isinstance(prof, dict) and prof.get("cores"):
-            found.append(ProfiledPoint(p.label, str(p.params.get("switch", "?")), p.key,
-                                       offered, prof))
-    return found
+    return [ProfiledPoint(p.label, str(p.params.value("switch", "?")), p.key,
+                          p.measured.profile.offered_pps, p.measured.profile)
+            for p in data.all_records() if p.done and p.measured.profile is not None]
 
 
 # -- flame graph ---------------------------------------------------------------------------------
@@ -126,13 +117,12 @@ def category_bars(points: Sequence[ProfiledPoint]) -> Figure | None:
     the run's own threads where the profile tells them apart (the whole core otherwise)."""
     bars = []
     for p in points:
-        for cpu, core in sorted(p.profile["cores"].items()):
-            own = core.get("testbed")
-            if own:
-                bars.append((f"{p.switch} cpu{cpu} (run: {own['share'] * 100:.0f} %)",
-                             own["categories"]))
-            elif core.get("samples"):
-                bars.append((f"{p.switch} cpu{cpu} (whole core)", core["categories"]))
+        for core in p.profile.cores:
+            if core.own_share is not None:
+                bars.append((f"{p.switch} cpu{core.cpu} (run: {core.own_share * 100:.0f} %)",
+                             core.own_categories))
+            elif core.samples:
+                bars.append((f"{p.switch} cpu{core.cpu} (whole core)", core.categories))
     if not bars:
         return None
     fig, (ax,) = new_figure(wide=len(bars) > 6)
@@ -155,8 +145,9 @@ def profile_figures(points: Sequence[ProfiledPoint]) -> list[tuple[str, str, Fig
     if bars is not None:
         figs.append(("profile-categories", "Time per category, per switch and core", bars))
     for p in points:
-        for cpu, core in sorted(p.profile["cores"].items()):
-            fig = flame_graph(core.get("folded") or [], f"{p.label}: cpu{cpu}")
+        for core in p.profile.cores:
+            cpu = core.cpu
+            fig = flame_graph(core.folded, f"{p.label}: cpu{cpu}")
             if fig is not None:
                 figs.append((f"flame-{p.key}-cpu{cpu}", f"Flame graph: {p.label}, cpu{cpu}",
                              fig))
@@ -173,17 +164,16 @@ def cpu_check_table(points: Sequence[ProfiledPoint]) -> str:
     more than 10 % apart are marked."""
     rows = []
     for p in points:
-        check = p.profile.get("cpu_check") or {}
-        cores = check.get("per_core") or {}
-        for cpu, c in sorted(cores.items()):
-            mark = " ⚠ differ > 10 %" if c.get("differ") else ""
-            rows.append(f"<tr><td>{escape(p.label)}</td><td>cpu{escape(cpu)}</td>"
-                        f"<td class=num>{_pct(c.get('scheduler_busy'))}</td>"
-                        f"<td class=num>{_pct(c.get('scheduler_softirq'))}</td>"
-                        f"<td class=num>{_pct(c.get('perf_busy'))}{mark}</td></tr>")
-        s, f = check.get("cycles_per_packet_scheduler"), check.get("cycles_per_packet_perf")
+        check = p.profile
+        for c in check.checks:
+            mark = " ⚠ differ > 10 %" if c.differ else ""
+            rows.append(f"<tr><td>{escape(p.label)}</td><td>cpu{escape(c.cpu)}</td>"
+                        f"<td class=num>{_pct(c.scheduler_busy)}</td>"
+                        f"<td class=num>{_pct(c.scheduler_softirq)}</td>"
+                        f"<td class=num>{_pct(c.perf_busy)}{mark}</td></tr>")
+        s, f = check.cycles_per_packet_scheduler, check.cycles_per_packet_perf
         if s and f:
-            mark = " ⚠ differ > 10 %" if check.get("differ") else ""
+            mark = " ⚠ differ > 10 %" if check.differ else ""
             rows.append(f"<tr><td>{escape(p.label)}</td><td>cycles/packet</td>"
                         f"<td class=num>{s:,.0f}</td><td></td>"
                         f"<td class=num>{f:,.0f}{mark}</td></tr>")
@@ -199,13 +189,12 @@ def cpu_check_table(points: Sequence[ProfiledPoint]) -> str:
 def top_functions_table(points: Sequence[ProfiledPoint], n: int = 3) -> str:
     rows = []
     for p in points:
-        for cpu, core in sorted(p.profile["cores"].items()):
-            src = core.get("testbed") or core
-            tops = ", ".join(f"{escape(f['function'])} {f['share'] * 100:.1f} %"
-                             for f in (src.get("top_kernel_functions") or [])[:n])
-            comms = ", ".join(f"{escape(c['comm'])} {c['share'] * 100:.0f} %"
-                              for c in (core.get("top_comms") or [])[:4])
-            rows.append(f"<tr><td>{escape(p.label)}</td><td>cpu{escape(cpu)}</td>"
+        for core in p.profile.cores:
+            tops = ", ".join(f"{escape(f.name)} {f.share * 100:.1f} %"
+                             for f in core.top_functions[:n])
+            comms = ", ".join(f"{escape(c.name)} {c.share * 100:.0f} %"
+                              for c in core.top_comms[:4])
+            rows.append(f"<tr><td>{escape(p.label)}</td><td>cpu{escape(core.cpu)}</td>"
                         f"<td>{tops or '–'}</td><td>{comms or '–'}</td></tr>")
     if not rows:
         return ""
@@ -221,8 +210,8 @@ def write_folded(points: Sequence[ProfiledPoint], out_dir: Path) -> list[Path]:
         return written
     folder = make_dir(out_dir / FOLDED_DIR)
     for p in points:
-        for cpu, core in sorted(p.profile["cores"].items()):
-            path = folder / f"{p.key}-cpu{cpu}.folded"
-            write_text(path, "\n".join(core.get("folded") or []) + "\n")
+        for core in p.profile.cores:
+            path = folder / f"{p.key}-cpu{core.cpu}.folded"
+            write_text(path, "\n".join(core.folded) + "\n")
             written.append(path)
     return written

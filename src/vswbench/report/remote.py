@@ -55,20 +55,19 @@ def remote_rows(points: Sequence[StoredPoint]) -> list[RemoteRow]:
     cells: dict[tuple[str, int | str, str], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list))
     seen_remote = False
-    for p in points:
-        scenario = str(p.params.get("scenario", ""))
-        if p.status != "done" or scenario not in SCENARIOS or p.kind not in ("search", "latency"):
+    for rec in map(read_point, points):
+        scenario = str(rec.params.value("scenario", ""))
+        if not rec.done or scenario not in SCENARIOS or rec.kind not in ("search", "latency"):
             continue
         family, column = SCENARIOS[scenario]
         seen_remote |= column != "local"
-        rec = read_point(p)
         h = rec.headline
-        if p.kind == "search":
+        if rec.kind == "search":
             value = h.ndr_pps / 1000.0 if h.ndr_pps is not None else None
         else:
             value = h.latency.p50_us if h.latency is not None else None
         if value is not None:
-            cells[(rec.setup.switch, rec.setup.size, MEASURES[(family, p.kind)])][column].append(
+            cells[(rec.setup.switch, rec.setup.size, MEASURES[(family, rec.kind)])][column].append(
                 value)
     if not seen_remote:
         return []

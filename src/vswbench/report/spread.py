@@ -22,9 +22,9 @@ import json
 import statistics
 from collections import defaultdict
 from dataclasses import asdict, dataclass, fields
-from typing import Any
 
-from vswbench.results.points import StoredResults, throughput_of
+from vswbench.results.params import Params
+from vswbench.results.points import StoredResults
 
 PARAMETERS = ("size", "flows", "burst", "rate", "churn")
 REPETITION = "repetition"
@@ -42,9 +42,8 @@ class ErrorBar:
     contexts: int                # contexts in which it was varied
 
 
-def _context(params: dict[str, Any], without: tuple[str, ...]) -> str:
-    rest = {k: v for k, v in params.items() if k not in without}
-    return json.dumps(rest, sort_keys=True, default=str)
+def _context(params: Params, without: tuple[str, ...]) -> str:
+    return params.canonical(without)
 
 
 def _bar(switch: str, metric: str, parameter: str, groups: list[list[float]],
@@ -60,15 +59,15 @@ def _bar(switch: str, metric: str, parameter: str, groups: list[list[float]],
 
 def error_bars(data: StoredResults) -> list[ErrorBar]:
     """Bars for every (switch, metric, parameter) varied in at least one context."""
-    samples: dict[tuple[str, str], list[tuple[dict[str, Any], float]]] = defaultdict(list)
-    for p in data.done():
-        tp = throughput_of(p)
+    samples: dict[tuple[str, str], list[tuple[Params, float]]] = defaultdict(list)
+    for p in data.records():
+        tp = p.throughput()
         if tp is not None:
-            samples[(str(p.params.get("switch", "?")), tp[0])].append((p.params, tp[1]))
+            samples[(str(p.params.value("switch", "?")), tp[0])].append((p.params, tp[1]))
     bars = []
     for (switch, metric), pts in sorted(samples.items()):
         # the median over repetitions of each point, keyed by its parameters without repetition
-        by_point: dict[str, tuple[dict[str, Any], list[float]]] = {}
+        by_point: dict[str, tuple[Params, list[float]]] = {}
         for params, value in pts:
             key = _context(params, (REPETITION,))
             by_point.setdefault(key, (params, []))[1].append(value)
@@ -76,15 +75,15 @@ def error_bars(data: StoredResults) -> list[ErrorBar]:
             contexts: dict[str, list[float]] = defaultdict(list)
             distinct: set[str] = set()
             for params, values in by_point.values():
-                if parameter in params:
+                if params.has(parameter):
                     contexts[_context(params, (parameter, REPETITION))].append(
                         statistics.median(values))
-                    distinct.add(json.dumps(params[parameter], default=str))
+                    distinct.add(json.dumps(params.value(parameter), default=str))
             bar = _bar(switch, metric, parameter, list(contexts.values()), distinct)
             if bar is not None:
                 bars.append(bar)
         reps = _bar(switch, metric, REPETITION, [v for _, v in by_point.values()],
-                    {str(params.get(REPETITION, 0)) for params, _ in pts})
+                    {str(params.value(REPETITION, 0)) for params, _ in pts})
         if reps is not None:
             bars.append(reps)
     return bars

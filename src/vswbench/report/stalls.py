@@ -4,37 +4,34 @@ many trials lost frames to a stall (and were excised or repeated)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from vswbench.results.points import StoredResults
+from vswbench.results.record import LoadPoint
 
 
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) else 0.0
-
-
-def stall_totals(trials: list[dict[str, Any]]) -> dict[str, Any]:
+def stall_totals(trials: Sequence[LoadPoint]) -> dict[str, Any]:
     """Per CPU: stalls, longest (us), seconds monitored; and the trials rejected."""
     cpus: dict[str, dict[str, float]] = {}
     seconds, monitored = 0.0, 0
     for t in trials:
-        s = t.get("stalls")
-        if not isinstance(s, dict):
+        s = t.stalls
+        if s is None:
             continue
         monitored += 1
-        seconds += _number(s.get("window_s"))
-        for cpu, c in (s.get("cpus") or {}).items():
-            d = cpus.setdefault(str(cpu), {"stalls": 0.0, "longest_us": 0.0})
-            d["stalls"] += _number(c.get("stalls"))
-            d["longest_us"] = max(d["longest_us"], _number(c.get("longest_us")))
+        seconds += s.window_s
+        for cpu, stalls, longest_us in s.cpus:
+            d = cpus.setdefault(cpu, {"stalls": 0.0, "longest_us": 0.0})
+            d["stalls"] += stalls
+            d["longest_us"] = max(d["longest_us"], longest_us)
     return {"cpus": cpus, "seconds": seconds, "monitored": monitored,
-            "rejected": sum(1 for t in trials if t.get("rejected")),
-            "excised": sum(1 for t in trials if t.get("excised"))}
+            "rejected": sum(1 for t in trials if t.rejected),
+            "excised": sum(1 for t in trials if t.excised)}
 
 
 def stall_sentences(data: StoredResults) -> list[str]:
-    trials = [t for p in data.done("search") for t in (p.result or {}).get("trials") or []
-              if isinstance(t, dict)]
+    trials = [t for p in data.records("search") for t in p.measured.trials]
     if not trials:
         return []
     totals = stall_totals(trials)

@@ -17,14 +17,14 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from matplotlib.figure import Figure
 
 from vswbench.report.figure import LINESTYLES, MARKERS, PPS, new_figure, place_legend
-from vswbench.results.points import StoredResults, number, setup_of, size_order, throughput_of
-from vswbench.results.store import StoredPoint
+from vswbench.results.params import Params
+from vswbench.results.points import PointRecord, StoredResults, setup_with, size_order
 
 FLOW_COUNT_EMPTY = ("no flow-count study (one setup measured at two or more flow counts) in this "
                     "campaign")
@@ -62,30 +62,20 @@ class StudyPoint:
                                     self.metric) if x)
 
 
-def _without(p: StoredPoint, flows: bool = False, option: str | None = None) -> StoredPoint:
-    params: dict[str, Any] = dict(p.params)
-    if flows:
-        params.pop("flows", None)
-    if option is not None and isinstance(params.get("options"), dict):
-        params["options"] = {k: v for k, v in params["options"].items() if k != option} or None
-    return replace(p, params=params)
-
-
-def _datapath_flows(p: StoredPoint) -> int | None:
-    stats = (p.result or {}).get("switch_stats")
-    value = number(stats.get("datapath_flows")) if isinstance(stats, dict) else None
-    return None if value is None else int(value)
+def _without(p: PointRecord, flows: bool = False, option: str | None = None) -> Params:
+    params = p.params.replaced(flows=None) if flows else p.params
+    return params.without_option(option) if option is not None else params
 
 
 def _collect(data: StoredResults, x_of: Any, strip: dict[str, Any]) -> list[StudyPoint]:
     found: dict[tuple[Any, ...], list[tuple[float, bool, int | None]]] = defaultdict(list)
-    for p in data.done():
-        x, tp = x_of(p), throughput_of(p)
+    for p in data.records():
+        x, tp = x_of(p), p.throughput()
         if x is None or tp is None:
             continue
-        s = setup_of(_without(p, **strip))
+        s = setup_with(p, _without(p, **strip))
         found[(s.switch, s.scenario, s.size, s.variant, tp[0], x)].append(
-            (tp[1], bool((p.result or {}).get("generator_bound")), _datapath_flows(p)))
+            (tp[1], p.measured.generator_bound, p.measured.datapath_flows))
     out = []
     for (sw, scen, size, variant, metric, x), values in found.items():
         dp = [d for _, _, d in values if d is not None]
@@ -99,8 +89,8 @@ def _collect(data: StoredResults, x_of: Any, strip: dict[str, Any]) -> list[Stud
 
 def flow_count_points(data: StoredResults) -> list[StudyPoint]:
     """Every series (setup without its flow count, and metric) seen at two or more flow counts."""
-    def flows(p: StoredPoint) -> int | None:
-        value = p.params.get("flows", 1)
+    def flows(p: PointRecord) -> int | None:
+        value = p.params.flows
         return value if isinstance(value, int) and not isinstance(value, bool) else None
     points = _collect(data, flows, {"flows": True})
     counts: dict[tuple[str, ...], set[int]] = defaultdict(set)
@@ -109,13 +99,8 @@ def flow_count_points(data: StoredResults) -> list[StudyPoint]:
     return [q for q in points if len(counts[q.series]) >= 2]
 
 
-def clone_ports(p: StoredPoint) -> int | None:
-    options = p.params.get("options")
-    raw = options.get("clones") if isinstance(options, dict) else None
-    try:
-        return int(raw) if raw is not None else None
-    except (TypeError, ValueError):
-        return None
+def clone_ports(p: PointRecord) -> int | None:
+    return p.params.option_int("clones")
 
 
 def cloning_points(data: StoredResults) -> list[StudyPoint]:

@@ -24,7 +24,7 @@ from vswbench import __version__
 from vswbench.errors import UsageError
 from vswbench.results.loss import LoadLoss
 from vswbench.results.points import Latency, PointRecord, read_point
-from vswbench.results.record import KNOBS
+from vswbench.results.params import KNOBS
 from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
 from vswbench.safefile import atomic_writer
 

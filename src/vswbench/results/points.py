@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,8 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.results.loss import (LoadLoss, at_stored_load, loss_at_load,
                                    unreliable_percentiles)
-from vswbench.results.record import (KNOBS, PRESET_KINDS, Measured, Params, count, flag,
-                                     measured_of, number, text)
+from vswbench.results.params import KNOBS, PRESET_KINDS, Params, count, flag, number, text
+from vswbench.results.record import LoadPoint, Measured, measured_of
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun
 from vswbench.units import frame_bytes, wire_gbps
 
@@ -89,12 +90,24 @@ def size_order(size: int | str) -> tuple[float, str]:
 
 
 def setup_of(p: StoredPoint) -> Setup:
-    prm, r = p.params, p.result or {}
+    return _setup(p.kind, p.params, p.result or {})
+
+
+def setup_with(p: PointRecord, params: Params) -> Setup:
+    """The Setup of a point read with other params (a study's series: the varied knob left
+    out), the result's switch, scenario and frame size standing in as setup_of's do."""
+    m = p.measured
+    stored = {k: v for k, v in (("switch", m.switch), ("scenario", m.scenario),
+                                ("frame_size", m.frame_size)) if v is not None}
+    return _setup(p.kind, params.raw, stored)
+
+
+def _setup(kind: str, prm: Mapping[str, Any], r: Mapping[str, Any]) -> Setup:
     size = prm.get("size", r.get("frame_size"))
     variant = []
     for knob in KNOBS:
         key, value = knob.name, prm.get(knob.name, knob.default)
-        if knob.is_default(value) or (key == "preset" and p.kind not in PRESET_KINDS):
+        if knob.is_default(value) or (key == "preset" and kind not in PRESET_KINDS):
             continue
         if isinstance(value, dict):
             variant += [f"{k}={v}" for k, v in sorted(value.items())]
@@ -151,6 +164,16 @@ def entry_at(entries: Any, fraction: float = LATENCY_FRACTION) -> dict[str, Any]
         f = number(e.get("fraction_of_ndr"))
         if f is not None and abs(f - fraction) <= FRACTION_TOLERANCE:
             return e
+    return None
+
+
+def load_at(loads: Sequence[LoadPoint] | None,
+            fraction: float = LATENCY_FRACTION) -> LoadPoint | None:
+    """entry_at of typed loads (record.Measured.loads): the one measured at `fraction`."""
+    for lp in loads or ():
+        f = lp.fraction_of_ndr
+        if f is not None and abs(f - fraction) <= FRACTION_TOLERANCE:
+            return lp
     return None
 
 
@@ -328,7 +351,7 @@ class PointRecord:
 def read_point(p: StoredPoint) -> PointRecord:
     """`started`: the store's column, else the start the method recorded in its result
     (`started_at`; campaigns before the runner filled the column)."""
-    measured = measured_of(p.kind, p.result or {})
+    measured = measured_of(p.kind, p.result or {}, isinstance(p.result, dict))
     started = p.started or measured.started_at
     return PointRecord(p.campaign, p.run_id, p.key, p.label, p.kind, p.status, setup_of(p),
                        repetition_of(p), Params(dict(p.params)),
