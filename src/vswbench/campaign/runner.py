@@ -35,6 +35,7 @@ from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, fin
                                      method_context, plan_method, profile_at)
 from vswbench.measure.plan import TrialOptions
 from vswbench.results.export import point_record
+from vswbench.results.points import read_point
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
 from vswbench.safefile import (WriteFailed, append_line, check_output_dir, open_regular,
                                refuse_unsafe, repair_lines, write_text)
@@ -388,8 +389,7 @@ def _twin_ndr(store: ResultStore, campaign: str, point: Point) -> float | None:
     key = search_twin(point).key
     for stored in store.points(campaign):
         if stored.key == key and stored.status == "done" and stored.result:
-            ndr = stored.result.get("ndr_pps")
-            return float(ndr) if ndr else None
+            return read_point(stored).headline.ndr_pps or None
     return None
 
 

@@ -48,10 +48,10 @@ class ReportModel:
     presets: tuple[str, ...]
     product_bars: tuple[ProductBar, ...] = ()     # Fang's Fig. 7 over the whole product
 
-    @property
+    @cached_property
     def switches(self) -> tuple[str, ...]:
         """Every switch named by a point, sorted: the order of the plots' colours."""
-        names = {str(p.params.get("switch")) for p in self.data.points if p.params.get("switch")}
+        names = {r.params.switch for r in self.data.all_records() if r.params.switch}
         return tuple(sorted(names))
 
     @cached_property

@@ -14,6 +14,7 @@ from typing import Any
 from vswbench.measure.search import PRESETS
 from vswbench.report.notes import RunInfo
 from vswbench.results.points import StoredResults, number
+from vswbench.results.record import Goal
 
 
 @dataclass(frozen=True)
@@ -83,42 +84,43 @@ def _seconds(value: Any) -> str:
 
 def preset_sentences(data: StoredResults) -> list[str]:
     """What each search preset used in the store did, from the goals its searches stored."""
-    seen: dict[str, dict[str, Any]] = {}
-    for p in data.done("search"):
-        r = p.result or {}
-        name = str(r.get("preset") or p.params.get("preset") or "fast")
-        goals = {g.get("name"): g for g in r.get("goals") or [] if isinstance(g, dict)}
+    seen: dict[str, tuple[dict[str | None, Goal], str | None]] = {}
+    named: set[str] = set()
+    for rec in data.records("search"):
+        m = rec.measured
+        name = m.preset or rec.params.preset or "fast"
+        if m.recorded:
+            named.add(name)
+        goals = {g.name: g for g in m.goals}
         if name not in seen and goals:
-            seen[name] = {"goals": goals, "algorithm": r.get("algorithm")}
+            seen[name] = (goals, m.algorithm)
     out = []
-    named = {str(p.result.get("preset") or p.params.get("preset") or "fast")
-             for p in data.done("search") if isinstance(p.result, dict)}
     for name in sorted(named - set(seen)):
         known = PRESETS.get(name)
         out.append(f"Searches: preset {name}" + (
             f" ({known.description}; as this version defines it: its searches stored no goals)"
             if known else " (unknown to this version; its searches stored no goals)") + ".")
-    for name, info in seen.items():
-        ndr = info["goals"].get("NDR") or next(iter(info["goals"].values()))
-        pdr = info["goals"].get("PDR")
-        trial = _seconds(ndr.get("final_trial_duration"))
-        first = number(ndr.get("initial_trial_duration"))
-        if first is not None and first != number(ndr.get("final_trial_duration")):
+    for name, (goals, algorithm) in seen.items():
+        ndr = goals.get("NDR") or next(iter(goals.values()))
+        pdr = goals.get("PDR")
+        trial = _seconds(ndr.final_trial_duration)
+        first = ndr.initial_trial_duration
+        if first is not None and first != ndr.final_trial_duration:
             trial = f"{_seconds(first)} growing to {trial}"
         out.append(
-            f"Searches: {str(info['algorithm'] or 'MLRsearch').replace('mlrsearch', 'MLRsearch')}"
-            f", preset {name}: trials of {trial}, {_seconds(ndr.get('duration_sum'))} of trials "
-            f"per load at most; a load fails when more than {_pct(ndr.get('exceed_ratio'))} of "
+            f"Searches: {str(algorithm or 'MLRsearch').replace('mlrsearch', 'MLRsearch')}"
+            f", preset {name}: trials of {trial}, {_seconds(ndr.duration_sum)} of trials "
+            f"per load at most; a load fails when more than {_pct(ndr.exceed_ratio)} of "
             f"its trial time exceeded the loss goal (exceed ratio); the search stops when its "
-            f"bounds are within {_pct(ndr.get('relative_width'))} (width). NDR: "
-            f"{_pct(ndr.get('loss_ratio'))} loss" + (f", PDR: {_pct(pdr.get('loss_ratio'))} "
-                                                     "loss" if pdr else "") + ".")
+            f"bounds are within {_pct(ndr.relative_width)} (width). NDR: "
+            f"{_pct(ndr.loss_ratio)} loss" + (f", PDR: {_pct(pdr.loss_ratio)} "
+                                               "loss" if pdr else "") + ".")
     lat: Counter[tuple[str, str, str]] = Counter()
-    for p in data.done("latency"):
-        fractions = p.params.get("fractions") or [0.9]
-        entries = (p.result or {}).get("points") or [{}]
-        kind = entries[0].get("latency_kind") if isinstance(entries[0], dict) else None
-        lat[(_seconds(p.params.get("duration") or 5.0),
+    for rec in data.records("latency"):
+        fractions = rec.params.fractions or (0.9,)
+        loads = rec.measured.loads or ()
+        kind = loads[0].latency_kind if loads else None
+        lat[(_seconds(rec.params.duration or 5.0),
              ", ".join(f"{f * 100:g} %" for f in fractions if isinstance(f, (int, float))),
              str(kind or "latency"))] += 1
     for (seconds, fractions, kind), _ in lat.most_common():
