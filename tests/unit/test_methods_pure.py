@@ -126,7 +126,7 @@ def test_placements_on_two_cores():
 def test_repeated_points_take_the_median_repetition():
     from types import SimpleNamespace
 
-    from vswbench.measure.loadcurve import LoadPoint, repeated_points_json
+    from vswbench.measure.loadcurve import LoadTrial, repeated_points_json
     from vswbench.measure.session import SessionTrial
 
     def point(achieved, p99):
@@ -136,7 +136,7 @@ def test_repeated_points_take_the_median_repetition():
                             counters_agree=True, latency_us={"p50": 5.0, "p99": p99},
                             latency_kind="one-way", drops={}, cpu={}, histogram=[],
                             cycles_per_packet_by_process={}, nf_counters={})
-        return LoadPoint(1000.0, None, SessionTrial(r, 1000.0, 1.0, 1000, 1.05))  # type: ignore
+        return LoadTrial(1000.0, None, SessionTrial(r, 1000.0, 1.0, 1000, 1.05))  # type: ignore
 
     runs = [[point(990, 10.0)], [point(1000, 30.0)], [point(995, 20.0)]]
     data, warnings = repeated_points_json(runs)

@@ -21,7 +21,7 @@ SWEEP_POINTS_RANGE = (2, 200)     # sweep --points and a campaign's points key
 
 
 @dataclass
-class LoadPoint:
+class LoadTrial:
     """One trial of a sweep or a latency measurement."""
     offered_pps: float
     fraction: float | None          # of the NDR, for latency-at-NDR points
@@ -79,29 +79,29 @@ def check_fraction_loads(ndr_pps: float, fractions: Sequence[float], flag: str =
 
 
 def run_sweep(session: TrialSession, loads: Sequence[float], duration: float,
-              progress: Callable[[LoadPoint], None] = lambda p: None) -> list[LoadPoint]:
+              progress: Callable[[LoadTrial], None] = lambda p: None) -> list[LoadTrial]:
     points = []
     for load in loads:
-        point = LoadPoint(load, None, session.measure(load, duration))
+        point = LoadTrial(load, None, session.measure(load, duration))
         progress(point)
         points.append(point)
     return points
 
 
 def latency_at(session: TrialSession, ndr_pps: float, fractions: Sequence[float], duration: float,
-               progress: Callable[[LoadPoint], None] = lambda p: None) -> list[LoadPoint]:
+               progress: Callable[[LoadTrial], None] = lambda p: None) -> list[LoadTrial]:
     if ndr_pps <= 0:
         raise UsageError("latency at fractions of the NDR needs a positive NDR")
     points = []
     for f in fractions:
         load = round(ndr_pps * f, 1)
-        point = LoadPoint(load, f, session.measure(load, duration))
+        point = LoadTrial(load, f, session.measure(load, duration))
         progress(point)
         points.append(point)
     return points
 
 
-def saturation(points: Sequence[LoadPoint]) -> dict[str, Any]:
+def saturation(points: Sequence[LoadTrial]) -> dict[str, Any]:
     """Where the curve bends: the highest offered load forwarded without loss, the peak of the
     achieved throughput, and whether throughput falls again beyond the peak (software drops
     wasting cycles, Raumer et al. Fig. 4)."""
@@ -117,7 +117,7 @@ def saturation(points: Sequence[LoadPoint]) -> dict[str, Any]:
             "falls_beyond_peak": falls}
 
 
-def repeated_points_json(runs: Sequence[Sequence[LoadPoint]]) -> tuple[list[dict[str, Any]],
+def repeated_points_json(runs: Sequence[Sequence[LoadTrial]]) -> tuple[list[dict[str, Any]],
                                                                          list[str]]:
     """Points measured in several repetitions of the same load list (runs[r][i] is point i of
     repetition r): per point, the repetition with the median achieved rate stands for it, with
