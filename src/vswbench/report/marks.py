@@ -54,4 +54,5 @@ def ndr_loss_cell(loss: LoadLoss | None, missing: str = "-") -> str:
     if not loss.lossy_trials:
         return "0"
     return (f"{loss.worst_lost_frames:,} ({loss.worst_loss_ratio * 100:.3g} %), "
-            f"{loss.time_over_goal * 100:.0f} % of time")
+            f"{loss.time_over_goal * 100:.0f} % of time"
+            + (f", {loss.excised_trials} excised" if loss.excised_trials else ""))

@@ -34,7 +34,8 @@ LATENCY_FIELDS = ("p25", "p50", "p90", "p95", "p99", "p999", "p9999", "min", "ma
                   "stddev")
 # what the trials at the NDR's load lost (results/loss.py LoadLoss)
 NDR_LOAD_COLUMNS = ("ndr_load_trials", "ndr_load_lossy_trials", "ndr_load_worst_lost_frames",
-                    "ndr_load_worst_loss_ratio", "ndr_load_time_over_goal")
+                    "ndr_load_worst_loss_ratio", "ndr_load_time_over_goal",
+                    "ndr_load_excised_trials")
 # the latency figure's own trial: its loss, counter cross-check, the percentiles its loss makes
 # unreliable (space-separated names, e.g. "p99 p999 p9999"), jitter and IPDV
 LATENCY_EXTRA_COLUMNS = ("latency_lost_frames", "latency_loss_ratio", "latency_counters_agree",
@@ -118,7 +119,8 @@ def _ndr_load(loss: LoadLoss | None) -> dict[str, Any]:
     return {"ndr_load_trials": loss.trials, "ndr_load_lossy_trials": loss.lossy_trials,
             "ndr_load_worst_lost_frames": loss.worst_lost_frames,
             "ndr_load_worst_loss_ratio": loss.worst_loss_ratio,
-            "ndr_load_time_over_goal": loss.time_over_goal}
+            "ndr_load_time_over_goal": loss.time_over_goal,
+            "ndr_load_excised_trials": loss.excised_trials}
 
 
 def headline(p: StoredPoint) -> dict[str, Any]:

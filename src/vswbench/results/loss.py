@@ -75,13 +75,16 @@ class LoadLoss:
     worst_lost_frames: int       # the worst trial's lost + unsent frames
     worst_loss_ratio: float      # the worst trial's (lost + unsent) / intended frames
     time_over_goal: float        # share of those trials' time over the goal's loss ratio
+    excised_trials: int = 0      # lossy trials the search counted without a host stall's loss
 
     def describe(self) -> str:
         if not self.lossy_trials:
             return f"{self.trials} trial(s) at the NDR's load, none lost a frame"
+        excised = (f"; {self.excised_trials} of them host stalls, their loss excised"
+                   if self.excised_trials else "")
         return (f"{self.lossy_trials} of {self.trials} trial(s) at the NDR's load lost frames "
                 f"(worst {self.worst_lost_frames:,}, {self.worst_loss_ratio * 100:.3g} %; "
-                f"{self.time_over_goal * 100:.0f} % of their time over the goal's loss)")
+                f"{self.time_over_goal * 100:.0f} % of their time over the goal's loss{excised})")
 
 
 def _num(value: Any) -> float | None:
@@ -97,6 +100,7 @@ def loss_at_load(result: Mapping[str, Any], load: float | None,
     if load is None or not isinstance(trials, list):
         return None
     found = []
+    excised = 0
     for t in trials:
         at = _num(t.get("intended_pps")) if isinstance(t, dict) else None
         if at is None or not at_stored_load(at, load):
@@ -106,13 +110,14 @@ def loss_at_load(result: Mapping[str, Any], load: float | None,
         ratio = lost / count if count > 0 else (_num(t.get("loss_ratio")) or 0.0)
         seconds = _num(t.get("intended_s")) or 1.0
         found.append((lost, ratio, seconds))
+        excised += bool(lost and t.get("excised"))
     if not found:
         return None
     worst = max(found, key=lambda f: (f[1], f[0]))
     total = sum(s for _, _, s in found)
     over = sum(s for lost, ratio, s in found if lost and ratio > goal_loss_ratio)
     return LoadLoss(len(found), sum(1 for lost, _, _ in found if lost), worst[0], worst[1],
-                    over / total if total else 0.0)
+                    over / total if total else 0.0, excised)
 
 
 __all__ = ["LABELS", "LoadLoss", "PERCENTILES", "at_stored_load", "loss_at_load", "loss_text",

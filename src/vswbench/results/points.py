@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vswbench.engine.records import LatencySummary, stored_latency
 from vswbench.errors import UsageError
 from vswbench.results.loss import (LoadLoss, at_stored_load, loss_at_load,
                                    unreliable_percentiles)
@@ -177,22 +178,19 @@ def load_at(loads: Sequence[LoadPoint] | None,
     return None
 
 
+def _percentile(name: str) -> property:
+    return property(lambda self: getattr(self.summary, name),
+                    doc=f"the summary's {name}, microseconds")
+
+
 @dataclass(frozen=True)
 class Latency:
-    """Latency percentiles in microseconds at one fraction of the NDR (None: a trial's, at its
-    own offered rate); the summary fields the engine records beyond p50/p90/p99 where it did."""
+    """Latency at one fraction of the NDR (None: a trial's, at its own offered rate): the
+    engine's LatencySummary (engine/records.py, the one definition of the percentiles, p25 and
+    p95 from the histogram: Emmerich et al. Table 2), read here as p50_us, p99_us, ..., with what
+    the trial lost, its counter cross-check, jitter and IPDV."""
     fraction_of_ndr: float | None
-    p50_us: float | None
-    p90_us: float | None
-    p99_us: float | None
-    p999_us: float | None = None
-    p9999_us: float | None = None
-    min_us: float | None = None
-    max_us: float | None = None
-    mean_us: float | None = None
-    stddev_us: float | None = None
-    p25_us: float | None = None          # Emmerich et al. Table 2 (from the histogram)
-    p95_us: float | None = None
+    summary: LatencySummary
     lost_frames: int | None = None       # the latency trial's loss (results/loss.py)
     loss_ratio: float | None = None
     counters_agree: bool | None = None   # the trial's engine/kernel counter cross-check
@@ -200,6 +198,10 @@ class Latency:
     ipdv_p1_us: float | None = None      # RFC 3393 IPDV percentiles
     ipdv_p50_us: float | None = None
     ipdv_p99_us: float | None = None
+
+    p25_us, p50_us, p90_us, p95_us = (_percentile(n) for n in ("p25", "p50", "p90", "p95"))
+    p99_us, p999_us, p9999_us = (_percentile(n) for n in ("p99", "p999", "p9999"))
+    min_us, max_us, mean_us, stddev_us = (_percentile(n) for n in ("min", "max", "mean", "stddev"))
 
     @property
     def lossy(self) -> bool:
@@ -221,15 +223,11 @@ def latency_at(result: dict[str, Any], fraction: float = LATENCY_FRACTION,
 def latency_of(trial: Any, fraction: float | None) -> Latency | None:
     """The Latency of a stored trial (a latency point's entry, a trial point's result): its
     percentiles, its loss and counter cross-check, jitter and IPDV."""
-    lat = trial.get("latency_us") if isinstance(trial, dict) else None
-    if not isinstance(lat, dict):
+    summary = stored_latency(trial.get("latency_us")) if isinstance(trial, dict) else None
+    if summary is None:
         return None
     ipdv = trial.get("ipdv_us") if isinstance(trial.get("ipdv_us"), dict) else {}
-    return Latency(fraction, number(lat.get("p50")), number(lat.get("p90")),
-                   number(lat.get("p99")), number(lat.get("p999")), number(lat.get("p9999")),
-                   number(lat.get("min")), number(lat.get("max")), number(lat.get("mean")),
-                   number(lat.get("stddev")), number(lat.get("p25")), number(lat.get("p95")),
-                   _count(trial.get("lost")), number(trial.get("loss_ratio")),
+    return Latency(fraction, summary, _count(trial.get("lost")), number(trial.get("loss_ratio")),
                    _flag(trial.get("counters_agree")), number(trial.get("jitter_us")),
                    number(ipdv.get("p1")), number(ipdv.get("p50")), number(ipdv.get("p99")))
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vswbench.engine.records import LatencySummary
 from vswbench.results.loss import LoadLoss
 from vswbench.results.points import Latency, PointRecord, Setup
 
@@ -72,9 +73,9 @@ def _worst_loss(lats: Sequence[Latency]) -> dict[str, object]:
             "counters_agree": all(agree) if agree else None}
 
 
-MEDIAN_FIELDS = ("p50_us", "p90_us", "p99_us", "p999_us", "p9999_us", "min_us", "max_us",
-                 "mean_us", "stddev_us", "p25_us", "p95_us", "jitter_us", "ipdv_p1_us",
-                 "ipdv_p50_us", "ipdv_p99_us")
+SUMMARY_FIELDS = ("p50", "p90", "p99", "p999", "p9999", "min", "max", "mean", "stddev", "p25",
+                  "p95")
+MEDIAN_FIELDS = ("jitter_us", "ipdv_p1_us", "ipdv_p50_us", "ipdv_p99_us")
 
 
 def latency_by_setup(records: Iterable[PointRecord]) -> LatencyTable:
@@ -86,9 +87,13 @@ def latency_by_setup(records: Iterable[PointRecord]) -> LatencyTable:
             found[r.setup].append(r.headline.latency)
     out = {}
     for setup, lats in found.items():
+        summaries = [lat.summary for lat in lats]
+        counts = [s.count for s in summaries]
+        summary = LatencySummary(count=int(statistics.median(counts)),
+                                 **{f: _median_of(summaries, f) for f in SUMMARY_FIELDS})
         medians: dict[str, Any] = {f: _median_of(lats, f) for f in MEDIAN_FIELDS}
         worst: dict[str, Any] = _worst_loss(lats)
-        out[setup] = Latency(lats[0].fraction_of_ndr, **medians, **worst)
+        out[setup] = Latency(lats[0].fraction_of_ndr, summary, **medians, **worst)
     return out
 
 
