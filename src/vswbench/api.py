@@ -20,7 +20,7 @@ they run a one-point campaign into a results directory and return what it stored
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,7 +180,7 @@ def _one_point(kind: str, out: str | Path | None, **study: Any) -> Results:
 
 
 def search(switch: str, *, size: int | str = 64, scenario: str = "p2p", preset: str = "fast",
-           options: dict[str, str] | None = None, repetitions: int = 1,
+           options: Mapping[str, str] | None = None, repetitions: int = 1,
            out: str | Path | None = None) -> SwitchResult:
     """NDR/PDR of one switch by MLRsearch (the campaign runner's search: calibration, the
     store, the same headline numbers); needs root. `out`: where the store goes [a temporary
@@ -192,7 +192,7 @@ def search(switch: str, *, size: int | str = 64, scenario: str = "p2p", preset: 
 
 
 def trial(switch: str, *, rate: float | str, duration: float = 5.0, size: int | str = 64,
-          scenario: str = "p2p", options: dict[str, str] | None = None,
+          scenario: str = "p2p", options: Mapping[str, str] | None = None,
           out: str | Path | None = None) -> PointRecord:
     """One fixed offered load for `duration` seconds; needs root. Returns the stored point
     (its headline: achieved rate, loss, latency)."""

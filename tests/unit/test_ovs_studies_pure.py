@@ -52,9 +52,9 @@ def test_dpdk_refuses_exact_and_clones_others_ignore_them() -> None:
 
 def test_cli_and_campaign_refuse_before_building() -> None:
     with pytest.raises(UsageError, match="clones must be"):
-        plan_trial(TrialOptions("ovs", "p2p", options=("clones=0",)))
+        plan_trial(TrialOptions("ovs", "p2p", options={"clones": "0"}))
     with pytest.raises(UsageError, match="flow_table must be"):
-        plan_trial(TrialOptions("ovs", "p2p", options=("flow_table=bogus",)))
+        plan_trial(TrialOptions("ovs", "p2p", options={"flow_table": "bogus"}))
     spec = """[campaign]
 name = "bad"
 [[study]]

@@ -111,8 +111,7 @@ def plan_for(point: Point) -> MethodPlan:
     traffic = TrialParams(FrameSize.parse(point.size), warmup=warmup, flows=point.flows, burst=point.burst,
                           io=point.io, flow_arrival=arrival, flow_life=life)
     trial = TrialOptions(point.switch, point.scenario, traffic, tester, switch, nf,
-                         tuple(f"{k}={v}" for k, v in point.options),
-                         unpinned=point.placement == "unpinned")
+                         dict(point.options), unpinned=point.placement == "unpinned")
     shape = None if point.shape_pps is None else str(point.shape_pps)
     return plan_method(MethodOptions(trial, shape))
 

@@ -17,7 +17,7 @@ from vswbench.engine.params import (MAX_BURST, MAX_FLOWS, TrialParams, parse_chu
 from vswbench.errors import UsageError
 from vswbench.safefile import check_output_file, write_text
 from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
-from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import TrialOptions, parse_options
 from vswbench.switches.rules.functions import DEFAULT_TABLE_SIZE, FUNCTIONS, MAX_L3_TABLE, TABLE_FUNCTIONS
 from vswbench.units import FrameSize
 
@@ -185,7 +185,7 @@ def trial_options(kw: dict[str, Any], *, rate_pps: float | None = None,
     flag_conflicts(kw)
     return TrialOptions(kw["switch"], kw["scenario"], traffic, kw["tester_cpu"],
                         kw["switch_cpu"], kw["nf_cpus"],
-                        tuple(kw["options"]) + function_options(kw),
+                        parse_options(tuple(kw["options"]) + function_options(kw)),
                         unpinned=bool(kw.get("unpinned")))
 
 

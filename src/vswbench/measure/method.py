@@ -14,7 +14,8 @@ from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.calibration import Calibration, baseline_switch, calibrate
-from vswbench.measure.plan import TrialOptions, TrialPlan, ensure_runnable, plan_trial
+from vswbench.measure.plan import (TrialOptions, TrialPlan, ensure_runnable, plan_trial,
+                                   with_options)
 from vswbench.measure.session import (DEFAULT_DRAIN_QUIET, TrialSession, control_capable,
                                       open_session)
 from vswbench.run.ids import RunId
@@ -46,7 +47,7 @@ class MethodPlan:
 def plan_method(opts: MethodOptions) -> MethodPlan:
     """Check every input; nothing is created here."""
     trial_opts = opts.trial
-    extra = list(trial_opts.options)
+    options = dict(trial_opts.options)
     if opts.shape_pps is not None:
         devices = calibration_switches()
         if trial_opts.switch not in devices:
@@ -55,8 +56,9 @@ def plan_method(opts: MethodOptions) -> MethodPlan:
         size = trial_opts.traffic.size
         if size.is_imix:
             raise UsageError("--shape-pps: the shaper's byte rate needs one frame size, not IMIX")
-        extra += [f"shape_pps={opts.shape_pps}", f"shape_frame_size={size.bytes}"]
-    trial_opts = replace(trial_opts, options=tuple(extra))
+        options = with_options(options, {"shape_pps": str(opts.shape_pps),
+                                         "shape_frame_size": str(size.bytes)})
+    trial_opts = replace(trial_opts, options=options)
     plan = plan_trial(trial_opts)
     return MethodPlan(plan, opts.calibrate, opts.recalibrate, opts.restart_engines)
 

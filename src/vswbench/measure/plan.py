@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from vswbench.engine.params import TrialParams
@@ -59,7 +60,9 @@ class TrialOptions:
     tester_cpu: int | None = None
     switch_cpu: int | None = None
     nf_cpus: str | None = None
-    options: tuple[str, ...] = ()
+    # backend options, one mapping wherever they come from (--option key=value: parse_options;
+    # a campaign point's options table)
+    options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     unpinned: bool = False          # no CPU pinning at all: the scheduler places everything
 
 
@@ -107,17 +110,24 @@ def make_placement(opts: TrialOptions, cpus: int | None = None) -> Placement:
 
 
 def parse_options(items: tuple[str, ...]) -> dict[str, str]:
-    result = {}
+    """--option key=value flags (and the flags that set options) as one mapping, checked."""
+    result: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"--option {item!r}: expected key=value, e.g. --option ovs_mode=normal")
-        if key.strip() in result:
-            raise UsageError(f"option {key.strip()} is given twice: give each option once "
-                             "(--function, --table-size and --shape-pps set options too)")
-        result[key.strip()] = value.strip()
+        result = with_options(result, {key.strip(): value.strip()})
     check_keys(result)
     return result
+
+
+def with_options(options: Mapping[str, str], more: Mapping[str, str]) -> dict[str, str]:
+    """`options` and `more` in one mapping; a key in both is a usage error."""
+    for key in more:
+        if key in options:
+            raise UsageError(f"option {key} is given twice: give each option once "
+                             "(--function, --table-size and --shape-pps set options too)")
+    return {**options, **more}
 
 
 @dataclass(frozen=True)
@@ -126,7 +136,7 @@ class TrialPlan:
     scenario: Scenario
     params: TrialParams
     placement: Placement
-    options: dict[str, str]
+    options: dict[str, str]         # the run's own copy (a backend may add its defaults)
 
 
 def plan_trial(opts: TrialOptions) -> TrialPlan:
@@ -137,7 +147,8 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
     params = opts.traffic
     params.validate()
     placement = make_placement(opts)
-    options = parse_options(opts.options)
+    options = dict(opts.options)
+    check_keys(options)
     switches = all_switches()
     if opts.switch not in switches:
         raise UsageError(f"unknown switch {opts.switch!r}: choose from "
@@ -155,7 +166,7 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
                      placement, options)
 
 
-def engine_io(switch_cls: type[Switch], io: str, options: dict[str, str] | None = None,
+def engine_io(switch_cls: type[Switch], io: str, options: Mapping[str, str] | None = None,
               kernel_tx: Callable[[], str | None] | None = None, *, churn: bool = False) -> str:
     """The engine I/O a switch's ports take: DPDK switches have DPDK ports only (`dpdk`), kernel
     switches kernel interfaces (never `dpdk`). `auto`: the fastest tester that works here, the

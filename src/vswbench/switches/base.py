@@ -192,17 +192,17 @@ class Switch(ABC):
         return {}
 
     @classmethod
-    def check_options(cls, options: dict[str, str]) -> None:
+    def check_options(cls, options: Mapping[str, str]) -> None:
         """UsageError for a backend option value this backend cannot take, before anything is
         built (subclasses check values; keys it does not read are refused by unread_options)."""
 
     @classmethod
-    def check_trial_options(cls, options: dict[str, str]) -> None:
+    def check_trial_options(cls, options: Mapping[str, str]) -> None:
         """UsageError when a trial's options lack one this backend cannot run without (shaped:
         its rate, which a campaign adds per point, so check_options cannot ask for it)."""
 
     @classmethod
-    def kernel_tx_problem(cls, options: dict[str, str]) -> str | None:
+    def kernel_tx_problem(cls, options: Mapping[str, str]) -> str | None:
         """Why the in-kernel generator cannot send through this switch with these options (None:
         it can)."""
         if not cls.kernel_tx_ok:

@@ -22,6 +22,7 @@ unchanged), and the recorded placement puts the NFs on the switch CPU, where ovs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import asdict
 from typing import Any
@@ -54,7 +55,7 @@ class Testbed:
 
     def __init__(self, scenario: Scenario, switch_cls: type[Switch], run: Run,
                  placement: Placement | None = None,
-                 options: dict[str, str] | None = None, flows: int = 1) -> None:
+                 options: Mapping[str, str] | None = None, flows: int = 1) -> None:
         self.plan = plan_testbed(scenario, switch_cls, run.id, placement, options, flows)
         self.run = run
         self.switch: Switch | None = None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -68,7 +69,7 @@ def port_mac(index: int, run_id: RunId) -> str:
     return f"02:76:73:{digits[:2]}:{digits[2:]}:{index & 0xff:02x}"
 
 
-def parse_transport(options: dict[str, str], default: str) -> str:
+def parse_transport(options: Mapping[str, str], default: str) -> str:
     from vswbench.errors import UsageError
 
     value = options.get("dpdk_port", default)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from vswbench.errors import VswbenchError
@@ -84,7 +85,7 @@ class Testpmd(Switch):
         self.argv: list[str] = []
 
     @classmethod
-    def check_options(cls, options: dict[str, str]) -> None:
+    def check_options(cls, options: Mapping[str, str]) -> None:
         parse_transport(options, "vhost")
 
     @classmethod

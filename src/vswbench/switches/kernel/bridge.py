@@ -9,6 +9,8 @@ bridge_fdb=learn leaves the table to learning alone (flooding until the hosts ha
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from vswbench.errors import UsageError
 from vswbench.host.netns import ip, mac_address, namespace_exists, run, set_up, wait_link_up
 from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort
@@ -20,7 +22,7 @@ from vswbench.switches.kernel.switch import KernelSwitch
 FDB_MODES = ("static", "learn")
 
 
-def fdb_mode(options: dict[str, str]) -> str:
+def fdb_mode(options: Mapping[str, str]) -> str:
     """Option bridge_fdb (default static), or UsageError before anything is built."""
     mode = options.get("bridge_fdb", "static")
     if mode not in FDB_MODES:
@@ -50,7 +52,7 @@ class BridgeSwitch(KernelSwitch):
         return self.ctx.run_id.ifname("br")
 
     @classmethod
-    def check_options(cls, options: dict[str, str]) -> None:
+    def check_options(cls, options: Mapping[str, str]) -> None:
         super().check_options(options)
         fdb_mode(options)
 

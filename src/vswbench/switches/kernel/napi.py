@@ -20,6 +20,7 @@ VM's DAMON thread, woken every 0.5 s) held the CPU for 4 ms while a veth's napi 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +41,7 @@ PLACEMENT_HELP = {
                       "normal")}
 
 
-def placement_option(options: dict[str, str], key: str) -> str:
+def placement_option(options: Mapping[str, str], key: str) -> str:
     """The value of a placement option (its default when not given); UsageError if not allowed."""
     allowed = PLACEMENT_OPTIONS[key]
     value = options.get(key, allowed[0])

@@ -21,6 +21,7 @@ than the bucket. The shaper's own timer runs wherever the kernel fires it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from vswbench.errors import UsageError
@@ -61,7 +62,7 @@ class Shaper:
                 "limit", str(self.limit_bytes)]
 
 
-def shaper_from_options(options: dict[str, str]) -> Shaper:
+def shaper_from_options(options: Mapping[str, str]) -> Shaper:
     raw = options.get("shape_pps")
     if raw is None:
         raise UsageError("switch shaped needs a rate: --shape-pps N (packets/s, e.g. 100k)")
@@ -102,13 +103,13 @@ class ShapedSwitch(KernelSwitch):
     calibration = True
 
     @classmethod
-    def check_options(cls, options: dict[str, str]) -> None:
+    def check_options(cls, options: Mapping[str, str]) -> None:
         super().check_options(options)
         if "shape_pps" in options or "shape_frame_size" in options:
             shaper_from_options({"shape_pps": "1", **options})   # finite and within bounds
 
     @classmethod
-    def check_trial_options(cls, options: dict[str, str]) -> None:
+    def check_trial_options(cls, options: Mapping[str, str]) -> None:
         shaper_from_options(options)
 
     @classmethod

@@ -4,7 +4,7 @@ macvlan build their links their own way). Port plumbing follows links.py, the pl
 receive work napi.py."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from vswbench.errors import UsageError
@@ -29,12 +29,12 @@ class KernelSwitch(Switch):
     kernel_tx_ok = True                 # in napi mode the switch side of each veth has NAPI
 
     @classmethod
-    def check_options(cls, options: dict[str, str]) -> None:
+    def check_options(cls, options: Mapping[str, str]) -> None:
         for key in PLACEMENT_OPTIONS:
             placement_option(options, key)
 
     @classmethod
-    def kernel_tx_problem(cls, options: dict[str, str]) -> str | None:
+    def kernel_tx_problem(cls, options: Mapping[str, str]) -> str | None:
         if options.get("kernel_mode") == "softirq":
             return ("kernel_mode=softirq: the switch side of the tester's veth has no NAPI, so "
                     "frames the kernel transmits there are dropped uncounted")

@@ -29,6 +29,7 @@ pinned NAPI thread (measured: the threads then carry it).
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Mapping
 
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.netns import mac_address, wait_link_up
@@ -58,7 +59,7 @@ class VethSwitch(KernelSwitch):
         return kernel_versions()
 
     @classmethod
-    def check_options(cls, options: dict[str, str]) -> None:
+    def check_options(cls, options: Mapping[str, str]) -> None:
         super().check_options(options)
         nf_kind(options)
 

@@ -15,6 +15,7 @@ the daemon for seconds while it touches a shared pool sized for many ports.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from vswbench.errors import CommandError, UsageError, VswbenchError
@@ -79,7 +80,7 @@ class OvsDpdk(Ovs):
         self.links: dict[str, DpdkLink] = {}
 
     @classmethod
-    def check_options(cls, options: dict[str, str]) -> None:
+    def check_options(cls, options: Mapping[str, str]) -> None:
         opts = parse_ovs_options(options, cls.name)
         if opts.exact or opts.clones > 1:
             # The engine's DPDK ports carry no address of the container's (the per-flow rules

@@ -27,7 +27,7 @@ Backend options (`--option KEY=VALUE`, or a campaign study's `options = {KEY = V
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from vswbench.errors import UsageError
@@ -53,7 +53,7 @@ class OvsOptions:
         return self.flow_table == "exact"
 
 
-def parse_ovs_options(options: dict[str, str], switch: str = "ovs") -> OvsOptions:
+def parse_ovs_options(options: Mapping[str, str], switch: str = "ovs") -> OvsOptions:
     """The OVS options of a backend option table; UsageError naming the option and its values."""
     mode = options.get("ovs_mode", "p2p")
     if mode not in MODES:

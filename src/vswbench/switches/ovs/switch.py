@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,7 +94,7 @@ class Ovs(FunctionOptions, Switch):
         self._regs: list[Registration] = []
 
     @classmethod
-    def check_options(cls, options: dict[str, str]) -> None:
+    def check_options(cls, options: Mapping[str, str]) -> None:
         opts = parse_ovs_options(options, cls.name)
         fn = parse_function(options, cls.name)
         if fn.name != "l2" and (opts.mode != "p2p" or opts.exact or opts.clones != 1):

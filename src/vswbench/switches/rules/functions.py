@@ -20,7 +20,7 @@ Pure: the tables and rule texts, no root, unit-tested alone; the backends instal
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +52,7 @@ class Function:
         return f"{self.name} N={self.table_size:,}" if self.table_size else self.name
 
 
-def parse_function(options: dict[str, str], switch: str = "") -> Function:
+def parse_function(options: Mapping[str, str], switch: str = "") -> Function:
     """The function of a backend option table; UsageError naming the value and the choices."""
     who = f"switch {switch}: " if switch else ""
     name = options.get("function", "l2")
@@ -95,7 +95,7 @@ class FunctionOptions:
         return str(L3_BASE) if self.function.name == "l3" else default
 
 
-def function_problem(switch: str, supported: frozenset[str], options: dict[str, str]) -> str | None:
+def function_problem(switch: str, supported: frozenset[str], options: Mapping[str, str]) -> str | None:
     """Why `switch` cannot run the function of these options (a bad value, or a function it has
     not got, with the ones it has), or None."""
     try:
