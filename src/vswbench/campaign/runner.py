@@ -29,11 +29,10 @@ from vswbench.campaign.estimate import (EST_SECONDS, MAX_POINTS_WITHOUT_YES,  # 
                                        campaign_size, estimate, estimates, testbed_key)
 from vswbench.campaign.identity import check_campaign
 from vswbench.campaign.spec import CampaignSpec, Point, expand, search_twin
-from vswbench.engine.params import TrialParams, parse_churn
 from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
                                      method_context, plan_method, profile_at)
-from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import trial_options
 from vswbench.results.export import point_record
 from vswbench.results.points import read_point
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
@@ -107,11 +106,10 @@ def plan_for(point: Point) -> MethodPlan:
     tester, switch, nf = placement_cpus(point.placement, nfs)
     # the warm-up sends every flow at least once (switches that cache per flow install them all)
     warmup = max(1.0, point.flows / WARMUP_RATE)
-    arrival, life = parse_churn(point.churn)
-    traffic = TrialParams(FrameSize.parse(point.size), warmup=warmup, flows=point.flows, burst=point.burst,
-                          io=point.io, flow_arrival=arrival, flow_life=life)
-    trial = TrialOptions(point.switch, point.scenario, traffic, tester, switch, nf,
-                         dict(point.options), unpinned=point.placement == "unpinned")
+    trial = trial_options(point.switch, point.scenario, size=FrameSize.parse(point.size),
+                          flows=point.flows, burst=point.burst, io=point.io, warmup=warmup,
+                          churn=point.churn, tester_cpu=tester, switch_cpu=switch, nf_cpus=nf,
+                          options=dict(point.options), unpinned=point.placement == "unpinned")
     shape = None if point.shape_pps is None else str(point.shape_pps)
     return plan_method(MethodOptions(trial, shape))
 

@@ -6,18 +6,20 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 
-from vswbench.engine.params import (MAX_BURST, MAX_FLOWS, TrialParams, parse_churn,
+from vswbench.engine.params import (MAX_BURST, MAX_FLOWS, parse_churn,
                                     seconds_problem)
 from vswbench.errors import UsageError
 from vswbench.safefile import check_output_file, write_text
 from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
 from vswbench.measure.plan import TrialOptions, parse_options
+from vswbench.measure.plan import trial_options as build_trial_options
 from vswbench.switches.rules.functions import DEFAULT_TABLE_SIZE, FUNCTIONS, MAX_L3_TABLE, TABLE_FUNCTIONS
 from vswbench.units import FrameSize
 
@@ -173,20 +175,21 @@ def trial_options(kw: dict[str, Any], *, rate_pps: float | None = None,
                   duration: float | None = None) -> TrialOptions:
     """TrialOptions from the parsed placement and traffic options (a method varies the rate and
     duration of its trials: the record's defaults stand until then)."""
-    arrival, life = parse_churn(kw.get("churn"))
-    traffic = TrialParams(kw["size"], flows=kw["flows"], burst=kw["burst"], io=kw["io"],
-                          warmup=kw["warmup"], flow_arrival=arrival, flow_life=life)
-    if rate_pps is not None and duration is not None:
-        traffic = traffic.at(rate_pps, duration, kw["warmup"])
+    parse_churn(kw.get("churn"))      # a bad --churn is refused first, as it always was
     if kw.get("unpinned") and any(kw.get(k) is not None for k in ("tester_cpu", "switch_cpu",
                                                                     "nf_cpus")):
         raise UsageError("--unpinned pins nothing: leave out --tester-cpu, --switch-cpu and "
                          "--nf-cpus")
     flag_conflicts(kw)
-    return TrialOptions(kw["switch"], kw["scenario"], traffic, kw["tester_cpu"],
-                        kw["switch_cpu"], kw["nf_cpus"],
-                        parse_options(tuple(kw["options"]) + function_options(kw)),
-                        unpinned=bool(kw.get("unpinned")))
+    trial = build_trial_options(
+        kw["switch"], kw["scenario"], size=kw["size"], flows=kw["flows"], burst=kw["burst"],
+        io=kw["io"], warmup=kw["warmup"], churn=kw.get("churn"), tester_cpu=kw["tester_cpu"],
+        switch_cpu=kw["switch_cpu"], nf_cpus=kw["nf_cpus"],
+        options=parse_options(tuple(kw["options"]) + function_options(kw)),
+        unpinned=bool(kw.get("unpinned")))
+    if rate_pps is not None and duration is not None:
+        trial = replace(trial, traffic=trial.traffic.at(rate_pps, duration, kw["warmup"]))
+    return trial
 
 
 def flag_conflicts(kw: dict[str, Any]) -> None:

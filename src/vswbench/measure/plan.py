@@ -15,13 +15,14 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from vswbench.engine.params import TrialParams
+from vswbench.engine.params import TrialParams, parse_churn
 from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.trial import TrialResult
 from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
 from vswbench.switches.chain.nf import check_nf
 from vswbench.switches.options import check_keys
+from vswbench.units import FrameSize
 
 
 class SwitchUnavailable(VswbenchError):
@@ -64,6 +65,19 @@ class TrialOptions:
     # a campaign point's options table)
     options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     unpinned: bool = False          # no CPU pinning at all: the scheduler places everything
+
+
+def trial_options(switch: str, scenario: str, *, size: FrameSize, flows: int, burst: int,
+                  io: str, warmup: float, churn: str | None, tester_cpu: int | None,
+                  switch_cpu: int | None, nf_cpus: str | None, options: Mapping[str, str],
+                  unpinned: bool) -> TrialOptions:
+    """TrialOptions, built one way for a campaign point (campaign/runner.py) and for the command
+    line's flags (cli/common.py): the traffic record and where the trial runs."""
+    arrival, life = parse_churn(churn)
+    traffic = TrialParams(size, warmup=warmup, flows=flows, burst=burst, io=io,
+                          flow_arrival=arrival, flow_life=life)
+    return TrialOptions(switch, scenario, traffic, tester_cpu, switch_cpu, nf_cpus,
+                        MappingProxyType(dict(options)), unpinned)
 
 
 def _cpu(value: int, flag: str, cpus: int) -> int:
