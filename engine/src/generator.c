@@ -22,6 +22,8 @@ int txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct 
 	g->flows = t->flows ? t->flows : 1;
 	if (g->rate > 0)
 		g->ticks_per_burst = tsc_hz() * g->burst / g->rate;
+	if (g->rate > 0 && en->o.gap_us > 0)
+		g->gap_ticks = (uint64_t)(en->o.gap_us * 1e-6 * tsc_hz());
 	g->kern = en->ops->kern;
 	if (t->flow_arrival > 0) {
 		if (churn_supported(en, t, e))
@@ -82,8 +84,31 @@ uint64_t txgen_next_due(const struct txgen *g)
 {
 	if (g->rate <= 0)
 		return 0;
-	uint64_t departures = g->sent / g->burst;
+	uint64_t departures = (g->sent + g->skipped) / g->burst;
 	return g->start_tsc + (uint64_t)(departures * g->ticks_per_burst);
+}
+
+/* A gap: the generator fell behind its schedule by more than gap_ticks since its last step (the
+ * thread did not run: a stall of the tester's CPU; a slow generator falls behind a little at each
+ * step, and a deliberate sleep until a departure makes no lateness). The whole departures due in
+ * the gap are skipped, counted, and not sent back to back afterwards. */
+static void skip_gap(struct txgen *g, uint64_t now)
+{
+	if (!g->gap_ticks)
+		return;
+	uint64_t next = txgen_next_due(g);
+	int64_t late = now > next ? (int64_t)(now - next) : 0;
+	int64_t grew = late - (g->late > 0 ? g->late : 0);
+	if (grew > (int64_t)g->gap_ticks) {
+		uint64_t departures = (uint64_t)(grew / g->ticks_per_burst);
+		g->skipped += departures * g->burst;
+		g->gaps++;
+		if ((uint64_t)grew > g->gap_max_ticks)
+			g->gap_max_ticks = (uint64_t)grew;
+		next = txgen_next_due(g);
+		late = now > next ? (int64_t)(now - next) : 0;
+	}
+	g->late = late;
 }
 
 unsigned txgen_step(struct txgen *g, uint64_t now)
@@ -92,16 +117,18 @@ unsigned txgen_step(struct txgen *g, uint64_t now)
 	if (g->rate > 0) {
 		if (now < g->start_tsc)
 			return 0;
+		skip_gap(g, now);
 		uint64_t departures = (uint64_t)((now - g->start_tsc) / g->ticks_per_burst) + 1;
 		due = departures * g->burst;
 	} else {
 		due = g->sent + g->batch;
 	}
+	uint64_t pos = g->sent + g->skipped;  /* departures sent or skipped */
 	if (g->limit && due > g->limit)
 		due = g->limit;
-	if (due <= g->sent)
+	if (due <= pos)
 		return 0;
-	unsigned n = (unsigned)VSB_MIN(due - g->sent, (uint64_t)g->batch);
+	unsigned n = (unsigned)VSB_MIN(due - pos, (uint64_t)g->batch);
 	if (g->kern) { /* the kernel builds, stamps and sends them; the totals are its counters */
 		uint64_t before = g->sent;
 		int err = g->kern->gen_send(g->port, n, &g->sent, &g->bytes);

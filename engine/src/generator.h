@@ -24,6 +24,10 @@ struct txgen {
 	uint64_t start_tsc;
 	double ticks_per_burst;
 	uint64_t sent, bytes;
+	/* tester gaps (opts.h VSB_GAP_US): departures skipped because the generator did not run */
+	uint64_t gap_ticks;              /* 0: a late generator catches up */
+	uint64_t skipped, gaps, gap_max_ticks;
+	int64_t late;                    /* ticks behind the schedule after the last step */
 	unsigned size_idx;
 	uint32_t flow, flows;
 	const struct io_kern_ops *kern;  /* in-kernel generator (xdplive): batch = frames per call */
@@ -41,7 +45,7 @@ void txgen_churn_done(const struct txgen *g, struct engine *en, struct trial_res
 /* 0 if this engine can churn with t's arrival and life, else an error code with e filled. */
 int churn_supported(const struct engine *en, const struct trial_params *t, struct vsb_error *e);
 unsigned txgen_step(struct txgen *g, uint64_t now);
-/* TSC of the next departure (now if unpaced or behind). */
+/* TSC of the next departure (now if unpaced or behind); skipped departures count as gone. */
 uint64_t txgen_next_due(const struct txgen *g);
 /* Sleep (coarsely) and spin (finely) until `when`, or until stop. */
 void wait_until(uint64_t when);

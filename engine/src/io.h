@@ -59,13 +59,17 @@ struct io_kern_ops {
 			   uint32_t flows, struct vsb_error *e);
 	/* The run's schedule, kept by the kernel: departures of `burst` frames every period_ns from
 	 * start_ns (CLOCK_MONOTONIC; period_ns 0 = as fast as possible), nothing from end_ns on (0 = no
-	 * end), at most `limit` frames (0 = no limit). */
+	 * end), at most `limit` frames (0 = no limit), sent or skipped: departures due while the
+	 * program did not run for more than gap_ns (a stall of the tester's CPU) are skipped and
+	 * counted, not sent back to back afterwards (0: caught up). */
 	int (*gen_schedule)(struct io_port *p, uint64_t start_ns, double period_ns, unsigned burst,
-			    uint64_t end_ns, uint64_t limit);
+			    uint64_t end_ns, uint64_t limit, uint64_t gap_ns);
 	/* One run of n iterations now: each sends a frame if the schedule says so. *frames and *bytes:
 	 * exact totals since gen_prepare (read back from the kernel, not assumed). 0, or -errno (a
 	 * signal ending the call early is not an error). */
 	int (*gen_send)(struct io_port *p, uint32_t n, uint64_t *frames, uint64_t *bytes);
+	/* The run's skipped departures (frames), gaps and longest gap (ns) so far. */
+	void (*gen_gaps)(struct io_port *p, uint64_t *skipped, uint64_t *gaps, uint64_t *max_ns);
 	/* CLOCK_MONOTONIC ns of the last frame sent. */
 	uint64_t (*gen_last_ns)(struct io_port *p);
 	/* Frames per gen_send call of an unpaced run: a run stops on time. */

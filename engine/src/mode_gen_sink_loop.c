@@ -54,14 +54,15 @@ static uint64_t kern_send_phase(struct engine *en, struct txgen *g, struct port 
 	uint64_t end = seconds > 0 ? start + (uint64_t)(seconds * tsc_hz()) : UINT64_MAX;
 	uint64_t end_ns = seconds > 0 ? start_ns + (uint64_t)(seconds * 1e9) : 0;
 	double period_ns = g->rate > 0 ? 1e9 * g->burst / g->rate : 0;
-	int err = g->kern->gen_schedule(g->port, start_ns, period_ns, g->burst, end_ns, g->limit);
+	uint64_t gap_ns = g->rate > 0 && en->o.gap_us > 0 ? (uint64_t)(en->o.gap_us * 1e3) : 0;
+	int err = g->kern->gen_schedule(g->port, start_ns, period_ns, g->burst, end_ns, g->limit, gap_ns);
 	if (err) {
 		g->kern_err = err;
 		return start;
 	}
 	txgen_start(g, start);
 	uint64_t now = start, iters = g->rate > 0 ? 16384 : g->batch;
-	while (!vsb_stop && now < end && (!g->limit || g->sent < g->limit) && !g->kern_err) {
+	while (!vsb_stop && now < end && (!g->limit || g->sent + g->skipped < g->limit) && !g->kern_err) {
 		uint64_t t0 = now;
 		uint32_t n = (uint32_t)iters;
 		if (g->rate <= 0 && g->limit && g->limit - g->sent < n)
@@ -69,6 +70,9 @@ static uint64_t kern_send_phase(struct engine *en, struct txgen *g, struct port 
 		err = g->kern->gen_send(g->port, n, &g->sent, &g->bytes);
 		if (err)
 			g->kern_err = err;
+		uint64_t max_ns;
+		g->kern->gen_gaps(g->port, &g->skipped, &g->gaps, &max_ns);
+		g->gap_max_ticks = (uint64_t)(max_ns * 1e-9 * tsc_hz());
 		now = tsc_now();
 		if (g->rate > 0 && now > t0) { /* about 10 ms per call */
 			double per_s = n / ((now - t0) / tsc_hz());
@@ -84,7 +88,7 @@ static uint64_t kern_send_phase(struct engine *en, struct txgen *g, struct port 
 	 * dropped) */
 	if (now >= end && end != UINT64_MAX)
 		return end;
-	if (g->limit && g->sent >= g->limit) {
+	if (g->limit && g->sent + g->skipped >= g->limit) {
 		uint64_t last = g->kern->gen_last_ns(g->port);
 		double s = last > start_ns ? (last - start_ns + period_ns) / 1e9 : 0;
 		return start + (uint64_t)(s * tsc_hz());
@@ -99,14 +103,15 @@ static uint64_t send_phase(struct engine *en, struct txgen *g, struct port *rxp,
 	if (kern_paced(g))
 		return kern_send_phase(en, g, rxp, seconds, k);
 	if (g->kern) /* the schedule is kept here: the kernel sends what each call asks for */
-		g->kern->gen_schedule(g->port, 0, 0, 1, 0, g->limit);
+		g->kern->gen_schedule(g->port, 0, 0, 1, 0, g->limit, 0);
 	uint64_t start = tsc_now();
 	uint64_t end = seconds > 0 ? start + (uint64_t)(seconds * tsc_hz()) : UINT64_MAX;
 	struct io_buf b[IO_MAX_BATCH];
 	int krx = rxp && en->ops->kern; /* the kernel accounts what arrives: nothing to poll here */
 	txgen_start(g, start);
 	uint64_t now = start;
-	while (!vsb_stop && now < end && (!g->limit || g->sent < g->limit) && !g->kern_err) {
+	while (!vsb_stop && now < end && (!g->limit || g->sent + g->skipped < g->limit) &&
+	       !g->kern_err) {
 		txgen_step(g, now);
 		if (rxp && !krx) {
 			unsigned n = en->ops->rx_get(rxp->io, b, en->o.batch, 0);
@@ -133,12 +138,19 @@ static uint64_t send_phase(struct engine *en, struct txgen *g, struct port *rxp,
 static double tx_period(const struct txgen *g, uint64_t end)
 {
 	double s = (end - g->start_tsc) / tsc_hz();
-	if (g->rate > 0 && g->limit && g->sent >= g->limit) {
-		double sched = (double)g->sent / g->rate;
+	if (g->rate > 0 && g->limit && g->sent + g->skipped >= g->limit) {
+		double sched = (double)(g->sent + g->skipped) / g->rate;
 		if (sched > s)
 			s = sched;
 	}
 	return s;
+}
+
+static void tx_gaps(const struct txgen *g, struct trial_result *r)
+{
+	r->tx_skipped = g->skipped;
+	r->tx_gaps = g->gaps;
+	r->tx_gap_max_s = g->gap_max_ticks / tsc_hz();
 }
 
 static void check_rate(const struct trial_params *t, struct trial_result *r)
@@ -148,7 +160,7 @@ static void check_rate(const struct trial_params *t, struct trial_result *r)
 			   "carried no frame", t->rate, t->flow_arrival);
 	if (t->rate <= 0 || r->tx_s <= 0)
 		return;
-	double achieved = r->tx_frames / r->tx_s;
+	double achieved = (r->tx_frames + r->tx_skipped) / r->tx_s; /* skipped: the tester's gaps */
 	if (achieved < 0.99 * t->rate)
 		trial_warn(r, "requested %.0f pps but achieved only %.0f pps (%.1f %%): the generator is the "
 			   "bottleneck at this rate", t->rate, achieved, 100.0 * achieved / t->rate);
@@ -213,6 +225,7 @@ int run_gen(struct engine *en, const struct trial_params *t, struct trial_result
 	txgen_churn_done(&g, en, r);
 	r->tx_frames = g.sent;
 	r->tx_bytes = g.bytes;
+	tx_gaps(&g, r);
 	r->tx_s = tx_period(&g, end);
 	r->interrupted = vsb_stop;
 	check_rate(t, r);
@@ -305,6 +318,7 @@ int run_loop(struct engine *en, const struct trial_params *t, struct trial_resul
 	txgen_churn_done(&g, en, r);
 	r->tx_frames = g.sent;
 	r->tx_bytes = g.bytes;
+	tx_gaps(&g, r);
 	r->tx_s = tx_period(&g, end);
 	r->rx_s = r->tx_s;
 	r->interrupted = vsb_stop;

@@ -21,6 +21,8 @@ void usage(FILE *f)
 		"  --flows N  --flow-field sport|sip|smac|smac+sip|dport|dip  --duration S  --count N\n"
 		"  --flow-arrival A --flow-life D (churn: A new flows/s, each living D s)\n"
 		"  --interval S  --idle S  --warmup S  --drain S  --drain-quiet S  --stream-id N  --batch N\n"
+		"  --gap-us U (paced: departures due while the tester did not run for more than U us are\n"
+		"    skipped and counted, not sent at once afterwards; 0: catch up) [100]\n"
 		"  --src-mac M --dst-mac M (per port) --src-ip A --dst-ip A --src-port P --dst-port P\n"
 		"  --busy-poll|--no-busy-poll  --xdp-mode auto|native|generic  --rx-ring v2|v3\n"
 		"  --rewrite-mac  --no-hist  --ring N (frames per ring)\n");
@@ -73,7 +75,7 @@ enum {
 	O_NETNS = 256, O_CPU, O_PORT, O_IO, O_SIZE, O_RATE, O_BURST, O_FLOWS, O_FIELD, O_DURATION,
 	O_COUNT, O_INTERVAL, O_IDLE, O_WARMUP, O_DRAIN, O_STREAM, O_BATCH, O_SMAC, O_DMAC, O_SIP, O_DIP,
 	O_SPORT, O_DPORT, O_BUSY, O_NOBUSY, O_XDPMODE, O_RXRING, O_REWRITE, O_NOHIST, O_HELP, O_RING, O_EALARGS,
-	O_ARRIVAL, O_LIFE, O_QUIET,
+	O_ARRIVAL, O_LIFE, O_QUIET, O_GAP,
 };
 
 static const struct option longopts[] = {
@@ -81,7 +83,7 @@ static const struct option longopts[] = {
 	{"size", 1, 0, O_SIZE}, {"rate", 1, 0, O_RATE}, {"burst", 1, 0, O_BURST},
 	{"flows", 1, 0, O_FLOWS}, {"flow-field", 1, 0, O_FIELD}, {"duration", 1, 0, O_DURATION},
 	{"count", 1, 0, O_COUNT}, {"interval", 1, 0, O_INTERVAL}, {"idle", 1, 0, O_IDLE},
-	{"warmup", 1, 0, O_WARMUP}, {"drain", 1, 0, O_DRAIN}, {"drain-quiet", 1, 0, O_QUIET}, {"stream-id", 1, 0, O_STREAM},
+	{"warmup", 1, 0, O_WARMUP}, {"drain", 1, 0, O_DRAIN}, {"drain-quiet", 1, 0, O_QUIET}, {"gap-us", 1, 0, O_GAP}, {"stream-id", 1, 0, O_STREAM},
 	{"batch", 1, 0, O_BATCH}, {"src-mac", 1, 0, O_SMAC}, {"dst-mac", 1, 0, O_DMAC},
 	{"src-ip", 1, 0, O_SIP}, {"dst-ip", 1, 0, O_DIP}, {"src-port", 1, 0, O_SPORT},
 	{"dst-port", 1, 0, O_DPORT}, {"busy-poll", 0, 0, O_BUSY}, {"no-busy-poll", 0, 0, O_NOBUSY},
@@ -104,6 +106,7 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 	o->drain = 0.5;
 	o->stream_id = 1;
 	o->batch = 64;
+	o->gap_us = VSB_GAP_US;
 	o->busy_poll = -1;
 	o->hist = 1;
 	o->sport = 1024;
@@ -180,6 +183,10 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 		case O_STREAM:
 			if (parse_u64(a, 0, 65535, &u)) BAD("--stream-id %s: expected 0..65535", a);
 			o->stream_id = u;
+			break;
+		case O_GAP:
+			if (parse_secs(a, &o->gap_us))
+				BAD("--gap-us %s: expected microseconds >= 0 (0: a late generator catches up)", a);
 			break;
 		case O_BATCH:
 			if (parse_u64(a, 1, 256, &u)) BAD("--batch %s: expected 1..256", a);

@@ -8,6 +8,12 @@
 
 #define MAX_PORTS 2
 
+/* A paced generator that did not run for longer than this (a host stall of the tester's CPU) skips
+ * the departures due in that gap instead of sending them back to back afterwards: a catch-up
+ * burst at the generator's peak rate overflows the switch port's ring (veth: 256 frames) and
+ * would be counted as the switch's loss. The skipped departures are reported (tx_skipped). */
+#define VSB_GAP_US 100.0
+
 struct opts {
 	const char *netns;
 	int cpu;                     /* -1: not pinned */
@@ -26,6 +32,7 @@ struct opts {
 	double interval, idle, warmup, drain, drain_quiet;
 	uint16_t stream_id;
 	unsigned batch;
+	double gap_us;               /* paced: a tester gap longer than this skips its departures (0: catch up) */
 	unsigned ring;               /* frames per ring, 0 = backend default */
 	int busy_poll;               /* -1 = mode default */
 	int xdp_mode;

@@ -173,6 +173,9 @@ void emit_final(struct engine *en, const struct trial_params *t, struct trial_re
 	jout_dbl(&j, "achieved_pps", achieved);
 	jout_dbl(&j, "rx_pps", rx_pps);
 	jout_u64(&j, "tx_frames", r->tx_frames);
+	jout_u64(&j, "tx_skipped", r->tx_skipped);
+	jout_u64(&j, "tx_gaps", r->tx_gaps);
+	jout_dbl(&j, "tx_gap_max_us", r->tx_gap_max_s * 1e6);
 	jout_u64(&j, "tx_bytes", r->tx_bytes);
 	jout_dbl(&j, "tx_gbps_wire", period > 0 ? (r->tx_bytes + 20.0 * r->tx_frames) * 8 / period / 1e9 : 0);
 	jout_u64(&j, "rx_frames", tot.rx);

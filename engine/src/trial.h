@@ -34,6 +34,8 @@ struct trial_result {
 	uint64_t fwd_frames[MAX_PORTS];  /* reflect/fwd: frames sent out of port i */
 	uint64_t tx_dropped;             /* fwd/reflect: frames that found no TX slot */
 	double tx_s;                     /* sending period, s */
+	uint64_t tx_skipped, tx_gaps;    /* departures skipped in the tester's gaps (opts.h VSB_GAP_US) */
+	double tx_gap_max_s;             /* the longest gap */
 	double rx_s;                     /* receive period, s */
 	double cpu_s;
 	int latency_kind;                /* 0 none, 1 one-way, 2 round-trip */

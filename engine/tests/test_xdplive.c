@@ -261,6 +261,45 @@ static void test_gen_schedule(void)
 		if (vsb_gen_due(&c, &st, t))
 			st.frames++;
 	CHECK_EQ(st.frames, 7);
+	/* a gap of the program (a tester stall): the departures due in it are skipped, counted, and
+	 * not sent back to back; the limit counts them; without gap_ns the old catch-up */
+	struct vsb_gen_cfg gc = {.period_fp = 1000 * 1024, .burst = 1, .gap_ns = 100000, .limit = 500};
+	memset(&st, 0, sizeof(st));
+	unsigned run = 0, after = 0;
+	for (uint64_t t = 0; t < 100000; t += 7)  /* 100 departures on time */
+		if (vsb_gen_due(&gc, &st, t))
+			st.frames++;
+	CHECK_EQ(st.frames, 100);
+	CHECK_EQ(st.skipped, 0);
+	uint64_t t = 100000 + 300000;  /* a 300 us gap: 300 departures missed */
+	while (vsb_gen_due(&gc, &st, t)) {
+		st.frames++;
+		run++;
+	}
+	CHECK(run <= 2);               /* at most the departure due now, not 300 back to back */
+	CHECK(st.skipped >= 299 && st.skipped <= 300);
+	CHECK_EQ(st.gaps, 1);
+	CHECK(st.gap_max_ns >= 300000 && st.gap_max_ns < 300010);
+	for (t += 7; t < 2000000; t += 7)
+		if (vsb_gen_due(&gc, &st, t)) {
+			st.frames++;
+			after++;
+		}
+	CHECK_EQ(st.frames + st.skipped, 500);
+	/* a gap shorter than gap_ns is caught up, as before */
+	memset(&st, 0, sizeof(st));
+	st.frames = 0;
+	for (t = 0; t < 10000; t += 7)
+		if (vsb_gen_due(&gc, &st, t))
+			st.frames++;
+	run = 0;
+	while (vsb_gen_due(&gc, &st, 10000 + 50000)) {
+		st.frames++;
+		run++;
+	}
+	CHECK(run >= 50 && run <= 51);
+	CHECK_EQ(st.skipped, 0);
+	(void)after;
 	/* unpaced: every iteration */
 	struct vsb_gen_cfg u = {.burst = 1};
 	memset(&st, 0, sizeof(st));

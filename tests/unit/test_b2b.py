@@ -21,6 +21,7 @@ class FakeResult:
     tx_frames: int
     lost: int
     tx_pps: float
+    tx_skipped: int = 0
 
 
 class SimulatedDut:

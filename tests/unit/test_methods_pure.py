@@ -135,7 +135,8 @@ def test_repeated_points_take_the_median_repetition():
                             switch_useful_cycles_per_packet=None,
                             counters_agree=True, latency_us={"p50": 5.0, "p99": p99},
                             latency_kind="one-way", drops={}, cpu={}, histogram=[],
-                            cycles_per_packet_by_process={}, nf_counters={})
+                            cycles_per_packet_by_process={}, nf_counters={}, tx_skipped=0,
+                            tester_gaps=0, tester_gap_max_us=None)
         return LoadTrial(1000.0, None, SessionTrial(r, 1000.0, 1.0, 1000, 1.05))  # type: ignore
 
     runs = [[point(990, 10.0)], [point(1000, 30.0)], [point(995, 20.0)]]

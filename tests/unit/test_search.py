@@ -25,6 +25,9 @@ class FakeResult:
     switch_useful_cycles_per_packet: float | None = None
     counters_agree: bool = True
     host_stall: str | None = None
+    tx_skipped: int = 0
+    tester_gaps: int = 0
+    tester_gap_max_us: float | None = None
 
     @property
     def rx_frames(self) -> int:
@@ -275,3 +278,39 @@ def test_classic_ndr_counts_every_trial():
     assert classic_ndr([trial(100, 0), trial(200, 3), trial(300, 0)]) == 100
     assert classic_ndr([trial(100, 1)]) is None
     assert classic_ndr([trial(100, 0), trial(300, 0)]) == 300
+
+
+class SkippingDut(SimulatedDut):
+    """A simulated DUT whose tester's CPU stops now and then: every `every`-th trial's generator
+    skips `share` of its departures (never sent: neither offered nor lost)."""
+
+    def __init__(self, limit: float, every: int, share: float) -> None:
+        super().__init__(limit)
+        self.every, self.share = every, share
+
+    def measure(self, rate_pps: float, duration: float, *, count=None) -> SessionTrial:
+        t = super().measure(rate_pps, duration)
+        if len(self.trials) % self.every == 0:
+            skipped = round(self.share * t.intended_count)
+            t.result.tx_frames -= skipped
+            t.result.lost = min(t.result.lost, t.result.tx_frames)
+            t.result.tx_skipped, t.result.tester_gaps, t.result.tester_gap_max_us = skipped, 3, 9e3
+        return t
+
+
+def test_skipped_departures_are_not_unsent_and_a_trial_short_of_its_load_is_repeated():
+    from vswbench.measure.hoststall import MAX_STALL_REPEATS_PER_SEARCH, TESTER_SKIP_LIMIT
+
+    small = search(SkippingDut(123_456, every=2, share=TESTER_SKIP_LIMIT / 2),  # type: ignore[arg-type]
+                   preset("binary", trial_duration=1.0), min_load=1_000, max_load=400_000)
+    assert small.ndr_pps == pytest.approx(123_456, rel=0.006)   # counted at their load
+    assert not small.rejected and not any(t.unsent_count for t in small.trials)
+    assert any("skipped, not sent back to back" in n for n in small.notes)
+    big = search(SkippingDut(123_456, every=2, share=2 * TESTER_SKIP_LIMIT),  # type: ignore[arg-type]
+                 preset("binary", trial_duration=1.0), min_load=1_000, max_load=400_000)
+    assert big.ndr_pps == pytest.approx(123_456, rel=0.006)
+    assert len(big.rejected) == MAX_STALL_REPEATS_PER_SEARCH
+    assert all("tester gap" in (t.host_stall or "") for t in big.rejected)
+    for i, t in enumerate(big.trials):     # each followed by a repeat at its load
+        if t.rejected:
+            assert big.trials[i + 1].intended_load == t.intended_load

@@ -15,7 +15,9 @@ from vswbench.engine.stalls import (
 from vswbench.errors import VswbenchError
 from vswbench.measure.hoststall import (
     STALL_LOSS_FACTOR,
+    TESTER_SKIP_LIMIT,
     explaining_stall,
+    unoffered_load,
 )
 
 MS = 1_000_000
@@ -55,8 +57,30 @@ def test_a_stall_explains_a_loss_only_beyond_the_ring():
     assert unmonitored("no root").explaining(1e6, 256) is None
 
 
-def _result(lost, stalls, rate=250_000.0):
-    return SimpleNamespace(lost=lost, offered_pps=rate, tx_pps=rate, stalls=stalls, duration_s=1.0)
+def _result(lost, stalls, rate=250_000.0, io="afpacket", skipped=0):
+    return SimpleNamespace(lost=lost, offered_pps=rate, tx_pps=rate, stalls=stalls, duration_s=1.0,
+                           spec={"io": io}, tx_skipped=skipped, tester_gaps=1 if skipped else 0,
+                           tester_gap_max_us=1500.0 if skipped else None,
+                           placement={"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [1]})
+
+
+def test_a_stall_of_the_in_kernel_testers_own_cpu_explains_no_loss():
+    """The in-kernel generator skips the departures due while its CPU stopped (engine --gap-us):
+    such a stall costs the switch nothing; a polling tester's CPU receives too, so it can."""
+    on_tester = summarize([Stall(0, "vcpu", 10 * MS, 2000.0)], 0, 100 * MS, [0, 1])
+    assert explaining_stall(_result(244, on_tester, io="xdplive"), 256) is None
+    assert explaining_stall(_result(244, on_tester, io="afpacket"), 256) is not None
+    on_switch = summarize([Stall(1, "vcpu", 10 * MS, 2000.0)], 0, 100 * MS, [0, 1])
+    assert explaining_stall(_result(244, on_switch, io="xdplive"), 256) is not None
+
+
+def test_a_tester_that_skipped_more_than_its_limit_did_not_offer_the_load():
+    intended = 100_000
+    limit = int(TESTER_SKIP_LIMIT * intended)
+    assert unoffered_load(_result(0, None, skipped=limit), intended) is None
+    why = unoffered_load(_result(0, None, skipped=limit + 1), intended)
+    assert why is not None and "1.50 ms" in why and f"{limit + 1:,} of 100,000" in why
+    assert unoffered_load(_result(0, None, skipped=5), 0) is None
 
 
 def test_classification_needs_loss_a_long_enough_stall_and_a_loss_it_can_explain():
@@ -88,8 +112,7 @@ def test_stalls_after_the_traffic_explain_nothing():
     # a 1 s trial whose only long stall began at 1.5 s (the drain): recorded, not an explanation
     late = summarize([Stall(0, "runq", 1500 * MS, 40_000.0, "vswbench-engine")], 0, 2000 * MS, [0])
     assert late.count == 1
-    r = SimpleNamespace(lost=500, offered_pps=250_000.0, tx_pps=250_000.0, stalls=late,
-                        duration_s=1.0)
+    r = _result(500, late)
     assert explaining_stall(r, 256) is None
     r.stalls = summarize([Stall(0, "runq", 500 * MS, 4000.0, "x")], 0, 2000 * MS, [0])
     assert explaining_stall(r, 256) is not None

@@ -312,6 +312,9 @@ static int gen_prepare(struct io_port *p, const struct frame_tmpl *t, const stru
 static int gen_send(struct io_port *p, uint32_t n, uint64_t *frames, uint64_t *bytes)
 {
 	int rc = 0;
+	/* gaps are those inside a call (the program not run: vsb_gen_gap); the few microseconds
+	 * between two calls are the generator's own overhead, caught up as before */
+	p->gst->iter_ns = 0;
 	if (n) {
 		struct xdp_md ctx = {.data_end = p->tmpl_len, .ingress_ifindex = (uint32_t)p->ifindex};
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->tmpl, .data_size_in = p->tmpl_len,
@@ -326,7 +329,7 @@ static int gen_send(struct io_port *p, uint32_t n, uint64_t *frames, uint64_t *b
 }
 
 static int gen_schedule(struct io_port *p, uint64_t start_ns, double period_ns, unsigned burst,
-			uint64_t end_ns, uint64_t limit)
+			uint64_t end_ns, uint64_t limit, uint64_t gap_ns)
 {
 	struct vsb_gen_cfg c;
 	uint32_t k = 0;
@@ -336,9 +339,19 @@ static int gen_schedule(struct io_port *p, uint64_t start_ns, double period_ns, 
 	c.burst = burst ? burst : 1;
 	c.end_ns = end_ns;
 	c.limit = limit;
+	c.gap_ns = gap_ns;
 	p->gst->in_burst = 0;
+	p->gst->iter_ns = 0;
+	p->gst->skipped = p->gst->gaps = p->gst->gap_max_ns = 0;
 	p->gst->next_fp = start_ns << 10;
 	return bpf_map_update_elem(p->gcfg_fd, &k, &c, 0) ? -errno : 0;
+}
+
+static void gen_gaps(struct io_port *p, uint64_t *skipped, uint64_t *gaps, uint64_t *max_ns)
+{
+	*skipped = __atomic_load_n(&p->gst->skipped, __ATOMIC_RELAXED);
+	*gaps = __atomic_load_n(&p->gst->gaps, __ATOMIC_RELAXED);
+	*max_ns = __atomic_load_n(&p->gst->gap_max_ns, __ATOMIC_RELAXED);
 }
 
 static uint64_t gen_last_ns(struct io_port *p) { return __atomic_load_n(&p->gst->last_ns, __ATOMIC_RELAXED); }
@@ -383,6 +396,7 @@ static unsigned gen_chunk(void)
 
 static const struct io_kern_ops kern_ops = {
 	.gen_prepare = gen_prepare, .gen_schedule = gen_schedule, .gen_send = gen_send,
+	.gen_gaps = gen_gaps,
 	.gen_last_ns = gen_last_ns, .gen_chunk = gen_chunk, .max_sizes = VSB_KMAX_SIZES,
 	.rx_reset = rx_reset, .rx_poll = rx_poll, .rx_collect = rx_collect,
 };

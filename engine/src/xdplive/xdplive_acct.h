@@ -52,6 +52,7 @@ struct vsb_gen_cfg {
 	 * state's next_fp; period_fp 0 = every iteration sends. Nothing is sent from end_ns on (0:
 	 * no end) nor beyond `limit` frames (0: none): those iterations only drop. */
 	__u64 period_fp, end_ns, limit;
+	__u64 gap_ns;          /* a gap longer than this between two iterations skips (0: catch up) */
 	__u32 burst, pad2;
 };
 
@@ -65,14 +66,45 @@ struct vsb_gen_state {         /* written by the program only (one runner: the e
 	__u64 next_fp;         /* next departure, CLOCK_MONOTONIC ns x 1024 */
 	__u64 idle;            /* iterations that sent nothing (early, or past the end) */
 	__u64 last_ns;         /* when the last frame was sent */
+	__u64 iter_ns;         /* when the last iteration ran (0: none yet in this call) */
+	__u64 skipped;         /* departures skipped in gaps, frames */
+	__u64 gaps, gap_max_ns;
 };
+
+/* A gap: more than gap_ns since the last iteration (the CPU did not run the program: a stall of
+ * the tester). The whole departures due in it are skipped and counted (the schedule moves on), so
+ * they are not sent back to back afterwards into the peer's ring. Lateness from before the gap is
+ * kept (caught up as before). */
+VSB_INLINE void vsb_gen_gap(const struct vsb_gen_cfg *c, struct vsb_gen_state *st, __u64 now_ns)
+{
+	__u64 last = st->iter_ns;
+	st->iter_ns = now_ns;
+	if (!c->gap_ns || !c->period_fp || !last || now_ns <= last + c->gap_ns || st->in_burst)
+		return;
+	__u64 gap = now_ns - last, now_fp = now_ns << 10;
+	if (now_fp <= st->next_fp)
+		return;
+	__u64 behind = now_fp - st->next_fp, gap_fp = gap << 10;
+	if (behind > gap_fp)
+		behind = gap_fp;
+	__u64 departures = behind / c->period_fp;
+	if (!departures)
+		return;
+	st->next_fp += departures * c->period_fp;
+	st->skipped += departures * c->burst;
+	st->gaps++;
+	if (gap > st->gap_max_ns)
+		st->gap_max_ns = gap;
+}
 
 /* The generator's pacing decision for one iteration at time now_ns: 1 = send a frame (and the
  * schedule advances), 0 = drop the iteration. A late departure is sent at once, frame after frame,
- * until the schedule is caught up (as the userspace generator does). */
+ * until the schedule is caught up (as the userspace generator does), unless a gap made it late
+ * (vsb_gen_gap: skipped). The limit counts frames sent and skipped. */
 VSB_INLINE int vsb_gen_due(const struct vsb_gen_cfg *c, struct vsb_gen_state *st, __u64 now_ns)
 {
-	if ((c->end_ns && now_ns >= c->end_ns) || (c->limit && st->frames >= c->limit))
+	vsb_gen_gap(c, st, now_ns);
+	if ((c->end_ns && now_ns >= c->end_ns) || (c->limit && st->frames + st->skipped >= c->limit))
 		return 0;
 	if (!c->period_fp)
 		return 1;

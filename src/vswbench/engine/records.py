@@ -70,6 +70,8 @@ class FinalRecord:
     stale: int
     foreign: int
     malformed: int
+    tx_skipped: int
+    tx_gaps: int
     requested_pps: float | None
     achieved_pps: float | None
     rx_pps: float | None
@@ -79,6 +81,7 @@ class FinalRecord:
     ipdv_us: dict[str, Any] | None
     cpu_s: float | None
     cycles_per_packet: float | None
+    tx_gap_max_us: float | None
     hist: tuple[HistogramBucket, ...]
     streams: tuple[dict[str, Any], ...]
     warnings: tuple[str, ...]
@@ -86,7 +89,9 @@ class FinalRecord:
 
 
 REQUIRED_COUNTERS = ("tx_frames", "rx_frames", "lost", "duplicated", "reordered")
-OPTIONAL_COUNTERS = ("stale", "foreign", "malformed")
+# tx_skipped: departures the generator skipped in its own gaps (a stall of the tester's CPU longer
+# than --gap-us; engine/src/opts.h VSB_GAP_US), never sent, so neither offered nor lost
+OPTIONAL_COUNTERS = ("stale", "foreign", "malformed", "tx_skipped", "tx_gaps")
 LATENCY_FIELDS = ("min", "p50", "p90", "p99", "p999", "p9999", "max", "mean", "stddev")
 
 
@@ -212,6 +217,7 @@ def parse_final(record: EngineRecord | dict[str, Any]) -> FinalRecord:
         ipdv_us=ipdv if isinstance(ipdv, dict) else None,
         cpu_s=_num(obj, "cpu_s"),
         cycles_per_packet=_num(obj, "cycles_per_packet"),
+        tx_gap_max_us=_num(obj, "tx_gap_max_us"),
         hist=parse_hist(obj.get("hist")),
         streams=tuple(s for s in streams if isinstance(s, dict)),
         warnings=tuple(str(w.get("msg", w)) if isinstance(w, dict) else str(w) for w in warnings),

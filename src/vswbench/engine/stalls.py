@@ -100,12 +100,13 @@ class TrialStalls:
         return sum(c.stalls for c in self.cpus.values())
 
     def frames_over_ring(self, rate_pps: float, ring_frames: int,
-                         until_ms: float = float("inf")) -> float:
+                         until_ms: float = float("inf"), skip_cpus: Sequence[int] = ()) -> float:
         """Frames the stalls that began before `until_ms` (from the window's start: the end of
         the traffic) can cost: each stretch of stalled time (overlapping stalls, on any CPU of
-        the path, merged: a stopped CPU and the thread it kept waiting are one event) x rate,
-        beyond the ring."""
-        spans = sorted((e[2], e[2] + e[3] / 1000) for e in self.events if e[2] < until_ms)
+        the path but `skip_cpus`, merged: a stopped CPU and the thread it kept waiting are one
+        event) x rate, beyond the ring."""
+        spans = sorted((e[2], e[2] + e[3] / 1000) for e in self.events
+                       if e[2] < until_ms and e[0] not in skip_cpus)
         merged: list[list[float]] = []
         for start, end in spans:
             if merged and start <= merged[-1][1]:
@@ -115,13 +116,15 @@ class TrialStalls:
         return sum(max(0.0, (end - start) * 1e-3 * rate_pps - ring_frames)
                    for start, end in merged)
 
-    def explaining(self, rate_pps: float, ring_frames: int,
-                   until_ms: float = float("inf")) -> list[Any] | None:
-        """The longest stall, begun before `until_ms`, whose length x rate exceeds the ring."""
+    def explaining(self, rate_pps: float, ring_frames: int, until_ms: float = float("inf"),
+                   skip_cpus: Sequence[int] = ()) -> list[Any] | None:
+        """The longest stall, begun before `until_ms` on a CPU not in `skip_cpus`, whose length x
+        rate exceeds the ring."""
         if rate_pps <= 0:
             return None
         for event in self.events:  # longest first
-            if event[2] < until_ms and event[3] * 1e-6 * rate_pps > ring_frames:
+            if (event[2] < until_ms and event[0] not in skip_cpus
+                    and event[3] * 1e-6 * rate_pps > ring_frames):
                 return event
         return None
 

@@ -99,6 +99,21 @@ def open_monitor(testbed: Testbed, pids: Sequence[int] = ()) -> StallMonitor:
                         state=run.state).start()
 
 
+def tester_only_cpus(result: TrialResult) -> tuple[int, ...]:
+    """The CPUs only the tester's generator uses: a stall there cannot cost the switch frames
+    (the engine skips the departures due in its gaps instead of sending them back to back
+    afterwards, engine --gap-us), so it never explains a loss. Only with the in-kernel tester
+    (io xdplive), whose receiving runs where the switch delivers; a polling tester (afpacket,
+    afxdp, dpdk) receives on its own CPU, and a stall there fills the switch's transmit ring."""
+    if result.spec.get("io") != "xdplive":
+        return ()
+    tester, switch = result.placement.get("tester_cpu"), result.placement.get("switch_cpu")
+    nfs = result.placement.get("nf_cpus") or []
+    if not isinstance(tester, int) or tester == switch or tester in nfs:
+        return ()
+    return (tester,)
+
+
 def explaining_stall(result: TrialResult, ring_frames: int) -> str | None:
     """Why this trial is a host-stall trial (None when it is not): it lost frames and a stall of
     the path's CPUs was long enough to explain that loss."""
@@ -107,14 +122,34 @@ def explaining_stall(result: TrialResult, ring_frames: int) -> str | None:
         return None
     rate = result.offered_pps or result.tx_pps
     until_ms = (result.duration_s + TRAFFIC_SLACK_S) * 1000
-    event = stalls.explaining(rate, ring_frames, until_ms)
-    over = stalls.frames_over_ring(rate, ring_frames, until_ms)
+    skip = tester_only_cpus(result)
+    event = stalls.explaining(rate, ring_frames, until_ms, skip)
+    over = stalls.frames_over_ring(rate, ring_frames, until_ms, skip)
     if event is None or result.lost > STALL_LOSS_FACTOR * over:
         return None
     cpu, kind, offset_ms, len_us = event[0], event[1], event[2], event[3]
     what = "the CPU stopped" if kind == "vcpu" else f"{event[4] or 'a thread'} waited"
     return (f"host stall: CPU {cpu} {len_us / 1000:.2f} ms at {offset_ms:.0f} ms ({what}; "
             f"{len_us * 1e-6 * rate:.0f} frames at {rate:,.0f} pps > the {ring_frames}-frame ring)")
+
+
+# A trial whose generator skipped more than this share of its departures (engine --gap-us: its CPU
+# did not run for longer than the gap limit, so the frames due then were never sent, rather than
+# sent back to back afterwards into the switch's ring) did not offer its load: it is measured
+# again, within the search's stall repeats.
+TESTER_SKIP_LIMIT = 0.05
+
+
+def unoffered_load(result: TrialResult, intended_frames: int) -> str | None:
+    """Why this trial did not offer its load (None when it did): its tester skipped more than
+    TESTER_SKIP_LIMIT of the departures in its own gaps."""
+    skipped = result.tx_skipped
+    if intended_frames <= 0 or skipped <= TESTER_SKIP_LIMIT * intended_frames:
+        return None
+    longest = (result.tester_gap_max_us or 0) / 1000
+    return (f"tester gap: the generator's CPU did not run it for up to {longest:.2f} ms "
+            f"({result.tester_gaps} gaps); {skipped:,} of {intended_frames:,} departures "
+            f"({100 * skipped / intended_frames:.1f} %) skipped, never sent")
 
 
 def classify(result: TrialResult, ring_frames: int) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.hoststall import (MAX_STALL_REPEATS, MAX_STALL_REPEATS_PER_SEARCH,
-                                        stall_policy)
+                                        stall_policy, unoffered_load)
 from vswbench.measure.session import DEFAULT_DRAIN_QUIET, SessionTrial, TrialSession
 
 GENERATOR_BOUND_FRACTION = 0.97   # a bound this close to the tester's ceiling is the tester's
@@ -267,6 +267,17 @@ def measure_valid(session: TrialSession, load: float, duration: float,
     again, at most MAX_STALL_REPEATS times (the last one counts whatever it is)."""
     trial = session.measure(load, duration)
     progress(trial)
+    for _ in range(MAX_STALL_REPEATS):    # a tester that did not offer the load: measured again
+        why = unoffered_load(trial.result, trial.intended_count)
+        if why is None or session.stall_repeats_left == 0:
+            break
+        if session.stall_repeats_left is not None:
+            session.stall_repeats_left -= 1
+        trial.rejected = True
+        trial.result.host_stall = trial.result.host_stall or why
+        log.info("trial at %.0f pps rejected: %s", load, why)
+        trial = session.measure(load, duration)
+        progress(trial)
     if session.stall_policy == "excise":
         if trial.host_stall is not None:
             trial.rejected = trial.excised = True
@@ -385,6 +396,15 @@ def search(session: TrialSession, p: Preset, *, min_load: float, max_load: float
             f"{len(counted)} more trial(s) lost frames to a host stall after the search's "
             f"{MAX_STALL_REPEATS_PER_SEARCH} repeats were spent, or on their last repeat: they "
             "count as measured (the machine stalls often: see the report's stall line)")
+    skipped = sum(t.result.tx_skipped for t in result.trials)
+    if skipped:
+        longest = max((t.result.tester_gap_max_us or 0) for t in result.trials) / 1000
+        gaps = sum(t.result.tester_gaps for t in result.trials)
+        result.notes.append(
+            f"the tester's CPU did not run its generator {gaps:,} times for more than the engine's "
+            f"gap limit (longest {longest:.2f} ms): the {skipped:,} departures due then were "
+            "skipped, not sent back to back afterwards into the switch's ring; never sent, "
+            "they are neither offered nor lost")
     unsent = [t for t in result.trials if t.unsent_count]
     if unsent:
         result.notes.append(

@@ -91,8 +91,10 @@ class SessionTrial:
 
     @property
     def unsent_count(self) -> int:
-        """Frames the generator could not send (0 when it kept up within the slack)."""
-        short = self.intended_count - self.offered_count
+        """Frames the generator could not send (0 when it kept up within the slack); departures
+        it skipped in its own gaps (a stall of the tester's CPU) are not counted: they were never
+        due to the switch, and the trial says how many (`skipped`)."""
+        short = self.intended_count - self.offered_count - self.result.tx_skipped
         return short if short > self.unsent_tolerance else 0
 
     @property
@@ -117,7 +119,8 @@ class SessionTrial:
                 "wall_s": round(self.wall_s, 4),
                 "irq_rates": getattr(r, "irq_rates", {}),
                 "host_stall": self.host_stall, "rejected": self.rejected,
-                "excised": self.excised,
+                "excised": self.excised, "tx_skipped": r.tx_skipped,
+                "tester_gaps": r.tester_gaps, "tester_gap_max_us": r.tester_gap_max_us,
                 "stalls": _stall_brief(getattr(r, "stalls", None))}
 
 

@@ -99,6 +99,11 @@ class TrialResult:
     # monitor), and why the trial is a host-stall trial (measure/hoststall.py; None: it is not)
     stalls: TrialStalls | None = None
     host_stall: str | None = None
+    # the generators' own gaps (a stall of the tester's CPU longer than the engine's --gap-us):
+    # departures skipped, never sent (so neither offered nor lost), how many gaps, the longest
+    tx_skipped: int = 0
+    tester_gaps: int = 0
+    tester_gap_max_us: float | None = None
 
     @property
     def counters_agree(self) -> bool:
@@ -413,4 +418,8 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
                                      {k: v.ifname for k, v in testbed.ports.items()},
                                      outcome.switch_before, outcome.switch_after),
         irq_rates=irq_rates(outcome.irq_before, outcome.irq_after),
+        tx_skipped=sum(finals[lab].tx_skipped for lab in drivers),
+        tester_gaps=sum(finals[lab].tx_gaps for lab in drivers),
+        tester_gap_max_us=max((g for lab in drivers if (g := finals[lab].tx_gap_max_us)),
+                              default=None),
         **dict(zip(("jitter_us", "ipdv_us"), merge_delay_variation(rx_finals))))

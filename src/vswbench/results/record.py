@@ -64,6 +64,9 @@ class LoadPoint:
     ipdv_us: tuple[float | None, float | None, float | None] = (None, None, None)  # p1 p50 p99
     counters_agree: bool | None = None
     excised: bool = False               # a host stall's loss taken out (measure/hoststall.py)
+    tx_skipped: int = 0                 # departures skipped in the tester's own gaps (never sent)
+    tester_gaps: int = 0
+    tester_gap_max_us: float | None = None
 
 
 def load_point(raw: Any) -> LoadPoint | None:
@@ -96,7 +99,9 @@ def load_point(raw: Any) -> LoadPoint | None:
               for r in _dict(raw.get("irq_rates")).values() if isinstance(r, dict)),
         window, bool(raw.get("rejected")), number(raw.get("jitter_us")),
         (number(ipdv.get("p1")), number(ipdv.get("p50")), number(ipdv.get("p99"))),
-        flag(raw.get("counters_agree")), bool(raw.get("excised")))
+        flag(raw.get("counters_agree")), bool(raw.get("excised")),
+        count(raw.get("tx_skipped")) or 0, count(raw.get("tester_gaps")) or 0,
+        number(raw.get("tester_gap_max_us")))
 
 
 def _float0(value: Any) -> float:
