@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -136,3 +137,27 @@ def test_budget_in_the_campaign_table() -> None:
     for bad in ('"soon"', '"5 m"', "0", "-1", "1e308", '"٥m"'):
         with pytest.raises(Exception, match="budget"):
             parse_spec(SPEC.replace('"5m"', bad))
+
+
+def test_a_pair_decided_on_single_searches_less_than_2x_apart_is_confirmed(tmp_path) -> None:
+    from vswbench.campaign.decide_phase import CONFIRM_RATIO
+
+    # bridge 1.7x router, each one search with a tight bracket: decided, but on one search each
+    spec, store = _store(tmp_path, {"bridge": (500e3, 495e3), "router": (290e3, 287e3),
+                                    "veth": (900e3, 890e3)})
+    with store:
+        opens = open_pairs(expand(spec), store.points("d"))
+        assert [tuple(sorted(p.switch for p in o.points)) for o in opens] == [("bridge", "router")]
+        assert opens[0].decision.decided                # confirmed, not undecided
+        assert 500 / 290 < CONFIRM_RATIO
+        for p in expand(spec):                          # a second search each, as far apart
+            if p.switch in ("bridge", "router"):
+                ndr, low = {"bridge": (505e3, 500e3), "router": (292e3, 289e3)}[p.switch]
+                store.record_point("vsb0001", replace(p, repetition=1), _result(ndr, low),
+                                   "done", None)
+        assert open_pairs(expand(spec), store.points("d")) == []
+    # 2.5x apart on one search each: decided by the gap, no confirmation spent
+    spec, store = _store(tmp_path / "b", {"bridge": (500e3, 495e3), "router": (200e3, 198e3),
+                                          "veth": (900e3, 890e3)})
+    with store:
+        assert open_pairs(expand(spec), store.points("d")) == []
