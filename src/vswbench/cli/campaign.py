@@ -255,10 +255,12 @@ def export(directory: Path, fmt: str, target: Path | None) -> int:
                 type=click.Path(exists=True, path_type=Path))
 @click.option("--fail-if", "fail_if", multiple=True,
               help="Exit 1 on a significant change beyond this, e.g. ndr:-5% or p99:+10%.")
-@click.option("--noise", type=FiniteRange(0, 1), default=0.10, show_default=True,
-              help="Noise band for single measurements (fraction).")
+@click.option("--noise", type=FiniteRange(0, 1), default=None,
+              help="Noise band for single measurements (fraction) [default: each search's "
+                   "preset's: fast 0.10, quick 0.30].")
 @click.option("--json", "as_json", is_flag=True)
-def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float, as_json: bool) -> int:
+def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float | None,
+            as_json: bool) -> int:
     """Compare results directories point by point: ratios and whether they are significant."""
     import json
 

@@ -7,8 +7,9 @@ every run and machine). For two runs, per point and metric: the ratio B/A and a 
   interval of the ratio of medians (stats.significant_difference); significant when 1 is outside;
 - with single searches (results/noise.py): a change is significant when the ranges of loads over
   which each search's trials were mixed (failed at the low end, passed at the high end) do not
-  overlap, the ratio leaves the noise band (default 10 %: ten fast searches of the bridge here had
-  a CV of 3.8 %, so two single searches differ within 1.96 x sqrt(2) x 3.8 % = 10.5 %), and, with
+  overlap, the ratio leaves the noise band (default: the searches' preset's, noise.PRESET_NOISE; fast's
+  10 %: ten fast searches of the bridge here had a CV of 3.8 %, so two single searches differ
+  within 1.96 x sqrt(2) x 3.8 % = 10.5 %; quick's 30 %), and, with
   6 or more points, the point stands out (modified z-score > 3.5) from the common shift of all
   points between the runs: a whole VM measured 12 % faster four minutes later, which is the
   machine, not a switch. The shift is printed;
@@ -43,7 +44,7 @@ from typing import Any, cast
 from vswbench.errors import UsageError
 from vswbench.measure.stats import significant_difference
 from vswbench.results.noise import (OUTLIER_Z, SINGLE_SEARCH_NOISE, Shift, common_shift, overlap,
-                                    transition_interval)
+                                    search_noise, transition_interval)
 from vswbench.results.points import Latency, Setup, load
 from vswbench.results.setups import SetupSearches, search_setups
 
@@ -275,11 +276,19 @@ def series_groups(values: Sequence[float]) -> int:
     return len(classify(list(values)))
 
 
-def compare(paths: Sequence[Path], *, noise: float = DEFAULT_NOISE,
+def point_noise(a: PointValues, b: PointValues, noise: float | None) -> float:
+    """The noise band a change of this point must leave: the one given, else the wider of the
+    two searches' presets' bands (results/noise.py PRESET_NOISE: fast 10 %, quick 30 %)."""
+    if noise is not None:
+        return noise
+    return max(search_noise(a.result.get("preset")), search_noise(b.result.get("preset")))
+
+
+def compare(paths: Sequence[Path], *, noise: float | None = None,
             thresholds: Sequence[Threshold] = ()) -> Comparison:
     if len(paths) < 2:
         raise UsageError("compare needs at least two results directories")
-    if not 0 <= noise < 1:
+    if noise is not None and not 0 <= noise < 1:
         raise UsageError("--noise must be a fraction in [0, 1), e.g. 0.05")
     runs = [load_points(p) for p in paths]
     first, last = runs[0], runs[-1]
@@ -287,7 +296,7 @@ def compare(paths: Sequence[Path], *, noise: float = DEFAULT_NOISE,
     comparison.unmatched = sorted(set(first) ^ set(last))
     for key in sorted(set(first) & set(last)):
         for metric in METRICS:
-            change = judge(metric, first[key], last[key], noise)
+            change = judge(metric, first[key], last[key], point_noise(first[key], last[key], noise))
             if change is None:
                 continue
             change.key = key
@@ -296,7 +305,8 @@ def compare(paths: Sequence[Path], *, noise: float = DEFAULT_NOISE,
             if len(runs) >= 3 and all(isinstance(v, (int, float)) for v in series):
                 change.series_groups = series_groups(series)  # type: ignore[arg-type]
             comparison.changes.append(change)
-    comparison.shifts = _against_shift(comparison.changes, noise)
+    bands = [point_noise(first[k], last[k], noise) for k in set(first) & set(last)]
+    comparison.shifts = _against_shift(comparison.changes, max(bands, default=DEFAULT_NOISE))
     for change in comparison.changes:
         for t in thresholds:
             if t.metric == change.metric and change.significant and t.violated_by(change.ratio):
