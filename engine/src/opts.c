@@ -22,7 +22,7 @@ void usage(FILE *f)
 		"  --flow-arrival A --flow-life D (churn: A new flows/s, each living D s)\n"
 		"  --interval S  --idle S  --warmup S  --drain S  --drain-quiet S  --stream-id N  --batch N\n"
 		"  --gap-us U (paced: departures due while the tester did not run for more than U us are\n"
-		"    skipped and counted, not sent at once afterwards; 0: catch up) [100]\n"
+		"    skipped and counted, not sent at once afterwards; 0: catch up) [0]\n"
 		"  --src-mac M --dst-mac M (per port) --src-ip A --dst-ip A --src-port P --dst-port P\n"
 		"  --busy-poll|--no-busy-poll  --xdp-mode auto|native|generic  --rx-ring v2|v3\n"
 		"  --rewrite-mac  --no-hist  --ring N (frames per ring)\n");

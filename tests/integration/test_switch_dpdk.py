@@ -55,9 +55,12 @@ def test_dpdk_switch_forwards_and_cleans_up(root, engine, switch, scenario, opti
                 session.warm_up(10_000, 0.5)
                 trial = session.measure(RATE, SECONDS).result
     expected = int(RATE * SECONDS)
-    assert trial.tx_frames == expected
+    # every departure sent, or skipped in a gap of the tester's own core (its core is its alone
+    # with a DPDK switch: engine --gap-us), a few at most
+    assert trial.tx_frames + trial.tx_skipped == expected
+    assert trial.tx_skipped <= 0.05 * expected
     # a polling path on a shared VM may drop a burst in a hiccup; a broken path drops all
-    assert trial.rx_frames >= 0.99 * expected, trial.drops
+    assert trial.rx_frames >= 0.99 * trial.tx_frames, trial.drops
     assert trial.latency_us["p50"] is not None
     if switch != "memif":
         # counters since the switch started (testpmd per port; ovs-dpdk's live one is its PMD's)

@@ -61,7 +61,8 @@ def _result(lost, stalls, rate=250_000.0, io="afpacket", skipped=0):
     return SimpleNamespace(lost=lost, offered_pps=rate, tx_pps=rate, stalls=stalls, duration_s=1.0,
                            spec={"io": io}, tx_skipped=skipped, tester_gaps=1 if skipped else 0,
                            tester_gap_max_us=1500.0 if skipped else None,
-                           placement={"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [1]})
+                           placement={"tester_cpu": 0, "switch_cpu": 1, "nf_cpus": [1]},
+                           engines={"tester": {"args": ["control", "--gap-us", "100"]}})
 
 
 def test_a_stall_of_the_in_kernel_testers_own_cpu_explains_no_loss():
@@ -70,6 +71,9 @@ def test_a_stall_of_the_in_kernel_testers_own_cpu_explains_no_loss():
     on_tester = summarize([Stall(0, "vcpu", 10 * MS, 2000.0)], 0, 100 * MS, [0, 1])
     assert explaining_stall(_result(244, on_tester, io="xdplive"), 256) is None
     assert explaining_stall(_result(244, on_tester, io="afpacket"), 256) is not None
+    catching_up = _result(244, on_tester, io="xdplive")    # no --gap-us: the burst costs frames
+    catching_up.engines = {"tester": {"args": ["control"]}}
+    assert explaining_stall(catching_up, 256) is not None
     on_switch = summarize([Stall(1, "vcpu", 10 * MS, 2000.0)], 0, 100 * MS, [0, 1])
     assert explaining_stall(_result(244, on_switch, io="xdplive"), 256) is not None
 

@@ -194,3 +194,15 @@ def test_l3_engines_send_to_the_gateway():
     assert _arg(cmds["nf1"].args, "--dst-mac") == [gw["nf1.in"], gw["nf1.out"]]
     with pytest.raises(VswbenchError, match="no gateway MAC for tester.p0"):
         plan.engine_commands(Wiring(wiring.ports), Traffic(64, 10000, 2))
+
+
+def test_the_drivers_skip_their_gaps_only_where_the_tester_has_its_core_alone():
+    plan, tb = _wired("p2p")
+    tester = {c.label: c for c in plan.engine_commands(tb, Traffic(64, 10000, 2),
+                                                        tester_gap_us=100.0)}["tester"]
+    assert _arg(tester.args, "--gap-us") == ["100"]
+    assert "--gap-us" not in {c.label: c for c in plan.engine_commands(
+        tb, Traffic(64, 10000, 2))}["tester"].args               # not asked: catch up
+    shared, tb2 = _wired("p2p", Placement(0, 0, (0,)))           # the switch on the tester's core
+    assert "--gap-us" not in {c.label: c for c in shared.engine_commands(
+        tb2, Traffic(64, 10000, 2), tester_gap_us=100.0)}["tester"].args

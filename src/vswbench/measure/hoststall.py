@@ -102,10 +102,12 @@ def open_monitor(testbed: Testbed, pids: Sequence[int] = ()) -> StallMonitor:
 def tester_only_cpus(result: TrialResult) -> tuple[int, ...]:
     """The CPUs only the tester's generator uses: a stall there cannot cost the switch frames
     (the engine skips the departures due in its gaps instead of sending them back to back
-    afterwards, engine --gap-us), so it never explains a loss. Only with the in-kernel tester
+    afterwards, engine --gap-us, where the switch leaves the tester's core alone:
+    Switch.tester_cpu_free), so it never explains a loss. Only with the in-kernel tester
     (io xdplive), whose receiving runs where the switch delivers; a polling tester (afpacket,
     afxdp, dpdk) receives on its own CPU, and a stall there fills the switch's transmit ring."""
-    if result.spec.get("io") != "xdplive":
+    skipping = any("--gap-us" in e.get("args", ()) for e in result.engines.values())
+    if result.spec.get("io") != "xdplive" or not skipping:
         return ()
     tester, switch = result.placement.get("tester_cpu"), result.placement.get("switch_cpu")
     nfs = result.placement.get("nf_cpus") or []

@@ -293,6 +293,14 @@ class Switch(ABC):
         'pmd cpu1', 'sender-softirq')."""
         return "n/a"
 
+    def tester_cpu_free(self) -> bool:
+        """Does the tester's CPU carry none of this switch's work? Then a gap of the generator
+        there (its CPU stopped) is not the switch's cost, and the generator skips the departures
+        due in it instead of sending them back to back afterwards (engine --gap-us). Elsewhere
+        (the switch's work in the sender's softirq, a shaper) a gap can be the switch's own
+        work, which the offered load must keep paying: no (the default)."""
+        return False
+
 
 def link_pairs(paths: list[ForwardPath], who: str = "a direct link") -> list[tuple[str, str]]:
     """The distinct unordered port pairs of `paths`, in first-seen order (the way back of a pair

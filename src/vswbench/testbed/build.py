@@ -27,7 +27,7 @@ from contextlib import ExitStack
 from dataclasses import asdict
 from typing import Any
 
-from vswbench.engine.params import TrialParams
+from vswbench.engine.params import TESTER_GAP_US, TrialParams
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import (LinkCounters, Namespace, add_address, addresses, ip_json,
                                  mac_address, namespace_pids, set_neighbour, sysctl, wait_link_up)
@@ -270,4 +270,5 @@ class Testbed:
         return self.plan.engine_commands(
             self.wiring, traffic, stream_base=stream_base, server_duration=server_duration,
             flow_field=sw.flow_field() if sw is not None else None,
-            destination_ip=sw.destination_ip if sw is not None else None)
+            destination_ip=sw.destination_ip if sw is not None else None,
+            tester_gap_us=TESTER_GAP_US if sw is not None and sw.tester_cpu_free() else 0.0)

@@ -264,14 +264,22 @@ class TestbedPlan:
         return {(p.src, p.dst): self.next_hop_mac(wiring, p) for p in self.paths}
 
     # -- engine command lines ----------------------------------------------------------------
+    def tester_core_alone(self) -> bool:
+        """The tester has a core of its own: neither the switch nor a network function on it."""
+        p = self.placement
+        return p.tester_cpu is not None and p.tester_cpu != p.switch_cpu and \
+            p.tester_cpu not in p.nf_cpus
+
     def engine_commands(self, wiring: Wiring, traffic: TrialParams, *, stream_base: int = 1,
                         server_duration: float = 0.0, flow_field: str | None = None,
-                        destination_ip: Callable[[str], str] | None = None
-                        ) -> list[EngineCommand]:
+                        destination_ip: Callable[[str], str] | None = None,
+                        tester_gap_us: float = 0.0) -> list[EngineCommand]:
         """The engine processes of one run of `traffic`: drivers (gen/loop) from stream id
         `stream_base` on, and long-running NFs, sinks and reflectors that stay up for
         `server_duration` seconds (0: the traffic's duration + 60). `flow_field` and
-        `destination_ip` are the switch's (Switch.flow_field, Switch.destination_ip)."""
+        `destination_ip` are the switch's (Switch.flow_field, Switch.destination_ip);
+        `tester_gap_us` > 0: the drivers skip the departures due in their own gaps longer than
+        that (engine --gap-us), where the tester's core is its alone (tester_core_alone)."""
         cmds: list[EngineCommand] = []
         next_hop = self.next_hop_macs(wiring)
         senders = [h for h in self.scenario.hosts if h.role in DRIVERS]
@@ -301,6 +309,8 @@ class TestbedPlan:
                 common += ["--port", wiring.ports[key].ifname]
             send = traffic.send_args(len(senders))
             send += ["--flow-field", flow_field] if flow_field else []
+            if tester_gap_us > 0 and self.tester_core_alone():
+                send += ["--gap-us", _fmt(tester_gap_us)]
             if host.role in DRIVERS:
                 first = self.hop_from(keys[0])
                 dst = self.final_destination(wiring, keys[0])

@@ -80,5 +80,8 @@ class Memif(Switch):
     def port_counters(self) -> list[PortCounters]:
         return []  # no switch: the engines count every frame themselves
 
+    def tester_cpu_free(self) -> bool:
+        return True         # its poll loop on its own core; the tester's core runs the tester only
+
     def forwarding_mode(self) -> str:
         return "direct (memif, shared memory)"

@@ -189,6 +189,9 @@ class Testpmd(Switch):
         _, busy = parse_fwd_stats(self._query("show fwd stats all"))
         return busy
 
+    def tester_cpu_free(self) -> bool:
+        return True         # its poll loop on its own core; the tester's core runs the tester only
+
     def forwarding_mode(self) -> str:
         return f"testpmd io fwd, lcore on cpu{self._cpu()} ({self.transport} ports)"
 

@@ -87,6 +87,10 @@ class KernelSwitch(Switch):
     def forwarding_mode(self) -> str:
         return self.placed.mode()
 
+    def tester_cpu_free(self) -> bool:
+        """Only with every receive of the switch's ports on threaded NAPI (on the switch's core)."""
+        return self.forwarding_mode().startswith("napi-threaded")
+
     def placement_notes(self) -> str:
         lines = [f"forwarding mode: {self.forwarding_mode()}", *self.placed.notes]
         return "## placement\n" + "\n".join(lines) + "\n"

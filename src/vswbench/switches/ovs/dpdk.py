@@ -187,6 +187,9 @@ class OvsDpdk(Ovs):
     def busy_cycles(self) -> BusyCycles | None:
         return parse_pmd_stats(self._instance().appctl("dpif-netdev/pmd-stats-show", check=False))
 
+    def tester_cpu_free(self) -> bool:
+        return True         # its poll loop on its own core; the tester's core runs the tester only
+
     def forwarding_mode(self) -> str:
         cpu = self._switch_cpu()
         where = f"cpu{cpu}" if cpu is not None else "unpinned"
