@@ -131,10 +131,11 @@ def test_the_report_says_how_much_stall_the_searches_saw():
                "rejected": True},
               {"stalls": {"count": 1, "window_s": 1.0, "cpus": {
                    "0": {"stalls": 0, "longest_us": 0.0}, "1": {"stalls": 1, "longest_us": 500.0}}}},
-              {"stalls": None}]
+              {"stalls": None, "tx_skipped": 120, "tester_gaps": 2, "tester_gap_max_us": 700.0}]
     t = stall_totals(load_points(trials))
     assert t["monitored"] == 2 and t["seconds"] == 2.0 and t["rejected"] == 1
     assert t["cpus"]["1"] == {"stalls": 2.0, "longest_us": 2000.0}
+    assert (t["skipped"], t["gap_trials"], t["longest_gap_us"]) == (120, 1, 700.0)
 
 
 def test_stall_sentence_per_cpu_and_unmonitored():

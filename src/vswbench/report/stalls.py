@@ -27,7 +27,10 @@ def stall_totals(trials: Sequence[LoadPoint]) -> dict[str, Any]:
             d["longest_us"] = max(d["longest_us"], longest_us)
     return {"cpus": cpus, "seconds": seconds, "monitored": monitored,
             "rejected": sum(1 for t in trials if t.rejected),
-            "excised": sum(1 for t in trials if t.excised)}
+            "excised": sum(1 for t in trials if t.excised),
+            "skipped": sum(t.tx_skipped for t in trials),
+            "gap_trials": sum(1 for t in trials if t.tx_skipped),
+            "longest_gap_us": max((t.tester_gap_max_us or 0.0 for t in trials), default=0.0)}
 
 
 def stall_sentences(data: StoredResults) -> list[str]:
@@ -49,8 +52,14 @@ def stall_sentences(data: StoredResults) -> list[str]:
     if rejected - excised:
         how.append(f"{rejected - excised} repeated")
     handled = f" ({', '.join(how)})" if how else ""
+    gaps = ""
+    if totals["skipped"]:
+        gaps = (f" In {totals['gap_trials']} trial(s) the tester's own core stopped its generator "
+                f"for more than 0.1 ms (longest {totals['longest_gap_us'] / 1000:.1f} ms): the "
+                f"{totals['skipped']:,} departures due then were skipped, never sent (neither "
+                "offered nor lost), not sent back to back into the switch's ring afterwards.")
     return [(f"Host stalls during the searches ({totals['monitored']} trials, {secs:.0f} s "
             f"monitored; a stall is a CPU of the path stopped, or the path's thread kept waiting, "
             f"for 0.1 ms or more): {per_cpu}. {rejected} trial(s) lost frames to a stall longer "
             f"than the path's ring holds{handled}: their searches' NDRs do not count that loss; "
-            "RFC 2544's NDR with every trial counted is stored beside each.")]
+            f"RFC 2544's NDR with every trial counted is stored beside each.{gaps}")]
