@@ -1,0 +1,150 @@
+"""Several generator cores feeding one port (`--generators N --gen-cpus LIST`, xdplive), and the
+generator's split of what its port accepted from what the peer refused, in real namespaces.
+
+Each generator is a thread with its own in-kernel generator and its own stream id (its own
+sequence space), so the one sink counts loss, order and latency per stream exactly.
+
+    l [l0] ---- [m0] m (bridge, tc drop filter on m0) [m1] ---- [l1] l      loop, two generators
+    a [a0] ------------------------- [b0] b (no XDP, GRO off: no NAPI)      the peer refuses all
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_engine_xdplive import (
+    Net,
+    bridge_loop,
+    build_drop_filter,
+    clsact_drops,
+    engine_or_skip,
+    final,
+    run,
+)
+
+pytestmark = pytest.mark.integration
+CPUS = "0,1" if (os.cpu_count() or 1) > 1 else "0,0"
+
+
+@pytest.fixture(scope="module")
+def engine() -> Path:
+    return engine_or_skip()
+
+
+@pytest.fixture
+def net() -> Iterator[Net]:
+    n = Net()
+    try:
+        yield n
+    finally:
+        n.close()
+
+
+def loop2(eng: Path, lns: str, l0: str, l1: str, n: int) -> dict:
+    out = run(str(eng), "loop", "--netns", lns, "--port", l0, "--port", l1, "--io", "xdplive",
+              "--generators", "2", "--gen-cpus", CPUS, "--count", str(n), "--rate", "20k",
+              "--drain", "2", "--drain-quiet", "0.2", timeout=90).stdout
+    return final(out)
+
+
+def by_stream(f: dict) -> dict[int, dict]:
+    return {s["stream"]: s for s in f["streams"]}
+
+
+@pytest.mark.timeout(120)
+def test_two_generators_one_port_lossless(engine, net):
+    if CPUS == "0,0":
+        pytest.skip("needs two CPUs")
+    lns, l0, l1, _, _ = bridge_loop(net)
+    n = 20000
+    f = loop2(engine, lns, l0, l1, n)
+    gens = f["generators"]
+    assert [(g["stream"], g["cpu"], g["tx_frames"]) for g in gens] == [(1, 0, n // 2), (2, 1, n // 2)], f
+    assert f["tx_frames"] == n and f["tx_accepted"] == n and f["tx_refused"] == 0, f
+    assert f["rx_unique"] == n and f["rx_frames"] == n, f
+    assert (f["lost"], f["duplicated"], f["reordered"], f["malformed"]) == (0, 0, 0, 0), f
+    st = by_stream(f)
+    assert set(st) == {1, 2}, f["streams"]
+    for s in st.values():
+        assert (s["rx_frames"], s["unique"], s["lost"], s["reordered"]) == (n // 2, n // 2, 0, 0), s
+        assert s["latency_us"]["count"] == n // 2
+    assert f["latency_kind"] == "one-way" and f["latency_us"]["count"] == n
+    assert sum(c for _, _, c in f["hist"]) == n
+    assert 0 < f["latency_us"]["p50"] < 100000
+
+
+@pytest.mark.timeout(120)
+def test_two_generators_exact_loss_with_drop_filter(engine, net, tmp_path):
+    if CPUS == "0,0":
+        pytest.skip("needs two CPUs")
+    prog = build_drop_filter(tmp_path, "DROP_SEQ_MOD=4", "DROP_SEQ_REM=1")
+    lns, l0, l1, m, m0 = bridge_loop(net, ["prio", "1", "bpf", "da", "obj", str(prog), "sec", "tc"])
+    n = 20000
+    before = clsact_drops(m, m0)
+    f = loop2(engine, lns, l0, l1, n)
+    dropped = clsact_drops(m, m0) - before
+    # each generator numbers its own frames 0..n/2-1: a quarter of each stream is dropped
+    assert dropped == n // 4, (dropped, f)
+    assert f["tx_frames"] == n and f["lost"] == dropped and f["rx_unique"] == n - dropped, f
+    assert (f["duplicated"], f["reordered"]) == (0, 0), f
+    for s in by_stream(f).values():
+        assert (s["unique"], s["lost"], s["reordered"]) == (n // 2 - n // 8, n // 8, 0), s
+    assert f["latency_us"]["count"] == n - dropped
+
+
+@pytest.mark.timeout(60)
+def test_refused_by_the_peer_reported_apart(engine, net: Net):
+    """A veth peer without NAPI (no XDP program, GRO off) takes none of the XDP_TX'd frames: the
+    generator's program counted each as sent (tx_frames, achieved_pps) and reports every one as
+    refused (tx_refused), none accepted; the port's tx_packets agrees."""
+    a, b = net.ns("a"), net.ns("b")
+    ia, ib = net.tag + "a0", net.tag + "b0"
+    net.veth(a, ia, b, ib)
+    net.up(a, ia, "198.18.0.1/30")
+    net.up(b, ib, "198.18.0.2/30")
+    run("ip", "netns", "exec", b, "ethtool", "-K", ib, "gro", "off")
+    out = run(str(engine), "gen", "--netns", a, "--port", ia, "--io", "xdplive", "--dst-mac",
+              "02:00:00:00:00:02", "--count", "5000", "--rate", "50k", "--no-hist").stdout
+    f = final(out)
+    assert f["tx_frames"] == 5000, f
+    assert f["tx_refused"] == 5000 and f["tx_accepted"] == 0 and f["accepted_pps"] == 0, f
+    assert f["achieved_pps"] > 0
+    assert any("did not reach the veth peer" in w for w in f["warnings"]), f["warnings"]
+
+
+@pytest.mark.timeout(60)
+def test_generators_bad_input(engine, net: Net):
+    a, b = net.ns("a"), net.ns("b")
+    ia, ib = net.tag + "a0", net.tag + "b0"
+    net.veth(a, ia, b, ib)
+    net.up(a, ia)
+    p = run(str(engine), "gen", "--netns", a, "--port", ia, "--io", "afpacket", "--generators", "2",
+            check=False)
+    assert p.returncode == 2 and "--io xdplive" in p.stderr, p.stderr
+    p = run(str(engine), "gen", "--netns", a, "--port", ia, "--io", "xdplive", "--generators", "2",
+            "--gen-cpus", "0", check=False)
+    assert p.returncode == 2 and "--gen-cpus" in p.stderr, p.stderr
+    p = run(str(engine), "gen", "--netns", a, "--port", ia, "--io", "xdplive", "--generators", "17",
+            check=False)
+    assert p.returncode == 2 and "--generators" in p.stderr, p.stderr
+
+
+@pytest.mark.timeout(60)
+def test_copied_binary_needs_no_build_tree(engine, tmp_path):
+    """bench/engine_scale runs the engine alone on another machine: the BPF objects (xdplive,
+    stallmon) are embedded in the binary (.incbin), so a copy finds them with no build tree."""
+    copy = tmp_path / "vswbench-engine"
+    shutil.copy2(engine, copy)
+    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")}
+    p = subprocess.run([str(copy), "probe"], capture_output=True, text=True, timeout=60, env=env,
+                       cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    xl = next(b for b in json.loads(p.stdout)["backends"] if b["name"] == "xdplive")
+    assert xl["usable"] and xl["live_tx_test"], xl
