@@ -24,6 +24,7 @@ from tests.integration.test_engine_xdplive import (
     bridge_loop,
     build_drop_filter,
     clsact_drops,
+    counters,
     engine_or_skip,
     final,
     run,
@@ -87,16 +88,20 @@ def test_two_generators_exact_loss_with_drop_filter(engine, net, tmp_path):
     prog = build_drop_filter(tmp_path, "DROP_SEQ_MOD=4", "DROP_SEQ_REM=1")
     lns, l0, l1, m, m0 = bridge_loop(net, ["prio", "1", "bpf", "da", "obj", str(prog), "sec", "tc"])
     n = 20000
-    before = clsact_drops(m, m0)
+    m1 = m0[:-1] + "1"
+    before, ring0 = clsact_drops(m, m0), counters(m, m1)["tx"]["dropped"]
     f = loop2(engine, lns, l0, l1, n)
     dropped = clsact_drops(m, m0) - before
-    # each generator numbers its own frames 0..n/2-1: a quarter of each stream is dropped
-    assert dropped == n // 4, (dropped, f)
-    assert f["tx_frames"] == n and f["lost"] == dropped and f["rx_unique"] == n - dropped, f
+    # a stalled NAPI can make a veth ring refuse frames on either side of the bridge: l0 -> m0
+    # (the engine's tx_refused) and m1 -> l1 (m1's tx_dropped); the loss is exactly the sum
+    ring = f["tx_refused"] + counters(m, m1)["tx"]["dropped"] - ring0
+    assert f["tx_frames"] == n and f["lost"] == dropped + ring, (dropped, ring, f)
+    assert f["rx_unique"] == n - f["lost"] and f["latency_us"]["count"] == n - f["lost"], f
     assert (f["duplicated"], f["reordered"]) == (0, 0), f
-    for s in by_stream(f).values():
-        assert (s["unique"], s["lost"], s["reordered"]) == (n // 2 - n // 8, n // 8, 0), s
-    assert f["latency_us"]["count"] == n - dropped
+    if ring == 0:   # each generator numbers its own frames 0..n/2-1: a quarter of each stream
+        assert dropped == n // 4, (dropped, f)
+        for s in by_stream(f).values():
+            assert (s["unique"], s["lost"], s["reordered"]) == (n // 2 - n // 8, n // 8, 0), s
 
 
 @pytest.mark.timeout(60)
