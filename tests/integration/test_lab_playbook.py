@@ -10,6 +10,7 @@ this machine's own packages. Then the merged store holds both hosts' points, eac
 and fingerprint, and the report names both hosts. Keys per test; everything is removed after."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -161,4 +162,6 @@ def test_lab_playbook_two_duts_merge_and_report(duts: TwoDuts) -> None:
     html = (out / "merged" / "report.html").read_text()
     assert "on host d1 (hostname" in html and "on host d2 (hostname" in html
     # the DUTs' run directories are gone
-    assert not list(Path("/tmp").glob(f"vsb-{duts.rid}-lab-d*")), took
+    for name in ("d1", "d2"):   # the playbook's name: 8 hex digits of the host's name's sha1
+        gone = Path(f"/tmp/vsb-{duts.rid}-lab-{hashlib.sha1(name.encode()).hexdigest()[:8]}")
+        assert not gone.exists(), (gone, took)
