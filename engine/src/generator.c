@@ -10,10 +10,16 @@
 int txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct trial_params *t,
 	       struct vsb_error *e)
 {
+	return txgen_init_on(g, en, p->io, en->tmpl, t, e);
+}
+
+int txgen_init_on(struct txgen *g, struct engine *en, struct io_port *io, const struct frame_tmpl *tmpl,
+		  const struct trial_params *t, struct vsb_error *e)
+{
 	memset(g, 0, sizeof(*g));
 	g->ops = en->ops;
-	g->port = p->io;
-	g->tmpl = en->tmpl;
+	g->port = io;
+	g->tmpl = tmpl;
 	g->sizes = t->sizes;
 	g->rate = t->rate;
 	g->burst = t->burst ? t->burst : 1;
@@ -38,6 +44,17 @@ int txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct 
 		return g->kern->gen_prepare(g->port, g->tmpl, g->sizes, g->flows, e);
 	}
 	return 0;
+}
+
+void txgen_share(struct txgen *g, unsigned i, unsigned n)
+{
+	if (n <= 1)
+		return;
+	g->rate /= n;
+	if (g->rate > 0)
+		g->ticks_per_burst = tsc_hz() * g->burst / g->rate;
+	if (g->limit)
+		g->limit = g->limit / n + (i < g->limit % n);
 }
 
 void txgen_start(struct txgen *g, uint64_t now)

@@ -39,6 +39,12 @@ struct txgen {
 /* 0, or an error code with e filled (a kernel generator that refused the trial's frames). */
 int txgen_init(struct txgen *g, struct engine *en, struct port *p, const struct trial_params *t,
 	       struct vsb_error *e);
+/* The same on port io with template tmpl (another generator of the port: gen_workers.h). */
+int txgen_init_on(struct txgen *g, struct engine *en, struct io_port *io, const struct frame_tmpl *tmpl,
+		  const struct trial_params *t, struct vsb_error *e);
+/* Generator i of n sharing one port: 1/n of the rate and of the frame count (the remainder to the
+ * first ones). */
+void txgen_share(struct txgen *g, unsigned i, unsigned n);
 void txgen_start(struct txgen *g, uint64_t now);
 /* After a run: the churn's distinct flows into r and the next run's fresh tuples into en. */
 void txgen_churn_done(const struct txgen *g, struct engine *en, struct trial_result *r);

@@ -46,6 +46,11 @@ struct io_port_stats {
 	uint64_t rx_ring_full;
 	uint64_t tx_errors;     /* send failures / frames rejected */
 	uint64_t tx_ring_empty;
+	/* Frames counted as sent (tx_frames) that the port did not take: an in-kernel generator counts
+	 * each frame its program sends; the veth peer's full ring (or a peer without NAPI) then refuses
+	 * some. Userspace backends count only what the kernel took (their refusals are tx_errors, not in
+	 * tx_frames): 0. */
+	uint64_t tx_refused;
 };
 
 struct io_port; /* backend private */
@@ -74,6 +79,9 @@ struct io_kern_ops {
 	uint64_t (*gen_last_ns)(struct io_port *p);
 	/* Frames per gen_send call of an unpaced run: a run stops on time. */
 	unsigned (*gen_chunk)(void);
+	/* Other generators (gen_workers.h) sent `others` frames out of this port's interface since its
+	 * gen_prepare: its interface counters (stats: tx_refused) then account for them too. */
+	void (*gen_shared)(struct io_port *p, uint64_t others);
 	/* Longest size list (--size) the generator holds. */
 	unsigned max_sizes;
 	/* Receive side: start accounting epoch `epoch` afresh. */

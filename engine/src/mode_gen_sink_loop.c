@@ -2,6 +2,7 @@
 #include <string.h>
 #include <stdio.h>
 #include "engine.h"
+#include "gen_workers.h"
 #include "generator.h"
 #include "kern_rx.h"
 #include "modes.h"
@@ -135,6 +136,9 @@ static uint64_t send_phase(struct engine *en, struct txgen *g, struct port *rxp,
 	return now;
 }
 
+/* The send phase of generators 1..N-1 (gen_workers.h): no receive port, no interval records. */
+static uint64_t worker_phase(struct txgen *g, double seconds) { return send_phase(NULL, g, NULL, seconds, NULL); }
+
 static double tx_period(const struct txgen *g, uint64_t end)
 {
 	double s = (end - g->start_tsc) / tsc_hz();
@@ -185,8 +189,10 @@ static int warmup(struct engine *en, const struct trial_params *t, struct port *
 	return 0;
 }
 
-/* After a kernel generator's run: its errors and the frames its port's peer refused. */
-static int kern_tx_check(struct engine *en, struct txgen *g, struct trial_result *r)
+/* After a kernel generator's run: its errors and the frames its port's peer refused (of all the
+ * port's generators: sent and kern_err are their totals). */
+static int kern_tx_check(struct engine *en, struct txgen *g, uint64_t sent, int kern_err,
+			 struct trial_result *r)
 {
 	if (!g->kern)
 		return 0;
@@ -195,9 +201,9 @@ static int kern_tx_check(struct engine *en, struct txgen *g, struct trial_result
 	if (ps.tx_errors)
 		trial_warn(r, "%s: %llu of %llu frames did not reach the veth peer (ring full, or no NAPI: "
 			   "give it XDP or GRO, set once it is up)", en->ports[0].name,
-			   (unsigned long long)ps.tx_errors, (unsigned long long)g->sent);
-	if (g->kern_err) {
-		trial_warn(r, "BPF_PROG_RUN with live frames failed: %s", strerror(-g->kern_err));
+			   (unsigned long long)ps.tx_errors, (unsigned long long)sent);
+	if (kern_err) {
+		trial_warn(r, "BPF_PROG_RUN with live frames failed: %s", strerror(-kern_err));
 		return VSB_ERR_IO;
 	}
 	return 0;
@@ -216,20 +222,29 @@ int run_gen(struct engine *en, const struct trial_params *t, struct trial_result
 		trial_warn(r, "%s", e.msg);
 		return e.code;
 	}
+	struct gen_workers gw;
+	if (gen_workers_start(&gw, en, t, &g, worker_phase, &e)) {
+		trial_warn(r, "%s", e.msg);
+		return e.code;
+	}
 	ticker_init(&k, t->interval, tsc_now());
 	double cpu0 = cpu_process_s();
+	gen_workers_go(&gw);
 	uint64_t end = send_phase(en, &g, NULL, t->duration, &k);
 	if (en->ops->tx_flush)
 		en->ops->tx_flush(en->ports[0].io);
+	uint64_t sent = g.sent, bytes = g.bytes;
+	int kern_err = g.kern_err;
+	gen_workers_finish(&gw, &g, r, &sent, &bytes, &kern_err);
 	r->cpu_s = cpu_process_s() - cpu0;
 	txgen_churn_done(&g, en, r);
-	r->tx_frames = g.sent;
-	r->tx_bytes = g.bytes;
+	r->tx_frames = sent;
+	r->tx_bytes = bytes;
 	tx_gaps(&g, r);
 	r->tx_s = tx_period(&g, end);
 	r->interrupted = vsb_stop;
 	check_rate(t, r);
-	return kern_tx_check(en, &g, r);
+	return kern_tx_check(en, &g, sent, kern_err, r);
 }
 
 int run_sink(struct engine *en, const struct trial_params *t, struct trial_result *r)
@@ -288,14 +303,23 @@ int run_loop(struct engine *en, const struct trial_params *t, struct trial_resul
 		trial_warn(r, "%s", e.msg);
 		return e.code;
 	}
+	struct gen_workers gw;
+	if (gen_workers_start(&gw, en, t, &g, worker_phase, &e)) {
+		trial_warn(r, "%s", e.msg);
+		return e.code;
+	}
 	ticker_init(&k, t->interval, tsc_now());
 	double cpu0 = cpu_process_s();
+	gen_workers_go(&gw);
 	uint64_t end = send_phase(en, &g, rxp, t->duration, &k);
 	if (en->ops->tx_flush)
 		en->ops->tx_flush(en->ports[0].io);
+	uint64_t sent = g.sent, bytes = g.bytes;
+	int kern_err = g.kern_err;
+	gen_workers_finish(&gw, &g, r, &sent, &bytes, &kern_err);
 	double krx_s = 0;
 	if (kern) /* drain and collect in the kernel sink */
-		kern_rx_finish(en, rxp, g.sent, t->drain, t->drain_quiet, &krx_s);
+		kern_rx_finish(en, rxp, sent, t->drain, t->drain_quiet, &krx_s);
 	/* Drain: frames still in flight, until all arrived, the drain time is over, or (drain_quiet)
 	 * nothing arrived for that long: the path is empty unless it holds frames that long. */
 	uint64_t last_rx = tsc_now(), drain_end = last_rx + (uint64_t)(t->drain * tsc_hz());
@@ -303,7 +327,7 @@ int run_loop(struct engine *en, const struct trial_params *t, struct trial_resul
 	while (!kern && !vsb_stop && tsc_now() < drain_end) {
 		struct rx_totals tot;
 		rxstats_totals(&en->rx, &tot);
-		if (tot.unique >= g.sent)
+		if (tot.unique >= sent)
 			break;
 		unsigned n = en->ops->rx_get(rxp->io, b, en->o.batch, 1000);
 		if (n) {
@@ -316,13 +340,13 @@ int run_loop(struct engine *en, const struct trial_params *t, struct trial_resul
 	}
 	r->cpu_s = cpu_process_s() - cpu0;
 	txgen_churn_done(&g, en, r);
-	r->tx_frames = g.sent;
-	r->tx_bytes = g.bytes;
+	r->tx_frames = sent;
+	r->tx_bytes = bytes;
 	tx_gaps(&g, r);
 	r->tx_s = tx_period(&g, end);
 	r->rx_s = r->tx_s;
 	r->interrupted = vsb_stop;
 	r->latency_kind = en->nports == 2 ? 1 : 2;
 	check_rate(t, r);
-	return kern_tx_check(en, &g, r);
+	return kern_tx_check(en, &g, sent, kern_err, r);
 }

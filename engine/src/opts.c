@@ -25,7 +25,8 @@ void usage(FILE *f)
 		"    skipped and counted, not sent at once afterwards; 0: catch up) [0]\n"
 		"  --src-mac M --dst-mac M (per port) --src-ip A --dst-ip A --src-port P --dst-port P\n"
 		"  --busy-poll|--no-busy-poll  --xdp-mode auto|native|generic  --rx-ring v2|v3\n"
-		"  --rewrite-mac  --no-hist  --ring N (frames per ring)\n");
+		"  --rewrite-mac  --no-hist  --ring N (frames per ring)\n"
+		"  --generators N --gen-cpus LIST (xdplive: N generator threads feeding one port)\n");
 }
 
 int parse_rate(const char *s, double *out)
@@ -60,6 +61,27 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return 0;
 }
 
+/* "0,1,3": distinct CPU numbers, at most max */
+static int parse_cpu_list(const char *s, int *cpus, unsigned *n, unsigned max)
+{
+	*n = 0;
+	while (*s) {
+		char *end;
+		errno = 0;
+		long c = strtol(s, &end, 10);
+		if (end == s || errno || c < 0 || c > 4095 || *n >= max || (*end && *end != ','))
+			return -1;
+		for (unsigned i = 0; i < *n; i++)
+			if (cpus[i] == c)
+				return -1;
+		cpus[(*n)++] = (int)c;
+		s = *end ? end + 1 : end;
+		if (*end && !*s)
+			return -1;
+	}
+	return *n ? 0 : -1;
+}
+
 static int parse_secs(const char *s, double *out)
 {
 	char *end;
@@ -75,7 +97,7 @@ enum {
 	O_NETNS = 256, O_CPU, O_PORT, O_IO, O_SIZE, O_RATE, O_BURST, O_FLOWS, O_FIELD, O_DURATION,
 	O_COUNT, O_INTERVAL, O_IDLE, O_WARMUP, O_DRAIN, O_STREAM, O_BATCH, O_SMAC, O_DMAC, O_SIP, O_DIP,
 	O_SPORT, O_DPORT, O_BUSY, O_NOBUSY, O_XDPMODE, O_RXRING, O_REWRITE, O_NOHIST, O_HELP, O_RING, O_EALARGS,
-	O_ARRIVAL, O_LIFE, O_QUIET, O_GAP,
+	O_ARRIVAL, O_LIFE, O_QUIET, O_GAP, O_GENS, O_GENCPUS,
 };
 
 static const struct option longopts[] = {
@@ -89,7 +111,8 @@ static const struct option longopts[] = {
 	{"dst-port", 1, 0, O_DPORT}, {"busy-poll", 0, 0, O_BUSY}, {"no-busy-poll", 0, 0, O_NOBUSY},
 	{"xdp-mode", 1, 0, O_XDPMODE}, {"rx-ring", 1, 0, O_RXRING}, {"rewrite-mac", 0, 0, O_REWRITE},
 	{"no-hist", 0, 0, O_NOHIST}, {"ring", 1, 0, O_RING}, {"eal-args", 1, 0, O_EALARGS},
-	{"flow-arrival", 1, 0, O_ARRIVAL}, {"flow-life", 1, 0, O_LIFE}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0},
+	{"flow-arrival", 1, 0, O_ARRIVAL}, {"flow-life", 1, 0, O_LIFE}, {"generators", 1, 0, O_GENS}, {"gen-cpus", 1, 0, O_GENCPUS},
+	{"help", 0, 0, O_HELP}, {0, 0, 0, 0},
 };
 
 #define BAD(...) return vsb_fail(e, VSB_ERR_USAGE, __VA_ARGS__)
@@ -111,6 +134,7 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 	o->hist = 1;
 	o->sport = 1024;
 	o->dport = 4000;
+	o->generators = 1;
 	int have_duration = 0, have_batch = 0;
 	uint64_t u;
 	char msg[512];
@@ -246,6 +270,16 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 		case O_LIFE:
 			if (parse_secs(a, &o->flow_life)) BAD("--flow-life %s: expected seconds >= 0", a);
 			break;
+		case O_GENS:
+			if (parse_u64(a, 1, MAX_GENERATORS, &u))
+				BAD("--generators %s: expected 1..%d generator threads", a, MAX_GENERATORS);
+			o->generators = (unsigned)u;
+			break;
+		case O_GENCPUS:
+			if (parse_cpu_list(a, o->gen_cpus, &o->n_gen_cpus, MAX_GENERATORS))
+				BAD("--gen-cpus %s: expected distinct CPU numbers like 0,1 (at most %d)", a,
+				    MAX_GENERATORS);
+			break;
 		case O_HELP: usage(stdout); exit(0);
 		default:
 			if (optopt && optopt < 256)
@@ -291,5 +325,16 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 		    o->flows);
 	if (o->rate > 0 && o->rate < 1)
 		BAD("--rate %g: below 1 packet/s; use 0 for maximum rate", o->rate);
+	if (o->n_gen_cpus && o->n_gen_cpus != o->generators)
+		BAD("--gen-cpus lists %u CPUs for --generators %u: give one CPU per generator", o->n_gen_cpus,
+		    o->generators);
+	if (o->generators > 1 && strcmp(o->io, "xdplive"))
+		BAD("--generators %u: several generator threads on one port need --io xdplive (each its own "
+		    "in-kernel generator and stream id); use --io xdplive or --generators 1", o->generators);
+	if (o->generators > 1 && o->flow_arrival > 0)
+		BAD("--generators with --flow-arrival: churn runs in one userspace generator; drop one");
+	if ((uint32_t)o->stream_id + o->generators - 1 > 65535)
+		BAD("--stream-id %u with --generators %u: the generators' stream ids pass 65535", o->stream_id,
+		    o->generators);
 	return 0;
 }

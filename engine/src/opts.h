@@ -7,6 +7,7 @@
 #include "frame.h"
 
 #define MAX_PORTS 2
+#define MAX_GENERATORS 16   /* --generators: kernel generator threads feeding port 0 */
 
 /* --gap-us: a paced generator that did not run for longer than this (a host stall of the tester's
  * CPU) skips the departures due in that gap instead of sending them back to back afterwards: a
@@ -47,6 +48,9 @@ struct opts {
 	uint32_t sip, dip;
 	uint16_t sport, dport;
 	const char *eal_args;        /* --io dpdk: extra EAL arguments, split on spaces */
+	unsigned generators;         /* generators feeding port 0 (gen_workers.h); 1 = the engine alone */
+	int gen_cpus[MAX_GENERATORS]; /* --gen-cpus: generator i's CPU; n_gen_cpus 0 = not pinned */
+	unsigned n_gen_cpus;
 };
 
 /* Parse argv (after the subcommand). 0 ok; VSB_ERR_USAGE with message in e. */

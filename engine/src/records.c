@@ -176,6 +176,28 @@ void emit_final(struct engine *en, const struct trial_params *t, struct trial_re
 	jout_u64(&j, "tx_skipped", r->tx_skipped);
 	jout_u64(&j, "tx_gaps", r->tx_gaps);
 	jout_dbl(&j, "tx_gap_max_us", r->tx_gap_max_s * 1e6);
+	if (t->mode->counts == COUNT_SENT || t->mode->counts == COUNT_SENT_RECEIVED) {
+		/* tx_frames = tx_accepted + tx_refused: what the port took apart from what its peer
+		 * refused (io_port_stats.tx_refused); achieved_pps counts both, accepted_pps the first */
+		uint64_t refused = VSB_MIN(r->pstats[0].tx_refused, r->tx_frames);
+		jout_u64(&j, "tx_accepted", r->tx_frames - refused);
+		jout_u64(&j, "tx_refused", refused);
+		jout_dbl(&j, "accepted_pps", period > 0 ? (r->tx_frames - refused) / period : 0);
+	}
+	if (r->ngen > 1) {
+		jout_key_arr(&j, "generators");
+		for (unsigned i = 0; i < r->ngen; i++) {
+			jout_obj(&j);
+			jout_u64(&j, "stream", r->gens[i].stream);
+			if (r->gens[i].cpu >= 0)
+				jout_i64(&j, "cpu", r->gens[i].cpu);
+			else
+				jout_null(&j, "cpu");
+			jout_u64(&j, "tx_frames", r->gens[i].tx_frames);
+			jout_end_obj(&j);
+		}
+		jout_end_arr(&j);
+	}
 	jout_u64(&j, "tx_bytes", r->tx_bytes);
 	jout_dbl(&j, "tx_gbps_wire", period > 0 ? (r->tx_bytes + 20.0 * r->tx_frames) * 8 / period / 1e9 : 0);
 	jout_u64(&j, "rx_frames", tot.rx);

@@ -45,6 +45,8 @@ struct trial_result {
 	int interrupted;
 	uint64_t churn_flows;            /* churn: distinct flows that carried a frame (measured phase) */
 	uint32_t churn_space;            /* churn: distinct tuples before one comes back */
+	unsigned ngen;                   /* generators that fed port 0 (gen_workers.h); 0: none ran */
+	struct { uint16_t stream; int cpu; uint64_t tx_frames; } gens[MAX_GENERATORS];
 };
 
 /* The trial's parameters from the command line, for mode m. */

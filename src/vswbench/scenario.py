@@ -13,6 +13,8 @@ Names:
              joined by a veth wire; sender s1 on h1, receiver r1 on h2 (Ara et al., L = remote)
   remote-rr  the same two hosts, client on h1, server (reflect) on h2: round trip across the wire
   remote-vxlan, remote-vxlan-rr   the same, the switches joined by VXLAN over the wire
+  tester-dut the tester (engine loop, two ports) on a tester host and the switch on a DUT host,
+             joined by the wire: the DUT's CPU accounting holds only the switch (`apart`)
 A Host's `site` names the emulated host whose switch it attaches to ("" = the one switch);
 Scenario.sites lists them and Scenario.wire says how they are joined (testbed/sites.py).
 """
@@ -58,6 +60,9 @@ class Scenario:
     extra: dict[str, str] = field(default_factory=dict)
     sites: tuple[str, ...] = ()    # emulated hosts, each with its own switch ("remote")
     wire: str = ""                 # how the sites' switches are joined: "veth" or "vxlan"
+    # tester and DUT apart (tester-dut): the engines on the tester's CPUs (their receive work
+    # too: threaded NAPI there), the switch on the DUT's; a trial's CPU figures are the DUT's
+    apart: bool = False
 
     def host(self, name: str) -> Host:
         for h in self.hosts:
@@ -104,6 +109,13 @@ def rr() -> Scenario:
                     (Hop("client.p0", "server.p0"), Hop("server.p0", "client.p0")))
 
 
+def tester_dut() -> Scenario:
+    """The tester on a host of its own, the switch on the DUT, the wire between (CSIT's 2-node
+    testbed): emulated by the tester's namespace and the switch's, each on its own CPUs."""
+    return Scenario("tester-dut", (Host("tester", Role.TESTER, ("p0", "p1")),),
+                    (Hop("tester.p0", "tester.p1"),), apart=True)
+
+
 SITES = ("h1", "h2")
 WIRES = ("veth", "vxlan")
 
@@ -141,7 +153,7 @@ MAX_PAIRS = 8
 
 
 def parse(spec: str) -> Scenario:
-    """'p2p', 'p2p-pair', 'pvp', 'chain:N', 'pairs:N', 'rr', 'remote[-vxlan][-rr]'."""
+    """'p2p', 'p2p-pair', 'pvp', 'chain:N', 'pairs:N', 'rr', 'remote[-vxlan][-rr]', 'tester-dut'."""
     s = spec.strip().lower()
     if s in REMOTE:
         return remote(*REMOTE[s])
@@ -153,6 +165,8 @@ def parse(spec: str) -> Scenario:
         return chain(1)
     if s == "rr":
         return rr()
+    if s == "tester-dut":
+        return tester_dut()
     m = re.fullmatch(r"(chain|pairs):(\d+)", s)
     if m:
         n = int(m.group(2))
@@ -161,4 +175,4 @@ def parse(spec: str) -> Scenario:
             raise UsageError(f"scenario {spec!r}: N must be 1..{limit}")
         return chain(n) if m.group(1) == "chain" else pairs(n)
     raise UsageError(f"unknown scenario {spec!r}: expected p2p, p2p-pair, pvp, chain:N, pairs:N, "
-                     "rr, remote, remote-rr, remote-vxlan or remote-vxlan-rr")
+                     "rr, remote, remote-rr, remote-vxlan, remote-vxlan-rr or tester-dut")

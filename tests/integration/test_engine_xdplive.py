@@ -49,6 +49,11 @@ def final(out: str) -> dict:
 
 @pytest.fixture(scope="module")
 def engine() -> Path:
+    return engine_or_skip()
+
+
+def engine_or_skip() -> Path:
+    """The engine binary, or a skip with the reason live frames cannot be tested here."""
     if os.geteuid() != 0:
         pytest.skip("needs root (creates network namespaces, loads BPF programs)")
     if not os.access(ENGINE, os.X_OK):

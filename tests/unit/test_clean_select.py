@@ -85,9 +85,11 @@ def test_prefix_narrows_to_one_run():
 
 def test_default_prefix_takes_every_stray_run_temp_dir_and_nothing_else():
     plan = select(temp_dirs=[Path("/tmp/vsb-other"), Path("/tmp/vsb-vsb1111-a1b2c3d4"),
-                             Path("/tmp/vsb-vsbcafe-mydata"), Path("/tmp/vsb-vsb1111-ovs-abcd_f12")])
+                             Path("/tmp/vsb-vsbcafe-mydata"), Path("/tmp/vsb-vsb1111-ovs-abcd_f12"),
+                             Path("/tmp/vsb-vsb2222-lab-0a1b2c3d"), Path("/tmp/vsb-vsb2222-lab-d1")])
     assert plan.temp_dirs == [Path("/tmp/vsb-vsb1111-a1b2c3d4"),
-                              Path("/tmp/vsb-vsb1111-ovs-abcd_f12")]
+                              Path("/tmp/vsb-vsb1111-ovs-abcd_f12"),
+                              Path("/tmp/vsb-vsb2222-lab-0a1b2c3d")]
 
 
 def test_prefix_must_be_ours():

@@ -60,15 +60,16 @@ def test_unknown_dut_and_unreadable_file(tmp_path: Path) -> None:
         load_inventory(tmp_path / "bad.yml")
 
 
-def test_playbook_syntax(tmp_path: Path) -> None:
+@pytest.mark.parametrize("book", ["deploy/playbook.yml", "deploy/lab/lab.yml"])
+def test_playbook_syntax(tmp_path: Path, book: str) -> None:
     playbook = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent))
     if playbook is None:
         pytest.skip("ansible-core is not installed (pip install -e .[test])")
     inv = tmp_path / "hosts.yml"
     inv.write_text("all:\n  children:\n    tester:\n      hosts:\n        t1: {}\n"
-                   "    dut:\n      hosts:\n        d1: {}\n")
-    proc = subprocess.run([playbook, "-i", str(inv), "--syntax-check",
-                           str(ROOT / "deploy/playbook.yml")], capture_output=True, text=True,
+                   "    dut:\n      hosts:\n        d1: {}\n        d2: {}\n")
+    proc = subprocess.run([playbook, "-i", str(inv), "--syntax-check", str(ROOT / book)],
+                          capture_output=True, text=True,
                           timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
                                             "ANSIBLE_LOCAL_TEMP": str(tmp_path)})
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -79,3 +79,20 @@ def test_parse_final_wrong_type_record():
 def test_warning_objects_in_final():
     final = parse_final(dict(FINAL, warnings=[{"msg": "could not reach 1 Mpps"}]))
     assert final.warnings == ("could not reach 1 Mpps",)
+
+
+def test_parse_final_accepted_apart_from_refused():
+    obj = dict(FINAL, tx_frames=1000, tx_accepted=700, tx_refused=300, achieved_pps=1e6,
+               accepted_pps=7e5, generators=[{"stream": 1, "cpu": 0, "tx_frames": 500},
+                                             {"stream": 2, "cpu": 1, "tx_frames": 500}])
+    f = parse_final(obj)
+    assert (f.tx_accepted, f.tx_refused, f.accepted_pps) == (700, 300, 7e5)
+    assert f.tx_accepted + f.tx_refused == f.tx_frames
+    assert [g["stream"] for g in f.generators] == [1, 2]
+
+
+def test_parse_final_without_the_split_is_none():
+    f = parse_final(FINAL)
+    assert (f.tx_accepted, f.tx_refused, f.accepted_pps, f.generators) == (None, None, None, ())
+    with pytest.raises(RecordError, match="tx_refused"):
+        parse_final(dict(FINAL, tx_refused="many"))

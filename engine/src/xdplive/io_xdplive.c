@@ -57,6 +57,7 @@ struct io_port {
 	struct xdplive_ifc c0;            /* the port's counters when the run began */
 	/* TSC <-> CLOCK_MONOTONIC anchors for TSC-stamped frames at the sink */
 	uint64_t a_tsc, a_ns, next_anchor;
+	uint64_t others;                 /* frames other generators sent out of this interface */
 };
 
 static char lib_msg[256];
@@ -266,11 +267,12 @@ static void xl_stats(struct io_port *p, struct io_port_stats *s)
 {
 	struct xdplive_ifc c;
 	memset(s, 0, sizeof(*s));
+	uint64_t sent = p->gst ? p->gst->frames + p->others : 0;
 	for (int i = 0; i < 50; i++) {
 		if (xdplive_if_counters(p->ifname, &c))
 			return;
 		if (!p->want_tx || !p->gst ||
-		    c.tx_packets - p->c0.tx_packets + c.tx_dropped - p->c0.tx_dropped >= p->gst->frames)
+		    c.tx_packets - p->c0.tx_packets + c.tx_dropped - p->c0.tx_dropped >= sent)
 			break;
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
@@ -278,8 +280,9 @@ static void xl_stats(struct io_port *p, struct io_port_stats *s)
 	if (p->want_tx && p->gst) {
 		uint64_t seen = c.tx_packets - p->c0.tx_packets + c.tx_dropped - p->c0.tx_dropped;
 		s->tx_errors = c.tx_dropped - p->c0.tx_dropped;
-		if (seen < p->gst->frames)
-			s->tx_errors += p->gst->frames - seen;
+		if (seen < sent)
+			s->tx_errors += sent - seen;
+		s->tx_refused = s->tx_errors; /* every one of them was counted in tx_frames */
 	}
 	if (p->want_rx)
 		s->rx_dropped = c.rx_dropped - p->c0.rx_dropped;
@@ -305,6 +308,7 @@ static int gen_prepare(struct io_port *p, const struct frame_tmpl *t, const stru
 		return vsb_fail(e, VSB_ERR_SOCKET, "--io xdplive: cannot set the generator's config: %s",
 				strerror(errno));
 	memset(p->gst, 0, sizeof(*p->gst));
+	p->others = 0;
 	xdplive_if_counters(p->ifname, &p->c0);
 	return 0;
 }
@@ -353,6 +357,7 @@ static void gen_gaps(struct io_port *p, uint64_t *skipped, uint64_t *gaps, uint6
 	*gaps = __atomic_load_n(&p->gst->gaps, __ATOMIC_RELAXED);
 	*max_ns = __atomic_load_n(&p->gst->gap_max_ns, __ATOMIC_RELAXED);
 }
+static void gen_shared(struct io_port *p, uint64_t others) { p->others = others; }
 
 static uint64_t gen_last_ns(struct io_port *p) { return __atomic_load_n(&p->gst->last_ns, __ATOMIC_RELAXED); }
 
@@ -397,7 +402,7 @@ static unsigned gen_chunk(void)
 static const struct io_kern_ops kern_ops = {
 	.gen_prepare = gen_prepare, .gen_schedule = gen_schedule, .gen_send = gen_send,
 	.gen_gaps = gen_gaps,
-	.gen_last_ns = gen_last_ns, .gen_chunk = gen_chunk, .max_sizes = VSB_KMAX_SIZES,
+	.gen_last_ns = gen_last_ns, .gen_shared = gen_shared, .gen_chunk = gen_chunk, .max_sizes = VSB_KMAX_SIZES,
 	.rx_reset = rx_reset, .rx_poll = rx_poll, .rx_collect = rx_collect,
 };
 

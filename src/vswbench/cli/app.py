@@ -54,6 +54,7 @@ COMMANDS: tuple[click.Command, ...] = (
     methods.search, methods.sweep, latency.latency, latency.b2b,          # methods
     latency.calibrate, rule_update.rule_update,                          # rule-update time
     campaign.run, campaign.report, campaign.export, campaign.compare,     # campaigns, results
+    campaign.merge,                                                       # several hosts' stores
     model.model,                                                          # models
     agent.agent,                                                          # other hosts
     papers.papers,                                                        # papers' figures

@@ -293,3 +293,20 @@ def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float | Non
         for f in result.failures:
             err.print(f"[red]fail: {f}[/]", highlight=False)
     return 1 if result.failures else 0
+
+
+@click.command()
+@click.argument("stores", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("-o", "--out", "out_dir", required=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="New results directory for the merged store (OUT/results.sqlite).")
+@click.option("--host", "hosts", multiple=True,
+              help="The host of each store, in order [the DUT's name an inventory run recorded, "
+                   "else the hostname in the run's fingerprint].")
+def merge(stores: tuple[Path, ...], out_dir: Path, hosts: tuple[str, ...]) -> int:
+    """Merge the results stores of several hosts into one; each point keeps its host."""
+    from vswbench.results.merge import describe, merge as run_merge
+
+    check_output_dir(out_dir)
+    out.print(describe(run_merge(stores, out_dir, hosts)), highlight=False)
+    return 0

@@ -151,7 +151,7 @@ def placement_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--switch", "switch", required=True, help="Backend (see `vswbench switches`).",
                      shell_complete=complete_switch),
         click.option("--scenario", default="p2p", show_default=True,
-                     help="p2p, p2p-pair, pvp, chain:N, pairs:N, rr, remote[-vxlan][-rr]."),
+                     help="p2p, p2p-pair, pvp, chain:N, pairs:N, rr, remote[-vxlan][-rr], tester-dut."),
         click.option("--tester-cpu", type=int, default=None, help="CPU of the tester [0]."),
         click.option("--switch-cpu", type=int, default=None, help="CPU of the switch [next]."),
         click.option("--nf-cpus", default=None, help="CPUs of the network functions, e.g. 1."),

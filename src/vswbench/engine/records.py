@@ -86,6 +86,14 @@ class FinalRecord:
     streams: tuple[dict[str, Any], ...]
     warnings: tuple[str, ...]
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    # a generator's frames (tx_frames) = those its port accepted + those the peer refused (the
+    # in-kernel generator counts each frame it sends; a veth peer with a full ring refuses some);
+    # achieved_pps counts both, accepted_pps the first. None where the engine did not send.
+    tx_accepted: int | None = None
+    tx_refused: int | None = None
+    accepted_pps: float | None = None
+    # --generators N: per generator thread, {"stream", "cpu", "tx_frames"}; empty with one
+    generators: tuple[dict[str, Any], ...] = ()
 
 
 REQUIRED_COUNTERS = ("tx_frames", "rx_frames", "lost", "duplicated", "reordered")
@@ -222,4 +230,8 @@ def parse_final(record: EngineRecord | dict[str, Any]) -> FinalRecord:
         streams=tuple(s for s in streams if isinstance(s, dict)),
         warnings=tuple(str(w.get("msg", w)) if isinstance(w, dict) else str(w) for w in warnings),
         raw=obj,
+        tx_accepted=_int(obj, "tx_accepted", required=False) if "tx_accepted" in obj else None,
+        tx_refused=_int(obj, "tx_refused", required=False) if "tx_refused" in obj else None,
+        accepted_pps=_num(obj, "accepted_pps"),
+        generators=tuple(g for g in obj.get("generators") or [] if isinstance(g, dict)),
     )

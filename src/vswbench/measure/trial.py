@@ -30,6 +30,7 @@ from vswbench.scenario import Role
 from vswbench.switches.base import BusyCycles, PortCounters
 from vswbench.switches.chain.nf import element_counters, nf_hosts
 from vswbench.testbed.build import EngineCommand, Testbed
+from vswbench.testbed.plan import dut_cpus
 
 READY_TIMEOUT = 15.0
 WARMUP_STREAM_BASE = 100
@@ -104,6 +105,8 @@ class TrialResult:
     tx_skipped: int = 0
     tester_gaps: int = 0
     tester_gap_max_us: float | None = None
+    # tester-dut: `cpu` and cycles_per_packet are the DUT's cores only; the tester's cores here
+    tester_cpu: dict[str, dict[str, float]] | None = None
 
     @property
     def counters_agree(self) -> bool:
@@ -113,6 +116,10 @@ class TrialResult:
         data = asdict(self)
         data["counters_agree"] = self.counters_agree
         return data
+
+
+def _cores(usage: dict[int, Any]) -> dict[str, dict[str, float]]:
+    return {str(cpu): {k: v for k, v in asdict(u).items() if k != "cpu"} for cpu, u in usage.items()}
 
 
 def _churn(finals: list[FinalRecord]) -> dict[str, float] | None:
@@ -378,7 +385,13 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
     tsc_hz = next((float(r.start.data["tsc_hz"]) for r in outcome.results.values()
                    if r.start is not None and r.start.data.get("tsc_hz")), 0.0)
     tsc_hz = tsc_hz or float(finals[drivers[0]].raw.get("tsc_hz") or 0.0)
-    cycles = busy_cycles(outcome.cpu_usage, tsc_hz)
+    usage, tester_usage = outcome.cpu_usage, None
+    if testbed.scenario.apart:   # tester-dut: the DUT's CPU figures hold only its cores
+        dut = dut_cpus(testbed.placement)
+        usage = {c: u for c, u in outcome.cpu_usage.items() if c in dut}
+        tester_usage = {c: u for c, u in outcome.cpu_usage.items()
+                        if c == testbed.placement.tester_cpu}
+    cycles = busy_cycles(usage, tsc_hz)
     kinds = {finals[lab].latency_kind for lab in receivers} - {None}
     rx_finals = [finals[lab] for lab in receivers]
     buckets = sorted((b for f in rx_finals for b in f.hist), key=lambda b: b.low_ns)
@@ -396,8 +409,8 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
         duration_s=round(duration, 4), latency_kind=next(iter(kinds), None),
         latency_us=merge_latency(rx_finals),
         histogram=[[b.low_ns, b.high_ns, b.count] for b in buckets],
-        cpu={str(cpu): {k: v for k, v in asdict(u).items() if k != "cpu"}
-             for cpu, u in outcome.cpu_usage.items()},
+        cpu=_cores(usage),
+        tester_cpu=None if tester_usage is None else _cores(tester_usage),
         cycles_per_packet=cycles_per_packet(cycles, rx_unique),
         cycles_per_packet_by_process={
             lab: (None if s is None or not rx_unique else round(s * tsc_hz / rx_unique, 1))

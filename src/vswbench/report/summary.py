@@ -64,9 +64,12 @@ def machine_summaries(runs: tuple[RunInfo, ...] | list[RunInfo]) -> list[Machine
     for info in runs:
         fp = info.fingerprint or {}
         host = fp.get("hostname")
+        name = host if isinstance(host, str) and host not in ("", "n/a") else "(name not recorded)"
+        lab = fp.get("host")    # a merged store's (results/merge.py): the lab's name for it
+        if isinstance(lab, str) and lab and lab != name:
+            name = f"{lab} (hostname {name})"
         out.append(MachineSummary(
-            info.started, info.finished,
-            host if isinstance(host, str) and host not in ("", "n/a") else "(name not recorded)",
+            info.started, info.finished, name,
             _cpu(fp), _virtualization(fp), str(fp.get("kernel_release") or "not recorded"),
             info.version))
     return out

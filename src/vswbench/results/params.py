@@ -66,7 +66,7 @@ class Knob:
 # "auto" existed name "afpacket", what auto chooses for a kernel switch: no variant either
 KNOBS = (Knob("flows", 1), Knob("churn", None), Knob("burst", 1), Knob("placement", "default"),
          Knob("io", "auto", same=("afpacket",)), Knob("preset", "fast"), Knob("shape_pps", None),
-         Knob("options", None, column=False))
+         Knob("options", None, column=False), Knob("host", None))
 KNOB_DEFAULTS: Mapping[str, Any] = {k.name: k.default for k in KNOBS}
 PRESET_KINDS = ("search", "latency", "b2b")
 

@@ -300,6 +300,23 @@ class ResultStore:
         self._write("UPDATE runs SET finished = ?, status = ? WHERE run_id = ?",
                     (now(), status, run_id))
 
+    def copy_run(self, run: StoredRun) -> None:
+        """A run of another store as it is (results/merge.py): id, times, status, spec,
+        fingerprint, version."""
+        fp = None if run.fingerprint is None else json.dumps(run.fingerprint, sort_keys=True)
+        self._write("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (run.run_id, run.started, run.finished, run.status, run.spec_name,
+                     run.spec_text, fp, run.version))
+
+    def copy_point(self, p: StoredPoint) -> None:
+        """A point of another store as it is (results/merge.py); its run copied before."""
+        self._write(
+            "INSERT INTO points (campaign, run_id, point_key, label, params, kind, status, result,"
+            " error, started, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (p.campaign, p.run_id, p.key, p.label, json.dumps(p.params, sort_keys=True), p.kind,
+             p.status, None if p.result is None else json.dumps(p.result), p.error, p.started,
+             p.finished))
+
     def _write(self, sql: str, args: tuple[Any, ...]) -> None:
         """One committed write; a full disk or an unwritable file is WriteFailed (exit 1: the
         points committed before stay, the same command resumes), not a damaged store."""

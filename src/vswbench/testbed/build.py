@@ -35,6 +35,7 @@ from vswbench.run.scope import Run
 from vswbench.scenario import Scenario
 from vswbench.switches.base import (Attachment, ForwardPath, HostPort, Placement, Switch,
                                     SwitchContext)
+from vswbench.switches.kernel.napi import Placed, place_napi
 from vswbench.testbed.plan import EngineCommand, PortInfo, Wiring, plan_testbed, unsupported
 from vswbench.testbed.sites import SiteSwitches
 
@@ -63,6 +64,7 @@ class Testbed:
         self.ports: dict[str, PortInfo] = {}
         self.next_hop_mac: dict[tuple[str, str], str] = {}
         self.wiring = Wiring({})
+        self.tester_napi = Placed()      # tester-dut: the tester ports' receive placement
         self._stack = ExitStack()
 
     # -- the plan's facts ------------------------------------------------------------------
@@ -152,10 +154,19 @@ class Testbed:
                 self._address(hp)  # direct backends may create the link only in forward()
                 self.ports[hp.key] = PortInfo(hp.key, hp.netns, hp.ifname, hp.ip_cidr,
                                               mac_address(hp.netns, hp.ifname))
+        if plan.scenario.apart and not plan.dpdk:
+            self._tester_napi(ctx)
         self.wiring = Wiring(dict(self.ports), self._gateway_macs())
         self.next_hop_mac.update(plan.next_hop_macs(self.wiring))
         if not plan.dpdk:
             self._neighbours()
+
+    def _tester_napi(self, ctx: SwitchContext) -> None:
+        """tester-dut: the tester's ports receive through threaded NAPI on the tester's CPU, so
+        the frames the switch sends them are taken there, not in the DUT's softirq (a veth
+        delivers in the sender's context without it)."""
+        for hp in self.plan.host_ports:
+            place_napi(ctx, hp.netns, hp.ifname, self.tester_napi, cpu=self.placement.tester_cpu)
 
     def _dpdk_ports(self) -> None:
         for hp in self.plan.host_ports:
@@ -253,7 +264,9 @@ class Testbed:
         return self.kernel_counters()
 
     def placement_warnings(self) -> list[str]:
-        return self.plan.placement_warnings()
+        return self.plan.placement_warnings() + [
+            f"tester-dut: {note} (the tester's receive work may run on the DUT's CPU)"
+            for note in self.tester_napi.notes]
 
     def describe(self) -> dict[str, Any]:
         return {"scenario": self.scenario.name, "switch": self.switch_cls.name, "nf": self.nf,

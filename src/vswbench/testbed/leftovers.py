@@ -36,10 +36,11 @@ from vswbench.run.state import RunState, read_states
 TEMP_ROOT = Path("/tmp")
 TEMP_GLOB = "vsb-vsb*"
 # what the project names its temp dirs: tempfile.mkdtemp(prefix=f"vsb-{run id}-" and -ovs-, -bpf-,
-# -agent-; run/scope.py, ovs_daemon.py, bpfobj.py, agent.py) adds 8 random characters; a
+# -agent-; run/scope.py, ovs_daemon.py, bpfobj.py, agent.py) adds 8 random characters (a DUT's
+# directory of deploy/lab/lab.yml: -lab- and 8 hex digits of its inventory name's hash); a
 # directory of anyone else's that merely starts with vsb- is left alone
 TEMP_NAME_RE = re.compile(
-    r"^vsb-(vsb[0-9a-f]{4})-(?:(?:ovs|bpf|agent)-)?[a-z0-9_]{8}\Z")
+    r"^vsb-(vsb[0-9a-f]{4})-(?:(?:ovs|bpf|agent|lab)-)?[a-z0-9_]{8}\Z")
 BPF_FS = Path("/sys/fs/bpf")  # pinned BPF objects named vsb<run id>... (programs on interfaces
                               # of a run's namespaces disappear with the namespaces themselves)
 DPDK_RUN = Path("/var/run/dpdk")  # DPDK runtime dirs, one per --file-prefix (vsb...)

@@ -102,11 +102,28 @@ def unsupported(scenario: Scenario, switch_cls: type[Switch]) -> str | None:
     testpmd or ovs-dpdk, whose ports are up before any engine, every scenario runs."""
     if scenario.sites:
         return remote_problem(scenario, switch_cls)   # scenario remote: sites.py
+    if scenario.apart and switch_cls.port_kind == "dpdk":
+        return (f"scenario {scenario.name} is not supported on {switch_cls.name}: the wire between "
+                "tester and DUT is a kernel link; use a kernel, BPF or OVS switch")
     if switch_cls.port_kind != "dpdk" or not switch_cls.direct or scenario.name == "p2p":
         return None
     return (f"scenario {scenario.name} is not supported on {switch_cls.name}: engines joined by "
             "memif directly run only in p2p (across processes a polling engine crashed while "
             "its memif connected); use a DPDK switch (testpmd, ovs-dpdk) for this scenario")
+
+
+def apart_problem(placement: Placement) -> None:
+    """tester-dut: the tester's and the DUT's CPUs must be named and apart (UsageError)."""
+    t, sw = placement.tester_cpu, placement.switch_cpu
+    if t is None or sw is None or t == sw or t in placement.nf_cpus:
+        raise UsageError(f"scenario tester-dut needs the tester and the DUT on CPUs of their own "
+                         f"(tester CPU {t}, switch CPU {sw}): give --tester-cpu and --switch-cpu "
+                         "two different CPUs")
+
+
+def dut_cpus(placement: Placement) -> frozenset[int]:
+    """The DUT's CPUs in tester-dut: the switch's and the network functions'."""
+    return frozenset(c for c in (placement.switch_cpu, *placement.nf_cpus) if c is not None)
 
 
 def host_cpu(placement: Placement, role: Role, nf_index: int) -> int | None:
@@ -405,6 +422,8 @@ def plan_testbed(scenario: Scenario, switch_cls: type[Switch], run_id: RunId,
     if problem:
         raise UsageError(problem)
     opts = MappingProxyType(dict(options or {}))
+    if scenario.apart:
+        apart_problem(placement or Placement())
     nf = check_nf(opts, scenario, switch_cls)
     bridged = frozenset(nf_hosts(scenario) if ports_in_switch_namespace(nf) else ())
     return TestbedPlan(scenario, switch_cls, run_id,
