@@ -1,0 +1,76 @@
+"""What applications see (measure/sockets.py) on real namespaces, through the command line as a
+user calls it: a TCP stream through the bridge at MTU 1500 and 9000; request/response and one
+connection per transaction through the router, the client reaching the server by a virtual IP
+that nftables DNAT translates in the router's namespace; nothing left behind (namespaces,
+processes, temp directories); a DPDK switch refused with exit 3 and the reason."""
+
+from __future__ import annotations
+
+import glob
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.integration.integration_helpers import processes_mentioning
+from vswbench.host.netns import list_namespaces
+
+pytestmark = pytest.mark.usefixtures("root", "engine")
+
+
+def vswbench(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vswbench", *argv], capture_output=True,
+                          text=True, timeout=180)
+
+
+def measured(*argv: str) -> dict:
+    proc = vswbench(*argv, "--duration", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    run_id = data["run_id"]
+    assert not [ns for ns in list_namespaces() if ns.startswith(run_id)]
+    assert not processes_mentioning(run_id)
+    assert not glob.glob(f"/tmp/vsb-{run_id}-*")
+    return data
+
+
+@pytest.mark.parametrize("mtu", ["1500", "9000"])
+def test_tcp_stream_through_the_bridge(mtu):
+    data = measured("stream", "--switch", "bridge", "--mtu", mtu, "--flows", "2")
+    assert data["kind"] == "stream" and data["switch"] == "bridge" and data["mtu"] == int(mtu)
+    assert data["goodput_gbps"] > 0.01 and data["retransmits"] is not None
+    assert data["cpu_s_per_gb"] > 0
+    if mtu == "9000":   # every link of the testbed took it, host ports and switch side
+        links = data["tuning"]["mtu_links"]
+        assert len(links) >= 4 and set(links.values()) == {9000}
+    assert [c["flows"] for c in data["clients"]] == [2]
+
+
+@pytest.mark.parametrize("kind", ["rr", "crr"])
+def test_rr_and_crr_through_the_router_by_a_service(kind):
+    data = measured(kind, "--switch", "router", "--service")
+    assert data["service_vip"] == "198.19.255.10" and data["service"]
+    assert data["transactions"] > 10 and data["transactions_per_s"] > 10
+    lat = data["latency_us"]
+    assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"]
+    assert sum(b[2] for b in data["histogram"]) == data["transactions"]
+    assert data["cycles_per_transaction"] is None or data["cycles_per_transaction"] > 0
+    if kind == "crr":
+        assert data["connections_per_s"] == data["transactions_per_s"]
+        assert data["servers"][0]["accepted"] >= data["transactions"]
+
+
+def test_udp_stream_with_offloads_off():
+    data = measured("stream", "--switch", "bridge", "--proto", "udp", "--size", "1200",
+                    "--offloads", "off")
+    assert data["goodput_gbps"] > 0 and 0 <= data["udp_loss_ratio"] < 1
+    assert set(data["tuning"]["offload_links"].values()) == {"off"}
+
+
+@pytest.mark.parametrize("switch", ["testpmd", "memif"])
+def test_dpdk_switch_refused(switch):
+    proc = vswbench("stream", "--switch", switch)
+    assert proc.returncode == 3
+    assert "DPDK devices" in proc.stderr and "no kernel socket reaches" in " ".join(
+        proc.stderr.split())
