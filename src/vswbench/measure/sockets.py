@@ -14,13 +14,14 @@ traffic locally; chains' network functions are engines that forward frames, not 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from vswbench.engine.params import TrialParams
 from vswbench.engine.process import EngineProcess
-from vswbench.engine.sockapp import (BASE_PORT, ClientResult, ServerResult, SockParams,
+from vswbench.engine.sockapp import (BASE_PORT, MAX_FLOWS, ClientResult, ServerResult, SockParams,
                                      find_sockapp, parse_client, parse_server)
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.cpustat import busy_cycles, core_usage, process_cpu_s, read_proc_stat
@@ -30,10 +31,11 @@ from vswbench.host.tuning import (MTUS, OFFLOADS, SERVICE_VIP, add_service, run_
 from vswbench.measure.plan import (SwitchUnavailable, TrialOptions, ensure_runnable, plan_trial)
 from vswbench.scenario import Hop, Role, Scenario
 from vswbench.switches.base import Placement, Switch
-from vswbench.testbed.plan import host_cpu
+from vswbench.testbed.plan import PortInfo, host_cpu
 
 KINDS = ("stream", "rr", "crr")
 START_TIMEOUT = 10.0
+PEER_PORTS = (18400, 18401)       # bench/sockets_vs_peers: iperf3's and sockperf's servers
 # the client's namespace: TIME_WAIT ports reused and the whole port range (crr opens tens of
 # thousands of connections a minute; only the run's own namespace is touched)
 CLIENT_SYSCTLS = {"net.ipv4.tcp_tw_reuse": 1, "net.ipv4.ip_local_port_range": "1024 65000"}
@@ -133,15 +135,26 @@ def _sockapp(run: Any, netns: str, args: list[str], label: str) -> EngineProcess
                          stop_timeout=10.0).start()
 
 
-def run_sockets(plan: SocketPlan, progress: Callable[[str], None] = print) -> dict[str, Any]:
-    """Build the testbed, tune it, run the servers and clients once; the result as JSON."""
+@dataclass
+class SocketBed:
+    """A built, tuned testbed: per pair its client port, server port and the address the
+    client connects to (the server's, or the service's virtual IP)."""
+    run: Any
+    testbed: Any
+    targets: list[tuple[PortInfo, PortInfo, str]]
+    tuning: dict[str, Any]
+
+
+@contextmanager
+def socket_testbed(plan: SocketPlan,
+                   progress: Callable[[str], None] = print) -> Iterator[SocketBed]:
+    """Build the testbed, set its MTU and offloads, add the service path; removed on exit."""
     from vswbench.run.scope import run_scope
     from vswbench.testbed.build import Testbed
 
     ensure_runnable(plan.switch_cls)
     find_sockapp()          # not found: fail before anything is built
     load = plan.load
-    tsc_hz = _tsc_hz()
     with run_scope() as run, Testbed(plan.scenario, plan.switch_cls, run, plan.placement,
                                      plan.options, flows=load.flows) as tb:
         assert tb.switch is not None
@@ -153,7 +166,7 @@ def run_sockets(plan: SocketPlan, progress: Callable[[str], None] = print) -> di
             tuning["mtu_links"] = set_mtu(spaces, plan.mtu)
         if plan.offloads != "default":
             tuning["offload_links"] = set_offloads(spaces, plan.offloads == "on")
-        ports = range(BASE_PORT, BASE_PORT + (load.flows if load.proto == "udp" else 1))
+        ports = [*range(BASE_PORT, BASE_PORT + MAX_FLOWS), *PEER_PORTS]
         targets = []
         for client_key, server_key in plan.endpoints:
             client, server = tb.ports[client_key], tb.ports[server_key]
@@ -167,41 +180,56 @@ def run_sockets(plan: SocketPlan, progress: Callable[[str], None] = print) -> di
                             route_dev=None if l3_path else client.ifname)
                 target = SERVICE_VIP
             targets.append((client, server, target))
-        servers = []
-        for i, (_, server, _) in enumerate(targets):
+        yield SocketBed(run, tb, targets, tuning)
+
+
+def run_sockets(plan: SocketPlan, progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """Build the testbed, tune it, run the servers and clients once; the result as JSON."""
+    with socket_testbed(plan, progress) as bed:
+        return measure_once(bed, plan, progress)
+
+
+def measure_once(bed: SocketBed, plan: SocketPlan,
+                 progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """One run of plan.load on a socket testbed: every pair's server, then its client."""
+    run, tb, load = bed.run, bed.testbed, plan.load
+    tsc_hz = _tsc_hz()
+    servers: list[EngineProcess] = []
+    try:
+        for i, (_, server, _) in enumerate(bed.targets):
             proc = _sockapp(run, server.netns, load.server_args(
                 server.ip, cpu=host_cpu(plan.placement, Role.SERVER, 0)), f"server{i + 1}")
-            proc.wait_for_record("ready", START_TIMEOUT)
             servers.append(proc)
+            proc.wait_for_record("ready", START_TIMEOUT)
         progress(f"run {run.id}: {load.mode} {load.proto}, {load.flows} flow(s) of "
                  f"{load.size} B for {load.duration:g} s")
         before = read_proc_stat()
         started = time.monotonic()
         clients = [_sockapp(run, client.netns, load.client_args(
             target, cpu=plan.placement.tester_cpu), f"client{i + 1}")
-            for i, (client, _, target) in enumerate(targets)]
+            for i, (client, _, target) in enumerate(bed.targets)]
         client_results = [proc.wait(load.duration + 30).check() for proc in clients]
         after = read_proc_stat()
         elapsed = time.monotonic() - started
         server_cpu = [process_cpu_s(p.pid) for p in servers]
-        server_results = [p.stop().check() for p in servers]
-        parsed_c = [parse_client(r.of_type("result")[-1].data) for r in client_results]
-        parsed_s = [parse_server(r.of_type("result")[-1].data) for r in server_results]
-        usage = core_usage(before, after)
-        result = summarize(plan, parsed_c, parsed_s, elapsed=elapsed,
-                           cycles=busy_cycles(usage, tsc_hz) if tsc_hz else None,
-                           busy_s=sum(u.busy_s for u in usage.values()))
-        result.update({
-            "switch": plan.switch_cls.name, "scenario": plan.scenario.name,
-            "forwarding_mode": tb.switch.forwarding_mode(), "run_id": str(run.id),
-            "placement": asdict(plan.placement), "switch_versions": plan.switch_cls.versions(),
-            "tuning": tuning, "service_vip": SERVICE_VIP if plan.service else None,
-            "tsc_hz": tsc_hz, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "cpu": {str(c): {k: v for k, v in asdict(u).items() if k != "cpu"}
-                    for c, u in usage.items()},
-            "process_cpu_s": {"clients": [c.cpu_s for c in parsed_c],
-                              "servers": [s for s in server_cpu]}})
-        return result
+    finally:
+        server_results = [p.stop() for p in servers]
+    parsed_c = [parse_client(r.of_type("result")[-1].data) for r in client_results]
+    parsed_s = [parse_server(r.check().of_type("result")[-1].data) for r in server_results]
+    usage = core_usage(before, after)
+    result = summarize(plan, parsed_c, parsed_s, elapsed=elapsed,
+                       cycles=busy_cycles(usage, tsc_hz) if tsc_hz else None,
+                       busy_s=sum(u.busy_s for u in usage.values()))
+    result.update({
+        "switch": plan.switch_cls.name, "scenario": plan.scenario.name,
+        "forwarding_mode": tb.switch.forwarding_mode(), "run_id": str(run.id),
+        "placement": asdict(plan.placement), "switch_versions": plan.switch_cls.versions(),
+        "tuning": bed.tuning, "service_vip": SERVICE_VIP if plan.service else None,
+        "tsc_hz": tsc_hz, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cpu": {str(c): {k: v for k, v in asdict(u).items() if k != "cpu"}
+                for c, u in usage.items()},
+        "process_cpu_s": {"clients": [c.cpu_s for c in parsed_c], "servers": server_cpu}})
+    return result
 
 
 def merged_histogram(clients: list[ClientResult]) -> list[list[int]]:
