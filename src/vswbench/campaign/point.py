@@ -40,6 +40,11 @@ class Point:
     pdr_loss: float | None = None                # search/latency/b2b: the PDR's loss ratio
     rules: int | None = None                     # rule-update: rules per batch
     update_rate: float | None = None             # rule-update: changes per second
+    # kinds stream, rr, crr (measure/sockets.py): `size` is then the message size in bytes
+    proto: str | None = None                     # tcp | udp
+    mtu: int | None = None                       # of every link: 1500 | 9000
+    offloads: str | None = None                  # TSO/GSO/GRO: default | on | off
+    service: bool | None = None                  # through a DNAT'ed virtual IP
 
     def params(self) -> dict[str, Any]:
         """The parameters that define the measurement. None, empty options and repetition 0 are
@@ -54,7 +59,8 @@ class Point:
             "fractions": list(self.fractions) if self.fractions is not None else None,
             "options": dict(self.options) or None, "repetition": self.repetition or None,
             "churn": self.churn, "profile": self.profile or None, "pdr_loss": self.pdr_loss,
-            "rules": self.rules, "update_rate": self.update_rate}
+            "rules": self.rules, "update_rate": self.update_rate, "proto": self.proto,
+            "mtu": self.mtu, "offloads": self.offloads, "service": self.service}
         return {k: v for k, v in data.items() if v is not None}
 
     @property
@@ -68,6 +74,10 @@ class Point:
     def label(self) -> str:
         size = "imix" if self.size == "imix" else f"{self.size}B"
         parts = [self.kind, self.switch, self.scenario, size]
+        if self.proto is not None:
+            parts += [self.proto, f"mtu{self.mtu}"] + (
+                [f"offloads={self.offloads}"] if self.offloads != "default" else []) + (
+                ["service"] if self.service else [])
         if self.shape_pps is not None:
             parts.append(f"shape {_pps(self.shape_pps)}")
         if self.rate is not None:
@@ -105,7 +115,8 @@ def search_twin(point: Point) -> Point:
     its NDR from the twin's stored result instead of searching again."""
     return replace(point, kind="search", rate=None, duration=None, points=None, fractions=None,
                    trials=None, max_frames=None, preset=point.preset or "fast", profile=False,
-                   rules=None, update_rate=None)
+                   rules=None, update_rate=None, proto=None, mtu=None, offloads=None,
+                   service=None)
 
 
 def _pps(value: float) -> str:

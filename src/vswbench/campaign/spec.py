@@ -49,7 +49,8 @@ from vswbench.campaign.spec_checks import (churn_problems, io_problems, option_p
 from vswbench.campaign.spec_file import parse_toml, read_spec_text
 from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
 from vswbench.campaign.suites import BUILTIN
-from vswbench.campaign.values import (ALL_SWITCHES, KINDS, MAX_PROBLEMS,
+from vswbench.campaign.spec_sockets import SOCKET_KEYS, socket_points, socket_problems
+from vswbench.campaign.values import (ALL_SWITCHES, KINDS, MAX_PROBLEMS, SOCKET_KINDS,
                                       SCALAR_ONLY, BadValue, Problems, TooManyProblems,
                                       check_value, did_you_mean, parse_budget, short)
 from vswbench.errors import UsageError
@@ -69,9 +70,13 @@ STUDY_KEYS += FUNCTION_KEYS
 # kind rule-update (measure/rule_update.py): N rules installed and removed per point, and the
 # changes per second during its forwarding comparison at `rate` (default: half the NDR)
 STUDY_KEYS += ("rules", "update_rate")
+# kinds stream, rr, crr (measure/sockets.py): the socket client's protocol and message size,
+# the links' MTU and offloads, and the service path; flows and duration are shared keys
+STUDY_KEYS += SOCKET_KEYS
+KIND_KEYS.update({key: SOCKET_KINDS for key in SOCKET_KEYS})
 KIND_KEYS.update({"rules": ("rule-update",), "update_rate": ("rule-update",),
                   "rate": (*KIND_KEYS["rate"], "rule-update"),
-                  "duration": (*KIND_KEYS["duration"], "rule-update"),
+                  "duration": (*KIND_KEYS["duration"], "rule-update", *SOCKET_KINDS),
                   "preset": (*KIND_KEYS["preset"], "rule-update")})   # of its NDR search
 RULE_UPDATE_LOAD = 0.5             # of the NDR, when a rule-update study gives no rate
 CAMPAIGN_KEYS = ("name", "description", "out", "budget")
@@ -112,6 +117,11 @@ class Study:
     pdr_loss: float | None = None                # the PDR's loss ratio (None: the preset's)
     rules: tuple[int, ...] = (1000,)
     update_rates: tuple[float, ...] = (2.0,)
+    protos: tuple[str, ...] = ("tcp",)           # stream, rr, crr (spec_sockets.py)
+    msg_sizes: tuple[int, ...] = ()              # () = the kind's default
+    mtus: tuple[int, ...] = (1500,)
+    offloads: tuple[str, ...] = ("default",)
+    services: tuple[bool, ...] = (False,)
 
 
 @dataclass(frozen=True)
@@ -270,7 +280,9 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                   get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0],
                   get("churn") or (None,),
                   bool((v.get("profile") or [False])[0]), (v.get("pdr_loss") or [None])[0],
-                  get("rules") or (1000,), get("update_rate") or (2.0,))
+                  get("rules") or (1000,), get("update_rate") or (2.0,),
+                  get("proto") or ("tcp",), get("msg_size") or (), get("mtu") or (1500,),
+                  get("offloads") or ("default",), get("service") or (False,))
     count = point_count(study)
     if count > MAX_POINTS:       # before the checks that walk the lists' products
         problems.append(f"study {i}: {count:,} points (the product of its lists' lengths), more "
@@ -294,6 +306,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                                 "receivers")
     if "rule-update" in kinds:
         problems += rule_update_problems(i, switches)
+    problems += socket_problems(i, kinds, names, v.get("switch") or [], v.get("proto") or [])
     return None if len(problems) > before else study
 
 
@@ -354,6 +367,9 @@ def point_count(st: Study) -> int:
                             ("trials", st.trials), ("max_frames", st.max_frames)):
             if kind in KIND_KEYS[key]:
                 n *= max(1, len(values))
+        if kind in SOCKET_KINDS:
+            n *= math.prod(max(1, len(x)) for x in (st.protos, st.msg_sizes, st.mtus,
+                                                    st.offloads, st.services))
         return n * (len(st.rules) * len(st.update_rates) if kind == "rule-update" else 1)
     devices = calibration_switches()
     switches = sum(len(st.shape_pps) if s in devices else 1 for s in st.switches)
@@ -379,7 +395,9 @@ def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> li
                       duration, points, fractions, io, options, shape, trials, max_frames,
                       rep, st.index, profile=st.profile,
                       pdr_loss=st.pdr_loss if kind in KIND_KEYS["preset"] else None)
-        if kind == "rule-update":
+        if kind in SOCKET_KINDS:
+            out += socket_points(st, point)
+        elif kind == "rule-update":
             out += [replace(point, rules=n, update_rate=u)
                     for n, u in itertools.product(st.rules, st.update_rates)]
         else:

@@ -29,6 +29,7 @@ from vswbench.host.netns import sysctl
 from vswbench.host.tuning import (MTUS, OFFLOADS, SERVICE_VIP, add_service, run_namespaces,
                                   set_mtu, set_offloads)
 from vswbench.measure.plan import (SwitchUnavailable, TrialOptions, ensure_runnable, plan_trial)
+from vswbench.run.ids import RunId
 from vswbench.scenario import Hop, Role, Scenario
 from vswbench.switches.base import Placement, Switch
 from vswbench.testbed.plan import PortInfo, host_cpu
@@ -146,8 +147,8 @@ class SocketBed:
 
 
 @contextmanager
-def socket_testbed(plan: SocketPlan,
-                   progress: Callable[[str], None] = print) -> Iterator[SocketBed]:
+def socket_testbed(plan: SocketPlan, progress: Callable[[str], None] = print,
+                   run_id: RunId | None = None) -> Iterator[SocketBed]:
     """Build the testbed, set its MTU and offloads, add the service path; removed on exit."""
     from vswbench.run.scope import run_scope
     from vswbench.testbed.build import Testbed
@@ -155,7 +156,7 @@ def socket_testbed(plan: SocketPlan,
     ensure_runnable(plan.switch_cls)
     find_sockapp()          # not found: fail before anything is built
     load = plan.load
-    with run_scope() as run, Testbed(plan.scenario, plan.switch_cls, run, plan.placement,
+    with run_scope(run_id=run_id) as run, Testbed(plan.scenario, plan.switch_cls, run, plan.placement,
                                      plan.options, flows=load.flows) as tb:
         assert tb.switch is not None
         progress(f"run {run.id}: {plan.switch_cls.name} / {plan.scenario.name} ready "
