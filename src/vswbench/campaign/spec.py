@@ -49,7 +49,8 @@ from vswbench.campaign.spec_checks import (churn_problems, io_problems, option_p
 from vswbench.campaign.spec_file import parse_toml, read_spec_text
 from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
 from vswbench.campaign.suites import BUILTIN
-from vswbench.campaign.spec_sockets import SOCKET_KEYS, socket_points, socket_problems
+from vswbench.campaign.spec_sockets import (SOCKET_KEYS, socket_points, socket_problems,
+                                            socket_switch_count)
 from vswbench.campaign.values import (ALL_SWITCHES, KINDS, MAX_PROBLEMS, SOCKET_KINDS,
                                       SCALAR_ONLY, BadValue, Problems, TooManyProblems,
                                       check_value, did_you_mean, parse_budget, short)
@@ -372,10 +373,17 @@ def point_count(st: Study) -> int:
                                                     st.offloads, st.services))
         return n * (len(st.rules) * len(st.update_rates) if kind == "rule-update" else 1)
     devices = calibration_switches()
+    frame_kinds = [k for k in st.kinds if k not in SOCKET_KINDS]
     switches = sum(len(st.shape_pps) if s in devices else 1 for s in st.switches)
-    return (st.repetitions * switches * math.prod(len(x) for x in (
-        st.options, st.scenarios, st.sizes, st.flows, st.bursts, st.placements, st.ios, st.churns))
-        * sum(per_kind(k) for k in st.kinds))
+    common = st.repetitions * math.prod(len(x) for x in (
+        st.options, st.scenarios, st.flows, st.placements, st.churns))
+    # socket points take their size from msg_size and no io or burst (spec_sockets.py)
+    frames = switches * math.prod(len(x) for x in (st.sizes, st.bursts, st.ios)) * sum(
+        per_kind(k) for k in frame_kinds)
+    sockets = socket_switch_count(st.switches) * sum(
+        per_kind(k) // (max(1, len(st.protos)) if k == "crr" else 1)
+        for k in st.kinds if k in SOCKET_KINDS)
+    return common * (frames + sockets)
 
 
 def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> list[Point]:

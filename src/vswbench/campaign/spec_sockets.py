@@ -25,7 +25,7 @@ def socket_problems(i: int, kinds: list[str], scenarios: list[str], switches: li
     if not used:
         return []
     from vswbench import scenario as scen
-    from vswbench.switches.catalog import all_switches
+    from vswbench.switches.catalog import all_switches, calibration_switches
 
     problems = []
     for name in scenarios:
@@ -38,19 +38,33 @@ def socket_problems(i: int, kinds: list[str], scenarios: list[str], switches: li
     if dpdk:
         problems.append(f"study {i}, switch: {', '.join(dpdk)}: DPDK ports, which no kernel "
                         f"socket reaches; kinds {', '.join(used)} need kernel switches")
+    devices = [s for s in switches if s in calibration_switches()]
+    if devices:
+        problems.append(f"study {i}, switch: {', '.join(devices)}: the calibration device "
+                        f"shapes frames at a rate; kinds {', '.join(used)} need another switch")
     if used == ["crr"] and "udp" in protos:
         problems.append(f"study {i}, proto: crr opens a TCP connection per transaction: "
                         "remove udp")
     return problems
 
 
+def _socket_capable(switch: str) -> bool:
+    from vswbench.switches.catalog import all_switches, calibration_switches
+
+    cls = all_switches().get(switch)
+    return not (cls is not None and cls.port_kind == "dpdk") and switch not in \
+        calibration_switches()
+
+
+def socket_switch_count(switches: tuple[str, ...]) -> int:
+    """The switches of a study that socket points are made for."""
+    return sum(1 for s in switches if _socket_capable(s))
+
+
 def socket_points(st: Any, point: Point) -> list[Point]:
     """The points of one socket kind for a study's product (crr: TCP only; none for a DPDK
     switch, which "*" brings)."""
-    from vswbench.switches.catalog import all_switches
-
-    cls = all_switches().get(point.switch)
-    if cls is not None and cls.port_kind == "dpdk":
+    if not _socket_capable(point.switch):
         return []
     sizes = st.msg_sizes or (DEFAULT_MSG_SIZE[point.kind],)
     protos = ("tcp",) if point.kind == "crr" else st.protos
