@@ -98,3 +98,39 @@ def test_typed_read_and_export_row():
     assert row["service"] is True and row["cycles_per_transaction"] == 500000.0
     schema = json.loads((ROOT / "src/vswbench/schemas/point-record.schema.json").read_text())
     jsonschema.validate(json.loads(json.dumps(point_record(stored(RESULT)))), schema)
+
+
+def test_report_rows_verdicts_and_section():
+    from types import SimpleNamespace
+
+    from vswbench.report.sections.sockets import SECTION
+    from vswbench.report.sockets import socket_rows, verdict_lines
+    from vswbench.results.points import StoredResults
+
+    def point(kind, switch, **kw):
+        params = {"kind": kind, "switch": switch, "scenario": "rr",
+                  "size": {"stream": 16384}.get(kind, 64)}
+        result = {**RESULT, "kind": kind, "switch": switch, "service": False,
+                  "size": params["size"], **kw}
+        return StoredPoint("s", "r1", f"{kind}{switch}", f"{kind} {switch}", params, kind,
+                           "done", result, None, None, "2026-11-27T00:00:05+0000")
+    points = (point("stream", "bridge", goodput_gbps=3.0),
+              point("stream", "ovs", goodput_gbps=0.75),
+              point("stream", "macvlan", goodput_gbps=4.0),
+              point("rr", "bridge"), point("rr", "ovs", latency_us={"p50": 100.0}),
+              point("crr", "bridge", connections_per_s=2500.0),
+              point("stream", "veth", goodput_gbps=9.0, mtu=9000))      # not the base workload
+    data = StoredResults(Path("x"), points, ())
+    rows = socket_rows(data)
+    assert [r.switch for r in rows] == ["bridge", "macvlan", "ovs"]
+    lines = verdict_lines(rows)
+    assert lines[0] == ("TCP stream, 16384 B: macvlan leads (4.00 Gbit/s), bridge 25 % lower "
+                        "(3.00 Gbit/s), last ovs 81 % lower (0.75 Gbit/s); one run each, not "
+                        "decided by a rank test.")
+    assert lines[1].startswith("TCP request/response, 64 B: bridge leads (80 us p50), ovs 25 % "
+                               "higher")
+    assert lines[2].startswith("TCP connect/request/response/close, 64 B: bridge leads (2,500")
+    html = SECTION.body(SimpleNamespace(data=data), [])
+    assert "macvlan" in html and "Every socket point" in html and "stream veth" in html
+    empty = SECTION.body(SimpleNamespace(data=StoredResults(Path("x"), (), ())), [])
+    assert "no socket points" in empty
