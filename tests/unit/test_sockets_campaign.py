@@ -134,3 +134,21 @@ def test_report_rows_verdicts_and_section():
     assert "macvlan" in html and "Every socket point" in html and "stream veth" in html
     empty = SECTION.body(SimpleNamespace(data=StoredResults(Path("x"), (), ())), [])
     assert "no socket points" in empty
+
+
+def test_api_reads_socket_points_and_writes_booleans_as_toml(tmp_path):
+    from vswbench import api
+    from vswbench.results.store import ResultStore
+    from vswbench.run.ids import new_run_id
+
+    assert api._toml(True) == "true" and api._toml([False]) == "[false]"
+    s = spec('kind = ["rr"]\nswitch = ["router"]\nscenario = "rr"\nservice = [true]\n')
+    (point,) = s.points()
+    with ResultStore(tmp_path / "results.sqlite") as store:
+        run_id = str(new_run_id())
+        store.begin_run(run_id, s, {})
+        store.record_point(run_id, point, RESULT, "done")
+        store.end_run(run_id, "done")
+    results = api.load_results(tmp_path)
+    (sock,) = results.sockets
+    assert sock.switch == "router" and sock.service and sock.transactions_per_s == 9000.0

@@ -289,6 +289,7 @@ def summarize(plan: SocketPlan, clients: list[ClientResult], servers: list[Serve
         "connections_per_s": round(connections / duration, 1) if load.mode == "crr" else None,
         "connect_errors": sum(c.connect_errors for c in clients),
         "latency_us": latency, "histogram": hist, "bytes_moved": moved,
+        "latency_kind": "socket transaction round trip" if hist else None,
         "busy_cpu_s": round(busy_s, 4),
         "cpu_s_per_gb": round(busy_s / (moved / 1e9), 4) if moved else None,
         "cycles_per_transaction": (round(cycles / transactions, 1)
