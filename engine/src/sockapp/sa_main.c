@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "jout.h"
+#include "tsc.h"
 #include "sockapp.h"
 
 static volatile int stop;
@@ -54,6 +55,7 @@ static void print_client(const struct sa_opts *o, const struct sa_result *r)
 	jout_dbl(&j, "connections_per_s", o->mode == SA_CRR ? per_s(r->connections, t) : 0.0);
 	jout_u64(&j, "connect_errors", r->connect_errors);
 	jout_dbl(&j, "cpu_s", r->cpu_s);
+	jout_dbl(&j, "tsc_hz", tsc_hz());   /* cycles = CPU seconds x this, as the engine counts */
 	jout_latency(&j, "latency_us", &r->lat);
 	if (o->hist)
 		jout_hist(&j, "hist", &r->lat);

@@ -23,7 +23,7 @@ from vswbench.engine.params import TrialParams
 from vswbench.engine.process import EngineProcess
 from vswbench.engine.sockapp import (BASE_PORT, MAX_FLOWS, ClientResult, ServerResult, SockParams,
                                      find_sockapp, parse_client, parse_server)
-from vswbench.errors import UsageError, VswbenchError
+from vswbench.errors import UsageError
 from vswbench.host.cpustat import busy_cycles, core_usage, process_cpu_s, read_proc_stat
 from vswbench.host.netns import sysctl
 from vswbench.host.tuning import (MTUS, OFFLOADS, SERVICE_VIP, add_service, run_namespaces,
@@ -119,17 +119,6 @@ def plan_sockets(opts: SocketOptions) -> SocketPlan:
                       opts.service)
 
 
-def _tsc_hz() -> float | None:
-    from vswbench.engine.probe import probe
-
-    for _ in range(2):      # once more: a probe can fail on a busy machine
-        try:
-            return probe().tsc_hz
-        except VswbenchError:
-            continue
-    return None
-
-
 def _sockapp(run: Any, netns: str, args: list[str], label: str) -> EngineProcess:
     return EngineProcess(["netns", "exec", netns, str(find_sockapp()), *args], engine="ip",
                          registry=run.registry, state=run.state, label=label,
@@ -194,7 +183,6 @@ def measure_once(bed: SocketBed, plan: SocketPlan,
                  progress: Callable[[str], None] = print) -> dict[str, Any]:
     """One run of plan.load on a socket testbed: every pair's server, then its client."""
     run, tb, load = bed.run, bed.testbed, plan.load
-    tsc_hz = _tsc_hz()
     servers: list[EngineProcess] = []
     try:
         for i, (_, server, _) in enumerate(bed.targets):
@@ -217,6 +205,8 @@ def measure_once(bed: SocketBed, plan: SocketPlan,
         server_results = [p.stop() for p in servers]
     parsed_c = [parse_client(r.of_type("result")[-1].data) for r in client_results]
     parsed_s = [parse_server(r.check().of_type("result")[-1].data) for r in server_results]
+    # the client calibrated the TSC as the engine does (engine/src/tsc.c)
+    tsc_hz = next((float(c.raw["tsc_hz"]) for c in parsed_c if c.raw.get("tsc_hz")), None)
     usage = core_usage(before, after)
     result = summarize(plan, parsed_c, parsed_s, elapsed=elapsed,
                        cycles=busy_cycles(usage, tsc_hz) if tsc_hz else None,
