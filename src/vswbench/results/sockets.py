@@ -64,7 +64,8 @@ def socket_result(kind: str, params: dict[str, Any], r: dict[str, Any]) -> Socke
     """The result of a socket point (None for another kind or no result)."""
     if kind not in SOCKET_KINDS or not isinstance(r, dict) or not r:
         return None
-    lat = r.get("latency_us") if isinstance(r.get("latency_us"), dict) else {}
+    raw_lat = r.get("latency_us")
+    lat: dict[str, Any] = raw_lat if isinstance(raw_lat, dict) else {}
     hist = tuple((int(b[0]), int(b[1]), int(b[2])) for b in r.get("histogram") or []
                  if isinstance(b, list) and len(b) == 3 and all(_int(x) is not None for x in b))
     return SocketResult(
