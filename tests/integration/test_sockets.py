@@ -74,3 +74,24 @@ def test_dpdk_switch_refused(switch):
     assert proc.returncode == 3
     assert "DPDK devices" in proc.stderr and "no kernel socket reaches" in " ".join(
         proc.stderr.split())
+
+
+def test_a_socket_campaign_is_stored_and_reported(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('[campaign]\nname = "sockets-it"\n[[study]]\nkind = ["rr", "crr"]\n'
+                    'switch = ["router"]\nscenario = "rr"\nservice = [true]\nduration = [1]\n')
+    out = tmp_path / "out"
+    proc = vswbench("run", str(spec), "--out", str(out), "--yes")
+    assert proc.returncode == 0, proc.stderr
+    from vswbench.api import load_results
+
+    results = load_results(out)
+    assert sorted(s.kind for s in results.sockets) == ["crr", "rr"]
+    assert all(s.service and s.transactions_per_s and s.transactions_per_s > 10
+               for s in results.sockets)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert 'id="sockets"' in html and "TCP request/response, 64 B" not in html  # service: not base
+    run_ids = {p.run_id for p in results.data.points}
+    for run_id in run_ids:
+        assert not [ns for ns in list_namespaces() if ns.startswith(run_id)]
+        assert not processes_mentioning(run_id)
