@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import glob
 import json
+import re
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from tests.integration.integration_helpers import processes_mentioning
-from vswbench.host.netns import list_namespaces
+from vswbench.engine.sockapp import find_sockapp
+from vswbench.host.netns import list_namespaces, wait_until
 
 pytestmark = pytest.mark.usefixtures("root", "engine")
 
@@ -31,8 +36,24 @@ def measured(*argv: str) -> dict:
     run_id = data["run_id"]
     assert not [ns for ns in list_namespaces() if ns.startswith(run_id)]
     assert not processes_mentioning(run_id)
+    assert not sockapps_running()
     assert not glob.glob(f"/tmp/vsb-{run_id}-*")
     return data
+
+
+def sockapps_running() -> list[str]:
+    """Processes running this checkout's vswbench-sockapp (its argv names no run id: `ip netns
+    exec` execs into it)."""
+    binary = str(find_sockapp())
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv0 = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+        if entry.name.isdigit() and argv0 == binary:
+            found.append(entry.name)
+    return found
 
 
 @pytest.mark.parametrize("mtu", ["1500", "9000"])
@@ -95,3 +116,26 @@ def test_a_socket_campaign_is_stored_and_reported(tmp_path):
     for run_id in run_ids:
         assert not [ns for ns in list_namespaces() if ns.startswith(run_id)]
         assert not processes_mentioning(run_id)
+
+
+def test_sigterm_mid_run_removes_everything(tmp_path):
+    log = tmp_path / "err.txt"
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "vswbench", "stream", "--switch",
+                                 "bridge", "--duration", "60"], stdout=subprocess.DEVNULL,
+                                stderr=err, text=True)
+    try:
+        wait_until(lambda: "for 60 s" in log.read_text() and bool(sockapps_running()),
+                   timeout=60, what="the socket client running")
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 130
+        assert time.monotonic() - started < 10    # the client ends on SIGTERM, not by SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = log.read_text()
+    assert "interrupted by SIGTERM" in text
+    run_id = re.search(r"run (vsb[0-9a-f]{4})", text).group(1)
+    assert not [ns for ns in list_namespaces() if ns.startswith(run_id)]
+    assert not sockapps_running() and not glob.glob(f"/tmp/vsb-{run_id}-*")

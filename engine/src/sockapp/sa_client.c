@@ -209,7 +209,8 @@ fail:
 	return 0;
 }
 
-int sa_client(const struct sa_opts *o, struct sa_result *r, char *err, unsigned errlen)
+int sa_client(const struct sa_opts *o, struct sa_result *r, volatile int *stop, char *err,
+	      unsigned errlen)
 {
 	static struct client c;
 	memset(&c, 0, sizeof(c));
@@ -227,7 +228,7 @@ int sa_client(const struct sa_opts *o, struct sa_result *r, char *err, unsigned 
 	if (start_flows(&c, err, errlen) < 0)
 		return -1;
 	struct epoll_event evs[SA_MAX_FLOWS];
-	while ((now = sa_now_ns()) < end) {
+	while (!*stop && (now = sa_now_ns()) < end) {   /* SIGTERM: stop early, still report */
 		int n = epoll_wait(c.ep, evs, SA_MAX_FLOWS, 10);
 		now = sa_now_ns();
 		for (int k = 0; k < n; k++) {

@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	int rc = o.role == SA_CLIENT ? sa_client(&o, &r, err, sizeof(err))
+	int rc = o.role == SA_CLIENT ? sa_client(&o, &r, &stop, err, sizeof(err))
 				     : sa_server(&o, &sr, &stop, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "vswbench-sockapp: %s\n", err);

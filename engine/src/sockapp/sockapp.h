@@ -64,7 +64,8 @@ double sa_cpu_s(void);
 uint64_t sa_now_ns(void);
 
 /* sa_client.c / sa_server.c: 0 or -1 with a message in err. stop: set by a signal. */
-int sa_client(const struct sa_opts *o, struct sa_result *r, char *err, unsigned errlen);
+int sa_client(const struct sa_opts *o, struct sa_result *r, volatile int *stop, char *err,
+	      unsigned errlen);
 int sa_server(const struct sa_opts *o, struct sa_server_result *r, volatile int *stop,
 	      char *err, unsigned errlen);
 
