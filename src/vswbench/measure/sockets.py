@@ -30,8 +30,10 @@ from vswbench.host.tuning import (MTUS, OFFLOADS, SERVICE_VIP, add_service, run_
                                   set_mtu, set_offloads)
 from vswbench.measure.plan import (SwitchUnavailable, TrialOptions, ensure_runnable, plan_trial)
 from vswbench.run.ids import RunId
+from vswbench.run.scope import Run, run_scope
 from vswbench.scenario import Hop, Role, Scenario
 from vswbench.switches.base import Placement, Switch
+from vswbench.testbed.build import Testbed
 from vswbench.testbed.plan import PortInfo, host_cpu
 
 KINDS = ("stream", "rr", "crr")
@@ -39,7 +41,8 @@ START_TIMEOUT = 10.0
 PEER_PORTS = (18400, 18401)       # bench/sockets_vs_peers: iperf3's and sockperf's servers
 # the client's namespace: TIME_WAIT ports reused and the whole port range (crr opens tens of
 # thousands of connections a minute; only the run's own namespace is touched)
-CLIENT_SYSCTLS = {"net.ipv4.tcp_tw_reuse": 1, "net.ipv4.ip_local_port_range": "1024 65000"}
+CLIENT_SYSCTLS: dict[str, str | int] = {"net.ipv4.tcp_tw_reuse": 1,
+                                        "net.ipv4.ip_local_port_range": "1024 65000"}
 
 
 class SocketsUnsupported(SwitchUnavailable):
@@ -119,7 +122,7 @@ def plan_sockets(opts: SocketOptions) -> SocketPlan:
                       opts.service)
 
 
-def _sockapp(run: Any, netns: str, args: list[str], label: str) -> EngineProcess:
+def _sockapp(run: Run, netns: str, args: list[str], label: str) -> EngineProcess:
     return EngineProcess(["netns", "exec", netns, str(find_sockapp()), *args], engine="ip",
                          registry=run.registry, state=run.state, label=label,
                          stop_timeout=10.0).start()
@@ -129,8 +132,8 @@ def _sockapp(run: Any, netns: str, args: list[str], label: str) -> EngineProcess
 class SocketBed:
     """A built, tuned testbed: per pair its client port, server port and the address the
     client connects to (the server's, or the service's virtual IP)."""
-    run: Any
-    testbed: Any
+    run: Run
+    testbed: Testbed
     targets: list[tuple[PortInfo, PortInfo, str]]
     tuning: dict[str, Any]
 
@@ -139,9 +142,6 @@ class SocketBed:
 def socket_testbed(plan: SocketPlan, progress: Callable[[str], None] = print,
                    run_id: RunId | None = None) -> Iterator[SocketBed]:
     """Build the testbed, set its MTU and offloads, add the service path; removed on exit."""
-    from vswbench.run.scope import run_scope
-    from vswbench.testbed.build import Testbed
-
     ensure_runnable(plan.switch_cls)
     find_sockapp()          # not found: fail before anything is built
     load = plan.load
@@ -213,7 +213,8 @@ def measure_once(bed: SocketBed, plan: SocketPlan,
                        busy_s=sum(u.busy_s for u in usage.values()))
     result.update({
         "switch": plan.switch_cls.name, "scenario": plan.scenario.name,
-        "forwarding_mode": tb.switch.forwarding_mode(), "run_id": str(run.id),
+        "forwarding_mode": tb.switch.forwarding_mode() if tb.switch else None,
+        "run_id": str(run.id),
         "placement": asdict(plan.placement), "switch_versions": plan.switch_cls.versions(),
         "tuning": bed.tuning, "service_vip": SERVICE_VIP if plan.service else None,
         "tsc_hz": tsc_hz, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
