@@ -152,3 +152,21 @@ def test_api_reads_socket_points_and_writes_booleans_as_toml(tmp_path):
     results = api.load_results(tmp_path)
     (sock,) = results.sockets
     assert sock.switch == "router" and sock.service and sock.transactions_per_s == 9000.0
+
+
+def test_compare_shows_socket_ratios_without_judging_them(tmp_path):
+    from vswbench.results.compare import compare
+    from vswbench.results.store import ResultStore
+    from vswbench.run.ids import new_run_id
+
+    s = spec('kind = ["rr"]\nswitch = ["router"]\nscenario = "rr"\n')
+    (point,) = s.points()
+    for name, tps in (("a", 9000.0), ("b", 6000.0)):
+        with ResultStore(tmp_path / name / "results.sqlite") as store:
+            run_id = str(new_run_id())
+            store.begin_run(run_id, s, {})
+            store.record_point(run_id, point, {**RESULT, "transactions_per_s": tps}, "done")
+            store.end_run(run_id, "done")
+    (change,) = compare([tmp_path / "a", tmp_path / "b"]).changes
+    assert (change.metric, change.a, change.b) == ("tps", 9000.0, 6000.0)
+    assert not change.significant and "single measurement" in change.how
