@@ -136,3 +136,16 @@ def test_summary_rr_and_stream():
     out = summarize(stream, [c], [s], elapsed=2.0, cycles=None, busy_s=3.0)
     assert out["goodput_gbps"] == 6.0 and out["udp_loss_ratio"] == 0.25
     assert out["cpu_s_per_gb"] == 2.0 and out["retransmits"] is None
+
+
+def test_cost_per_core():
+    from vswbench.host.cpustat import CoreUsage
+    from vswbench.measure.sockets import per_core_cost
+
+    usage = {0: CoreUsage(0, .5, .3, .1, 0, .1, 0, .9, 2.0),
+             1: CoreUsage(1, .1, .2, .4, 0, .3, 0, .7, 1.0)}
+    out = per_core_cost(usage, {"bytes_moved": 2_000_000_000, "transactions": 1000}, 2.6e9)
+    assert out == {"0": {"cpu_s_per_gb": 1.0, "cycles_per_transaction": 5_200_000.0},
+                   "1": {"cpu_s_per_gb": 0.5, "cycles_per_transaction": 2_600_000.0}}
+    assert per_core_cost(usage, {"bytes_moved": 0, "transactions": 0}, None)["0"] == {
+        "cpu_s_per_gb": None, "cycles_per_transaction": None}

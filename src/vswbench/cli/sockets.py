@@ -95,10 +95,13 @@ def print_result(data: dict[str, Any]) -> None:
     if data["retransmits"] is not None:
         rows.append(("TCP retransmissions", f"{data['retransmits']:,}"))
     rows.append(("CPU busy (all cores)", f"{data['busy_cpu_s']:.2f} s"))
+    cores = data.get("cost_per_core") or {}
     if data["kind"] == "stream":
         rows.append(("CPU per GB", f"{num(data['cpu_s_per_gb'], 3)} s"))
+        rows += [(f"  of it CPU {c}", f"{num(v['cpu_s_per_gb'], 3)} s") for c, v in cores.items()]
     else:
         rows.append(("cycles per transaction", num(data["cycles_per_transaction"])))
+        rows += [(f"  of it CPU {c}", num(v["cycles_per_transaction"])) for c, v in cores.items()]
     table.add_column("metric")
     table.add_column("value", justify="right")
     for row in rows:

@@ -24,7 +24,8 @@ from vswbench.engine.process import EngineProcess
 from vswbench.engine.sockapp import (BASE_PORT, MAX_FLOWS, ClientResult, ServerResult, SockParams,
                                      find_sockapp, parse_client, parse_server)
 from vswbench.errors import UsageError
-from vswbench.host.cpustat import busy_cycles, core_usage, process_cpu_s, read_proc_stat
+from vswbench.host.cpustat import (CoreUsage, busy_cycles, core_usage, process_cpu_s,
+                                   read_proc_stat)
 from vswbench.host.netns import sysctl
 from vswbench.host.tuning import (MTUS, OFFLOADS, SERVICE_VIP, add_service, run_namespaces,
                                   set_mtu, set_offloads)
@@ -220,8 +221,21 @@ def measure_once(bed: SocketBed, plan: SocketPlan,
         "tsc_hz": tsc_hz, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "cpu": {str(c): {k: v for k, v in asdict(u).items() if k != "cpu"}
                 for c, u in usage.items()},
-        "process_cpu_s": {"clients": [c.cpu_s for c in parsed_c], "servers": server_cpu}})
+        "process_cpu_s": {"clients": [c.cpu_s for c in parsed_c], "servers": server_cpu},
+        "cost_per_core": per_core_cost(usage, result, tsc_hz)})
     return result
+
+
+def per_core_cost(usage: dict[int, CoreUsage], result: dict[str, Any],
+                  tsc_hz: float | None) -> dict[str, dict[str, float | None]]:
+    """Each core's share of the cost: its busy seconds per GB moved and its busy cycles per
+    transaction (the client's core, the switch's and the server's)."""
+    moved, transactions = result["bytes_moved"], result["transactions"]
+    return {str(cpu): {
+        "cpu_s_per_gb": round(u.busy_s / (moved / 1e9), 4) if moved else None,
+        "cycles_per_transaction": (round(u.busy_s * tsc_hz / transactions, 1)
+                                   if tsc_hz and transactions else None)}
+        for cpu, u in usage.items()}
 
 
 def merged_histogram(clients: list[ClientResult]) -> list[list[int]]:
