@@ -67,5 +67,7 @@ int main(void)
 	CHECK_EQ(ntohs(sin.sin_port), 18001);
 	CHECK_EQ(ntohl(sin.sin_addr.s_addr), 0xc6120302u);
 	CHECK_EQ(sa_addr("198.18.3", 1, NULL), -1);
+	if (!failures)
+		printf("test_sockapp: ok\n");
 	return failures ? 1 : 0;
 }
