@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up vswbench on Debian 12: system packages, the Python venv (.venv), the engine build.
 # Idempotent and fast when nothing is to do; safe to run any number of times.
-# After it: `source .venv/bin/activate` puts `vswbench` and `vswbench-engine` on the PATH.
+# After it: `source .venv/bin/activate` puts `vswbench`, `vswbench-engine` and `vswbench-sockapp` on
+# the PATH.
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "$0")")"
@@ -15,6 +16,7 @@ PACKAGES=(
 VENV=.venv
 PYTHON=${PYTHON:-python3}
 ENGINE=engine/build/vswbench-engine
+SOCKAPP=engine/build/vswbench-sockapp      # the socket client/server (vswbench stream|rr|crr)
 
 step() { printf '==> %s\n' "$*"; }
 die() {
@@ -73,9 +75,11 @@ fi
 step "building the engine (make -C engine)"
 make -s -C engine || die "engine build failed (make -C engine)"
 [[ -x $ENGINE ]] || die "make -C engine did not produce $ENGINE"
+[[ -x $SOCKAPP ]] || die "make -C engine did not produce $SOCKAPP"
 
 # 5. vswbench-engine beside vswbench in the venv.
 ln -sfn "$PWD/$ENGINE" "$VENV/bin/vswbench-engine" || die "cannot link $VENV/bin/vswbench-engine"
+ln -sfn "$PWD/$SOCKAPP" "$VENV/bin/vswbench-sockapp" || die "cannot link $VENV/bin/vswbench-sockapp"
 "$VENV/bin/vswbench" --version >/dev/null || die "$VENV/bin/vswbench does not run"
 "$VENV/bin/vswbench-engine" --help >/dev/null 2>&1 || [[ $? -le 2 ]] ||
 	die "$VENV/bin/vswbench-engine does not run"

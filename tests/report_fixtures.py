@@ -100,6 +100,11 @@ switch = "router"
 size = 64
 rate = "50k"
 rules = [1000, 10000]
+
+[[study]]
+kind = ["stream", "rr", "crr"]
+switch = ["bridge", "ovs"]
+scenario = "rr"
 """
 TRIALS_SPEC = FIXTURE_NOTE + """
 [campaign]
@@ -387,6 +392,25 @@ def rule_update_json(point: Point) -> dict[str, Any]:
             "update_rate": 2.0, "timings": [timing], "during": {"ip -batch routes": phases}}
 
 
+SOCKET_FIGURES = {"bridge": (3.2, 9000.0, 2700.0), "ovs": (0.8, 5000.0, 1700.0)}
+
+
+def socket_json(point: Any) -> dict[str, Any]:
+    """A stream, rr or crr point as measure/sockets.py stores it (invented figures)."""
+    gbps, tps, cps = SOCKET_FIGURES[point.switch]
+    rate = {"stream": None, "rr": tps, "crr": cps}[point.kind]
+    return {"kind": point.kind, "switch": point.switch, "scenario": point.scenario,
+            "proto": "tcp", "size": point.size, "flows": 1, "pairs": 1, "mtu": 1500,
+            "offloads": "default", "service": False, "duration_s": 5.0,
+            "goodput_gbps": gbps if point.kind == "stream" else None, "udp_loss_ratio": None,
+            "retransmits": 12, "transactions_per_s": rate,
+            "connections_per_s": cps if point.kind == "crr" else None,
+            "latency_us": {} if rate is None else {"p50": 1e6 / rate, "p90": 2e6 / rate,
+                                                    "p99": 4e6 / rate, "p999": 9e6 / rate},
+            "histogram": [], "busy_cpu_s": 9.0, "cpu_s_per_gb": 4.5,
+            "cycles_per_transaction": None if rate is None else 2.6e9 * 1.8 / rate}
+
+
 # -- the stores --------------------------------------------------------------------------------
 def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
     for p in spec.points():
@@ -401,6 +425,8 @@ def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
             result = search_json(p, TABLE_NDR[int(options["table_size"])])
         elif p.kind == "rule-update":
             result = rule_update_json(p)
+        elif p.kind in ("stream", "rr", "crr"):
+            result = socket_json(p)
         elif p.kind == "search" and "clones" in options:
             result = search_json(p, CLONES_NDR[int(options["clones"])])
         elif p.kind == "search" and p.scenario in REMOTE_NDR:

@@ -9,11 +9,13 @@
     bridge = results.get("bridge", size=64)       # a SwitchResult: NDR, bounds, latency, loss
     assert results.ndr("bridge", size=64) >= 0.1 * results.ndr("veth", size=64)
     frame = results.dataframe()                   # one headline row per point (pandas)
+    for s in results.sockets:                     # stream, rr, crr points (results/sockets.py)
+        print(s.switch, s.kind, s.headline(), s.latency_us["p99"], s.cpu_s_per_gb)
 
 Every number is results/points.py's (the one definition of each headline, as the report, the
 exports and `vswbench compare` show it); rows per switch are the report's (report/verdict.py:
 the median NDR over repetitions, ranks and ties by the searches' noise ranges, the stack and
-whether the backend is a baseline). `search` and `trial` measure (root, as the command line):
+whether the backend is a baseline). `search`, `trial` and `sockets` measure (root, as the command line):
 they run a one-point campaign into a results directory and return what it stored.
 """
 
@@ -31,8 +33,10 @@ from vswbench.report.verdict import Entry
 from vswbench.results.export import headline, point_record
 from vswbench.results.loss import LoadLoss
 from vswbench.results.points import Latency, PointRecord, StoredResults, load
+from vswbench.results.sockets import SOCKET_KINDS, SocketResult, socket_of
 
-__all__ = ["Results", "SwitchResult", "load_results", "run_campaign", "search", "trial"]
+__all__ = ["Results", "SocketResult", "SwitchResult", "load_results", "run_campaign", "search",
+           "sockets", "trial"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ class Results:
         self.switches: tuple[SwitchResult, ...] = tuple(
             _switch_result(e, v.scenario, v.size, v.variant, v.stack)
             for v in model.verdicts for e in (*v.ranked, *v.references))
+        self.sockets: tuple[SocketResult, ...] = tuple(
+            s for k in SOCKET_KINDS for p in data.done(k) if (s := socket_of(p)) is not None)
 
     def find(self, switch: str, *, size: int | str | None = None, scenario: str | None = None,
              variant: str | None = None) -> list[SwitchResult]:
@@ -163,6 +169,8 @@ def run_campaign(spec: str | Path, out: str | Path, *, append: bool = False) -> 
 
 
 def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, dict):
@@ -203,4 +211,23 @@ def trial(switch: str, *, rate: float | str, duration: float = 5.0, size: int | 
         failed = [p for p in results.data.points if p.kind == "trial"]
         why = failed[0].error if failed else "nothing stored"
         raise UsageError(f"trial of {switch} did not finish: {why}")
+    return done[-1]
+
+
+def sockets(kind: str, switch: str, *, scenario: str = "rr", proto: str = "tcp",
+            msg_size: int | None = None, flows: int = 1, mtu: int = 1500,
+            offloads: str = "default", service: bool = False, duration: float = 5.0,
+            out: str | Path | None = None) -> SocketResult:
+    """One socket measurement (kind stream, rr or crr, as `vswbench stream|rr|crr`) as a
+    one-point campaign; needs root. Returns what the application got (results/sockets.py)."""
+    if kind not in SOCKET_KINDS:
+        raise UsageError(f"kind {kind!r}: one of {', '.join(SOCKET_KINDS)}")
+    results = _one_point(kind, out, switch=switch, scenario=scenario, duration=duration,
+                         proto=None if kind == "crr" else proto, msg_size=msg_size,
+                         flows=flows, mtu=mtu, offloads=offloads, service=service)
+    done = [s for s in results.sockets if s.kind == kind and s.switch == switch]
+    if not done:
+        failed = [p for p in results.data.points if p.kind == kind]
+        why = failed[-1].error if failed else "nothing stored"
+        raise UsageError(f"{kind} through {switch} did not finish: {why}")
     return done[-1]

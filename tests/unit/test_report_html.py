@@ -14,7 +14,7 @@ from tests.report_fixtures import write_fixture_store
 PLOT_SECTIONS = ("throughput-size", "offered-achieved", "latency-load", "latency-distribution",
                  "delay-model",
                  "error-bars", "cycles", "profiles", "diagnostics", "chain-model", "pairs",
-                 "flow-count", "cloning", "table-size", "rule-update")
+                 "flow-count", "cloning", "table-size", "rule-update", "sockets")
 
 
 class Page(HTMLParser):
@@ -70,7 +70,8 @@ def test_every_section_in_order_with_a_heading(full) -> None:
     files, text = full
     page = Page(text)
     assert tuple(page.sections) == SECTION_IDS == files.sections
-    assert SECTION_IDS == ("summary", "ranking", "throughput-size", "offered-achieved", "latency-load",
+    assert SECTION_IDS == ("summary", "ranking", "throughput-size", "sockets", "offered-achieved",
+                           "latency-load",
                            "latency-distribution", "delay-model", "error-bars", "cycles",
                            "profiles", "diagnostics",
                            "chain-model", "pairs", "remote", "flow-count", "cloning",
@@ -91,8 +92,8 @@ def test_every_plot_embedded_and_written_as_png_and_svg(full) -> None:
     page = Page(text)
     pngs, svgs = files.png, files.svg
     # 16 + product bars + profiles (categories, a flame graph per core) + diagnostics (irq,
-    # cost parts) + table size + rule update
-    assert len(pngs) == len(svgs) == 24 and len(files.plots) == 48
+    # cost parts) + table size + rule update + sockets' goodput
+    assert len(pngs) == len(svgs) == 25 and len(files.plots) == 50
     assert {p.stem for p in pngs} == {p.stem for p in svgs}
     assert sum(page.images.values()) == text.count("<img ") == len(pngs)
     assert all(page.images[s] >= 1 for s in PLOT_SECTIONS)

@@ -20,11 +20,12 @@ EST_SECONDS = {"search": 45.0, "trial": 0.5, "b2b": 40.0, "rule-update": 30.0}
 QUICK_SEARCH_SECONDS = 6.0
 TESTBED_SECONDS = 6.5
 PROFILE_SECONDS = 30.0
+SOCKET_OVERHEAD_SECONDS = 1.5      # a socket point: server start, the probe of the TSC, stop
 
 
 def testbed_key(p: Point) -> tuple[Any, ...]:
     return (p.switch, p.scenario, p.placement, p.options, p.shape_pps, p.io, str(p.size), p.flows,
-            p.burst, p.churn)
+            p.burst, p.churn, p.proto, p.mtu, p.offloads, p.service)
 
 
 def estimate(point: Point, twin_searched: bool = False) -> float:
@@ -38,6 +39,8 @@ def estimate(point: Point, twin_searched: bool = False) -> float:
             return trials
         search = QUICK_SEARCH_SECONDS if point.preset == "quick" else EST_SECONDS["search"]
         return search + trials
+    if point.proto is not None:        # stream, rr, crr: one client run (and its probe)
+        return (point.duration or 5.0) + SOCKET_OVERHEAD_SECONDS
     extra = PROFILE_SECONDS if point.profile else 0.0
     if point.kind == "trial":
         return (point.duration or 5.0) + EST_SECONDS["trial"] + extra

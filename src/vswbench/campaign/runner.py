@@ -28,7 +28,9 @@ from vswbench.campaign.estimate import (EST_SECONDS, MAX_POINTS_WITHOUT_YES,  # 
                                        QUICK_SEARCH_SECONDS, TESTBED_SECONDS, CampaignSize,
                                        campaign_size, estimate, estimates, testbed_key)
 from vswbench.campaign.identity import check_campaign
+from vswbench.campaign.run_sockets import run_socket_group, socket_plan
 from vswbench.campaign.spec import CampaignSpec, Point, expand, search_twin
+from vswbench.campaign.values import SOCKET_KINDS
 from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
                                      method_context, plan_method, profile_at)
@@ -126,6 +128,13 @@ def check_points(points: list[Point], *, local: bool = True) -> None:
         first.setdefault(testbed_key(p), p)
     found: dict[str, list[Point]] = {}
     for p in first.values():
+        if p.kind in SOCKET_KINDS:
+            try:
+                tester, switch, _ = placement_cpus(p.placement, 0)
+                socket_plan(p, tester if local else None, switch if local else None)
+            except VswbenchError as exc:
+                found.setdefault(str(exc).splitlines()[0][:300], []).append(p)
+            continue
         planned = replace(p, io="afpacket") if p.io == "auto" else p
         if not local:
             planned = replace(planned, placement="unpinned")
@@ -310,6 +319,11 @@ class CampaignRunner:
 
     def _run_group(self, store: ResultStore, group: list[Point]
                    ) -> Iterator[tuple[Point, tuple[str, Any, str | None, str | None]]]:
+        if group[0].kind in SOCKET_KINDS:
+            tester, switch, _ = placement_cpus(group[0].placement, 0)
+            plans = [socket_plan(p, tester, switch) for p in group]
+            yield from run_socket_group(group, plans, self.run_id)
+            return
         plan = plan_for(group[0])
         with method_context(plan, drain=0.05, progress=lambda m: None,
                             run_id=self.run_id) as ctx:

@@ -34,29 +34,29 @@ lists' lengths (point_count) before anything is expanded, and more than MAX_POIN
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from vswbench import scenario as scenarios
 from vswbench.campaign.paper import PaperInfo, parse_paper
+from vswbench.campaign.point import DEFAULT_DURATION, Point, search_twin  # noqa: F401 (theirs)
 from vswbench.campaign.spec_checks import (churn_problems, io_problems, option_problems,
                                            shape_problems)
 from vswbench.campaign.spec_file import parse_toml, read_spec_text
 from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
 from vswbench.campaign.suites import BUILTIN
-from vswbench.campaign.values import (ALL_SWITCHES, KINDS, MAX_PROBLEMS,
+from vswbench.campaign.spec_sockets import (SOCKET_KEYS, socket_points, socket_problems,
+                                            socket_switch_count)
+from vswbench.campaign.values import (ALL_SWITCHES, KINDS, MAX_PROBLEMS, SOCKET_KINDS,
                                       SCALAR_ONLY, BadValue, Problems, TooManyProblems,
                                       check_value, did_you_mean, parse_budget, short)
 from vswbench.errors import UsageError
 from vswbench.switches.catalog import calibration_switches, nf_option_problems
 
-DEFAULT_DURATION = {"trial": 5.0, "sweep": 2.0, "latency": 5.0}
 # Keys only some kinds use: given for a study none of whose kinds uses it, a key is a mistake.
 KIND_KEYS = {"rate": ("trial",), "preset": ("search", "latency", "b2b"),
              "duration": ("trial", "sweep", "latency"), "points": ("sweep",),
@@ -71,11 +71,14 @@ STUDY_KEYS += FUNCTION_KEYS
 # kind rule-update (measure/rule_update.py): N rules installed and removed per point, and the
 # changes per second during its forwarding comparison at `rate` (default: half the NDR)
 STUDY_KEYS += ("rules", "update_rate")
+# kinds stream, rr, crr (measure/sockets.py): the socket client's protocol and message size,
+# the links' MTU and offloads, and the service path; flows and duration are shared keys
+STUDY_KEYS += SOCKET_KEYS
+KIND_KEYS.update({key: SOCKET_KINDS for key in SOCKET_KEYS})
 KIND_KEYS.update({"rules": ("rule-update",), "update_rate": ("rule-update",),
                   "rate": (*KIND_KEYS["rate"], "rule-update"),
-                  "duration": (*KIND_KEYS["duration"], "rule-update"),
+                  "duration": (*KIND_KEYS["duration"], "rule-update", *SOCKET_KINDS),
                   "preset": (*KIND_KEYS["preset"], "rule-update")})   # of its NDR search
-DEFAULT_DURATION["rule-update"] = 5.0
 RULE_UPDATE_LOAD = 0.5             # of the NDR, when a rule-update study gives no rate
 CAMPAIGN_KEYS = ("name", "description", "out", "budget")
 
@@ -115,6 +118,11 @@ class Study:
     pdr_loss: float | None = None                # the PDR's loss ratio (None: the preset's)
     rules: tuple[int, ...] = (1000,)
     update_rates: tuple[float, ...] = (2.0,)
+    protos: tuple[str, ...] = ("tcp",)           # stream, rr, crr (spec_sockets.py)
+    msg_sizes: tuple[int, ...] = ()              # () = the kind's default
+    mtus: tuple[int, ...] = (1500,)
+    offloads: tuple[str, ...] = ("default",)
+    services: tuple[bool, ...] = (False,)
 
 
 @dataclass(frozen=True)
@@ -130,108 +138,6 @@ class CampaignSpec:
 
     def points(self) -> list[Point]:
         return expand(self)
-
-
-@dataclass(frozen=True)
-class Point:
-    """One measurement. Dimensions a kind does not use are None (rate outside trial, ...)."""
-    kind: str
-    switch: str
-    scenario: str                                # resolved: "p2p", "pvp", "chain:3", ...
-    size: int | str                              # bytes with FCS, or "imix"
-    rate: float | None
-    burst: int
-    flows: int
-    placement: str
-    preset: str | None
-    duration: float | None
-    points: int | None
-    fractions: tuple[float, ...] | None          # of the NDR: 0.9 = 90 %
-    io: str
-    options: tuple[tuple[str, str], ...]
-    shape_pps: float | None
-    trials: int | None                           # b2b: searches for the longest burst
-    max_frames: int | None
-    repetition: int = 0                          # 0-based
-    study: int = field(default=1, compare=False)  # the first study that produced it
-    churn: str | None = None                     # "A/D" (engine/src/churn.h); None: fixed flows
-    profile: bool = False                        # one perf-profiled trial with the point
-    pdr_loss: float | None = None                # search/latency/b2b: the PDR's loss ratio
-    rules: int | None = None                     # rule-update: rules per batch
-    update_rate: float | None = None             # rule-update: changes per second
-
-    def params(self) -> dict[str, Any]:
-        """The parameters that define the measurement. None, empty options and repetition 0 are
-        left out, so that a dimension added later with a None default, or repetitions raised
-        from 1 to N, keeps the keys of points already measured."""
-        data: dict[str, Any] = {
-            "kind": self.kind, "switch": self.switch, "scenario": self.scenario,
-            "size": self.size, "rate": self.rate, "burst": self.burst, "flows": self.flows,
-            "placement": self.placement, "preset": self.preset, "duration": self.duration,
-            "points": self.points, "io": self.io, "shape_pps": self.shape_pps,
-            "trials": self.trials, "max_frames": self.max_frames,
-            "fractions": list(self.fractions) if self.fractions is not None else None,
-            "options": dict(self.options) or None, "repetition": self.repetition or None,
-            "churn": self.churn, "profile": self.profile or None, "pdr_loss": self.pdr_loss,
-            "rules": self.rules, "update_rate": self.update_rate}
-        return {k: v for k, v in data.items() if v is not None}
-
-    @property
-    def key(self) -> str:
-        """12 hex digits of SHA-256 over the canonical JSON of params(): the same on every run
-        and machine, so a rerun finds the points already in the store."""
-        canon = json.dumps(self.params(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canon.encode()).hexdigest()[:12]
-
-    @property
-    def label(self) -> str:
-        size = "imix" if self.size == "imix" else f"{self.size}B"
-        parts = [self.kind, self.switch, self.scenario, size]
-        if self.shape_pps is not None:
-            parts.append(f"shape {_pps(self.shape_pps)}")
-        if self.rate is not None:
-            parts.append(f"{_pps(self.rate)}pps")
-        if self.preset not in (None, "fast"):
-            parts.append(str(self.preset))
-        if self.fractions is not None:
-            parts.append("at " + ",".join(f"{f * 100:g}" for f in self.fractions) + "%")
-        if self.points is not None:
-            parts.append(f"{self.points} points")
-        if self.rules is not None:
-            parts.append(f"{self.rules} rules {self.update_rate or 0:g}/s")
-        if self.duration is not None and self.duration != DEFAULT_DURATION.get(self.kind):
-            parts.append(f"{self.duration:g}s")
-        parts += [f"{n}={v}" for n, v, d in (("flows", self.flows, 1), ("burst", self.burst, 1),
-                                             ("placement", self.placement, "default"),
-                                             ("io", self.io, "auto")) if v != d]
-        parts += [f"{k}={v}" for k, v in self.options]
-        if self.churn is not None:
-            parts.append(f"churn={self.churn}")
-        if self.pdr_loss is not None:
-            parts.append(f"pdr_loss={self.pdr_loss * 100:g}%")
-        if self.profile:
-            parts.append("profiled")
-        if self.repetition:
-            parts.append(f"#{self.repetition + 1}")
-        return " ".join(parts)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "label": self.label, "study": self.study, **self.params()}
-
-
-def search_twin(point: Point) -> Point:
-    """The search point with this point's testbed and workload: a latency or b2b point can take
-    its NDR from the twin's stored result instead of searching again."""
-    return replace(point, kind="search", rate=None, duration=None, points=None, fractions=None,
-                   trials=None, max_frames=None, preset=point.preset or "fast", profile=False,
-                   rules=None, update_rate=None)
-
-
-def _pps(value: float) -> str:
-    for scale, suffix in ((1e6, "M"), (1e3, "k")):
-        if value >= scale:
-            return f"{value / scale:g}{suffix}"
-    return f"{value:g}"
 
 
 # -- parsing -----------------------------------------------------------------------------------
@@ -375,7 +281,9 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                   get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0],
                   get("churn") or (None,),
                   bool((v.get("profile") or [False])[0]), (v.get("pdr_loss") or [None])[0],
-                  get("rules") or (1000,), get("update_rate") or (2.0,))
+                  get("rules") or (1000,), get("update_rate") or (2.0,),
+                  get("proto") or ("tcp",), get("msg_size") or (), get("mtu") or (1500,),
+                  get("offloads") or ("default",), get("service") or (False,))
     count = point_count(study)
     if count > MAX_POINTS:       # before the checks that walk the lists' products
         problems.append(f"study {i}: {count:,} points (the product of its lists' lengths), more "
@@ -399,6 +307,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                                 "receivers")
     if "rule-update" in kinds:
         problems += rule_update_problems(i, switches)
+    problems += socket_problems(i, kinds, names, v.get("switch") or [], v.get("proto") or [])
     return None if len(problems) > before else study
 
 
@@ -459,12 +368,22 @@ def point_count(st: Study) -> int:
                             ("trials", st.trials), ("max_frames", st.max_frames)):
             if kind in KIND_KEYS[key]:
                 n *= max(1, len(values))
+        if kind in SOCKET_KINDS:
+            n *= math.prod(max(1, len(x)) for x in (st.protos, st.msg_sizes, st.mtus,
+                                                    st.offloads, st.services))
         return n * (len(st.rules) * len(st.update_rates) if kind == "rule-update" else 1)
     devices = calibration_switches()
+    frame_kinds = [k for k in st.kinds if k not in SOCKET_KINDS]
     switches = sum(len(st.shape_pps) if s in devices else 1 for s in st.switches)
-    return (st.repetitions * switches * math.prod(len(x) for x in (
-        st.options, st.scenarios, st.sizes, st.flows, st.bursts, st.placements, st.ios, st.churns))
-        * sum(per_kind(k) for k in st.kinds))
+    common = st.repetitions * math.prod(len(x) for x in (
+        st.options, st.scenarios, st.flows, st.placements, st.churns))
+    # socket points take their size from msg_size and no io or burst (spec_sockets.py)
+    frames = switches * math.prod(len(x) for x in (st.sizes, st.bursts, st.ios)) * sum(
+        per_kind(k) for k in frame_kinds)
+    sockets = socket_switch_count(st.switches) * sum(
+        per_kind(k) // (max(1, len(st.protos)) if k == "crr" else 1)
+        for k in st.kinds if k in SOCKET_KINDS)
+    return common * (frames + sockets)
 
 
 def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> list[Point]:
@@ -484,7 +403,9 @@ def _kind_points(st: Study, rep: int, switch: str, combo: tuple[Any, ...]) -> li
                       duration, points, fractions, io, options, shape, trials, max_frames,
                       rep, st.index, profile=st.profile,
                       pdr_loss=st.pdr_loss if kind in KIND_KEYS["preset"] else None)
-        if kind == "rule-update":
+        if kind in SOCKET_KINDS:
+            out += socket_points(st, point)
+        elif kind == "rule-update":
             out += [replace(point, rules=n, update_rate=u)
                     for n, u in itertools.product(st.rules, st.update_rates)]
         else:

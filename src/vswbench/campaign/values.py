@@ -24,7 +24,8 @@ from vswbench.switches.rules.functions import FUNCTIONS, MAX_L3_TABLE
 from vswbench.switches.options import unknown_key
 from vswbench.units import FrameSize, parse_rate
 
-KINDS = ("search", "sweep", "trial", "latency", "b2b", "rule-update")
+SOCKET_KINDS = ("stream", "rr", "crr")      # what applications see (measure/sockets.py)
+KINDS = ("search", "sweep", "trial", "latency", "b2b", "rule-update", *SOCKET_KINDS)
 PLACEMENTS = ("default", "s_core", "bi", "pbp", "unpinned")
 ALL_SWITCHES = "*"
 
@@ -238,7 +239,11 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
 CHECKS.update({"function": _choice(tuple(FUNCTIONS)),           # switches/functions.py
                "table_size": lambda v: _int(v, 1, MAX_L3_TABLE),
                "rules": lambda v: _int(v, 1, MAX_RULES),            # kind rule-update
-               "update_rate": _update_rate})
+               "update_rate": _update_rate,
+               # kinds stream, rr, crr (measure/sockets.py, host/tuning.py)
+               "proto": _choice(("tcp", "udp")), "msg_size": lambda v: _int(v, 1, 1 << 20),
+               "mtu": lambda v: _mtu(v), "offloads": _choice(("default", "on", "off")),
+               "service": lambda v: _bool(v)})
 SCALAR_ONLY = ("repetitions", "profile", "pdr_loss")
 
 
@@ -246,6 +251,12 @@ def _bool(v: Any) -> bool:
     if not isinstance(v, bool):
         raise BadValue(f"{short(v)} is not true or false")
     return v
+
+
+def _mtu(v: Any) -> int:
+    if isinstance(v, bool) or v not in (1500, 9000):
+        raise BadValue(f"{short(v)} is not an MTU this benchmark sets: 1500 or 9000")
+    return int(v)
 
 
 def _loss_percent(v: Any) -> float:

@@ -21,7 +21,7 @@ import click
 
 from vswbench import __version__
 from vswbench.cli import (agent, campaign, host, latency, methods, model, papers, rule_update,
-                          trial)
+                          sockets, trial)
 from vswbench.cli.arguments import (argument_problem, one_line, short_lines, tolerant_output,
                                     usage_line)
 from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
@@ -53,6 +53,7 @@ COMMANDS: tuple[click.Command, ...] = (
     trial.trial,                                                          # one trial
     methods.search, methods.sweep, latency.latency, latency.b2b,          # methods
     latency.calibrate, rule_update.rule_update,                          # rule-update time
+    sockets.stream, sockets.rr, sockets.crr,                              # what applications see
     campaign.run, campaign.report, campaign.export, campaign.compare,     # campaigns, results
     campaign.merge,                                                       # several hosts' stores
     model.model,                                                          # models

@@ -47,11 +47,15 @@ from vswbench.results.noise import (OUTLIER_Z, SINGLE_SEARCH_NOISE, Shift, commo
                                     search_noise, transition_interval)
 from vswbench.results.points import Latency, Setup, load
 from vswbench.results.setups import SetupSearches, search_setups
+from vswbench.results.sockets import socket_of
 
 METRICS = {  # name -> (compared_row column, higher is better)
     "ndr": ("ndr_pps", True), "pdr": ("pdr_pps", True),
     "p50": ("latency_p50_us", False), "p99": ("latency_p99_us", False),
     "cycles": ("cycles_per_packet", False),
+    # the socket kinds (results/sockets.py): one measurement each, ratios shown, not judged
+    "goodput": ("goodput_gbps", True), "tps": ("transactions_per_s", True),
+    "cps": ("connections_per_s", True),
 }
 DEFAULT_NOISE = SINGLE_SEARCH_NOISE
 LATENCY_NOISE = 0.30        # single latency percentiles: the band a change must leave
@@ -158,6 +162,12 @@ def load_points(path: Path) -> dict[str, PointValues]:
         out[reps[0].key] = PointValues(label, compared_row(s), raw[s.chosen.key],
                                        tuple(raw[r.key] for r in reps),
                                        tuple(lat_points.get(s.setup, ())), s.latency)
+    for p in data.points:
+        sock = socket_of(p)
+        if sock is not None and p.result is not None:
+            row = {"goodput_gbps": sock.goodput_gbps, "transactions_per_s":
+                   sock.transactions_per_s, "connections_per_s": sock.connections_per_s}
+            out[p.key] = PointValues(p.label, row, p.result, (p.result,))
     return out
 
 

@@ -25,6 +25,7 @@ from vswbench.errors import UsageError
 from vswbench.results.loss import LoadLoss
 from vswbench.results.points import Latency, PointRecord, read_point
 from vswbench.results.params import KNOBS
+from vswbench.results.sockets import SOCKET_LATENCY, socket_result
 from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
 from vswbench.safefile import atomic_writer
 
@@ -41,6 +42,11 @@ NDR_LOAD_COLUMNS = ("ndr_load_trials", "ndr_load_lossy_trials", "ndr_load_worst_
 LATENCY_EXTRA_COLUMNS = ("latency_lost_frames", "latency_loss_ratio", "latency_counters_agree",
                          "latency_unreliable", "latency_jitter_us", "latency_ipdv_p1_us",
                          "latency_ipdv_p50_us", "latency_ipdv_p99_us")
+# kinds stream, rr, crr (results/sockets.py): `size` is then the message size in bytes, and the
+# latency columns are the transactions' round trips
+SOCKET_COLUMNS = ("proto", "mtu", "offloads", "service", "goodput_gbps", "udp_loss_ratio",
+                  "retransmits", "transactions_per_s", "connections_per_s", "cpu_s_per_gb",
+                  "cycles_per_transaction")
 HEADLINE_COLUMNS = [
     "campaign", "run_id", "point_key", "label", "status", "kind", "switch", "backend", "stack",
     "switch_versions", "scenario", "size",
@@ -51,7 +57,8 @@ HEADLINE_COLUMNS = [
     *(f"latency_{k}_us" for k in LATENCY_FIELDS), *LATENCY_EXTRA_COLUMNS, "cycles_per_packet",
     "useful_cycles_per_packet", "peak_achieved_pps",
     "highest_lossless_pps", "b2b_frames", "implied_buffer_s", "corrected_buffer_s",
-    "trial_count", "trial_seconds", "wall_seconds", "error", "started", "finished"]
+    "trial_count", "trial_seconds", "wall_seconds", *SOCKET_COLUMNS, "error", "started",
+    "finished"]
 _KNOBS = tuple(k.name for k in KNOBS if k.column)     # the knob columns, as stored
 _HEADLINE_FIELDS = ("forwarding_mode", "ndr_pps", "pdr_pps", "lower_bound_pps",
                     "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv",
@@ -98,9 +105,21 @@ def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict
            for k in LATENCY_FIELDS},
         **_latency_extra(lat), **_ndr_load(h.ndr_load_loss),
         "error": rec.error, "started": rec.started, "finished": rec.finished}
+    row.update(_socket_columns(rec.kind, dict(rec.params.raw), result))
     if row["io"] == "auto" and result and result.get("io"):
         row["io"] = result["io"]          # the tester auto chose: what measured this point
     return {c: row[c] for c in HEADLINE_COLUMNS}
+
+
+def _socket_columns(kind: str, params: dict[str, Any], result: dict[str, Any] | None
+                    ) -> dict[str, Any]:
+    sock = socket_result(kind, params, result or {})
+    if sock is None:
+        return dict.fromkeys(SOCKET_COLUMNS)
+    out = {c: getattr(sock, c) for c in SOCKET_COLUMNS if c != "service"}
+    out.update(service=sock.service, **{f"latency_{k}_us": sock.latency_us.get(k)
+                                        for k in SOCKET_LATENCY})
+    return out
 
 
 def _latency_extra(lat: Latency | None) -> dict[str, Any]:

@@ -40,6 +40,7 @@ ROLE_PATTERNS: dict[str, str] = {
     "the demo's namespace pair (host/pair.py)": "a|b|a0|b0",
     "DPDK file prefixes and vhost ports (testpmd.py, ovs_dpdk.py, build.py)":
         rf"tp|ovs|vhu{_N}|e{_HOST_ABBR}",
+    "the service path's nftables table (host/tuning.py, measure/sockets.py)": "svc",
 }
 _ROLE_RE = "|".join(f"(?:{pattern})" for pattern in ROLE_PATTERNS.values())
 RUN_NAME_RE = re.compile(rf"^(vsb[0-9a-f]{{4}})({_ROLE_RE})\Z")

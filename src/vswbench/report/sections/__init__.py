@@ -11,14 +11,15 @@ from __future__ import annotations
 from vswbench.report.sections import (chain_model, cloning, cycles, delay_model, diagnostics,
                                       error_bars, flow_count, latency_distribution, latency_load,
                                       offered_achieved, pairs, profiles, ranking, remote,
-                                      rule_update, summary, system, table_size, throughput_size,
-                                      warnings)
+                                      rule_update, sockets, summary, system, table_size,
+                                      throughput_size, warnings)
 from vswbench.report.sections.base import Section
 
 SECTIONS: tuple[Section, ...] = (
     summary.SECTION,
     ranking.SECTION,
     throughput_size.SECTION,
+    sockets.SECTION,
     offered_achieved.SECTION,
     latency_load.SECTION,
     latency_distribution.SECTION,

@@ -1,0 +1,73 @@
+/* vswbench-sockapp's pure parts: the command line (defaults, every refusal) and the socket
+ * address helper. The sockets themselves are exercised across namespaces by the integration
+ * tests (tests/integration/test_sockets.py). */
+#include <netinet/in.h>
+#include <string.h>
+#include "check.h"
+#include "sockapp/sockapp.h"
+
+static int parse(struct sa_opts *o, char *err, int n, ...)
+{
+	char *argv[32];
+	__builtin_va_list ap;
+	__builtin_va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		argv[i] = __builtin_va_arg(ap, char *);
+	__builtin_va_end(ap);
+	argv[n] = NULL;
+	return sa_parse(n, argv, o, err, 256);
+}
+
+int main(void)
+{
+	struct sa_opts o;
+	char err[256];
+	CHECK_EQ(parse(&o, err, 4, "x", "client", "--addr", "198.18.1.2"), 0);
+	CHECK_EQ(o.role, SA_CLIENT);
+	CHECK_EQ(o.mode, SA_STREAM);
+	CHECK_EQ(o.proto, SA_TCP);
+	CHECK_EQ(o.flows, 1);
+	CHECK_EQ(o.size, 16384);
+	CHECK_EQ(o.port, 18000);
+	CHECK_EQ(o.cpu, -1);
+	CHECK(o.duration == 5.0);
+	CHECK_EQ(parse(&o, err, 16, "x", "server", "--addr", "198.18.1.2", "--mode", "rr", "--proto",
+		       "udp", "--flows", "16", "--size", "64", "--cpu", "1", "--duration", "0.5"), 0);
+	CHECK_EQ(o.role, SA_SERVER);
+	CHECK_EQ(o.mode, SA_RR);
+	CHECK_EQ(o.proto, SA_UDP);
+	CHECK_EQ(o.flows, 16);
+	CHECK_EQ(o.size, 64);
+	CHECK_EQ(o.cpu, 1);
+	CHECK(o.duration == 0.5);
+	CHECK(!strcmp(sa_mode_name(SA_CRR), "crr"));
+	/* refusals, each with its reason */
+	CHECK_EQ(parse(&o, err, 2, "x", "client"), -1);
+	CHECK(strstr(err, "--addr") != NULL);
+	CHECK_EQ(parse(&o, err, 4, "x", "both", "--addr", "198.18.1.2"), -1);
+	CHECK_EQ(parse(&o, err, 4, "x", "client", "--addr", "host"), -1);
+	CHECK_EQ(parse(&o, err, 6, "x", "client", "--addr", "198.18.1.2", "--flows", "0"), -1);
+	CHECK_EQ(parse(&o, err, 6, "x", "client", "--addr", "198.18.1.2", "--flows", "257"), -1);
+	CHECK_EQ(parse(&o, err, 6, "x", "client", "--addr", "198.18.1.2", "--size", "1.5"), -1);
+	CHECK_EQ(parse(&o, err, 6, "x", "client", "--addr", "198.18.1.2", "--size", "-1"), -1);
+	CHECK_EQ(parse(&o, err, 6, "x", "client", "--addr", "198.18.1.2", "--duration", "nan"), -1);
+	CHECK_EQ(parse(&o, err, 6, "x", "client", "--addr", "198.18.1.2", "--port", "80"), -1);
+	CHECK_EQ(parse(&o, err, 8, "x", "client", "--addr", "198.18.1.2", "--port", "65535",
+		       "--flows", "2"), -1);
+	CHECK_EQ(parse(&o, err, 8, "x", "client", "--addr", "198.18.1.2", "--proto", "udp",
+		       "--mode", "crr"), -1);
+	CHECK(strstr(err, "tcp") != NULL);
+	CHECK_EQ(parse(&o, err, 8, "x", "client", "--addr", "198.18.1.2", "--proto", "udp",
+		       "--size", "65508"), -1);
+	CHECK_EQ(parse(&o, err, 5, "x", "client", "--addr", "198.18.1.2", "extra"), -1);
+	CHECK_EQ(parse(&o, err, 5, "x", "client", "--addr", "198.18.1.2", "--bogus"), -1);
+	/* the address helper */
+	struct sockaddr_in sin;
+	CHECK_EQ(sa_addr("198.18.3.2", 18001, &sin), 0);
+	CHECK_EQ(ntohs(sin.sin_port), 18001);
+	CHECK_EQ(ntohl(sin.sin_addr.s_addr), 0xc6120302u);
+	CHECK_EQ(sa_addr("198.18.3", 1, NULL), -1);
+	if (!failures)
+		printf("test_sockapp: ok\n");
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,130 @@
+"""`vswbench stream | rr | crr`: what applications see through a testbed (measure/sockets.py):
+TCP or UDP goodput, request/response latency and rate, connections per second, with the CPU
+they cost."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from vswbench.cli.common import complete_switch, emit, num, out, say, seconds, writable_file
+from vswbench.engine.sockapp import MAX_FLOWS, MAX_SIZE, SockParams
+from vswbench.host.tuning import MTUS, OFFLOADS
+
+DEFAULT_SIZE = {"stream": 16384, "rr": 64, "crr": 64}
+
+
+def socket_options(mode: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        decorators = [
+            click.option("--switch", "switch", required=True,
+                         help="Kernel backend (see `vswbench switches`).",
+                         shell_complete=complete_switch),
+            click.option("--scenario", default="rr", show_default=True,
+                         help="rr, p2p-pair, pairs:N, remote[-vxlan][-rr]: a client and a "
+                              "server namespace each side of the switch."),
+            *([click.option("--proto", type=click.Choice(("tcp", "udp")), default="tcp",
+                            show_default=True)] if mode != "crr" else []),
+            click.option("--flows", type=click.IntRange(1, MAX_FLOWS), default=1,
+                         show_default=True, help="Parallel flows (connections) per client."),
+            click.option("--size", "msg_size", type=click.IntRange(1, MAX_SIZE),
+                         default=DEFAULT_SIZE[mode], show_default=True,
+                         help="Bytes per write (stream) or per request and response."),
+            click.option("--duration", type=seconds(), default=5.0, show_default=True),
+            click.option("--mtu", type=click.Choice([str(m) for m in MTUS]), default="1500",
+                         show_default=True, help="MTU of every link of the testbed."),
+            click.option("--offloads", type=click.Choice(OFFLOADS), default="default",
+                         show_default=True,
+                         help="TSO, GSO and GRO on every link: as the switch left them, on, off."),
+            click.option("--service", is_flag=True,
+                         help="Reach the server through a virtual IP that nftables DNAT "
+                              "translates (a Kubernetes Service)."),
+            click.option("--tester-cpu", type=int, default=None, help="CPU of the client [0]."),
+            click.option("--switch-cpu", type=int, default=None,
+                         help="CPU of the switch and the server [next]."),
+            click.option("--option", "options", multiple=True, help="Backend option key=value."),
+            click.option("--json", "as_json", is_flag=True, help="Print the result as JSON."),
+            click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+                         default=None, help="Also write the JSON result to this file."),
+        ]
+        for deco in reversed(decorators):
+            func = deco(func)
+        return func
+    return wrap
+
+
+def _run(mode: str, kw: dict[str, Any]) -> int:
+    from vswbench.measure.plan import parse_options
+    from vswbench.measure.sockets import SocketOptions, plan_sockets, run_sockets
+
+    writable_file(kw.get("out_file"))
+    load = SockParams(mode, kw.get("proto", "tcp"), kw["flows"], kw["msg_size"], kw["duration"])
+    plan = plan_sockets(SocketOptions(
+        kw["switch"], kw["scenario"], load, int(kw["mtu"]), kw["offloads"], kw["service"],
+        kw["tester_cpu"], kw["switch_cpu"], parse_options(tuple(kw["options"]))))
+    data = run_sockets(plan, progress=say)
+    emit(data, kw)
+    if not kw["as_json"]:
+        print_result(data)
+    return 0
+
+
+def print_result(data: dict[str, Any]) -> None:
+    lat = data["latency_us"]
+    title = (f"{data['switch']} / {data['scenario']}: {data['kind']} {data['proto']}, "
+             f"{data['flows']} flow(s) x {data['pairs']} pair(s), {data['size']} B, MTU "
+             f"{data['mtu']}, offloads {data['offloads']}"
+             + (f", service VIP {data['service_vip']}" if data["service"] else ""))
+    out.print(title, highlight=False)
+    table = Table()
+    rows: list[tuple[str, str]] = []
+    if data["kind"] == "stream":
+        rows.append(("goodput", f"{num(data['goodput_gbps'], 3)} Gbit/s"))
+        if data["udp_loss_ratio"] is not None:
+            rows.append(("UDP loss", f"{data['udp_loss_ratio'] * 100:.3f} %"))
+    else:
+        rows.append(("transactions/s", num(data["transactions_per_s"])))
+        rows += [(f"latency {k}", f"{num(lat.get(k), 1)} us") for k in ("p50", "p90", "p99",
+                                                                           "p999")]
+    if data["kind"] == "crr":
+        rows.append(("connections/s", num(data["connections_per_s"])))
+    if data["retransmits"] is not None:
+        rows.append(("TCP retransmissions", f"{data['retransmits']:,}"))
+    rows.append(("CPU busy (all cores)", f"{data['busy_cpu_s']:.2f} s"))
+    cores = data.get("cost_per_core") or {}
+    if data["kind"] == "stream":
+        rows.append(("CPU per GB", f"{num(data['cpu_s_per_gb'], 3)} s"))
+        rows += [(f"  of it CPU {c}", f"{num(v['cpu_s_per_gb'], 3)} s") for c, v in cores.items()]
+    else:
+        rows.append(("cycles per transaction", num(data["cycles_per_transaction"])))
+        rows += [(f"  of it CPU {c}", num(v["cycles_per_transaction"])) for c, v in cores.items()]
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+
+
+@click.command()
+@socket_options("stream")
+def stream(**kw: Any) -> int:
+    """TCP or UDP stream: goodput and its CPU cost (the project's socket client and server)."""
+    return _run("stream", kw)
+
+
+@click.command()
+@socket_options("rr")
+def rr(**kw: Any) -> int:
+    """Request/response, one request outstanding per flow: transactions/s and latency."""
+    return _run("rr", kw)
+
+
+@click.command()
+@socket_options("crr")
+def crr(**kw: Any) -> int:
+    """A TCP connection per transaction: connections/s and their latency."""
+    return _run("crr", kw)

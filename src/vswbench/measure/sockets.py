@@ -1,0 +1,303 @@
+"""Bodies of `vswbench stream | rr | crr`: what applications see through a testbed. The
+project's socket server (vswbench-sockapp, engine/sockapp.py) listens in the server's namespace,
+its client drives N flows from the client's namespace, through the switch's kernel path; the
+CPU of every core is accounted as the frame trials account it (/proc/stat busy time x TSC Hz).
+
+Where a kernel socket can be each endpoint: rr and remote[-vxlan]-rr (client -> server),
+p2p-pair, pairs:N and remote[-vxlan] (sender i -> receiver i; every pair at once). The testbed
+forwards both directions (the socket's replies and ACKs). Refused with exit 3 and the reason:
+the DPDK switches (their ports are DPDK devices, which no kernel socket reaches), and p2p, pvp
+and chain:N (the tester's two ports are one namespace, where the kernel delivers a socket's
+traffic locally; chains' network functions are engines that forward frames, not sockets).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from vswbench.engine.params import TrialParams
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.sockapp import (BASE_PORT, MAX_FLOWS, ClientResult, ServerResult, SockParams,
+                                     find_sockapp, parse_client, parse_server)
+from vswbench.errors import UsageError
+from vswbench.host.cpustat import (CoreUsage, busy_cycles, core_usage, process_cpu_s,
+                                   read_proc_stat)
+from vswbench.host.netns import sysctl
+from vswbench.host.tuning import (MTUS, OFFLOADS, SERVICE_VIP, add_service, run_namespaces,
+                                  set_mtu, set_offloads)
+from vswbench.measure.plan import (SwitchUnavailable, TrialOptions, ensure_runnable, plan_trial)
+from vswbench.run.ids import RunId
+from vswbench.run.scope import Run, run_scope
+from vswbench.scenario import Hop, Role, Scenario
+from vswbench.switches.base import Placement, Switch
+from vswbench.testbed.build import Testbed
+from vswbench.testbed.plan import PortInfo, host_cpu
+
+KINDS = ("stream", "rr", "crr")
+START_TIMEOUT = 10.0
+PEER_PORTS = (18400, 18401)       # bench/sockets_vs_peers: iperf3's and sockperf's servers
+# the client's namespace: TIME_WAIT ports reused and the whole port range (crr opens tens of
+# thousands of connections a minute; only the run's own namespace is touched)
+CLIENT_SYSCTLS: dict[str, str | int] = {"net.ipv4.tcp_tw_reuse": 1,
+                                        "net.ipv4.ip_local_port_range": "1024 65000"}
+
+
+class SocketsUnsupported(SwitchUnavailable):
+    """exit 3: this switch or scenario has no kernel socket endpoint."""
+
+
+@dataclass(frozen=True)
+class SocketOptions:
+    switch: str
+    scenario: str = "rr"
+    load: SockParams = SockParams()
+    mtu: int = 1500
+    offloads: str = "default"       # default (as the switch left them) | on | off
+    service: bool = False           # through a virtual IP DNAT'ed by nftables
+    tester_cpu: int | None = None
+    switch_cpu: int | None = None
+    options: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class SocketPlan:
+    switch_cls: type[Switch]
+    scenario: Scenario              # with the reverse of every hop (replies, ACKs)
+    placement: Placement
+    options: dict[str, str]
+    load: SockParams
+    endpoints: tuple[tuple[str, str], ...]   # (client port key, server port key) per pair
+    mtu: int
+    offloads: str
+    service: bool
+
+
+def endpoints(scenario: Scenario) -> list[tuple[str, str]]:
+    """(client port, server port) of every pair, or SocketsUnsupported with the reason."""
+    roles = {h.role for h in scenario.hosts}
+    if Role.TESTER in roles:
+        raise SocketsUnsupported(
+            f"scenario {scenario.name}: the tester's two ports are one namespace, where the "
+            "kernel delivers a socket's traffic locally (never through the switch), and network "
+            "functions are frame-forwarding engines; use rr, p2p-pair, pairs:N or "
+            "remote[-vxlan][-rr]")
+    if Role.CLIENT in roles:
+        return [(f"{h.name}.{h.ports[0]}", "server.p0") for h in scenario.hosts
+                if h.role is Role.CLIENT]
+    return [(f"{h.name}.{h.ports[0]}", f"r{h.name[1:]}.p0") for h in scenario.hosts
+            if h.role is Role.SENDER]
+
+
+def both_ways(scenario: Scenario) -> Scenario:
+    hops = list(scenario.hops)
+    for hop in scenario.hops:
+        if Hop(hop.dst, hop.src) not in hops:
+            hops.append(Hop(hop.dst, hop.src))
+    return replace(scenario, hops=tuple(hops))
+
+
+def plan_sockets(opts: SocketOptions) -> SocketPlan:
+    """Check every input; nothing is created here."""
+    problems = opts.load.problems()
+    if problems:
+        raise UsageError("; ".join(problems))
+    if opts.mtu not in MTUS:
+        raise UsageError(f"--mtu {opts.mtu}: expected {' or '.join(map(str, MTUS))}")
+    if opts.offloads not in OFFLOADS:
+        raise UsageError(f"--offloads {opts.offloads!r}: expected {', '.join(OFFLOADS)}")
+    trial = plan_trial(TrialOptions(opts.switch, opts.scenario, TrialParams(io="afpacket"),
+                                    opts.tester_cpu, opts.switch_cpu,
+                                    options=dict(opts.options or {})))
+    if trial.switch_cls.port_kind == "dpdk":
+        raise SocketsUnsupported(
+            f"switch {opts.switch}: its ports are DPDK devices (memif, vhost-user) that no "
+            "kernel socket reaches; socket measurements need a kernel switch (see `vswbench "
+            "switches`)")
+    pairs = endpoints(trial.scenario)
+    return SocketPlan(trial.switch_cls, both_ways(trial.scenario), trial.placement,
+                      trial.options, opts.load, tuple(pairs), opts.mtu, opts.offloads,
+                      opts.service)
+
+
+def _sockapp(run: Run, netns: str, args: list[str], label: str) -> EngineProcess:
+    return EngineProcess(["netns", "exec", netns, str(find_sockapp()), *args], engine="ip",
+                         registry=run.registry, state=run.state, label=label,
+                         stop_timeout=10.0).start()
+
+
+@dataclass
+class SocketBed:
+    """A built, tuned testbed: per pair its client port, server port and the address the
+    client connects to (the server's, or the service's virtual IP)."""
+    run: Run
+    testbed: Testbed
+    targets: list[tuple[PortInfo, PortInfo, str]]
+    tuning: dict[str, Any]
+
+
+@contextmanager
+def socket_testbed(plan: SocketPlan, progress: Callable[[str], None] = print,
+                   run_id: RunId | None = None) -> Iterator[SocketBed]:
+    """Build the testbed, set its MTU and offloads, add the service path; removed on exit."""
+    ensure_runnable(plan.switch_cls)
+    find_sockapp()          # not found: fail before anything is built
+    load = plan.load
+    with run_scope(run_id=run_id) as run, Testbed(plan.scenario, plan.switch_cls, run, plan.placement,
+                                     plan.options, flows=load.flows) as tb:
+        assert tb.switch is not None
+        progress(f"run {run.id}: {plan.switch_cls.name} / {plan.scenario.name} ready "
+                 f"({tb.switch.forwarding_mode()})")
+        spaces = run_namespaces(str(run.id))
+        tuning: dict[str, Any] = {"mtu": plan.mtu, "offloads": plan.offloads}
+        if plan.mtu != 1500:
+            tuning["mtu_links"] = set_mtu(spaces, plan.mtu)
+        if plan.offloads != "default":
+            tuning["offload_links"] = set_offloads(spaces, plan.offloads == "on")
+        ports = [*range(BASE_PORT, BASE_PORT + MAX_FLOWS), *PEER_PORTS]
+        targets = []
+        for client_key, server_key in plan.endpoints:
+            client, server = tb.ports[client_key], tb.ports[server_key]
+            sysctl(client.netns, **CLIENT_SYSCTLS)
+            target = server.ip
+            if plan.service:
+                l3_path = plan.switch_cls.l3 and not plan.scenario.sites
+                add_service(tb.switch_ns if l3_path else client.netns, run.id.name("svc"),
+                            vip=SERVICE_VIP, backend=server.ip, ports=ports,
+                            hook="prerouting" if l3_path else "output", registry=run.registry,
+                            route_dev=None if l3_path else client.ifname)
+                target = SERVICE_VIP
+            targets.append((client, server, target))
+        yield SocketBed(run, tb, targets, tuning)
+
+
+def run_sockets(plan: SocketPlan, progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """Build the testbed, tune it, run the servers and clients once; the result as JSON."""
+    with socket_testbed(plan, progress) as bed:
+        return measure_once(bed, plan, progress)
+
+
+def measure_once(bed: SocketBed, plan: SocketPlan,
+                 progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """One run of plan.load on a socket testbed: every pair's server, then its client."""
+    run, tb, load = bed.run, bed.testbed, plan.load
+    servers: list[EngineProcess] = []
+    try:
+        for i, (_, server, _) in enumerate(bed.targets):
+            proc = _sockapp(run, server.netns, load.server_args(
+                server.ip, cpu=host_cpu(plan.placement, Role.SERVER, 0)), f"server{i + 1}")
+            servers.append(proc)
+            proc.wait_for_record("ready", START_TIMEOUT)
+        progress(f"run {run.id}: {load.mode} {load.proto}, {load.flows} flow(s) of "
+                 f"{load.size} B for {load.duration:g} s")
+        before = read_proc_stat()
+        started = time.monotonic()
+        clients = [_sockapp(run, client.netns, load.client_args(
+            target, cpu=plan.placement.tester_cpu), f"client{i + 1}")
+            for i, (client, _, target) in enumerate(bed.targets)]
+        client_results = [proc.wait(load.duration + 30).check() for proc in clients]
+        after = read_proc_stat()
+        elapsed = time.monotonic() - started
+        server_cpu = [process_cpu_s(p.pid) for p in servers]
+    finally:
+        server_results = [p.stop() for p in servers]
+    parsed_c = [parse_client(r.of_type("result")[-1].data) for r in client_results]
+    parsed_s = [parse_server(r.check().of_type("result")[-1].data) for r in server_results]
+    # the client calibrated the TSC as the engine does (engine/src/tsc.c)
+    tsc_hz = next((float(c.raw["tsc_hz"]) for c in parsed_c if c.raw.get("tsc_hz")), None)
+    usage = core_usage(before, after)
+    result = summarize(plan, parsed_c, parsed_s, elapsed=elapsed,
+                       cycles=busy_cycles(usage, tsc_hz) if tsc_hz else None,
+                       busy_s=sum(u.busy_s for u in usage.values()))
+    result.update({
+        "switch": plan.switch_cls.name, "scenario": plan.scenario.name,
+        "forwarding_mode": tb.switch.forwarding_mode() if tb.switch else None,
+        "run_id": str(run.id),
+        "placement": asdict(plan.placement), "switch_versions": plan.switch_cls.versions(),
+        "tuning": bed.tuning, "service_vip": SERVICE_VIP if plan.service else None,
+        "tsc_hz": tsc_hz, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cpu": {str(c): {k: v for k, v in asdict(u).items() if k != "cpu"}
+                for c, u in usage.items()},
+        "process_cpu_s": {"clients": [c.cpu_s for c in parsed_c], "servers": server_cpu},
+        "cost_per_core": per_core_cost(usage, result, tsc_hz)})
+    return result
+
+
+def per_core_cost(usage: dict[int, CoreUsage], result: dict[str, Any],
+                  tsc_hz: float | None) -> dict[str, dict[str, float | None]]:
+    """Each core's share of the cost: its busy seconds per GB moved and its busy cycles per
+    transaction (the client's core, the switch's and the server's)."""
+    moved, transactions = result["bytes_moved"], result["transactions"]
+    return {str(cpu): {
+        "cpu_s_per_gb": round(u.busy_s / (moved / 1e9), 4) if moved else None,
+        "cycles_per_transaction": (round(u.busy_s * tsc_hz / transactions, 1)
+                                   if tsc_hz and transactions else None)}
+        for cpu, u in usage.items()}
+
+
+def merged_histogram(clients: list[ClientResult]) -> list[list[int]]:
+    merged: dict[tuple[int, int], int] = {}
+    for c in clients:
+        for low, high, count in c.histogram:
+            merged[(low, high)] = merged.get((low, high), 0) + count
+    return [[lo, hi, n] for (lo, hi), n in sorted(merged.items())]
+
+
+def quantile_us(histogram: list[list[int]], q: float) -> float | None:
+    """The q quantile of a merged histogram (bucket midpoint, microseconds)."""
+    total = sum(b[2] for b in histogram)
+    if not total:
+        return None
+    rank, seen = q * total, 0
+    for low, high, count in histogram:
+        seen += count
+        if seen >= rank:
+            return round((low + high) / 2 / 1000, 3)
+    return round((histogram[-1][0] + histogram[-1][1]) / 2 / 1000, 3)
+
+
+def summarize(plan: SocketPlan, clients: list[ClientResult], servers: list[ServerResult], *,
+              elapsed: float, cycles: float | None, busy_s: float) -> dict[str, Any]:
+    """The headline figures of one run over every client and server (pure)."""
+    load = plan.load
+    duration = max((c.duration_s for c in clients), default=0.0) or elapsed
+    stream_bytes = (sum(s.bytes_received for s in servers) if load.proto == "udp"
+                    else sum(c.bytes_acked for c in clients))
+    transactions = sum(c.transactions for c in clients)
+    connections = sum(c.connections for c in clients) if load.mode == "crr" else 0
+    moved = (stream_bytes if load.mode == "stream"
+             else sum(c.bytes_sent + int(c.raw.get("bytes_received", 0)) for c in clients))
+    hist = merged_histogram(clients)
+    latency = ({k: quantile_us(hist, q) for k, q in (("p50", .5), ("p90", .9), ("p99", .99),
+                                                     ("p999", .999))}
+               if hist else {})
+    if hist:
+        latency.update(min=min(c.latency.min or 0 for c in clients if c.latency.count),
+                       max=max(c.latency.max or 0 for c in clients if c.latency.count),
+                       count=sum(b[2] for b in hist))
+    sent = sum(c.bytes_sent for c in clients)
+    return {
+        "kind": load.mode, "proto": load.proto, "flows": load.flows, "size": load.size,
+        "mtu": plan.mtu, "offloads": plan.offloads, "service": plan.service,
+        "pairs": len(clients), "duration_s": round(duration, 4),
+        "goodput_gbps": (round(stream_bytes * 8 / duration / 1e9, 4)
+                         if load.mode == "stream" and duration else None),
+        "udp_loss_ratio": (round(1 - stream_bytes / sent, 6) if load.mode == "stream"
+                           and load.proto == "udp" and sent else None),
+        "retransmits": sum(c.retransmits for c in clients) if load.proto == "tcp" else None,
+        "transactions": transactions,
+        "transactions_per_s": round(transactions / duration, 1) if load.mode != "stream" else None,
+        "timeouts": sum(c.timeouts for c in clients),
+        "connections_per_s": round(connections / duration, 1) if load.mode == "crr" else None,
+        "connect_errors": sum(c.connect_errors for c in clients),
+        "latency_us": latency, "histogram": hist, "bytes_moved": moved,
+        "latency_kind": "socket transaction round trip" if hist else None,
+        "busy_cpu_s": round(busy_s, 4),
+        "cpu_s_per_gb": round(busy_s / (moved / 1e9), 4) if moved else None,
+        "cycles_per_transaction": (round(cycles / transactions, 1)
+                                   if cycles and transactions else None),
+        "clients": [c.raw | {"hist": None} for c in clients],
+        "servers": [s.raw for s in servers]}

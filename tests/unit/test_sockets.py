@@ -1,0 +1,151 @@
+"""Socket measurements without root: the sockapp's command lines and records, which scenarios
+and switches have kernel socket endpoints (exit 3 for the others), the checks of the options,
+and the headline figures computed from made-up client and server records (FIXTURES, NOT
+MEASUREMENTS)."""
+
+from __future__ import annotations
+
+import pytest
+
+from vswbench.cli import app as cli
+from vswbench.engine.sockapp import SockParams, parse_client, parse_server
+from vswbench.errors import UsageError
+from vswbench.measure.sockets import (SocketOptions, SocketsUnsupported, both_ways, endpoints,
+                                      plan_sockets, quantile_us, summarize)
+from vswbench.scenario import Hop, parse
+
+
+def client_record(**kw):
+    base = {"type": "result", "role": "client", "mode": "rr", "proto": "tcp", "flows": 2,
+            "size": 64, "duration_s": 2.0, "bytes_sent": 6400, "bytes_acked": 6400,
+            "bytes_received": 6400, "datagrams_sent": 0, "send_errors": 0,
+            "goodput_gbps": 0.0, "retransmits": 3, "transactions": 100,
+            "transactions_per_s": 50.0, "timeouts": 0, "connections": 2,
+            "connections_per_s": 0.0, "connect_errors": 0, "cpu_s": 0.5,
+            "latency_us": {"min": 10.0, "p50": 20.0, "p90": 30.0, "p99": 40.0, "p999": 50.0,
+                           "p9999": 50.0, "max": 60.0, "mean": 22.0, "stddev": 5.0,
+                           "count": 100},
+            "hist": [[10000, 10078, 50], [20000, 20156, 40], [60000, 60468, 10]]}
+    return {**base, **kw}
+
+
+def server_record(**kw):
+    base = {"type": "result", "role": "server", "mode": "rr", "proto": "tcp", "flows": 2,
+            "size": 64, "duration_s": 2.0, "bytes_received": 6400, "datagrams_received": 0,
+            "replies": 100, "accepted": 2, "goodput_gbps": 0.0, "cpu_s": 0.4}
+    return {**base, **kw}
+
+
+def test_command_lines():
+    p = SockParams("rr", "udp", 4, 64, 2.0)
+    assert p.server_args("198.18.2.2", cpu=1) == [
+        "server", "--mode", "rr", "--proto", "udp", "--addr", "198.18.2.2", "--port", "18000",
+        "--flows", "4", "--size", "64", "--cpu", "1"]
+    assert p.client_args("198.19.255.10")[-4:] == ["64", "--duration", "2", "--hist"]
+    assert "--cpu" not in p.client_args("198.18.2.2")
+
+
+@pytest.mark.parametrize("params, fragment", [
+    (SockParams("bulk"), "mode 'bulk'"),
+    (SockParams(proto="sctp"), "proto"),
+    (SockParams("crr", "udp"), "TCP connection"),
+    (SockParams(flows=0), "flows 0"),
+    (SockParams(proto="udp", size=65508), "1..65507"),
+    (SockParams(duration=0.01), "duration"),
+])
+def test_load_problems(params, fragment):
+    assert any(fragment in p for p in params.problems())
+
+
+def test_records_parse():
+    c = parse_client(client_record())
+    assert (c.transactions, c.retransmits, c.latency.p99, c.histogram[0]) == (
+        100, 3, 40.0, [10000, 10078, 50])
+    empty = parse_client(client_record(latency_us={"min": None, "p50": None, "count": 0},
+                                       hist=[]))
+    assert empty.latency.empty
+    s = parse_server(server_record())
+    assert (s.replies, s.accepted) == (100, 2)
+
+
+def test_endpoints_and_both_directions():
+    assert endpoints(parse("rr")) == [("client.p0", "server.p0")]
+    assert endpoints(parse("pairs:2")) == [("s1.p0", "r1.p0"), ("s2.p0", "r2.p0")]
+    assert endpoints(parse("remote-vxlan")) == [("s1.p0", "r1.p0")]
+    s = both_ways(parse("p2p-pair"))
+    assert s.hops == (Hop("s1.p0", "r1.p0"), Hop("r1.p0", "s1.p0"))
+    assert both_ways(parse("rr")).hops == parse("rr").hops   # already both ways
+
+
+@pytest.mark.parametrize("scenario", ["p2p", "pvp", "chain:3"])
+def test_tester_scenarios_refused(scenario):
+    with pytest.raises(SocketsUnsupported, match="one namespace") as exc:
+        endpoints(parse(scenario))
+    assert exc.value.exit_code == 3
+
+
+@pytest.mark.parametrize("switch", ["memif", "testpmd", "ovs-dpdk"])
+def test_dpdk_switches_refused(switch):
+    with pytest.raises(SocketsUnsupported, match="no kernel socket") as exc:
+        plan_sockets(SocketOptions(switch))
+    assert exc.value.exit_code == 3
+
+
+def test_bad_options():
+    with pytest.raises(UsageError, match="--mtu 4000"):
+        plan_sockets(SocketOptions("bridge", mtu=4000))
+    with pytest.raises(UsageError, match="--offloads"):
+        plan_sockets(SocketOptions("bridge", offloads="some"))
+    with pytest.raises(UsageError, match="unknown switch"):
+        plan_sockets(SocketOptions("bogus"))
+    plan = plan_sockets(SocketOptions("router", "pairs:2", mtu=9000, service=True))
+    assert plan.endpoints == (("s1.p0", "r1.p0"), ("s2.p0", "r2.p0")) and plan.switch_cls.l3
+
+
+def test_cli_refusals(capsys):
+    assert cli.main(["stream", "--switch", "memif"]) == 3
+    assert "DPDK devices" in capsys.readouterr().err
+    assert cli.main(["rr", "--switch", "bridge", "--scenario", "p2p"]) == 3
+    assert "one namespace" in capsys.readouterr().err
+    assert cli.main(["crr", "--switch", "bridge", "--mtu", "1234"]) == 2
+    assert cli.main(["crr", "--switch", "bridge", "--proto", "udp"]) == 2   # crr: TCP only
+
+
+def test_quantiles_of_merged_histogram():
+    hist = [[10000, 10078, 50], [20000, 20156, 40], [60000, 60468, 10]]
+    assert quantile_us(hist, 0.5) == 10.039
+    assert quantile_us(hist, 0.9) == 20.078
+    assert quantile_us(hist, 0.99) == 60.234
+    assert quantile_us([], 0.5) is None
+
+
+def test_summary_rr_and_stream():
+    plan = plan_sockets(SocketOptions("bridge", load=SockParams("rr", "tcp", 2, 64, 2.0)))
+    clients = [parse_client(client_record()), parse_client(client_record())]
+    servers = [parse_server(server_record())] * 2
+    out = summarize(plan, clients, servers, elapsed=2.1, cycles=2.6e9, busy_s=1.0)
+    assert out["transactions"] == 200 and out["transactions_per_s"] == 100.0
+    assert out["latency_us"]["p50"] == 10.039 and out["latency_us"]["count"] == 200
+    assert out["histogram"][0] == [10000, 10078, 100]
+    assert out["cycles_per_transaction"] == 13_000_000.0 and out["retransmits"] == 6
+    assert out["goodput_gbps"] is None and out["connections_per_s"] is None
+    stream = plan_sockets(SocketOptions("bridge", load=SockParams("stream", "udp", 1, 1000)))
+    c = parse_client(client_record(mode="stream", proto="udp", bytes_sent=2_000_000_000,
+                                   bytes_acked=0, hist=[], transactions=0))
+    s = parse_server(server_record(bytes_received=1_500_000_000))
+    out = summarize(stream, [c], [s], elapsed=2.0, cycles=None, busy_s=3.0)
+    assert out["goodput_gbps"] == 6.0 and out["udp_loss_ratio"] == 0.25
+    assert out["cpu_s_per_gb"] == 2.0 and out["retransmits"] is None
+
+
+def test_cost_per_core():
+    from vswbench.host.cpustat import CoreUsage
+    from vswbench.measure.sockets import per_core_cost
+
+    usage = {0: CoreUsage(0, .5, .3, .1, 0, .1, 0, .9, 2.0),
+             1: CoreUsage(1, .1, .2, .4, 0, .3, 0, .7, 1.0)}
+    out = per_core_cost(usage, {"bytes_moved": 2_000_000_000, "transactions": 1000}, 2.6e9)
+    assert out == {"0": {"cpu_s_per_gb": 1.0, "cycles_per_transaction": 5_200_000.0},
+                   "1": {"cpu_s_per_gb": 0.5, "cycles_per_transaction": 2_600_000.0}}
+    assert per_core_cost(usage, {"bytes_moved": 0, "transactions": 0}, None)["0"] == {
+        "cpu_s_per_gb": None, "cycles_per_transaction": None}
