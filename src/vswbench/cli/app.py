@@ -20,8 +20,8 @@ import traceback
 import click
 
 from vswbench import __version__
-from vswbench.cli import (agent, campaign, host, latency, methods, model, papers, rule_update,
-                          trial)
+from vswbench.cli import (agent, campaign, history, host, latency, methods, model, papers,
+                          rule_update, trial)
 from vswbench.cli.arguments import (argument_problem, one_line, short_lines, tolerant_output,
                                     usage_line)
 from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
@@ -54,6 +54,7 @@ COMMANDS: tuple[click.Command, ...] = (
     methods.search, methods.sweep, latency.latency, latency.b2b,          # methods
     latency.calibrate, rule_update.rule_update,                          # rule-update time
     campaign.run, campaign.report, campaign.export, campaign.compare,     # campaigns, results
+    history.history, history.trend,                                       # regressions
     model.model,                                                          # models
     agent.agent,                                                          # other hosts
     papers.papers,                                                        # papers' figures
