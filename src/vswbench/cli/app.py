@@ -20,7 +20,7 @@ import traceback
 import click
 
 from vswbench import __version__
-from vswbench.cli import (agent, campaign, history, host, latency, methods, model, papers,
+from vswbench.cli import (ab, agent, campaign, history, host, latency, methods, model, papers,
                           rule_update, trial)
 from vswbench.cli.arguments import (argument_problem, one_line, short_lines, tolerant_output,
                                     usage_line)
@@ -54,7 +54,7 @@ COMMANDS: tuple[click.Command, ...] = (
     methods.search, methods.sweep, latency.latency, latency.b2b,          # methods
     latency.calibrate, rule_update.rule_update,                          # rule-update time
     campaign.run, campaign.report, campaign.export, campaign.compare,     # campaigns, results
-    history.history, history.trend,                                       # regressions
+    history.history, history.trend, ab.ab,                                # regressions
     model.model,                                                          # models
     agent.agent,                                                          # other hosts
     papers.papers,                                                        # papers' figures
