@@ -148,3 +148,28 @@ def test_bad_input_is_refused_with_exit_2(tmp_path, capsys):
     assert main(["trend", str(newer), "--fail-on-regression", "150"]) == 2
     with pytest.raises(UsageError):
         History(tmp_path / "absent.sqlite", create=False)
+
+
+def test_a_bad_directory_among_good_ones_adds_nothing(tmp_path):
+    good = write_night(tmp_path / "n0", 0, {"bridge": 200_000, "veth": 380_000})
+    path = tmp_path / "h.sqlite"
+    assert main(["history", "add", str(good), str(tmp_path / "missing"),
+                 "--history", str(path)]) == 2
+    assert not path.exists()
+
+
+def test_the_nightly_recipe_uses_options_that_exist():
+    """deploy/ci/nightly.yml is an example, not run here: its vswbench lines must still parse."""
+    import re
+    from pathlib import Path
+
+    from tests.unit.cli_commands import leaf_commands
+
+    text = (Path(__file__).resolve().parents[2] / "deploy" / "ci" / "nightly.yml").read_text()
+    commands = leaf_commands()
+    lines = re.findall(r"vswbench (run|trend) ([^\n]*(?:\\\n[^\n]*)?)", text)
+    assert {c for c, _ in lines} == {"run", "trend"}
+    for name, rest in lines:
+        known = {o for p in commands[name].params for o in p.opts}
+        flags = re.findall(r"(--[a-z-]+)", rest)
+        assert flags and set(flags) <= known, (name, set(flags) - known)

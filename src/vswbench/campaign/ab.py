@@ -114,7 +114,11 @@ def side_spec(plan: ABPlan, side: Side) -> CampaignSpec:
     if side.options:
         table = ", ".join(f"{k} = {_toml_string(v)}" for k, v in side.options)
         lines.append(f"options = {{ {table} }}")
-    return parse_spec("\n".join(lines) + "\n", f"ab side {side.name}")
+    try:
+        return parse_spec("\n".join(lines) + "\n", f"ab side {side.name}")
+    except UsageError as exc:      # the spec's first problem, in the words of ab's flags
+        found = re.search(r"study 1, (.*)", str(exc))
+        raise UsageError(f"side {side.name}: {found.group(1) if found else exc}") from None
 
 
 def schedule(rounds: int, rng: random.Random) -> list[tuple[int, str]]:
@@ -173,6 +177,9 @@ def run_ab(plan: ABPlan, out_dir: Path, *, measure: Measure | None = None,
         raise UsageError(f"--out {out_dir} already holds a results store: give `vswbench ab` a "
                          "new --out directory")
     check_output_dir(out_dir, "--out")
+    progress(f"A: {plan.a.describe()}; B: {plan.b.describe()}; {plan.rounds} rounds of "
+             f"{plan.preset} searches, each side once a round in a random order; results: "
+             f"{out_dir}")
     rng = random.Random(plan.seed)
     order = schedule(plan.rounds, rng)
     start, failed = time.monotonic(), 0

@@ -65,8 +65,6 @@ def ab(**kw: Any) -> int:
     out_dir = kw["out_dir"] or Path(f"results/ab-{time.strftime('%Y%m%d-%H%M%S')}")
     from vswbench.host.sysinfo import fingerprint
 
-    say(f"A: {sides[0].describe()}; B: {sides[1].describe()}; {plan.rounds} rounds of "
-        f"{plan.preset} searches, each side once a round in a random order; results: {out_dir}")
     done = run_ab(plan, out_dir, fingerprint=fingerprint().to_json(), progress=say)
     a, b = sides_of(done.store)
     verdict = judge(a, b)

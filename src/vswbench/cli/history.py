@@ -26,12 +26,14 @@ def history() -> None:
 
 
 def add_to_history(path: Path, dirs: list[Path] | tuple[Path, ...]) -> None:
-    """Add every results directory (each read fully before the one transaction that adds it)."""
-    from vswbench.results.history import History
+    """Add every results directory: all of them read first (a bad one is refused before the
+    history is touched), then each added in its own transaction."""
+    from vswbench.results.history import History, store_rows
 
+    read = [store_rows(d) for d in dirs]
     with History(path) as h:
-        for d in dirs:
-            for added in h.add(d):
+        for rows in read:
+            for added in h.add_rows(rows):
                 if added.run is None:
                     out.print(f"{added.source}: campaign {added.campaign} is already in {path} "
                               "(skipped)", highlight=False)

@@ -46,6 +46,7 @@ APPLICATION_ID = 0x76737768            # "vswh"
 RESULTS_STORE_ID = 0x76737762          # a results store's ("vswb"): named as such when given
 MACHINE_FIELDS = ("hostname", "cpu_model", "logical_cpus", "machine", "virtualization")
 UNKNOWN_MACHINE = "unknown"
+StoreRows = tuple[dict[str, Any], list[tuple[Any, ...]]]   # a history run's columns, its rows
 
 SCHEMA = """
 CREATE TABLE history_schema (version INTEGER NOT NULL, created TEXT NOT NULL);
@@ -208,7 +209,10 @@ class History:
     # -- writing -------------------------------------------------------------------------------
     def add(self, results_dir: str | Path) -> list[Added]:
         """Every campaign of a results store, one history run each (skipped when already in)."""
-        rows = store_rows(results_dir)
+        return self.add_rows(store_rows(results_dir))
+
+    def add_rows(self, rows: list[StoreRows]) -> list[Added]:
+        """store_rows' runs and rows, in one transaction."""
         out = []
         try:
             self.db.execute("BEGIN IMMEDIATE")
@@ -288,7 +292,7 @@ def _run(r: Iterable[Any]) -> HistoryRun:
                       machine, name, kernel, version, added)
 
 
-def store_rows(results_dir: str | Path) -> list[tuple[dict[str, Any], list[tuple[Any, ...]]]]:
+def store_rows(results_dir: str | Path) -> list[StoreRows]:
     """Per campaign of a results store: its history run (as columns) and its result rows."""
     path = store_file(results_dir)
     data = load(path)
