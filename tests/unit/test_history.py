@@ -173,3 +173,13 @@ def test_the_nightly_recipe_uses_options_that_exist():
         known = {o for p in commands[name].params for o in p.opts}
         flags = re.findall(r"(--[a-z-]+)", rest)
         assert flags and set(flags) <= known, (name, set(flags) - known)
+
+
+def test_run_refuses_a_bad_history_before_anything(tmp_path, capsys):
+    d = write_night(tmp_path / "n0", 0, {"bridge": 200_000, "veth": 380_000})
+    assert main(["run", "--suite", "quick", "--dry-run", "--history",
+                 str(d / "results.sqlite")]) == 2
+    assert "not a history" in capsys.readouterr().err
+    fresh = tmp_path / "new" / "history.sqlite"
+    assert main(["run", "--suite", "quick", "--dry-run", "--history", str(fresh)]) == 0
+    assert not fresh.parent.exists()                 # a dry run makes nothing

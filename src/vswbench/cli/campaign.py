@@ -103,6 +103,15 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     points = expand(campaign)
     check_points(points, local=inventory is None)   # every testbed, before anything is created
     size = campaign_size(points, campaign.budget_s)
+    if history_path is not None:          # a history (or nothing yet) where one can be made
+        from vswbench.results.history import History
+        from vswbench.safefile import refuse_unsafe
+
+        refuse_unsafe(history_path, "--history")
+        check_output_dir(history_path.parent, f"--history {history_path}: its directory",
+                         create=False)
+        if history_path.exists():
+            History(history_path, create=False).close()
     if dry_run:
         print_dry_run(campaign.name, points, as_json, campaign.budget_s)
         return 0
@@ -117,12 +126,7 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
         out_dir = Path(campaign.out or default)
     require_root("a campaign")
     check_output_dir(out_dir, "--out", create=False)   # every output checked, nothing made yet
-    if history_path is not None:
-        from vswbench.results.history import History
 
-        check_output_file(history_path, "--history")
-        if history_path.exists():
-            History(history_path, create=False).close()   # a history, readable: before measuring
     if not no_report:
         from vswbench.report import check_outputs
 

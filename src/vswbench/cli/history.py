@@ -36,10 +36,11 @@ def add_to_history(path: Path, dirs: list[Path] | tuple[Path, ...]) -> None:
             for added in h.add_rows(rows):
                 if added.run is None:
                     out.print(f"{added.source}: campaign {added.campaign} is already in {path} "
-                              "(skipped)", highlight=False)
+                              "(skipped)", highlight=False, soft_wrap=True)
                 else:
                     out.print(f"{added.source}: campaign {added.campaign} added to {path} as "
-                              f"history run {added.run} ({added.setups} setups)", highlight=False)
+                              f"history run {added.run} ({added.setups} setups)", highlight=False,
+                              soft_wrap=True)
 
 
 @history.command("add")
@@ -163,7 +164,7 @@ def trend(history_file: Path, page: Path | None, fail_pct: float | None, recent:
     else:
         for t in report.trends:
             style = {"regression": "red", "progression": "green"}.get(t.verdict)
-            out.print(t.describe(), style=style, highlight=False, markup=False)
+            out.print(t.describe(), style=style, highlight=False, markup=False, soft_wrap=True)
         if not report.trends:
             out.print(f"{history_file}: no series (add runs with `vswbench history add`)",
                       highlight=False)
