@@ -82,7 +82,8 @@ def _versions_table(t: Trend) -> str:
 def _verdict(t: Trend) -> str:
     cls = t.verdict if t.verdict in COLOURS else ""
     word = f'<span class="{cls}">{escape(t.verdict)}</span>' if cls else escape(t.verdict)
-    return f'<p class="verdict">{word}: {escape(t.describe())}</p>'
+    text = t.summary().removeprefix(t.verdict)      # every summary opens with its verdict
+    return f'<p class="verdict">{word}{escape(text)}</p>'
 
 
 def render_trend_page(report: TrendReport, source: str) -> str:

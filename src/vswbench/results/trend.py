@@ -78,17 +78,21 @@ class Trend:
 
     def describe(self) -> str:
         where = "" if self.machine is None else f" on {self.machine_name}"
+        return f"{self.label}{where}: {self.summary()}"
+
+    def summary(self) -> str:
+        """The verdict in words, without the setup: 'regression -20.1 % (...) from ...'."""
         if self.verdict == "too few runs":
-            return f"{self.label}{where}: {len(self.points)} run(s), too few to judge"
+            return f"too few runs to judge: {len(self.points)}"
         if self.ratio is None or self.change_at is None:
-            return (f"{self.label}{where}: within noise over {len(self.points)} runs "
-                    f"(one group, mean {self.groups[-1].mean:,.0f} pps)")
+            return (f"within noise over {len(self.points)} runs (one group, mean "
+                    f"{self.groups[-1].mean:,.0f} pps)")
         pct = (self.ratio - 1) * 100
         first = self.points[self.change_at].run
         versions = ("; changed: " + ", ".join(c.describe() for c in self.changed)
                     if self.changed else "; no recorded version changed (the machine, or "
                     "something vswbench does not record)")
-        return (f"{self.label}{where}: {self.verdict} {pct:+.1f} % "
+        return (f"{self.verdict} {pct:+.1f} % "
                 f"({self.groups[-2].mean:,.0f} -> {self.groups[-1].mean:,.0f} pps) from history "
                 f"run {first.id} ({first.started}){versions}")
 
