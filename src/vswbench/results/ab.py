@@ -74,8 +74,8 @@ class ABVerdict:
         if self.differs:
             way = "faster" if self.ratio > 1 else "slower"
             return f"B differs from A: B is {way}, {size}; {test}"
-        hint = (f"; {n} and {m} rounds can never decide at {ALPHA:g}: give --rounds "
-                f"{MIN_ROUNDS} or more" if min(n, m) < MIN_ROUNDS else "")
+        hint = (f"; {n} and {m} searches with an NDR can never decide at {ALPHA:g} (it takes "
+                f"{MIN_ROUNDS} a side: more --rounds)" if min(n, m) < MIN_ROUNDS else "")
         return f"no difference: {size}; {test} > {ALPHA:g}{hint}"
 
 
