@@ -94,14 +94,14 @@ def test_sysctls_are_checked(tmp_path):
             check_sysctls(pair, "--b-sysctl", tmp_path)
 
 
-def _fake_search(levels, log, rng):
+def _fake_search(levels, log, rng, stalls=2):
     def measure(side, point, store):
         log.append((point.repetition, side.name))
         ndr = levels[side.name] * (1 + rng.gauss(0, 0.03))
         return {"switch": side.switch, "scenario": "p2p", "frame_size": 64, "preset": "quick",
                 "ndr_pps": ndr, "pdr_pps": ndr, "lower_bound_pps": ndr,
                 "upper_bound_pps": ndr * 1.05, "generator_bound": False, "trials": [],
-                "trials_rejected": 2}
+                "trials_rejected": stalls, "trial_count": 10}
     return measure
 
 
@@ -118,6 +118,7 @@ def test_run_ab_stores_interleaved_searches_and_judges_them(tmp_path):
     assert "function=acl" in b.label and "function=acl" not in a.label
     v = judge(a, b)
     assert v.differs and v.ratio is not None and 0.7 < v.ratio < 0.8
+    assert a.trials == 60 and v.warnings() == []
     with pytest.raises(UsageError, match="already holds a results store"):
         run_ab(plan, tmp_path / "ab", root=False, measure=lambda *x: {})
 
@@ -150,3 +151,11 @@ def test_bad_input_exits_2(argv, message, tmp_path, capsys):
     assert main(["ab", "--switch", "bridge", "--out", str(tmp_path / "x"), *argv]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_most_trials_excised_is_warned(tmp_path):
+    plan = ABPlan(Side("A", "bridge"), Side("B", "bridge"), rounds=4, seed=1)
+    done = run_ab(plan, tmp_path / "ab", root=False,
+                  measure=_fake_search({"A": 1e5, "B": 1e5}, [], random.Random(3), stalls=9))
+    warnings = judge(*sides_of(done.store)).warnings()
+    assert len(warnings) == 2 and "36 of its 40 search trials were excised" in warnings[0]

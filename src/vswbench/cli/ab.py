@@ -75,10 +75,11 @@ def ab(**kw: Any) -> int:
         click.echo(json.dumps({
             "store": str(done.store), "order": [f"{r + 1}{s}" for r, s in done.order],
             "sides": {s.side: {"setup": s.label, "ndr_pps": list(s.ndrs), "median": s.median,
-                               "excised_trials": s.excised_trials,
+                               "excised_trials": s.excised_trials, "trials": s.trials,
                                "generator_bound": s.generator_bound} for s in (a, b)},
             "differs": verdict.differs, "p_value": verdict.p_value, "ratio": verdict.ratio,
-            "ci": list(verdict.ci), "verdict": verdict.describe(), "failures": failures},
+            "ci": list(verdict.ci), "verdict": verdict.describe(), "failures": failures,
+            "warnings": verdict.warnings()},
             indent=1))
     else:
         table = Table(title=f"A/B: {done.store.parent}")
@@ -93,6 +94,8 @@ def ab(**kw: Any) -> int:
         if done.failed:
             err.print(f"{done.failed} search(es) failed (recorded in the store)", style="yellow",
                       highlight=False)
+    for w in verdict.warnings():
+        err.print(f"warning: {w}", style="yellow", highlight=False, markup=False)
     for f in failures:
         err.print(f"fail: {f}", style="red", highlight=False, markup=False)
     return 1 if failures or done.failed else 0

@@ -32,6 +32,7 @@ from vswbench.results.points import load
 SIDES = ("A", "B")
 CAMPAIGNS = {side: f"ab-{side}" for side in SIDES}
 MIN_ROUNDS = 4                    # the fewest rounds a two-sided exact test at 5 % can decide
+STALL_SHARE = 0.5                 # more of a side's trials excised than this: warned
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class SideRuns:
     ndrs: tuple[float, ...]       # in the order they were measured
     excised_trials: int           # host-stall trials the searches excised
     generator_bound: int          # searches that ended at the tester's ceiling
+    trials: int = 0               # the searches' trials in all
 
     @property
     def median(self) -> float:
@@ -56,6 +58,20 @@ class ABVerdict:
     ratio: float | None           # Hodges-Lehmann estimate of B / A
     ci: tuple[float | None, float | None]    # of the ratio; None: unbounded at this count
     reason: str                   # why not judged, or ""
+
+    def warnings(self) -> list[str]:
+        """A side whose searches excised most of their trials as host stalls measured the
+        machine's stalls more than the switch (seen on a 2-vCPU VM shared by other jobs: an
+        nftables ACL of 2,000 rules forwarding 29 kpps of 200 kpps offered in a trial, yet its
+        searches reaching 1.3-1.5 Mpps with every trial excised)."""
+        out = []
+        for s in (self.a, self.b):
+            if s.trials and s.excised_trials > STALL_SHARE * s.trials:
+                out.append(f"side {s.side}: {s.excised_trials} of its {s.trials} search trials "
+                           "were excised as host stalls: its NDRs measure this machine's stalls "
+                           "more than the switch; measure on a quiet machine (or with "
+                           "VSWBENCH_STALL_POLICY=repeat)")
+        return out
 
     @property
     def change(self) -> float | None:
@@ -133,5 +149,6 @@ def sides_of(store: str | Path) -> tuple[SideRuns, SideRuns]:
                              f"{CAMPAIGNS[side]}): give the --out directory of `vswbench ab`")
         found.append(SideRuns(side, recs[0].setup.label, ndrs,
                               sum(r.headline.trials_rejected or 0 for r in recs),
-                              sum(bool(r.headline.generator_bound) for r in recs)))
+                              sum(bool(r.headline.generator_bound) for r in recs),
+                              sum(r.headline.trial_count or 0 for r in recs)))
     return found[0], found[1]
