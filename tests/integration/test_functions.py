@@ -25,6 +25,7 @@ from vswbench.switches.base import Placement
 from vswbench.switches.rules.functions import OVS_NAT_SOURCE, acl_denied
 from vswbench.switches.bpf.redirect import BpfRedirectSwitch
 from vswbench.switches.ovs.switch import BRIDGE, Ovs
+from vswbench.switches.kernel.bridge import BridgeSwitch
 from vswbench.switches.kernel.router import RouterSwitch
 from vswbench.switches.bpf.tc import TcBpfSwitch
 from vswbench.switches.bpf.xdp import XdpSwitch
@@ -33,13 +34,15 @@ from vswbench.testbed.build import Testbed
 PLACEMENT = Placement(0, 1, (1,))
 SWITCHES = {"router": RouterSwitch, "ovs": Ovs}
 L3_SWITCHES = {**SWITCHES, "tc-bpf": TcBpfSwitch, "xdp": XdpSwitch}
+ACL_SWITCHES = {**SWITCHES, "bridge": BridgeSwitch}
 
 
 def _usable(cls):
     avail = cls.availability()
     if not avail.ok:
         pytest.skip(f"{cls.name} not available: {avail.reason}")
-    if cls is RouterSwitch and subprocess.run(["which", "nft"], capture_output=True).returncode:
+    nft = subprocess.run(["which", "nft"], capture_output=True).returncode == 0
+    if cls in (RouterSwitch, BridgeSwitch) and not nft:
         pytest.skip("nft missing: apt-get install nftables (./setup.sh)")
     return cls
 
@@ -47,6 +50,11 @@ def _usable(cls):
 @pytest.fixture(params=sorted(SWITCHES))
 def switch(request, root, engine):
     return _usable(SWITCHES[request.param])
+
+
+@pytest.fixture(params=sorted(ACL_SWITCHES))
+def acl_switch(request, root, engine):
+    return _usable(ACL_SWITCHES[request.param])
 
 
 @pytest.fixture(params=sorted(L3_SWITCHES))
@@ -141,7 +149,8 @@ def test_l3_forwards_by_the_longest_prefix(l3_switch) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_acl_drops_denied_and_passes_the_rest(switch) -> None:
+def test_acl_drops_denied_and_passes_the_rest(acl_switch) -> None:
+    switch = acl_switch
     with run_scope() as run, Testbed(parse("p2p-pair"), switch, run, PLACEMENT,
                                      {"function": "acl", "table_size": "50"}) as tb:
         sender, receiver = tb.ports["s1.p0"], tb.ports["r1.p0"]

@@ -38,6 +38,8 @@ def test_rule_texts() -> None:
     assert batch.splitlines()[2] == "route add 198.19.0.0/32 via 198.18.2.2 dev vsbx table 100"
     acl = nft_acl("vsbfn", 3)
     assert acl.count(" drop") == 3 and "hook forward" in acl
+    bridged = nft_acl("vsbfn", 3, family="bridge")     # the bridge's: its own forward hook
+    assert bridged.startswith("table bridge vsbfn") and bridged.count(" drop") == 3
     denied = set(acl_denied(32768))
     assert "198.19.255.255" in denied and not denied & {"198.18.2.2", "198.19.0.1"}
     rules = ovs_function_rules(Function("l3", 3), 1, 2)
@@ -61,7 +63,8 @@ def test_switches_declare_their_functions() -> None:
     assert switches["router"].unread_options({"function": "nat"}) is None
     assert switches["ovs"].unread_options({"function": "l3", "table_size": "10"}) is None
     problem = switches["bridge"].unread_options({"function": "nat"})
-    assert problem and "cannot do function nat" in problem and "implements l2" in problem
+    assert problem and "cannot do function nat" in problem and "implements l2, acl" in problem
+    assert switches["bridge"].unread_options({"function": "acl", "table_size": "2000"}) is None
 
 
 SPEC = """

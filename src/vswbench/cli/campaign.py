@@ -60,9 +60,12 @@ RANKING_FORMATS = ("auto", "rich", "text", "md")
 @click.option("--append", is_flag=True,
               help="Add to a results directory that holds another campaign, or this campaign "
                    "measured with another spec (refused without it).")
+@click.option("--history", "history_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Add the finished run to this history (`vswbench history`, "
+                                 "`vswbench trend`), e.g. results/history.sqlite.")
 def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: bool,
         yes: bool, dry_run: bool, as_json: bool, fmt: str, inventory: Path | None = None,
-        dut: str | None = None, append: bool = False) -> int:
+        dut: str | None = None, append: bool = False, history_path: Path | None = None) -> int:
     """Run a campaign (TOML spec or built-in suite); resumable: finished points are skipped.
     A directory of specs (specs/papers/) runs each into OUT/<campaign name> [results/papers]."""
     import json
@@ -80,6 +83,9 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
             raise UsageError("give a spec directory or --suite, not both")
         if inventory is not None:
             raise UsageError("--inventory runs one spec at a time: give a spec file, not a directory")
+        if history_path is not None:
+            raise UsageError("--history adds one run: give a spec file, not a directory (then "
+                             "`vswbench history add` the directories)")
         return run_directory(spec, out_dir, no_report, yes, dry_run, fmt, append)
 
     from vswbench.campaign.runner import CampaignRunner, campaign_size, check_points
@@ -97,6 +103,15 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     points = expand(campaign)
     check_points(points, local=inventory is None)   # every testbed, before anything is created
     size = campaign_size(points, campaign.budget_s)
+    if history_path is not None:          # a history (or nothing yet) where one can be made
+        from vswbench.results.history import History
+        from vswbench.safefile import refuse_unsafe
+
+        refuse_unsafe(history_path, "--history")
+        check_output_dir(history_path.parent, f"--history {history_path}: its directory",
+                         create=False)
+        if history_path.exists():
+            History(history_path, create=False).close()
     if dry_run:
         print_dry_run(campaign.name, points, as_json, campaign.budget_s)
         return 0
@@ -111,6 +126,7 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
         out_dir = Path(campaign.out or default)
     require_root("a campaign")
     check_output_dir(out_dir, "--out", create=False)   # every output checked, nothing made yet
+
     if not no_report:
         from vswbench.report import check_outputs
 
@@ -150,6 +166,10 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     if not no_report:
         _write_report(out_dir, say)
     say.print(f"results store: {summary.store}", highlight=False)
+    if history_path is not None:
+        from vswbench.cli.history import add_to_history
+
+        add_to_history(history_path, [out_dir])
     return 0 if summary.failed == 0 else 1
 
 

@@ -26,7 +26,8 @@ every run and machine). For two runs, per point and metric: the ratio B/A and a 
 - cycles per packet carry no measure of their own spread: judged only with repetitions.
 
 Over three or more runs, the series of each metric is split into groups by CSIT's `jumpavg`
-(minimum description length); a new group at the end is a regression or progression.
+(minimum description length, results/changepoints.py); a new group at the end is a regression
+or progression.
 
 `--fail-if ndr:-5%` (NDR fell by more than 5 %, significantly), `pdr:-5%` or `p99:+10%` (p99
 latency rose by more than 10 % and beyond its noise) make the command exit 1, so CI can gate on
@@ -43,6 +44,7 @@ from typing import Any, cast
 
 from vswbench.errors import UsageError
 from vswbench.measure.stats import significant_difference
+from vswbench.results.changepoints import series_groups
 from vswbench.results.noise import (OUTLIER_Z, SINGLE_SEARCH_NOISE, Shift, common_shift, overlap,
                                     search_noise, transition_interval)
 from vswbench.results.points import Latency, Setup, load
@@ -277,13 +279,6 @@ def _against_shift(changes: list[Change], noise: float) -> list[Shift]:
             if c.significant and abs(z) <= OUTLIER_Z:
                 c.significant = False
     return shifts
-
-
-def series_groups(values: Sequence[float]) -> int:
-    """How many groups jumpavg sees in a series (1: no change)."""
-    from jumpavg import classify
-
-    return len(classify(list(values)))
 
 
 def point_noise(a: PointValues, b: PointValues, noise: float | None) -> float:

@@ -6,6 +6,11 @@ The bridge learns; forward() also adds a static fdb entry for every path's desti
 (option bridge_fdb=static, the default), because a host that only receives (a sink, an NF's input)
 never teaches the bridge its MAC and every frame towards it would be flooded to all ports.
 bridge_fdb=learn leaves the table to learning alone (flooding until the hosts have spoken).
+
+Functions (switches/rules/functions.py): acl puts an nftables table of the bridge family in the
+switch namespace whose forward chain holds table_size drop rules the traffic never matches, so
+every frame the bridge forwards is compared with all of them (as the router's acl, at layer 2:
+the bridge family's own forward hook, no br_netfilter). It goes with the namespace.
 """
 from __future__ import annotations
 
@@ -18,8 +23,11 @@ from vswbench.switches.kernel.availability import basic_availability, kernel_ver
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.kernel.napi import place_napi
 from vswbench.switches.kernel.switch import KernelSwitch
+from vswbench.switches.rules.batch import nft_file
+from vswbench.switches.rules.functions import FunctionOptions, nft_acl
 
 FDB_MODES = ("static", "learn")
+NFT_TABLE = "vsbfn"          # inside the switch namespace only
 
 
 def fdb_mode(options: Mapping[str, str]) -> str:
@@ -30,13 +38,14 @@ def fdb_mode(options: Mapping[str, str]) -> str:
     return mode
 
 
-class BridgeSwitch(KernelSwitch):
+class BridgeSwitch(FunctionOptions, KernelSwitch):
     name = "bridge"
     description = "Linux bridge (learning) in its own namespace, veth ports"
     options_read = {**KernelSwitch.options_read,
                     "bridge_fdb": "bridge: static or learning forwarding database"}
     tools = {**KernelSwitch.tools, "bridge": "iproute2"}
     wire_capable = True
+    functions = frozenset({"l2", "acl"})
 
     @classmethod
     def availability(cls) -> Availability:
@@ -91,6 +100,12 @@ class BridgeSwitch(KernelSwitch):
         return att
 
     def forward(self, paths: list[ForwardPath]) -> None:
+        fn = self.function
+        self.install_seconds: dict[str, float] = {}
+        if fn.name == "acl":
+            text = nft_acl(NFT_TABLE, fn.table_size, family="bridge")
+            self.install_seconds["nft"] = round(nft_file(self.ctx.netns, text,
+                                                         self.ctx.temp_dir), 4)
         if self.ctx.options.get("bridge_fdb", "static") != "static":
             return
         for dst in {id(a): a for a in self.out_of(paths).values()}.values():
@@ -104,4 +119,13 @@ class BridgeSwitch(KernelSwitch):
             section("bridge", ["ip", "-n", ns, "-d", "link", "show", "dev", self.bridge_name]),
             section("bridge link", ["bridge", "-n", ns, "link", "show"]),
             section("bridge fdb", ["bridge", "-n", ns, "fdb", "show", "br", self.bridge_name]),
+            *([section("nftables", ["ip", "netns", "exec", ns, "nft", "list", "ruleset"])]
+              if self.function.name == "acl" else []),
             self.placement_notes()])
+
+    def stats(self) -> dict[str, object]:
+        fn = self.function
+        if fn.name == "l2":
+            return {}
+        return {"function": fn.name, "table_size": fn.table_size,
+                "install_seconds": getattr(self, "install_seconds", {})}

@@ -199,11 +199,15 @@ def ovs_function_rules(fn: Function, in_port: int, out_port: int) -> list[str]:
 
 
 # -- nftables ----------------------------------------------------------------------------------
-def nft_acl(table: str, n: int, first: int = 0) -> str:
-    """An nftables table whose forward chain holds n rules (one transaction with `nft -f -`)."""
+def nft_acl(table: str, n: int, first: int = 0, family: str = "ip") -> str:
+    """An nftables table whose forward chain holds n rules (one transaction with `nft -f -`).
+    family "ip": a router's forwarding; "bridge": frames a Linux bridge forwards (no
+    br_netfilter: the bridge family's own forward hook)."""
+    if family not in ("ip", "bridge"):
+        raise ValueError(f"nft_acl family {family!r}: ip or bridge")
     rules = "".join(f"    ip daddr {a} drop\n" for a in acl_denied(n, first))
-    return (f"table ip {table} {{\n  chain vsbfwd {{\n    type filter hook forward priority filter; "
-            f"policy accept;\n{rules}  }}\n}}\n")
+    return (f"table {family} {table} {{\n  chain vsbfwd {{\n    type filter hook forward priority "
+            f"filter; policy accept;\n{rules}  }}\n}}\n")
 
 
 def nft_nat(table: str, out_ifs: dict[str, str]) -> str:

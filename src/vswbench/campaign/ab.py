@@ -1,0 +1,216 @@
+"""`vswbench ab`: two configurations of a switch measured side by side, and whether B differs.
+
+A side (`Side`) is a switch with its backend options (`--a-opt k=v`, `--b-opt k=v`: a function,
+an ACL's size, bridge_fdb, ...) and sysctls of the switch's namespace (`--a-sysctl`, `--b-sysctl`:
+net.* keys, set once its testbed is built, before the search; host-wide sysctls are never
+touched). A side from an external switch file would be one more way to make a Side (its switch
+name and options); the rest stays as it is.
+
+Each side is one campaign spec (`ab-A`, `ab-B`, written out as TOML and kept with the run in the
+store, its sysctls as comments), a search point repeated `rounds` times, validated as any spec is
+(campaign/spec.py, runner.check_points) before anything is built. Then, round after round, the
+two sides run in a random order (RMIT, Abedi and Brecht, ICPE 2017; never all of A, then all of
+B: two identical systems measured one after the other "differed" by up to 38 % in their study),
+each search on a fresh testbed through the campaign runner's own point execution, its host-stall
+trials excised as every search's are, and every search written to the store the moment it ends.
+results/ab.py judges the two sides' NDRs.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vswbench.campaign.runner import check_points, execute_point, plan_for
+from vswbench.campaign.spec import CampaignSpec, Point, expand, parse_spec
+from vswbench.errors import UsageError, VswbenchError, require_root
+from vswbench.results.ab import CAMPAIGNS, SIDES
+from vswbench.results.store import STORE_NAME, ResultStore, now
+from vswbench.safefile import check_output_dir
+
+MAX_ROUNDS = 100
+SYSCTL_KEY = re.compile(r"net(\.[A-Za-z0-9_-]+)+")
+SYSCTL_VALUE = re.compile(r"[A-Za-z0-9_.:, -]{1,64}")
+OPTION_KEY = re.compile(r"[a-z][a-z0-9_]{0,40}")
+
+
+@dataclass(frozen=True)
+class Side:
+    name: str                                  # "A" or "B"
+    switch: str
+    options: tuple[tuple[str, str], ...] = ()
+    sysctls: tuple[tuple[str, str], ...] = ()
+
+    def describe(self) -> str:
+        parts = [self.switch, *(f"{k}={v}" for k, v in self.options),
+                 *(f"sysctl {k}={v}" for k, v in self.sysctls)]
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class ABPlan:
+    a: Side
+    b: Side
+    scenario: str = "p2p"
+    size: int | str = 64
+    preset: str = "quick"
+    rounds: int = 5
+    seed: int | None = None
+
+
+def parse_pairs(items: tuple[str, ...] | list[str], flag: str) -> tuple[tuple[str, str], ...]:
+    """KEY=VALUE items, each key once; UsageError naming the item otherwise."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key or not value:
+            raise UsageError(f"{flag} {item!r}: expected KEY=VALUE, e.g. {flag} "
+                             + ("net.core.somaxconn=1024" if "sysctl" in flag else
+                                "function=acl"))
+        if key in out:
+            raise UsageError(f"{flag} {key} is given twice: give each key once")
+        out[key] = value
+    return tuple(out.items())
+
+
+def check_sysctls(pairs: tuple[tuple[str, str], ...], flag: str,
+                  proc: Path = Path("/proc/sys")) -> None:
+    for key, value in pairs:
+        if not SYSCTL_KEY.fullmatch(key):
+            raise UsageError(f"{flag} {key}: only sysctls of the switch's namespace (net.*) are "
+                             "set, e.g. net.ipv4.ip_forward=1")
+        if not SYSCTL_VALUE.fullmatch(value):
+            raise UsageError(f"{flag} {key}={value!r}: a value of letters, digits and . _ : , - "
+                             "(at most 64)")
+        if not (proc / key.replace(".", "/")).is_file():
+            raise UsageError(f"{flag} {key}: no such sysctl on this kernel "
+                             f"({proc / key.replace('.', '/')} does not exist)")
+
+
+def _toml_string(text: str) -> str:
+    return json.dumps(text)        # a TOML basic string for the characters the checks allow
+
+
+def side_spec(plan: ABPlan, side: Side) -> CampaignSpec:
+    """The side's campaign: a search point repeated `rounds` times, as a spec (validated)."""
+    for key, value in side.options:
+        if not OPTION_KEY.fullmatch(key) or not SYSCTL_VALUE.fullmatch(value):
+            raise UsageError(f"--{side.name.lower()}-opt {key}={value}: a key of lowercase "
+                             "letters, digits and _, a value of letters, digits and . _ : , -")
+    size = plan.size if isinstance(plan.size, int) else _toml_string(str(plan.size))
+    lines = ["# vswbench ab: side " + side.name,
+             *(f"# sysctl {k} = {v}" for k, v in side.sysctls),
+             "[campaign]", f'name = "{CAMPAIGNS[side.name]}"', "",
+             "[[study]]", 'kind = "search"', f"switch = {_toml_string(side.switch)}",
+             f"scenario = {_toml_string(plan.scenario)}", f"size = {size}",
+             f"preset = {_toml_string(plan.preset)}", f"repetitions = {plan.rounds}"]
+    if side.options:
+        table = ", ".join(f"{k} = {_toml_string(v)}" for k, v in side.options)
+        lines.append(f"options = {{ {table} }}")
+    try:
+        return parse_spec("\n".join(lines) + "\n", f"ab side {side.name}")
+    except UsageError as exc:      # the spec's first problem, in the words of ab's flags
+        found = re.search(r"study 1, (.*)", str(exc))
+        raise UsageError(f"side {side.name}: {found.group(1) if found else exc}") from None
+
+
+def schedule(rounds: int, rng: random.Random) -> list[tuple[int, str]]:
+    """(round, side) in the order they run: each round both sides, in a random order."""
+    out = []
+    for r in range(rounds):
+        order = list(SIDES)
+        rng.shuffle(order)
+        out += [(r, s) for s in order]
+    return out
+
+
+Measure = Callable[[Side, Point, ResultStore], dict[str, Any]]
+
+
+def measure_here(side: Side, point: Point, store: ResultStore) -> dict[str, Any]:
+    """One search of the side on a fresh testbed (the runner's execute_point), the side's
+    sysctls set in the switch's namespace first."""
+    from vswbench.host.netns import sysctl
+    from vswbench.measure.method import method_context
+
+    with method_context(plan_for(point), drain=0.05, progress=lambda m: None) as ctx:
+        if side.sysctls:
+            sysctl(ctx.testbed.switch_ns, **dict(side.sysctls))
+        result = execute_point(ctx, point, store, CAMPAIGNS[side.name])
+    return {**result, "ab_side": side.name, "sysctls": dict(side.sysctls)}
+
+
+@dataclass(frozen=True)
+class ABRun:
+    store: Path
+    order: tuple[tuple[int, str], ...]
+    failed: int
+    seconds: float
+
+
+def run_ab(plan: ABPlan, out_dir: Path, *, measure: Measure | None = None,
+           fingerprint: Mapping[str, Any] | None = None,
+           progress: Callable[[str], None] = lambda m: None, root: bool = True) -> ABRun:
+    """Measure both sides, interleaved, into OUT_DIR/results.sqlite (a new store); `measure`
+    defaults to measure_here (a test hands in its own)."""
+    measure = measure or measure_here
+    if not 1 <= plan.rounds <= MAX_ROUNDS:
+        raise UsageError(f"--rounds {plan.rounds}: give 1 to {MAX_ROUNDS}")
+    sides = {"A": plan.a, "B": plan.b}
+    specs = {s: side_spec(plan, sides[s]) for s in SIDES}
+    points = {s: expand(specs[s]) for s in SIDES}
+    check_points(points["A"] + points["B"])
+    for s in SIDES:
+        check_sysctls(sides[s].sysctls, f"--{s.lower()}-sysctl")
+    if root:
+        require_root("an A/B comparison")
+    store_path = out_dir / STORE_NAME
+    check_output_dir(out_dir, "--out", create=False)
+    if store_path.exists() or store_path.is_symlink():
+        raise UsageError(f"--out {out_dir} already holds a results store: give `vswbench ab` a "
+                         "new --out directory")
+    check_output_dir(out_dir, "--out")
+    progress(f"A: {plan.a.describe()}; B: {plan.b.describe()}; {plan.rounds} rounds of "
+             f"{plan.preset} searches, each side once a round in a random order; results: "
+             f"{out_dir}")
+    rng = random.Random(plan.seed)
+    order = schedule(plan.rounds, rng)
+    start, failed = time.monotonic(), 0
+    from vswbench.run.ids import new_run_id
+
+    with ResultStore(store_path) as store:
+        runs = {s: str(new_run_id()) + s.lower() for s in SIDES}
+        for s in SIDES:
+            store.begin_run(runs[s], specs[s], dict(fingerprint or {}))
+        status = "failed"
+        try:
+            for n, (r, s) in enumerate(order, start=1):
+                point = points[s][r]
+                progress(f"round {r + 1}/{plan.rounds}, side {s} ({sides[s].describe()}): "
+                         f"search {n}/{len(order)}")
+                started = now()
+                try:
+                    result = measure(sides[s], point, store)
+                except VswbenchError as exc:
+                    if isinstance(exc, UsageError):
+                        raise
+                    store.record_point(runs[s], point, None, "failed", str(exc), started=started)
+                    failed += 1
+                    progress(f"side {s}: failed: {exc}")
+                    continue
+                store.record_point(runs[s], point, result, "done", started=started)
+            status = "done"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            for s in SIDES:
+                store.end_run(runs[s], status)
+    return ABRun(store_path, tuple(order), failed, time.monotonic() - start)

@@ -1,0 +1,101 @@
+"""`vswbench ab`: two configurations of a switch, interleaved, and whether B differs from A
+(bodies in campaign/ab.py and results/ab.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from vswbench.cli.common import err, num, out, say, size_option, table_out
+from vswbench.errors import UsageError
+from vswbench.measure.search import PRESETS
+from vswbench.units import IMIX_DEFAULT_GENOME
+
+
+@click.command()
+@click.option("--switch", required=True, help="The switch of both sides (see `vswbench switches`).")
+@click.option("--a-switch", default=None, help="Side A's switch instead of --switch.")
+@click.option("--b-switch", default=None, help="Side B's switch instead of --switch.")
+@click.option("--a-opt", "a_opts", multiple=True, metavar="K=V",
+              help="A backend option of side A, e.g. bridge_fdb=learn (repeatable).")
+@click.option("--b-opt", "b_opts", multiple=True, metavar="K=V",
+              help="A backend option of side B, e.g. function=acl (repeatable).")
+@click.option("--a-sysctl", "a_sysctls", multiple=True, metavar="K=V",
+              help="A net.* sysctl set in side A's switch namespace (repeatable).")
+@click.option("--b-sysctl", "b_sysctls", multiple=True, metavar="K=V",
+              help="A net.* sysctl set in side B's switch namespace (repeatable).")
+@click.option("--scenario", default="p2p", show_default=True)
+@size_option()
+@click.option("--preset", type=click.Choice(list(PRESETS)), default="quick", show_default=True,
+              help="The searches' preset.")
+@click.option("--rounds", type=click.IntRange(2, 100), default=5, show_default=True,
+              help="Rounds; each runs one search of A and one of B in a random order (4 or "
+                   "more can decide).")
+@click.option("--seed", type=click.IntRange(0), default=None,
+              help="Seed of the rounds' order [random].")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="A new results directory [results/ab-<date-time>].")
+@click.option("--fail-if", "fail_if", multiple=True,
+              help="Exit 1 when B differs from A beyond this, e.g. ndr:-5%.")
+@click.option("--json", "as_json", is_flag=True)
+def ab(**kw: Any) -> int:
+    """A/B: two configurations of a switch in randomised interleaved rounds; does B differ?"""
+    from vswbench.campaign.ab import ABPlan, Side, parse_pairs, run_ab
+    from vswbench.results.ab import judge, sides_of
+    from vswbench.results.compare import parse_threshold
+
+    thresholds = [parse_threshold(t) for t in kw["fail_if"]]
+    for t in thresholds:
+        if t.metric != "ndr":
+            raise UsageError(f"--fail-if {t.metric}: ab compares the NDR; give ndr:-N% or ndr:+N%")
+    sides = [Side(name, kw[f"{name.lower()}_switch"] or kw["switch"],
+                  parse_pairs(kw[f"{name.lower()}_opts"], f"--{name.lower()}-opt"),
+                  parse_pairs(kw[f"{name.lower()}_sysctls"], f"--{name.lower()}-sysctl"))
+             for name in ("A", "B")]
+    size = kw["size"]
+    if size.is_imix and size.genome != IMIX_DEFAULT_GENOME:
+        raise UsageError("--size: ab takes imix with its default genome, or bytes 64..1518")
+    plan = ABPlan(sides[0], sides[1], kw["scenario"], "imix" if size.is_imix else
+                  int(size.bytes or 64), kw["preset"], kw["rounds"], kw["seed"])
+    out_dir = kw["out_dir"] or Path(f"results/ab-{time.strftime('%Y%m%d-%H%M%S')}")
+    from vswbench.host.sysinfo import fingerprint
+
+    done = run_ab(plan, out_dir, fingerprint=fingerprint().to_json(), progress=say)
+    a, b = sides_of(done.store)
+    verdict = judge(a, b)
+    failures = [f"B/A {verdict.ratio:.3f}, beyond {t.change * 100:+g} %" for t in thresholds
+                if verdict.differs and verdict.ratio is not None
+                and t.violated_by(verdict.ratio)]
+    if kw["as_json"]:
+        click.echo(json.dumps({
+            "store": str(done.store), "order": [f"{r + 1}{s}" for r, s in done.order],
+            "sides": {s.side: {"setup": s.label, "ndr_pps": list(s.ndrs), "median": s.median,
+                               "excised_trials": s.excised_trials, "trials": s.trials,
+                               "generator_bound": s.generator_bound} for s in (a, b)},
+            "differs": verdict.differs, "p_value": verdict.p_value, "ratio": verdict.ratio,
+            "ci": list(verdict.ci), "verdict": verdict.describe(), "failures": failures,
+            "warnings": verdict.warnings()},
+            indent=1))
+    else:
+        table = Table(title=f"A/B: {done.store.parent}")
+        for col in ("side", "configuration", "NDR pps per round", "median", "stall trials "
+                    "excised"):
+            table.add_column(col)
+        for s, side in ((a, sides[0]), (b, sides[1])):
+            table.add_row(s.side, side.describe(), ", ".join(num(v) for v in s.ndrs),
+                          num(s.median), str(s.excised_trials))
+        table_out().print(table)
+        out.print(verdict.describe(), style="bold", highlight=False, markup=False)
+        if done.failed:
+            err.print(f"{done.failed} search(es) failed (recorded in the store)", style="yellow",
+                      highlight=False)
+    for w in verdict.warnings():
+        err.print(f"warning: {w}", style="yellow", highlight=False, markup=False)
+    for f in failures:
+        err.print(f"fail: {f}", style="red", highlight=False, markup=False)
+    return 1 if failures or done.failed else 0

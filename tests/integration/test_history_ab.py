@@ -1,0 +1,71 @@
+"""`vswbench run --history` and `vswbench ab` for real: a one-search campaign of veth added to a
+history when it ends (its machine and kernel this host's), and a two-round A/B of veth whose B
+side sets a sysctl of its switch namespace, interleaved into one store. Short quick searches;
+the NDRs themselves are not checked (a shared VM), only what is recorded."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+from vswbench.results.ab import sides_of
+from vswbench.results.history import History
+from vswbench.results.points import load
+
+SPEC = """
+[campaign]
+name = "vsbtest-history"
+
+[[study]]
+kind = "search"
+switch = "veth"
+scenario = "p2p"
+size = 64
+preset = "quick"
+"""
+
+
+def vswbench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vswbench", *args], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, "COLUMNS": "200"})
+
+
+@pytest.mark.timeout(400)
+def test_run_adds_the_finished_run_to_the_history(root, engine, tmp_path) -> None:
+    spec, out, history = tmp_path / "h.toml", tmp_path / "run", tmp_path / "history.sqlite"
+    spec.write_text(SPEC)
+    done = vswbench("run", str(spec), "--out", str(out), "--no-report", "--history",
+                    str(history))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "added to" in done.stdout and "as history run 1 (1 setups)" in done.stdout
+    with History(history, create=False) as h:
+        runs, rows = h.runs(), h.results()
+    assert len(runs) == 1 and runs[0].kernel == platform.release()
+    assert runs[0].machine != "unknown" and runs[0].campaign == "vsbtest-history"
+    assert len(rows) == 1 and rows[0].setup.switch == "veth" and rows[0].setup.preset == "quick"
+    assert rows[0].switch_version                     # the search's switch_versions
+    again = vswbench("history", "add", str(out), "--history", str(history))
+    assert again.returncode == 0 and "already in" in again.stdout
+
+
+@pytest.mark.timeout(400)
+def test_ab_interleaves_two_rounds_into_one_store(root, engine, tmp_path) -> None:
+    out = tmp_path / "ab"
+    done = vswbench("ab", "--switch", "veth", "--rounds", "2", "--b-sysctl",
+                    "net.core.somaxconn=1024", "--out", str(out), "--json", "--seed", "4")
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(done.stdout)
+    assert sorted(data["order"]) == ["1A", "1B", "2A", "2B"]
+    assert data["order"][0][0] == data["order"][1][0] == "1"     # a round is both sides
+    assert "can never decide" in data["verdict"] or data["verdict"].startswith("not judged")
+    stored = load(out)
+    assert {r.spec_name for r in stored.runs} == {"ab-A", "ab-B"}
+    b_text = next(r.spec_text for r in stored.runs if r.spec_name == "ab-B")
+    assert "# sysctl net.core.somaxconn = 1024" in b_text
+    assert len(stored.done("search")) == 4
+    a, b = sides_of(out)
+    assert a.label == b.label == "veth p2p 64 B preset=quick"
