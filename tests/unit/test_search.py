@@ -4,10 +4,11 @@ The sessions here are test doubles of a DUT with a known zero-loss rate, never m
 a trial at rate r loses (r - limit) x duration frames when r > limit, and a tester that cannot
 offer more than `ceiling` pps leaves the rest unsent.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
+from vswbench.engine.stalls import Stall, summarize
 from vswbench.errors import UsageError
 from vswbench.measure.hoststall import MAX_STALL_REPEATS
 from vswbench.measure.search import PRESETS, classic_ndr, measurement_of, preset, search
@@ -28,6 +29,10 @@ class FakeResult:
     tx_skipped: int = 0
     tester_gaps: int = 0
     tester_gap_max_us: float | None = None
+    stalls: object = None
+    spec: dict = field(default_factory=dict)
+    placement: dict = field(default_factory=dict)
+    engines: dict = field(default_factory=dict)
 
     @property
     def rx_frames(self) -> int:
@@ -158,9 +163,10 @@ class StallingDut(SimulatedDut):
     """A simulated DUT whose host stalls now and then: every `every`-th trial loses `stall_lost`
     frames more and is classified host stall (as hoststall.classify would from the monitor)."""
 
-    def __init__(self, limit: float, every: int, stall_lost: int = 200) -> None:
+    def __init__(self, limit: float, every: int, stall_lost: int = 200,
+                 stall_us: float = 2000.0) -> None:
         super().__init__(limit)
-        self.every, self.stall_lost = every, stall_lost
+        self.every, self.stall_lost, self.stall_us = every, stall_lost, stall_us
 
     def measure(self, rate_pps: float, duration: float, *, count=None) -> SessionTrial:
         t = super().measure(rate_pps, duration)
@@ -168,6 +174,8 @@ class StallingDut(SimulatedDut):
             t.result.lost += self.stall_lost
             if self.flagged(t.result.lost):
                 t.result.host_stall = "host stall: CPU 1 2.00 ms (simulated)"
+                t.result.stalls = summarize([Stall(1, "vcpu", 10 * 10**6, self.stall_us)],
+                                            0, 10**9, [0, 1])
         return t
 
     def flagged(self, lost: int) -> bool:
@@ -314,3 +322,22 @@ def test_skipped_departures_are_not_unsent_and_a_trial_short_of_its_load_is_repe
     for i, t in enumerate(big.trials):     # each followed by a repeat at its load
         if t.rejected:
             assert big.trials[i + 1].intended_load == t.intended_load
+
+
+def test_a_trial_stalled_for_most_of_its_time_is_repeated_not_excised():
+    """Excise takes a stall's loss out only while the stall is a small share of the trial
+    (hoststall.MAX_EXCISE_SHARE): a trial stalled for 30 % of its time measured the machine."""
+    from vswbench.measure.hoststall import MAX_EXCISE_SHARE, MAX_STALL_REPEATS_PER_SEARCH
+
+    short = search(StallingDut(123_456, every=3),  # type: ignore[arg-type]
+                   preset("binary", trial_duration=1.0), min_load=1_000, max_load=400_000)
+    assert short.excised and len(short.excised) == len(short.rejected)
+    assert 0.3 > MAX_EXCISE_SHARE
+    long = search(StallingDut(123_456, every=3, stall_us=300_000.0),  # type: ignore[arg-type]
+                  preset("binary", trial_duration=1.0), min_load=1_000, max_load=400_000)
+    assert not long.excised
+    assert 0 < len(long.rejected) <= MAX_STALL_REPEATS_PER_SEARCH   # repeated, within the budget
+    for i, t in enumerate(long.trials):
+        if t.rejected:
+            assert long.trials[i + 1].intended_load == t.intended_load
+    assert long.ndr_pps == pytest.approx(123_456, rel=0.006)

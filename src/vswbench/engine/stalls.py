@@ -105,6 +105,15 @@ class TrialStalls:
         the traffic) can cost: each stretch of stalled time (overlapping stalls, on any CPU of
         the path but `skip_cpus`, merged: a stopped CPU and the thread it kept waiting are one
         event) x rate, beyond the ring."""
+        return sum(max(0.0, (end - start) * 1e-3 * rate_pps - ring_frames)
+                   for start, end in self._merged(until_ms, skip_cpus))
+
+    def stalled_ms(self, until_ms: float = float("inf"), skip_cpus: Sequence[int] = ()) -> float:
+        """How long the path (its CPUs but `skip_cpus`) was stalled before `until_ms`, overlapping
+        stalls counted once."""
+        return sum(end - start for start, end in self._merged(until_ms, skip_cpus))
+
+    def _merged(self, until_ms: float, skip_cpus: Sequence[int]) -> list[list[float]]:
         spans = sorted((e[2], e[2] + e[3] / 1000) for e in self.events
                        if e[2] < until_ms and e[0] not in skip_cpus)
         merged: list[list[float]] = []
@@ -113,8 +122,7 @@ class TrialStalls:
                 merged[-1][1] = max(merged[-1][1], end)
             else:
                 merged.append([start, end])
-        return sum(max(0.0, (end - start) * 1e-3 * rate_pps - ring_frames)
-                   for start, end in merged)
+        return merged
 
     def explaining(self, rate_pps: float, ring_frames: int, until_ms: float = float("inf"),
                    skip_cpus: Sequence[int] = ()) -> list[Any] | None:

@@ -12,7 +12,9 @@ VSWBENCH_STALL_POLICY):
 
     excise   (default) the trial counts for the search with the loss its stall explains taken out:
              a trial flagged here lost at most STALL_LOSS_FACTOR x the frames its stalls cost, so
-             it counts as a trial without loss, marked "excised". No time is spent repeating it.
+             it counts as a trial without loss, marked "excised". No time is spent repeating it,
+             unless its path was stalled for more than MAX_EXCISE_SHARE of the trial: then it is
+             repeated as under `repeat`.
     repeat   the trial is repeated, at most MAX_STALL_REPEATS times per trial and
              MAX_STALL_REPEATS_PER_SEARCH per search; past that it counts as measured (lossy).
 
@@ -133,6 +135,25 @@ def explaining_stall(result: TrialResult, ring_frames: int) -> str | None:
     what = "the CPU stopped" if kind == "vcpu" else f"{event[4] or 'a thread'} waited"
     return (f"host stall: CPU {cpu} {len_us / 1000:.2f} ms at {offset_ms:.0f} ms ({what}; "
             f"{len_us * 1e-6 * rate:.0f} frames at {rate:,.0f} pps > the {ring_frames}-frame ring)")
+
+
+# A host-stall trial is excised only while its path was stalled for at most this share of the
+# trial: a trial stalled for longer measured the machine, not the switch, and is measured again
+# (within the search's stall repeats) instead of counting as lossless. Under heavy load (other
+# jobs on both cores) the classifier otherwise excised trials that lost 86-97 % of their frames.
+MAX_EXCISE_SHARE = 0.10
+
+
+def excisable(result: TrialResult) -> bool:
+    """May this host-stall trial count with its stall's loss taken out (policy excise)?"""
+    stalls = result.stalls
+    if result.host_stall is None or stalls is None or not stalls.monitored:
+        return False
+    if result.host_stall.startswith("tester gap"):
+        return False
+    until_ms = (result.duration_s + TRAFFIC_SLACK_S) * 1000
+    stalled = stalls.stalled_ms(until_ms, tester_only_cpus(result))
+    return stalled <= MAX_EXCISE_SHARE * result.duration_s * 1000
 
 
 # A trial whose generator skipped more than this share of its departures (engine --gap-us: its CPU

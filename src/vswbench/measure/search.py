@@ -34,7 +34,7 @@ from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.hoststall import (MAX_STALL_REPEATS, MAX_STALL_REPEATS_PER_SEARCH,
-                                        stall_policy, unoffered_load)
+                                        excisable, stall_policy, unoffered_load)
 from vswbench.measure.session import DEFAULT_DRAIN_QUIET, SessionTrial, TrialSession
 
 GENERATOR_BOUND_FRACTION = 0.97   # a bound this close to the tester's ceiling is the tester's
@@ -278,21 +278,23 @@ def measure_valid(session: TrialSession, load: float, duration: float,
         log.info("trial at %.0f pps rejected: %s", load, why)
         trial = session.measure(load, duration)
         progress(trial)
-    if session.stall_policy == "excise":
-        if trial.host_stall is not None:
+    repeats = 0
+    while True:
+        if session.stall_policy == "excise" and excisable(trial.result):
             trial.rejected = trial.excised = True
             log.info("trial at %.0f pps: loss excised: %s", load, trial.host_stall)
-        return trial
-    for _ in range(MAX_STALL_REPEATS):
-        if trial.host_stall is None or session.stall_repeats_left == 0:
-            break
+            return trial
+        # policy repeat, or (excise) a trial stalled for too long to excise
+        if (trial.host_stall is None or session.stall_repeats_left == 0
+                or repeats == MAX_STALL_REPEATS):
+            return trial
         if session.stall_repeats_left is not None:
             session.stall_repeats_left -= 1
+        repeats += 1
         trial.rejected = True
         log.info("trial at %.0f pps rejected: %s", load, trial.host_stall)
         trial = session.measure(load, duration)
         progress(trial)
-    return trial
 
 
 def _make_measurer(session: TrialSession, progress: Callable[[SessionTrial], None]) -> Any:
