@@ -11,6 +11,7 @@ from vswbench.errors import UsageError
 from vswbench.scenario import parse
 from vswbench.switches.base import Switch
 from vswbench.switches.chain import nf as chain_nf
+from vswbench.switches.cni import BACKENDS as CNI_BACKENDS
 from vswbench.switches.bpf import TcBpfSwitch, XdpSwitch
 from vswbench.switches.dpdk import Memif, Testpmd
 from vswbench.switches.kernel import (BridgeSwitch, MacvlanSwitch, RouterSwitch, ShapedSwitch,
@@ -19,7 +20,7 @@ from vswbench.switches.ovs import Ovs, OvsAfxdp, OvsDpdk
 
 BACKENDS: tuple[type[Switch], ...] = (
     VethSwitch, BridgeSwitch, RouterSwitch, MacvlanSwitch, Ovs, OvsAfxdp, TcBpfSwitch, XdpSwitch,
-    ShapedSwitch, Memif, Testpmd, OvsDpdk)
+    ShapedSwitch, Memif, Testpmd, OvsDpdk, *CNI_BACKENDS)
 
 
 def all_switches() -> dict[str, type[Switch]]:
