@@ -23,6 +23,35 @@ from vswbench.testbed.build import Testbed
 CNI = [name for name in sorted(all_switches()) if name.startswith("cni-")]
 
 
+@pytest.mark.timeout(120)
+def test_tc_mirred_forwards_and_router_flowtable_says_why_not(root, engine):
+    result = vswbench("trial", "--switch", "tc-mirred", "--rate", "5k", "--duration", "0.5",
+                      "--warmup", "0", "--json")
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["rx_frames"] > 0.9 * record["tx_frames"] > 0, record
+    assert "action order 1: mirred (Egress Redirect to device" in record["config_dump"]
+    if not all_switches()["router-flowtable"].availability().ok:
+        refused = vswbench("trial", "--switch", "router-flowtable", "--rate", "1k")
+        assert refused.returncode == 3, refused.stderr
+        assert "CONFIG_NF_FLOW_TABLE" in refused.stderr
+
+
+@pytest.mark.timeout(120)
+def test_docker_bridge_tracks_every_flow_through_docker_s_rules(root, engine):
+    require("docker-bridge")
+    result = vswbench("trial", "--switch", "docker-bridge", "--rate", "5k", "--duration", "0.5",
+                      "--warmup", "0", "--flows", "10", "--json")
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["rx_frames"] > 0.9 * record["tx_frames"] > 0, record
+    dump = record["config_dump"]
+    assert "net.bridge.bridge-nf-call-iptables = 1" in dump
+    assert "chain DOCKER-ISOLATION-STAGE-1" in dump
+    count = dump.split("nf_conntrack_count\n", 1)[1].split("\n", 1)[0]
+    assert int(count) >= 10, "conntrack must see each of the 10 flows"
+
+
 def vswbench(*argv: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "vswbench", *argv], capture_output=True,
                           text=True, timeout=timeout)
@@ -67,9 +96,10 @@ def test_a_trial_through_each_cni_backend(root, engine, name):
 
 
 @pytest.mark.timeout(240)
-def test_search_through_cni_bridge(root, engine):
-    require("cni-bridge")
-    result = vswbench("search", "--switch", "cni-bridge", "--no-calibration", "--min-load",
+@pytest.mark.parametrize("name", ["cni-bridge", "docker-bridge"])
+def test_search_through_cni_bridge_and_docker_bridge(root, engine, name):
+    require(name)
+    result = vswbench("search", "--switch", name, "--no-calibration", "--min-load",
                       "1k", "--max-load", "20k", "--trial-duration", "0.3", "--warmup", "0")
     assert result.returncode == 0, result.stderr
     assert "NDR" in result.stdout + result.stderr

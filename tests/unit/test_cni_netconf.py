@@ -103,3 +103,29 @@ def test_host_side_interface_is_the_one_without_a_sandbox():
                              {"name": "eth0", "mac": "3", "sandbox": "/run/netns/x"}]}
     assert host_side(result, exclude="br") == ("veth1", "2")
     assert host_side({}) == ("", "")
+
+
+def test_docker_rules_are_docker_s_default_bridge_chains():
+    from vswbench.switches.kernel.docker import docker_rules
+
+    text = docker_rules("vsb0a0bbr")
+    for chain in ("DOCKER-USER", "DOCKER-ISOLATION-STAGE-1", "DOCKER-ISOLATION-STAGE-2",
+                  "DOCKER", "FORWARD", "POSTROUTING", "PREROUTING", "OUTPUT"):
+        assert f"chain {chain} {{" in text
+    assert "type filter hook forward priority filter; policy drop;" in text
+    assert 'oifname "vsb0a0bbr" ct state related,established accept' in text
+    assert 'iifname "vsb0a0bbr" oifname "vsb0a0bbr" accept' in text       # icc=true
+    assert 'ip saddr 198.18.0.0/16 oifname != "vsb0a0bbr" masquerade' in text
+    assert text.startswith("table ip vsbdocker {")
+
+
+def test_flowtable_and_mirred_rules():
+    from vswbench.switches.kernel.flowtable import flowtable_rules
+    from vswbench.switches.kernel.mirred import mirred_argv
+
+    text = flowtable_rules(["vsb0a0bsw0", "vsb0a0bsw1"])
+    assert "devices = { vsb0a0bsw0, vsb0a0bsw1 };" in text
+    assert "meta l4proto { tcp, udp } flow add @ft" in text
+    argv = mirred_argv("ns", "a", "b")
+    assert argv[-6:] == ["action", "mirred", "egress", "redirect", "dev", "b"]
+    assert "u32" in argv and "bpf" not in argv

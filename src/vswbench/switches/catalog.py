@@ -15,13 +15,15 @@ from vswbench.switches.cni import BACKENDS as CNI_BACKENDS
 from vswbench.switches.bpf import TcBpfSwitch, XdpSwitch
 from vswbench.switches.dpdk import Memif, Testpmd
 from vswbench.switches.external import Declaration, ExternalSwitch, load_file, make_class
-from vswbench.switches.kernel import (BridgeSwitch, MacvlanSwitch, RouterSwitch, ShapedSwitch,
+from vswbench.switches.kernel import (BridgeSwitch, DockerBridge, MacvlanSwitch,
+                                      RouterFlowtable, RouterSwitch, ShapedSwitch, TcMirredSwitch,
                                       VethSwitch)
 from vswbench.switches.ovs import Ovs, OvsAfxdp, OvsDpdk
 
 BACKENDS: tuple[type[Switch], ...] = (
-    VethSwitch, BridgeSwitch, RouterSwitch, MacvlanSwitch, Ovs, OvsAfxdp, TcBpfSwitch, XdpSwitch,
-    ShapedSwitch, Memif, Testpmd, OvsDpdk, *CNI_BACKENDS)
+    VethSwitch, BridgeSwitch, DockerBridge, RouterSwitch, RouterFlowtable, MacvlanSwitch, Ovs,
+    OvsAfxdp, TcBpfSwitch, TcMirredSwitch, XdpSwitch, ShapedSwitch, Memif, Testpmd, OvsDpdk,
+    *CNI_BACKENDS)
 
 
 # switches the user declared ([switch.NAME] in a spec, --switch-file): added by the command

@@ -239,6 +239,10 @@ class CniBridge(CniSwitch):
             section("addresses", ["ip", "-n", ns, "-br", "addr", "show"]),
             section("nftables (what the plugins installed)",
                     ["ip", "netns", "exec", ns, "nft", "list", "ruleset"]),
+            section("br_netfilter", ["ip", "netns", "exec", ns, "sysctl",
+                                     "net.bridge.bridge-nf-call-iptables"]),
+            section("conntrack entries", ["ip", "netns", "exec", ns, "cat",
+                                          "/proc/sys/net/netfilter/nf_conntrack_count"]),
             self.placement_notes()])
 
 
