@@ -64,3 +64,23 @@ teardown = [["touch", "{marker}"]]
     run_id = run_id_of(result.stderr) if "run vsb" in result.stderr else ""
     if run_id:
         assert not [ns for ns in list_namespaces() if ns.startswith(run_id)]
+
+
+@pytest.mark.timeout(240)
+def test_a_campaign_measures_a_switch_its_spec_declares_by_path(root, engine, tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f"""
+[campaign]
+name = "vsbtest-ext"
+[switch]
+nft-fwd = "{EXAMPLES / 'nft-fwd.toml'}"
+[[study]]
+kind = "trial"
+switch = "nft-fwd"
+scenario = "p2p"
+rate = "2k"
+duration = 0.5
+""")
+    result = vswbench("run", str(spec), "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    assert "nft-fwd" in result.stdout + result.stderr

@@ -88,3 +88,39 @@ def test_counters_output_is_checked():
         "p0", 5, 2, 0)
     with pytest.raises(Exception, match="not JSON"):
         parse_counters("nope", "w")
+
+
+def test_a_spec_declares_its_own_switches_inline_or_by_path(tmp_path):
+    from vswbench.campaign.spec import parse_spec
+
+    (tmp_path / "mine.toml").write_text((EXAMPLES / "nft-fwd.toml").read_text())
+    spec_path = tmp_path / "spec.toml"
+    text = f"""
+[campaign]
+name = "t"
+[switch]
+nft-fwd = "mine.toml"
+[switch.inline]
+attach = [["ip", "link", "set", "dev", "{{VSB_PORT}}", "up"]]
+[[study]]
+kind = "trial"
+switch = ["nft-fwd", "inline"]
+rate = "1k"
+"""
+    spec_path.write_text(text)
+    spec = parse_spec(text, source=str(spec_path))
+    assert {p.switch for p in spec.points()} == {"nft-fwd", "inline"}
+    assert "inline" in all_switches()
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ('[switch.bad]\nsetup = "x"\n', r"\[switch.bad\].setup: expected a list of argv lists"),
+    ('[switch]\nnft-fwd = "nowhere.toml"\n', "no such file"),
+    ('[switch.veth]\nsetup = [["ip"]]\n', "veth is a built-in switch"),
+])
+def test_a_spec_s_bad_switch_is_exit_2_with_the_reason(table, message):
+    from vswbench.campaign.spec import parse_spec
+
+    text = f'[campaign]\nname = "t"\n{table}[[study]]\nkind = "trial"\nswitch = "veth"\n'
+    with pytest.raises(UsageError, match=message):
+        parse_spec(text, source="/tmp/x/spec.toml")
