@@ -95,13 +95,13 @@ def test_a_spec_declares_its_own_switches_inline_or_by_path(tmp_path):
 
     (tmp_path / "mine.toml").write_text((EXAMPLES / "nft-fwd.toml").read_text())
     spec_path = tmp_path / "spec.toml"
-    text = f"""
+    text = """
 [campaign]
 name = "t"
 [switch]
 nft-fwd = "mine.toml"
 [switch.inline]
-attach = [["ip", "link", "set", "dev", "{{VSB_PORT}}", "up"]]
+attach = [["ip", "link", "set", "dev", "{VSB_PORT}", "up"]]
 [[study]]
 kind = "trial"
 switch = ["nft-fwd", "inline"]
