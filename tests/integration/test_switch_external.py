@@ -84,3 +84,26 @@ duration = 0.5
     result = vswbench("run", str(spec), "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     assert "nft-fwd" in result.stdout + result.stderr
+
+
+COUNTERS = ("import json, os; print(json.dumps({p: {k: int(open(f'/sys/class/net/{p}/statistics/"
+            "{k}').read()) for k in ('rx_packets', 'tx_packets', 'rx_dropped', 'tx_dropped')} "
+            "for p in os.environ['VSB_PORTS'].split()}))")
+
+
+@pytest.mark.timeout(120)
+def test_user_port_names_and_a_user_counters_command(root, engine, tmp_path):
+    text = (EXAMPLES / "nft-fwd.toml").read_text().replace(
+        "[switch.nft-fwd]", f'[switch.nft-named]\nport_names = ["in", "out"]\n'
+        f'counters = ["{sys.executable}", "-c", "{COUNTERS}"]')
+    path = tmp_path / "named.toml"
+    path.write_text(text)
+    result = vswbench("trial", "--switch-file", str(path), "--switch", "nft-named", "--rate",
+                      "5k", "--duration", "0.5", "--warmup", "0", "--json")
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    ports = {p["port"]: p for p in record["switch_ports"]}
+    assert set(ports) == {"in", "out"}
+    assert ports["in"]["rx_packets"] >= record["tx_frames"] > 0
+    assert ports["out"]["tx_packets"] >= record["rx_frames"] > 0
+    assert record["counters_agree"], record["counter_checks"]

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.host.netns import in_netns, namespace_exists
+from vswbench.host.netns import in_netns, ip, namespace_exists, set_up, wait_link_up
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort,
                                     PortCounters, SwitchContext)
 from vswbench.switches.kernel.counters import read_counters
@@ -230,10 +230,12 @@ class ExternalSwitch(KernelSwitch):
     def attach(self, port: HostPort) -> Attachment:
         att = super().attach(port)
         wanted = self.switch_port_name(len(self.attachments) - 1)
-        if att.switch_ifname != wanted:
-            from vswbench.host.netns import ip
-            ip("link", "set", "dev", att.switch_ifname or "", "name", wanted,
-               netns=self.ctx.netns)
+        if att.switch_ifname != wanted:   # a link is renamed while down
+            ns, old = self.ctx.netns, att.switch_ifname or ""
+            ip("link", "set", "dev", old, "down", netns=ns)
+            ip("link", "set", "dev", old, "name", wanted, netns=ns)
+            set_up(ns, wanted)
+            wait_link_up(ns, wanted)
             att.switch_ifname = wanted
         return att
 
