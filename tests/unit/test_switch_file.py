@@ -124,3 +124,18 @@ def test_a_spec_s_bad_switch_is_exit_2_with_the_reason(table, message):
     text = f'[campaign]\nname = "t"\n{table}[[study]]\nkind = "trial"\nswitch = "veth"\n'
     with pytest.raises(UsageError, match=message):
         parse_spec(text, source="/tmp/x/spec.toml")
+
+
+def test_switches_lists_cni_docker_and_declared_switches_with_reasons(monkeypatch, capsys):
+    """`vswbench switches --switch-file F --json`: the CNI backends, docker-bridge and the file's
+    switches, each available or not with the reason (unit tests run as any user: a backend
+    that needs root says so)."""
+    import json as json_
+
+    assert main(["switches", "--switch-file", str(EXAMPLES / "nft-fwd.toml"), "--json"]) == 0
+    rows = {r["name"]: r for r in json_.loads(capsys.readouterr().out)}
+    for name in ("cni-bridge", "cni-bridge-bare", "cni-ptp", "cni-vlan", "docker-bridge",
+                 "tc-mirred", "router-flowtable", "nft-fwd"):
+        assert name in rows, name
+        assert rows[name]["available"] or rows[name]["reason"], rows[name]
+    assert rows["nft-fwd"]["description"].startswith("nftables netdev")
