@@ -129,3 +129,15 @@ def test_flowtable_and_mirred_rules():
     argv = mirred_argv("ns", "a", "b")
     assert argv[-6:] == ["action", "mirred", "egress", "redirect", "dev", "b"]
     assert "u32" in argv and "bpf" not in argv
+
+
+def test_clean_s_dry_run_names_the_cni_dels_it_would_call(tmp_path):
+    from vswbench.testbed.leftovers import CleanPlan, dry_run_lines
+
+    run_dir = tmp_path / "vsb-vsb0a0b-abcdefgh"
+    run_dir.mkdir()
+    inv = Invocation({"name": "n", "cniVersion": "1.0.0", "plugins": [{"type": "bridge"}]},
+                     "vsb0a0bsw", "vsb0a0btester", "vsb0a0btp0", "vsb0a0btp0")
+    record(str(run_dir), inv)
+    lines = dry_run_lines(CleanPlan(temp_dirs=[run_dir]))
+    assert f"would call CNI DEL for vsb0a0btp0 (recorded in {run_dir})" in lines
