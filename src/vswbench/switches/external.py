@@ -12,7 +12,8 @@ it like any built-in backend.
     teardown = [["ip", "link", "del", "{VSB_RUN_ID}br"]]
     counters = ["cmd", ...]     # optional: stdout JSON {"<port>": {"rx_packets": n, ...}}
     version  = ["ip", "-V"]     # optional: its first line is recorded with every result
-    cpus     = [1]              # optional: CPUs it may use ({VSB_CPUS}); default the switch CPU
+    cpus     = [1]              # optional: CPUs it may use ({VSB_CPUS}; its ports' NAPI threads go
+                                # to the first); default the switch CPU
     port_names = ["p0", "p1"]   # optional: names of the switch-side ends
 
 Every command runs inside the switch namespace (`ip netns exec`), never through a shell (a user
@@ -40,6 +41,7 @@ from vswbench.host.netns import in_netns, ip, namespace_exists, set_up, wait_lin
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort,
                                     PortCounters, SwitchContext)
 from vswbench.switches.kernel.counters import read_counters
+from vswbench.switches.kernel.napi import SWITCH_CPU, place_napi
 from vswbench.switches.kernel.switch import KernelSwitch
 
 KEYS = ("description", "setup", "attach", "forward", "teardown", "counters", "version", "cpus",
@@ -226,6 +228,14 @@ class ExternalSwitch(KernelSwitch):
 
     def setup(self) -> None:
         pass   # the commands run in forward(), once every port exists
+
+    def place_port(self, att: Attachment) -> None:
+        """The ports' receive work (threaded NAPI of the switch-side ends) on the first of the
+        declared CPUs, else on the switch CPU as for every kernel backend."""
+        assert att.switch_ifname is not None
+        cpus = self.declaration.cpus
+        place_napi(self.ctx, self.ctx.netns, att.switch_ifname, self.placed,
+                   cpu=cpus[0] if cpus else SWITCH_CPU)
 
     def attach(self, port: HostPort) -> Attachment:
         att = super().attach(port)
