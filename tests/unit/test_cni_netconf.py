@@ -141,3 +141,15 @@ def test_clean_s_dry_run_names_the_cni_dels_it_would_call(tmp_path):
     record(str(run_dir), inv)
     lines = dry_run_lines(CleanPlan(temp_dirs=[run_dir]))
     assert f"would call CNI DEL for vsb0a0btp0 (recorded in {run_dir})" in lines
+
+
+def test_ptp_gives_each_port_its_own_network_as_the_l3_plan_addresses_it(tmp_path):
+    from vswbench.switches.cni.others import CniPtp
+
+    sw = CniPtp(ctx(tmp_path))
+    port = HostPort("tester.p1", "vsb0a0btester", "vsb0a0btp1", "198.18.2.2/24")
+    assert sw.network_for(port) == ("198.18.2.0/24", "198.18.2.1")
+    conf = sw.netconf(port)
+    assert conf["name"] == "vsb0a0bcni0" and nc.plugin_types(conf) == ["ptp"]
+    assert conf["plugins"][0]["ipam"]["ranges"] == [[{"subnet": "198.18.2.0/24",
+                                                      "gateway": "198.18.2.1"}]]
