@@ -11,7 +11,7 @@ PACKAGES=(
 	build-essential clang llvm libbpf-dev libxdp-dev xdp-tools libelf-dev zlib1g-dev pkg-config
 	iproute2 ethtool netsniff-ng iperf3 sockperf libclang-rt-14-dev python3-venv procps nftables
 	openvswitch-switch openvswitch-switch-dpdk dpdk-dev chromium openssh-server openssh-client
-	linux-perf
+	linux-perf containernetworking-plugins iptables
 )
 VENV=.venv
 PYTHON=${PYTHON:-python3}

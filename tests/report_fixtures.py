@@ -42,6 +42,11 @@ points = 6
 
 [[study]]
 kind = "search"
+switch = ["cni-bridge", "docker-bridge"]
+size = 64
+
+[[study]]
+kind = "search"
 switch = "bridge"
 scenario = ["p2p-pair", "remote", "remote-vxlan"]
 size = 64
@@ -142,7 +147,11 @@ TSC_HZ = 2.596e9
 CEILING = {64: 520_000.0, 1518: 450_000.0}
 # Invented NDRs (pps) per switch and size; xdp at 64 bytes is generator-bound, xdp 1518 fails.
 NDR = {("bridge", 64): 218_000.0, ("bridge", 1518): 190_000.0, ("ovs", 64): 98_000.0,
-       ("ovs", 1518): 91_000.0, ("xdp", 64): 520_000.0}
+       ("ovs", 1518): 91_000.0, ("xdp", 64): 520_000.0, ("cni-bridge", 64): 190_000.0,
+       ("docker-bridge", 64): 150_000.0}
+CNI_NETCONF = {"cniVersion": "1.0.0", "name": "vsbf1x0cni", "plugins": [
+    {"type": "bridge", "bridge": "vsbf1x0br", "isGateway": True, "ipMasq": True,
+     "hairpinMode": True, "promiscMode": False}]}
 REMOTE_NDR = {"p2p-pair": 220_000.0, "remote": 150_000.0, "remote-vxlan": 120_000.0}
 PAIRS_NDR = {1: 210_000.0, 2: 300_000.0, 4: 340_000.0}
 TRIAL_ACHIEVED = {(64, 1): 231_000.0, (64, 16): 252_000.0, (512, 1): 214_000.0,
@@ -437,6 +446,8 @@ def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
             result = search_json(p, NDR[(p.switch, size)],
                                  generator_bound=(p.switch, size) == ("xdp", 64),
                                  cv=0.08 if (p.switch, size) == ("bridge", 64) else None)
+            if p.switch == "cni-bridge":
+                result["switch_stats"] = {"cni_plugins": ["bridge"], "cni_netconf": CNI_NETCONF}
         elif p.kind == "latency" and (p.switch, size) in NDR:
             result = latency_json(p, NDR[(p.switch, size)], LATENCY_MEDIAN_US[p.switch])
         elif p.kind == "sweep":

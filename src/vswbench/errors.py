@@ -30,3 +30,9 @@ class CommandError(VswbenchError):
         self.stderr = stderr.strip()
         detail = f": {self.stderr}" if self.stderr else ""
         super().__init__(f"`{' '.join(self.argv)}` failed with status {returncode}{detail}")
+
+
+class NotAvailableHere(VswbenchError):
+    """A feature this machine cannot run (exit status 3): the message says why and the fix."""
+
+    exit_code = 3

@@ -29,3 +29,10 @@ def processes_mentioning(run_id: str) -> list[str]:
         if run_id in cmdline and "pytest" not in cmdline:
             found.append(f"{entry.name}: {cmdline}")
     return found
+
+
+def forwarded(record: dict[str, object]) -> bool:
+    """The switch carried the trial's frames: at least half arrived (a loaded, shared machine
+    stalls a CPU now and then; a switch that does not forward delivers none)."""
+    tx, rx = int(str(record["tx_frames"])), int(str(record["rx_frames"]))
+    return tx > 0 and rx >= tx // 2

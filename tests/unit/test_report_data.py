@@ -75,7 +75,8 @@ def test_ranking_rows_from_fixture(full) -> None:
     rows = ranking(full)
     p2p64 = [r for r in rows if (r.setup.scenario, r.setup.size, r.setup.variant)
              == ("p2p", 64, "")]
-    assert [(r.rank, r.setup.switch) for r in p2p64] == [(1, "xdp"), (2, "bridge"), (3, "ovs")]
+    assert [(r.rank, r.setup.switch) for r in p2p64] == [
+        (1, "xdp"), (2, "bridge"), (3, "cni-bridge"), (4, "docker-bridge"), (5, "ovs")]
     bridge = p2p64[1]
     assert bridge.ndr_pps == NDR[("bridge", 64)] and bridge.ndr_mpps == pytest.approx(0.218)
     assert bridge.ndr_gbps == pytest.approx(218_000 * 84 * 8 / 1e9)
@@ -280,3 +281,17 @@ def test_throughput_vs_size_needs_two_frame_sizes(full) -> None:
     at64 = [r for r in rows if r.setup.size_bytes == 64]
     # one size (a chains campaign, every setup at 64 B): a column of dots, not drawn
     assert throughput_vs_size(at64, colours, 10e9) is None
+
+
+def test_the_containers_section_compares_against_the_bridge_and_shows_the_netconf(full) -> None:
+    from vswbench.report.model import build_model
+    from vswbench.report.sections.containers import SECTION, container_rows
+
+    model = build_model(full)
+    groups = container_rows(model.ranking)
+    assert list(groups) == [("p2p", "64 B", "")]
+    assert [r.setup.switch for r in groups[("p2p", "64 B", "")]] == [
+        "bridge", "cni-bridge", "docker-bridge"]
+    html = SECTION.body(model, [])
+    assert f"<td>{190_000 / 218_000:.2f}</td>" in html       # cni-bridge's NDR / bridge's
+    assert "netconf of cni-bridge" in html and "&quot;hairpinMode&quot;: true" in html

@@ -74,7 +74,7 @@ def test_every_section_in_order_with_a_heading(full) -> None:
                            "latency-load",
                            "latency-distribution", "delay-model", "error-bars", "cycles",
                            "profiles", "diagnostics",
-                           "chain-model", "pairs", "remote", "flow-count", "cloning",
+                           "chain-model", "pairs", "remote", "containers", "flow-count", "cloning",
                            "table-size", "rule-update", "system",
                            "warnings")
     assert all(page.headings.get(s, "").strip() for s in SECTION_IDS)

@@ -48,6 +48,7 @@ from vswbench.campaign.spec_checks import (churn_problems, io_problems, option_p
                                            shape_problems)
 from vswbench.campaign.spec_file import parse_toml, read_spec_text
 from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
+from vswbench.campaign.spec_switches import declare_spec_switches
 from vswbench.campaign.suites import BUILTIN
 from vswbench.campaign.spec_sockets import (SOCKET_KEYS, socket_points, socket_problems,
                                             socket_switch_count)
@@ -82,11 +83,10 @@ KIND_KEYS.update({"rules": ("rule-update",), "update_rate": ("rule-update",),
 RULE_UPDATE_LOAD = 0.5             # of the NDR, when a rule-update study gives no rate
 CAMPAIGN_KEYS = ("name", "description", "out", "budget")
 
-TOP_KEYS = ("campaign", "study", "paper", "reference", "claim")
+TOP_KEYS = ("campaign", "study", "paper", "reference", "claim", "switch")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-# a campaign's points at most, even with --yes (which a campaign of 1,000 needs): 20,000 points
-# are days of measuring, and counting them from the lists' lengths costs nothing, while expanding
-# a million took 29 s and 1e9 would fill the memory
+# a campaign's points at most, even with --yes (which a campaign of 1,000 needs): 20,000 points are
+# days of measuring; counting them costs nothing, expanding a million took 29 s (1e9: the memory)
 MAX_POINTS = 20_000
 
 
@@ -172,7 +172,8 @@ def _checked_spec(data: dict[str, Any], text: str, source: str,
         if key not in TOP_KEYS:
             problems.append(f"unknown top-level key {short(key)}{did_you_mean(key, TOP_KEYS)}: "
                             "a spec has one [campaign] table and [[study]] tables (and a "
-                            "paper spec [paper], [[reference]], [[claim]])")
+                            "paper spec [paper], [[reference]], [[claim]]; [switch.NAME])")
+    declare_spec_switches(data, source, problems)
     paper = parse_paper(data, problems)
     head = data.get("campaign")
     name, description, out, budget = "", "", None, None

@@ -145,9 +145,24 @@ def complete_switch(ctx: click.Context, param: click.Parameter,
     return [name for name in all_switches() if name.startswith(incomplete)]
 
 
+def switch_file(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    """--switch-file FILE (eager): its [switch.NAME] tables become backends --switch can name."""
+    from vswbench.switches.catalog import load_switch_file
+
+    for path in value or ():
+        load_switch_file(path)
+
+
+SWITCH_FILE_OPTION = click.option(
+    "--switch-file", multiple=True, callback=switch_file, is_eager=True, expose_value=False,
+    metavar="FILE", help="A TOML file of [switch.NAME] tables: your own switch, built by its "
+    "argv lists (README, 'Your own switch'); --switch NAME then measures it.")
+
+
 def placement_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--switch, --scenario, the CPUs and backend options: where a trial runs."""
+    """--switch, --switch-file, --scenario, the CPUs and backend options: where a trial runs."""
     decorators = [
+        SWITCH_FILE_OPTION,
         click.option("--switch", "switch", required=True, help="Backend (see `vswbench switches`).",
                      shell_complete=complete_switch),
         click.option("--scenario", default="p2p", show_default=True,

@@ -11,7 +11,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import EXIT_FAILURE, FiniteRange, err, num, out, seconds, table_out, versions_text
+from vswbench.cli.common import (EXIT_FAILURE, SWITCH_FILE_OPTION, FiniteRange, err, num, out,
+                                 seconds, table_out, versions_text)
 from vswbench.errors import require_root
 from vswbench.safefile import check_output_dir
 
@@ -141,6 +142,7 @@ def demo(duration: float, size: int, backends: tuple[str, ...], rtt_rate: str,
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@SWITCH_FILE_OPTION
 def switches(as_json: bool) -> int:
     """Switch backends: available here or not, why, how to fix it, versions."""
     from dataclasses import asdict

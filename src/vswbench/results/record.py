@@ -14,6 +14,8 @@ a stored dict (tests/unit/test_typed_reads.py checks that). points.py assembles 
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -228,6 +230,7 @@ class Measured:
     recorded: bool = False                              # a result dict was stored
     profile: Profile | None = None
     datapath_flows: int | None = None
+    cni_netconf: str = ""   # a CNI backend's netconf, JSON text (switch_stats.cni_netconf)
     function: str | None = None
     rule_update: RuleUpdate | None = None
     started_at: str | None = None
@@ -333,6 +336,8 @@ def measured_of(kind: str, r: dict[str, Any], recorded: bool = True) -> Measured
         trials=load_points(r.get("trials")),
         own=as_trial if "offered_pps" in r else None, as_trial=as_trial, recorded=recorded,
         profile=profile_of(r), datapath_flows=None if flows is None else int(flows),
+        cni_netconf=json.dumps(stats["cni_netconf"], indent=1)
+        if isinstance(stats.get("cni_netconf"), dict) else "",
         function=str(function) if function else None,
         rule_update=_rule_update(r) if kind == "rule-update" and r else None,
         started_at=text(r.get("started_at")))

@@ -11,20 +11,49 @@ from vswbench.errors import UsageError
 from vswbench.scenario import parse
 from vswbench.switches.base import Switch
 from vswbench.switches.chain import nf as chain_nf
+from vswbench.switches.cni import BACKENDS as CNI_BACKENDS
 from vswbench.switches.bpf import TcBpfSwitch, XdpSwitch
 from vswbench.switches.dpdk import Memif, Testpmd
-from vswbench.switches.kernel import (BridgeSwitch, MacvlanSwitch, RouterSwitch, ShapedSwitch,
+from vswbench.switches.external import Declaration, ExternalSwitch, load_file, make_class
+from vswbench.switches.kernel import (BridgeSwitch, DockerBridge, MacvlanSwitch,
+                                      RouterFlowtable, RouterSwitch, ShapedSwitch, TcMirredSwitch,
                                       VethSwitch)
 from vswbench.switches.ovs import Ovs, OvsAfxdp, OvsDpdk
 
 BACKENDS: tuple[type[Switch], ...] = (
-    VethSwitch, BridgeSwitch, RouterSwitch, MacvlanSwitch, Ovs, OvsAfxdp, TcBpfSwitch, XdpSwitch,
-    ShapedSwitch, Memif, Testpmd, OvsDpdk)
+    VethSwitch, BridgeSwitch, DockerBridge, RouterSwitch, RouterFlowtable, MacvlanSwitch, Ovs,
+    OvsAfxdp, TcBpfSwitch, TcMirredSwitch, XdpSwitch, ShapedSwitch, Memif, Testpmd, OvsDpdk,
+    *CNI_BACKENDS)
+
+
+# switches the user declared ([switch.NAME] in a spec, --switch-file): added by the command
+# line or the campaign runner through add_user_switches, never by an import
+_USER: dict[str, type[ExternalSwitch]] = {}
 
 
 def all_switches() -> dict[str, type[Switch]]:
-    """name -> backend class, for every backend this package has."""
-    return {cls.name: cls for cls in BACKENDS}
+    """name -> backend class, for every backend this package has and every switch the user
+    declared in this process."""
+    return {**{cls.name: cls for cls in BACKENDS}, **_USER}
+
+
+def add_user_switches(declarations: Iterable[Declaration]) -> list[str]:
+    """Make each declared switch a backend (switches/external.py); a name declared twice with
+    two different declarations is refused. The names."""
+    names = []
+    for decl in declarations:
+        known = _USER.get(decl.name)
+        if known is not None and known.declaration != decl:
+            raise UsageError(f"switch {decl.name} is declared twice ({decl.source} and "
+                             f"{known.declaration.source}); give one another name")
+        _USER[decl.name] = make_class(decl)
+        names.append(decl.name)
+    return names
+
+
+def load_switch_file(path: str) -> list[str]:
+    """--switch-file: its [switch.NAME] tables added as backends; their names."""
+    return add_user_switches(load_file(path, builtin=[cls.name for cls in BACKENDS]))
 
 
 def calibration_switches() -> list[str]:

@@ -3,7 +3,9 @@
 Removed: namespaces, root-namespace links, pinned BPF objects and DPDK leftovers named exactly as
 a run names them (`vsb` + 4 hex digits of the run id + one of the roles the code gives its objects,
 nothing after: run/ids.py ROLE_PATTERNS), the engine's own DPDK prefix `vsbdpdk<pid>` (exactly),
-temporary directories `vsb-<run id>-XXXXXXXX` (or `-ovs-`/`-bpf-`/`-agent-` before the 8 random
+CNI attachments recorded in a killed run's temp directory (DEL called for each, as a runtime would,
+before its namespaces go: switches/cni/plugin.py), temporary directories `vsb-<run id>-XXXXXXXX`
+(or `-ovs-`/`-bpf-`/`-agent-` before the 8 random
 characters) in /tmp and $TMPDIR and wherever a run's state file says it made them, and the
 processes recorded in the state file of a run whose owner is gone: by PID, and only if the PID's
 start time and executable still match the record (run/procs.py). A narrower --prefix (e.g. one run
@@ -32,6 +34,7 @@ from vswbench.host.netns import ip, ip_json, list_namespaces, namespace_pids, ru
 from vswbench.run.ids import PREFIX, is_project_name, run_name_parts
 from vswbench.run.procs import Identity, RecordedProcess, identify, signal_if_same
 from vswbench.run.state import RunState, read_states
+from vswbench.switches.cni.plugin import recorded, undo_recorded
 
 TEMP_ROOT = Path("/tmp")
 TEMP_GLOB = "vsb-vsb*"
@@ -279,6 +282,10 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
         except ProcessLookupError:
             outcome = "already gone"
         say(f"process {proc.pid} of run {run_id} ({command_name(proc.argv)}): {outcome}")
+    for path in plan.temp_dirs:   # CNI: DEL for every ADD recorded, while the namespaces exist
+        owner = temp_dir_run_id(path.name)
+        for message in undo_recorded(path, owner) if owner else []:
+            say(message)
     for ns in plan.namespaces:
         run(["ip", "netns", "delete", ns])
         say(f"removed namespace {ns}")
@@ -334,6 +341,8 @@ def describe_skips(plan: CleanPlan) -> list[str]:
 
 def dry_run_lines(plan: CleanPlan) -> list[str]:
     lines = [f"would stop process {p.pid} of run {r}" for r, p in plan.processes]
+    lines += [f"would call CNI DEL for {record.stem} (recorded in {path})"
+              for path in plan.temp_dirs for record in recorded(path)]
     lines += [f"would remove namespace {ns}" for ns in plan.namespaces]
     lines += [f"would remove link {name}" for name in plan.links]
     lines += [f"would remove directory {path}" for path in plan.temp_dirs]

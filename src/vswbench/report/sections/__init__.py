@@ -8,7 +8,8 @@ base.py) and its place in this list.
 
 from __future__ import annotations
 
-from vswbench.report.sections import (chain_model, cloning, cycles, delay_model, diagnostics,
+from vswbench.report.sections import (chain_model, cloning, containers, cycles, delay_model,
+                                      diagnostics,
                                       error_bars, flow_count, latency_distribution, latency_load,
                                       offered_achieved, pairs, profiles, ranking, remote,
                                       rule_update, sockets, summary, system, table_size,
@@ -31,6 +32,7 @@ SECTIONS: tuple[Section, ...] = (
     chain_model.SECTION,
     pairs.SECTION,
     remote.SECTION,
+    containers.SECTION,
     flow_count.SECTION,
     cloning.SECTION,
     table_size.SECTION,
