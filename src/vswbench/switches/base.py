@@ -149,6 +149,10 @@ class Switch(ABC):
     # True: a known-answer device (shaped), not a switch to rank: left out of switch = ["*"] (the
     # suites), and the only backend that takes --shape-pps
     calibration: ClassVar[bool] = False
+    # True: a runtime's wiring of a mechanism another backend ranks (the CNI plugins, Docker's
+    # bridge): left out of switch = ["*"] (the suites' ranking of mechanisms), compared with the
+    # mechanism it wires by specs/containers.toml
+    container_network: ClassVar[bool] = False
     # "kernel": host ports are kernel interfaces (veth, macvlan) the engine opens with afpacket,
     # udp or afxdp. "dpdk": host ports are DPDK virtual devices (vhost-user, memif); the engine
     # runs `--io dpdk` with Attachment.dpdk_port as its --port, and there is no kernel link.

@@ -62,8 +62,10 @@ def calibration_switches() -> list[str]:
 
 
 def ranked_switches() -> list[str]:
-    """What switch = ["*"] means (the suites): every backend but the calibration devices."""
-    return sorted(cls.name for cls in BACKENDS if not cls.calibration)
+    """What switch = ["*"] means (the suites): every backend but the calibration devices and
+    the container networks (the runtimes' wirings of the mechanisms ranked here)."""
+    return sorted(cls.name for cls in BACKENDS if not cls.calibration
+                  and not cls.container_network)
 
 
 def baseline_switch(io: str) -> str:

@@ -64,6 +64,7 @@ def container_side(result: Mapping[str, Any]) -> tuple[str, str]:
 
 class CniSwitch(KernelSwitch):
     """A backend whose ports are made by one CNI network (a conflist)."""
+    container_network = True    # left out of switch = ["*"]: specs/containers.toml
     plugin: ClassVar[str] = ""                  # the main plugin
     chain: ClassVar[tuple[str, ...]] = ()       # plugins chained after it
     tools = {**KernelSwitch.tools, "/usr/lib/cni/host-local": PACKAGE}
