@@ -77,9 +77,11 @@ def test_shape_pps_only_for_shaped_points() -> None:
         ("bridge", None), ("shaped", 100_000.0), ("shaped", 200_000.0)]
 
 
-def test_star_means_every_switch_but_calibration() -> None:
+def test_star_means_every_switch_but_calibration_and_the_container_networks() -> None:
     pts = expand(parse_spec(spec('kind = "search"\nswitch = "*"\n')))
-    assert {p.switch for p in pts} == set(all_switches()) - {CALIBRATION_SWITCH}
+    networks = {n for n, cls in all_switches().items() if cls.container_network}
+    assert {"cni-bridge", "docker-bridge"} <= networks and "bridge" not in networks
+    assert {p.switch for p in pts} == set(all_switches()) - {CALIBRATION_SWITCH} - networks
 
 
 BAD = [
@@ -180,7 +182,8 @@ def test_load_spec_keeps_text_and_source(tmp_path) -> None:
 
 
 def test_builtin_suites() -> None:
-    switches = set(all_switches()) - {CALIBRATION_SWITCH}
+    switches = {n for n, cls in all_switches().items()
+                if not cls.calibration and not cls.container_network}
     quick = builtin("quick")
     pts = expand(quick)
     assert quick.name == "quick" and quick.text == BUILTIN["quick"]
