@@ -28,8 +28,10 @@ int txgen_init_on(struct txgen *g, struct engine *en, struct io_port *io, const 
 	g->flows = t->flows ? t->flows : 1;
 	if (g->rate > 0)
 		g->ticks_per_burst = tsc_hz() * g->burst / g->rate;
-	if (g->rate > 0 && en->o.gap_us > 0)
+	if (g->rate > 0 && en->o.gap_us > 0) {
 		g->gap_ticks = (uint64_t)(en->o.gap_us * 1e-6 * tsc_hz());
+		g->gap_ns = (uint64_t)(en->o.gap_us * 1e3);
+	}
 	g->kern = en->ops->kern;
 	if (t->flow_arrival > 0) {
 		if (churn_supported(en, t, e))

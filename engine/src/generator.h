@@ -25,7 +25,7 @@ struct txgen {
 	double ticks_per_burst;
 	uint64_t sent, bytes;
 	/* tester gaps (opts.h VSB_GAP_US): departures skipped because the generator did not run */
-	uint64_t gap_ticks;              /* 0: a late generator catches up */
+	uint64_t gap_ticks, gap_ns;      /* 0: a late generator catches up */
 	uint64_t skipped, gaps, gap_max_ticks;
 	int64_t late;                    /* ticks behind the schedule after the last step */
 	unsigned size_idx;

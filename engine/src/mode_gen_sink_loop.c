@@ -55,8 +55,9 @@ static uint64_t kern_send_phase(struct engine *en, struct txgen *g, struct port 
 	uint64_t end = seconds > 0 ? start + (uint64_t)(seconds * tsc_hz()) : UINT64_MAX;
 	uint64_t end_ns = seconds > 0 ? start_ns + (uint64_t)(seconds * 1e9) : 0;
 	double period_ns = g->rate > 0 ? 1e9 * g->burst / g->rate : 0;
-	uint64_t gap_ns = g->rate > 0 && en->o.gap_us > 0 ? (uint64_t)(en->o.gap_us * 1e3) : 0;
-	int err = g->kern->gen_schedule(g->port, start_ns, period_ns, g->burst, end_ns, g->limit, gap_ns);
+	/* the generator's own gap limit (txgen_init_on): a worker thread runs this without `en` */
+	int err = g->kern->gen_schedule(g->port, start_ns, period_ns, g->burst, end_ns, g->limit,
+					g->gap_ns);
 	if (err) {
 		g->kern_err = err;
 		return start;
