@@ -6,29 +6,21 @@ installs it); skipped with that fix when it is absent. No root needed."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 from matplotlib import image as mpimg
 
 from vswbench.report import SECTION_IDS, build_report
+from tests.integration.browser import find_chromium, run_chromium
 from tests.report_fixtures import write_fixture_store
 
 WINDOW = (1400, 6000)
-TIMEOUT_S = 120
 
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("headless Chromium is not installed: apt-get install chromium "
-                "(./setup.sh installs it)")
+    return find_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +28,6 @@ def report(tmp_path_factory):
     base = tmp_path_factory.mktemp("browser")
     write_fixture_store(base / "results.sqlite")
     return build_report(base, base / "report")
-
-
-def _chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            "--no-first-run", "--disable-extensions", f"--user-data-dir={profile}", *args]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert proc.returncode == 0, f"{' '.join(argv)} failed: {proc.stderr[-2000:]}"
-    return proc
 
 
 def _body_attrs(dom: str) -> dict[str, str]:
@@ -54,7 +38,7 @@ def _body_attrs(dom: str) -> dict[str, str]:
 
 def test_screenshot_is_not_blank(chromium, report, tmp_path) -> None:
     shot = tmp_path / "report.png"
-    _chromium(chromium, tmp_path / "profile", f"--screenshot={shot}",
+    run_chromium(chromium, tmp_path / "profile", f"--screenshot={shot}",
               f"--window-size={WINDOW[0]},{WINDOW[1]}", report.html.resolve().as_uri())
     assert shot.is_file() and shot.stat().st_size > 10_000
     pixels = mpimg.imread(shot)
@@ -68,7 +52,7 @@ def test_screenshot_is_not_blank(chromium, report, tmp_path) -> None:
 
 
 def test_every_section_and_plot_rendered(chromium, report, tmp_path) -> None:
-    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=10000",
+    dom = run_chromium(chromium, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=10000",
                     report.html.resolve().as_uri()).stdout
     attrs = _body_attrs(dom)
     assert "data-rendered" in attrs, "the page's load script did not run"
@@ -86,7 +70,7 @@ def test_a_broken_image_is_caught(chromium, report, tmp_path) -> None:
     broken = text[:start] + "AAAA" * 16 + text[start + 64:]      # a corrupt PNG header
     page = report.html.with_name("broken.html")
     page.write_text(broken, encoding="utf-8")
-    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=10000",
+    dom = run_chromium(chromium, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=10000",
                     page.resolve().as_uri()).stdout
     rendered = set(_body_attrs(dom)["data-rendered"].split())
     assert rendered == set(SECTION_IDS) - {"cycles"}
@@ -128,7 +112,7 @@ def test_first_screen_reads_as_a_verdict(chromium, quick_report, tmp_path) -> No
     page = quick_report.html.with_name("probe.html")
     page.write_text(quick_report.html.read_text(encoding="utf-8").replace(
         "</body>", f"<script>{FIRST_SCREEN_JS}</script></body>"), encoding="utf-8")
-    dom = _chromium(chromium, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=10000",
+    dom = run_chromium(chromium, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=10000",
                     f"--window-size={WINDOW[0]},900", page.resolve().as_uri()).stdout
     m = re.search(r'<pre id="first-screen">(.*?)</pre>', dom, re.S)
     assert m, "the probe script did not run"

@@ -8,25 +8,17 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
-import subprocess
 
 import pytest
 
 from tests.history_fixtures import step_series
+from tests.integration.browser import find_chromium, run_chromium
 from vswbench.cli.app import main
-
-TIMEOUT_S = 120
 
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("headless Chromium is not installed: apt-get install chromium "
-                "(./setup.sh installs it)")
+    return find_chromium()
 
 
 def test_trend_page_renders_and_reads(chromium, tmp_path) -> None:
@@ -34,11 +26,8 @@ def test_trend_page_renders_and_reads(chromium, tmp_path) -> None:
     history, page = tmp_path / "history.sqlite", tmp_path / "trend.html"
     assert main(["history", "add", *map(str, dirs), "--history", str(history)]) == 0
     assert main(["trend", str(history), "--html", str(page), "--fail-on-regression", "5"]) == 1
-    argv = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-extensions", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-            "--virtual-time-budget=10000", page.resolve().as_uri()]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = run_chromium(chromium, tmp_path / "profile", "--dump-dom",
+                        "--virtual-time-budget=10000", page.resolve().as_uri())
     dom = proc.stdout
     body = re.search(r"<body([^>]*)>", dom)
     assert body, "no <body> in the dumped DOM"
