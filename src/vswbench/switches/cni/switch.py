@@ -33,13 +33,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.host.netns import ip, mac_address, namespace_exists, run, wait_link_up
+from vswbench.host.netns import ip, mac_address, namespace_exists, wait_link_up
 from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort, SwitchContext
 import vswbench.switches.cni.netconf as nc
 from vswbench.switches.cni.plugin import (PACKAGE, Invocation, add, delete, plugin_versions,
                                           record, record_path)
 from vswbench.switches.kernel.availability import basic_availability, kernel_versions
-from vswbench.switches.kernel.bridge import fdb_mode
+from vswbench.switches.kernel.bridge import fdb_mode, static_fdb
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.kernel.iface import ethtool_k
 from vswbench.switches.kernel.napi import kernel_mode
@@ -226,10 +226,7 @@ class CniBridge(CniSwitch):
     def forward(self, paths: list[ForwardPath]) -> None:
         if fdb_mode(self.ctx.options) != "static":
             return
-        for dst in {id(a): a for a in self.out_of(paths).values()}.values():
-            assert dst.switch_ifname is not None
-            run(["bridge", "-n", self.ctx.netns, "fdb", "replace", dst.host_mac, "dev",
-                 dst.switch_ifname, "master", "static"])
+        static_fdb(self, paths)
 
     def config_dump(self) -> str:
         ns = self.ctx.netns

@@ -108,10 +108,7 @@ class BridgeSwitch(FunctionOptions, KernelSwitch):
                                                          self.ctx.temp_dir), 4)
         if self.ctx.options.get("bridge_fdb", "static") != "static":
             return
-        for dst in {id(a): a for a in self.out_of(paths).values()}.values():
-            assert dst.switch_ifname is not None
-            run(["bridge", "-n", self.ctx.netns, "fdb", "replace", dst.host_mac, "dev",
-                 dst.switch_ifname, "master", "static"])
+        static_fdb(self, paths)
 
     def config_dump(self) -> str:
         ns = self.ctx.netns
@@ -129,3 +126,11 @@ class BridgeSwitch(FunctionOptions, KernelSwitch):
             return {}
         return {"function": fn.name, "table_size": fn.table_size,
                 "install_seconds": getattr(self, "install_seconds", {})}
+
+
+def static_fdb(switch: KernelSwitch, paths: list[ForwardPath]) -> None:
+    """One static FDB entry per destination port of the paths: the bridge never floods."""
+    for dst in {id(a): a for a in switch.out_of(paths).values()}.values():
+        assert dst.switch_ifname is not None
+        run(["bridge", "-n", switch.ctx.netns, "fdb", "replace", dst.host_mac, "dev",
+             dst.switch_ifname, "master", "static"])
