@@ -254,16 +254,21 @@ void jout_hist(struct jout *j, const char *key, const struct hist *h)
 	jout_end_arr(j);
 }
 
-void jout_emit(struct jout *j)
+void jout_emit_batched(struct jout *j)
 {
 	/* close the top-level object (and anything left open: callers close their arrays) */
 	while (j->depth > 0)
 		close_(j, '}');
 	putc_(j, '\n');
 	fwrite(j->buf, 1, j->len, stdout);
-	fflush(stdout);
 	free(j->buf);
 	j->buf = NULL;
 	j->len = j->cap = 0;
 	j->need_comma = 0;
+}
+
+void jout_emit(struct jout *j)
+{
+	jout_emit_batched(j);
+	fflush(stdout);
 }

@@ -31,5 +31,7 @@ void jout_latency(struct jout *j, const char *key, const struct hist *h);
 void jout_hist(struct jout *j, const char *key, const struct hist *h);
 /* Close the record, write it with a newline to stdout, flush, free. */
 void jout_emit(struct jout *j);
+/* The same without the flush: a batch of records, then one fflush(stdout) by the caller. */
+void jout_emit_batched(struct jout *j);
 
 #endif

@@ -2,7 +2,11 @@
  * Loads bpf/stallmon.bpf.c (embedded at build time): a cpu-clock perf event per listed CPU runs
  * vsb_stall_tick every --period-us (a late firing = the CPU was not running), and the scheduler
  * tracepoints time how long watched threads wait runnable. Each stall is one `stall` record;
- * SIGINT/SIGTERM or --duration end the run with a `final` record (per-CPU tallies, timer ticks). */
+ * SIGINT/SIGTERM or --duration end the run with a `final` record (per-CPU tallies, timer ticks).
+ * The BPF side does not wake the monitor per stall: it reads the ring every BATCH_NS and writes
+ * what it found as one batch, so on a path whose CPUs are all busy its own wake-ups do not stall
+ * the tester it watches. SIGUSR1 asks for a read now: the batch ends with a `flushed` record
+ * (`upto_ns`: every stall that ended before then is printed above it). */
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -45,6 +49,11 @@ static int keep_msg(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 	return 0;
 }
 
+#define BATCH_NS 100000000L            /* read the ring every 100 ms (and on SIGUSR1) */
+
+static volatile sig_atomic_t flush_requested;
+static void on_flush_request(int sig) { (void)sig; flush_requested = 1; }
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -83,7 +92,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	} else {
 		jout_str(&j, "comm", comm);   /* the task running when the late timer fired */
 	}
-	jout_emit(&j);
+	jout_emit_batched(&j);
 	return 0;
 }
 
@@ -237,16 +246,34 @@ int stallmon_main(int argc, char **argv)
 		jout_u64(&j, NULL, (uint64_t)m.o.cpus[i]);
 	jout_end_arr(&j);
 	jout_emit(&j);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_flush_request;   /* no SA_RESTART: the batch's sleep ends at once */
+	sigaction(SIGUSR1, &sa, NULL);
 	uint64_t end = m.o.duration_s > 0 ? t0 + (uint64_t)(m.o.duration_s * 1e9) : 0;
 	int rc = 0;
 	while (!vsb_stop && (!end || mono_ns() < end)) {
-		int n = ring_buffer__poll(m.rb, 50);
+		if (!flush_requested) {
+			struct timespec batch = {0, BATCH_NS};
+			nanosleep(&batch, NULL);        /* EINTR: a flush request or the end */
+		}
+		int flush = flush_requested;
+		flush_requested = 0;
+		uint64_t upto = mono_ns();
+		int n = ring_buffer__consume(m.rb);
 		if (n < 0 && n != -EINTR) {
-			fprintf(stderr, "vswbench-engine: error: stallmon: ring buffer poll: %s\n",
+			fprintf(stderr, "vswbench-engine: error: stallmon: ring buffer read: %s\n",
 				strerror(-n));
 			rc = 1;
 			break;
 		}
+		if (flush) {
+			jout_begin(&j);
+			jout_str(&j, "type", "flushed");
+			jout_u64(&j, "upto_ns", upto);
+			jout_emit_batched(&j);
+		}
+		fflush(stdout);
 	}
 	ring_buffer__consume(m.rb);
 	emit_final(&m, t0, mono_ns());

@@ -3,7 +3,14 @@
  *   STALL_VCPU  the CPU's periodic timer (a perf cpu-clock event every `period_ns`) fired late: the
  *               CPU itself was not running (the hypervisor stopped the vCPU, or interrupts were off);
  *   STALL_RUNQ  a watched thread (the switch's NAPI threads, daemons, engines) was runnable but
- *               another task held its CPU (woken or preempted, until switched in). */
+ *               a task that is not the path's held its CPU (woken or preempted, until switched
+ *               in). Its length is the time the CPU ran such foreign tasks while the thread
+ *               waited: path threads that share a core by placement (an NF beside the switch's
+ *               poller) take turns, and that turn-taking is the configuration's own cost, not a
+ *               host stall. A thread that waited on one CPU and ran on another is charged its
+ *               whole wait (the CPU's tally does not cover it).
+ * Events are submitted without waking the monitor (BPF_RB_NO_WAKEUP): it reads them in batches,
+ * so on a busy path its own wake-ups do not stall the tester it watches. */
 #ifndef VSB_STALLMON_ACCT_H
 #define VSB_STALLMON_ACCT_H
 
@@ -30,7 +37,9 @@ struct vsb_stall_event {            /* ring buffer vsb_stev */
 	__u32 pid;                      /* RUNQ: the thread kept waiting */
 	__u32 pad;
 	char comm[VSB_STALL_COMM_LEN];  /* RUNQ: the waiting thread; VCPU: empty */
-	char held_by[VSB_STALL_COMM_LEN]; /* RUNQ: the task switched out when it finally ran */
+	char held_by[VSB_STALL_COMM_LEN]; /* RUNQ: the last foreign task that ran on its CPU (the
+					 * task switched out when it finally ran, if it waited on
+					 * another CPU) */
 };
 
 struct vsb_stall_cpu {              /* per-CPU array vsb_stcpu (index 0) */
@@ -40,6 +49,20 @@ struct vsb_stall_cpu {              /* per-CPU array vsb_stcpu (index 0) */
 	__u64 idle_exit_ns;             /* the CPU last left its idle task: the timer does not run
 					 * while a CPU idles, so a gap counts from here */
 	__u64 idle_enter_ns;            /* ... and last entered it: a gap ending in idle counts to here */
+	__u64 foreign_ns;               /* time this CPU ran tasks not the path's (idle excluded),
+					 * up to cur_start_ns */
+	__u64 cur_start_ns;             /* the running task was switched in (0: not seen yet) */
+	__u32 cur_foreign;              /* the running task is not the path's */
+	__u32 pad;
+	char foreign_comm[VSB_STALL_COMM_LEN]; /* the last foreign task switched in */
+};
+
+struct vsb_stall_wait {             /* hash vsb_stwait: a watched thread runnable, not running */
+	__u64 since_ns;
+	__u64 foreign_at_ns;            /* its CPU's foreign time then (vsb_stall_cpu.foreign_ns + the
+					 * running foreign task's share) */
+	__u32 cpu;                      /* the CPU it waits on */
+	__u32 pad;
 };
 
 #endif

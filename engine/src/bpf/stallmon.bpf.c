@@ -8,9 +8,15 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+struct thread_info {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	int pid;
 	char comm[16];
+	struct thread_info thread_info;   /* .cpu since Linux 5.16 (THREAD_INFO_IN_TASK) */
+	unsigned int cpu;                 /* before */
 } __attribute__((preserve_access_index));
 
 struct {
@@ -38,7 +44,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);             /* pid of a watched thread that is runnable, not running */
-	__type(value, __u64);           /* since (ns) */
+	__type(value, struct vsb_stall_wait);
 } vsb_stwait SEC(".maps");
 
 struct {
@@ -77,7 +83,7 @@ static __always_inline void emit(__u32 kind, __u64 start, __u64 len, __u32 pid, 
 		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	if (held_by)
 		bpf_probe_read_kernel_str(ev->held_by, sizeof(ev->held_by), held_by);
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);   /* read in batches (stallmon.c) */
 }
 
 /* (a) the CPU's heartbeat: a cpu-clock perf event every period_ns; a late firing is a stall */
@@ -131,14 +137,36 @@ static __always_inline int watched(struct task_struct *t, __u32 pid)
 	return 0;
 }
 
+static __always_inline unsigned int task_cpu(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->thread_info.cpu))
+		return BPF_CORE_READ(t, thread_info.cpu);
+	return BPF_CORE_READ(t, cpu);
+}
+
+/* a CPU's foreign time (tasks not the path's) up to `now`: its tally + the running task's share */
+static __always_inline __u64 foreign_until(struct vsb_stall_cpu *s, __u64 now)
+{
+	__u64 f = s->foreign_ns;
+	if (s->cur_foreign && s->cur_start_ns && now > s->cur_start_ns)
+		f += now - s->cur_start_ns;
+	return f;
+}
+
 /* a watched thread became runnable (woken: keep the earliest time; preempted: from now) */
 static __always_inline void became_runnable(struct task_struct *t, __u64 flags)
 {
 	__u32 pid = BPF_CORE_READ(t, pid);
 	if (!pid || !watched(t, pid))
 		return;
-	__u64 now = bpf_ktime_get_ns();
-	bpf_map_update_elem(&vsb_stwait, &pid, &now, flags);
+	__u32 k = 0;
+	struct vsb_stall_wait w = {.since_ns = bpf_ktime_get_ns(), .cpu = task_cpu(t)};
+	struct vsb_stall_cpu *s = bpf_map_lookup_percpu_elem(&vsb_stcpu, &k, w.cpu);
+	if (s)
+		w.foreign_at_ns = foreign_until(s, w.since_ns);
+	else
+		w.cpu = (__u32)-1;        /* unknown: charge the whole wait */
+	bpf_map_update_elem(&vsb_stwait, &pid, &w, flags);
 }
 
 /* (b) run-queue delay of the watched threads */
@@ -161,13 +189,20 @@ int BPF_PROG(vsb_stall_switch, _Bool preempt, struct task_struct *prev, struct t
 	     unsigned int prev_state)
 {
 	__u32 prev_pid = BPF_CORE_READ(prev, pid), next_pid = BPF_CORE_READ(next, pid);
-	if (prev_pid == 0 || next_pid == 0) {   /* leaving or entering the idle task */
-		__u32 k = 0;
-		struct vsb_stall_cpu *s = bpf_map_lookup_elem(&vsb_stcpu, &k);
-		if (s && prev_pid == 0)
-			s->idle_exit_ns = bpf_ktime_get_ns();
-		else if (s)
-			s->idle_enter_ns = bpf_ktime_get_ns();
+	__u32 k = 0;
+	__u64 now = bpf_ktime_get_ns();
+	struct vsb_stall_cpu *s = bpf_map_lookup_elem(&vsb_stcpu, &k);
+	if (s) {
+		if (prev_pid == 0)          /* leaving or entering the idle task */
+			s->idle_exit_ns = now;
+		else if (next_pid == 0)
+			s->idle_enter_ns = now;
+		/* the foreign tally: prev's share, then whether next is the path's */
+		s->foreign_ns = foreign_until(s, now);
+		s->cur_start_ns = now;
+		s->cur_foreign = next_pid != 0 && !watched(next, next_pid);
+		if (s->cur_foreign)
+			bpf_probe_read_kernel_str(s->foreign_comm, sizeof(s->foreign_comm), next->comm);
 	}
 	/* switched out but still runnable (preempted, or yielding): waiting from now; switched out
 	 * to sleep: not waiting (a wakeup seen while it ran, e.g. a NAPI reschedule, is void) */
@@ -176,13 +211,19 @@ int BPF_PROG(vsb_stall_switch, _Bool preempt, struct task_struct *prev, struct t
 	else
 		bpf_map_delete_elem(&vsb_stwait, &prev_pid);
 	__u32 pid = next_pid;
-	__u64 *since = bpf_map_lookup_elem(&vsb_stwait, &pid);
-	if (!since)
+	struct vsb_stall_wait *w = bpf_map_lookup_elem(&vsb_stwait, &pid);
+	if (!w)
 		return 0;
-	__u64 now = bpf_ktime_get_ns(), start = *since;
+	__u64 start = w->since_ns, len = now > start ? now - start : 0;
+	const char *held_by = prev->comm;
+	if (s && w->cpu == bpf_get_smp_processor_id()) {   /* waited here: its foreign share only */
+		__u64 f = s->foreign_ns;
+		len = f > w->foreign_at_ns ? f - w->foreign_at_ns : 0;
+		held_by = s->foreign_comm;
+	}
 	bpf_map_delete_elem(&vsb_stwait, &pid);
 	struct vsb_stall_cfg *c = cfg();
-	if (c && now > start && now - start >= c->threshold_ns)
-		emit(VSB_STALL_RUNQ, start, now - start, pid, next->comm, prev->comm);
+	if (c && len >= c->threshold_ns)
+		emit(VSB_STALL_RUNQ, start, len, pid, next->comm, held_by);
 	return 0;
 }

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -231,13 +231,15 @@ class EngineProcess:
         for line in self.proc.stderr:
             self._stderr.append(line)
 
-    def wait_for_record(self, rtype: str, timeout: float) -> EngineRecord:
-        """Block until the engine printed a record of this type (e.g. "start": ports are open)."""
+    def wait_for_record(self, rtype: str, timeout: float,
+                        where: Callable[[EngineRecord], bool] | None = None) -> EngineRecord:
+        """Block until the engine printed a record of this type (e.g. "start": ports are open),
+        the first one `where` accepts if given."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
                 for record in self._records:
-                    if record.type == rtype:
+                    if record.type == rtype and (where is None or where(record)):
                         return record
                 if self._stdout_done:
                     break
@@ -319,6 +321,10 @@ class EngineProcess:
                 self._signal(signal.SIGKILL)
                 self.proc.wait()
         return self._finish(timeout=timeout)
+
+    def send_signal(self, sig: signal.Signals) -> None:
+        """A signal to the running engine (e.g. SIGUSR1: the stall monitor's flush request)."""
+        self._signal(sig)
 
     def _signal(self, sig: signal.Signals) -> None:
         assert self.proc is not None

@@ -16,6 +16,7 @@ the path stops for `len` seconds, `len x rate` frames arrive at a queue that hol
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ STALL_PERIOD_US = 500        # the per-CPU timer's period: 100 us cost the CPU 1
 STALL_THRESHOLD_US = 100     # shorter stalls are not reported
 EVENTS_KEPT = 40             # the longest stalls of a trial kept in its record
 START_TIMEOUT = 10.0
+FLUSH_TIMEOUT = 2.0          # the monitor answers a flush request within its next ring read
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,14 @@ class Stall:
     @property
     def end_ns(self) -> int:
         return self.start_ns + int(self.len_us * 1000)
+
+
+def flushed_upto(record: EngineRecord) -> int:
+    """A `flushed` record's upto_ns (0 if it has none: it covers nothing)."""
+    try:
+        return int(record.data["upto_ns"])
+    except (KeyError, TypeError, ValueError):
+        return 0
 
 
 def parse_stall(record: EngineRecord | dict[str, Any]) -> Stall:
@@ -219,7 +229,23 @@ class StallMonitor:
         if not self.proc.running:
             return unmonitored("the stall monitor ended early: "
                                + self.proc.result().stderr.strip()[:200])
+        if not self._flushed(t1_ns):
+            return unmonitored(f"the stall monitor did not print its stalls up to the trial's "
+                               f"end within {FLUSH_TIMEOUT:g} s")
         return summarize(self.stalls(), t0_ns, t1_ns, self.cpus if cpus is None else cpus)
+
+    def _flushed(self, t1_ns: int) -> bool:
+        """Ask the monitor for the stalls it holds (it reads its ring in batches, not per stall,
+        so as not to wake on the tester's core: SIGUSR1) and wait until it printed every stall
+        that ended before `t1_ns`."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGUSR1)
+        try:
+            self.proc.wait_for_record("flushed", FLUSH_TIMEOUT,
+                                      where=lambda r: flushed_upto(r) >= t1_ns)
+        except EngineError:
+            return False
+        return True
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.proc is not None and self.final is None:

@@ -148,6 +148,14 @@ class Ovs(FunctionOptions, Switch):
             raise OvsError(f"{self.name}: setup() has not run")
         return self.ovs
 
+    def daemon_pids(self) -> dict[str, int]:
+        """ovsdb-server and ovs-vswitchd (its PMD and handler threads with it): their CPU time
+        is recorded per trial, and the stall monitor counts their threads as the path's."""
+        if self.ovs is None:
+            return {}
+        return {d.name: d.pid for d in (self.ovs.db_server, self.ovs.vswitchd)
+                if d is not None and d.running()}
+
     def attach(self, port: HostPort) -> Attachment:
         ovs = self._instance()
         sw_if = self.ctx.run_id.ifname(f"o{len(self.attachments)}")
