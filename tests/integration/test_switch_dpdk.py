@@ -55,10 +55,14 @@ def test_dpdk_switch_forwards_and_cleans_up(root, engine, switch, scenario, opti
                 session.warm_up(10_000, 0.5)
                 trial = session.measure(RATE, SECONDS).result
     expected = int(RATE * SECONDS)
-    # every departure sent, or skipped in a gap of the tester's own core (its core is its alone
-    # with a DPDK switch: engine --gap-us), a few at most
+    # every departure sent, or skipped in a gap of the tester's own core (engine --gap-us: its
+    # core carries none of a DPDK switch's work). How often the core is taken is the machine's
+    # (the controller and the stall monitor share it; other work on a loaded machine took it for
+    # 16 ms): what must hold is that nothing was skipped outside the gaps the engine measured
     assert trial.tx_frames + trial.tx_skipped >= 0.99 * expected
-    assert trial.tx_skipped <= 0.05 * expected
+    gap_room = RATE * trial.tester_gaps * (trial.tester_gap_max_us or 0.0) * 1e-6
+    assert trial.tx_skipped <= gap_room + trial.tester_gaps, \
+        (trial.tx_skipped, trial.tester_gaps, trial.tester_gap_max_us)
     # a polling path on a shared VM may drop a burst in a hiccup; a broken path drops all
     assert trial.rx_frames >= 0.99 * trial.tx_frames, trial.drops
     assert trial.latency_us["p50"] is not None
