@@ -4,8 +4,8 @@
  *               CPU itself was not running (the hypervisor stopped the vCPU, or interrupts were off);
  *   STALL_RUNQ  a watched thread (the switch's NAPI threads, daemons, engines) was runnable but
  *               a task that is not the path's held its CPU (woken or preempted, until switched
- *               in). Its length is the time the CPU ran such foreign tasks while the thread
- *               waited: path threads that share a core by placement (an NF beside the switch's
+ *               in). Its length is the time the CPU ran such foreign tasks (or idled: a halted
+ *               vCPU woken late) while the thread waited: path threads that share a core by placement (an NF beside the switch's
  *               poller) take turns, and that turn-taking is the configuration's own cost, not a
  *               host stall. A thread that waited on one CPU and ran on another is charged its
  *               whole wait (the CPU's tally does not cover it).
@@ -49,8 +49,8 @@ struct vsb_stall_cpu {              /* per-CPU array vsb_stcpu (index 0) */
 	__u64 idle_exit_ns;             /* the CPU last left its idle task: the timer does not run
 					 * while a CPU idles, so a gap counts from here */
 	__u64 idle_enter_ns;            /* ... and last entered it: a gap ending in idle counts to here */
-	__u64 foreign_ns;               /* time this CPU ran tasks not the path's (idle excluded),
-					 * up to cur_start_ns */
+	__u64 foreign_ns;               /* time this CPU ran tasks not the path's (or idled), up to
+					 * cur_start_ns */
 	__u64 cur_start_ns;             /* the running task was switched in (0: not seen yet) */
 	__u32 cur_foreign;              /* the running task is not the path's */
 	__u32 pad;

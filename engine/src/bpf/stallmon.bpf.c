@@ -197,10 +197,12 @@ int BPF_PROG(vsb_stall_switch, _Bool preempt, struct task_struct *prev, struct t
 			s->idle_exit_ns = now;
 		else if (next_pid == 0)
 			s->idle_enter_ns = now;
-		/* the foreign tally: prev's share, then whether next is the path's */
+		/* the foreign tally: prev's share, then whether next is the path's. The idle task
+		 * counts as foreign: a watched thread runnable while its CPU idles is one the CPU did
+		 * not get to (a halted vCPU the hypervisor woke late) */
 		s->foreign_ns = foreign_until(s, now);
 		s->cur_start_ns = now;
-		s->cur_foreign = next_pid != 0 && !watched(next, next_pid);
+		s->cur_foreign = next_pid == 0 || !watched(next, next_pid);
 		if (s->cur_foreign)
 			bpf_probe_read_kernel_str(s->foreign_comm, sizeof(s->foreign_comm), next->comm);
 	}
