@@ -122,6 +122,9 @@ class Placement:
     switch_cpu: int | None
     nf_cpus: tuple[int, ...]
     recorded: bool = True                   # a placement object was stored
+    # every core of each side (measure.cores); results stored before they existed: the one core
+    tester_cpus: tuple[int, ...] = ()
+    switch_cpus: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -247,7 +250,15 @@ def _placement(value: Any) -> Placement | None:
     if not isinstance(value, dict):
         return None
     nf = [int(c) for c in _list(value.get("nf_cpus")) if c is not None]
-    return Placement(count(value.get("tester_cpu")), count(value.get("switch_cpu")), tuple(nf))
+    tester, switch = count(value.get("tester_cpu")), count(value.get("switch_cpu"))
+    return Placement(tester, switch, tuple(nf), tester_cpus=_cores(value.get("tester_cpus"), tester),
+                     switch_cpus=_cores(value.get("switch_cpus"), switch))
+
+
+def _cores(value: Any, first: int | None) -> tuple[int, ...]:
+    """A side's stored cores, or its one core where the result predates the list."""
+    cores = tuple(c for c in (count(x) for x in _list(value)) if c is not None)
+    return cores or (() if first is None else (first,))
 
 
 def _goal(g: dict[str, Any]) -> Goal:
