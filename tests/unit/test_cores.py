@@ -5,7 +5,7 @@ import pytest
 from vswbench.engine.params import TrialParams as Traffic
 from vswbench.errors import UsageError
 from vswbench.measure.plan import TrialOptions, make_placement
-from vswbench.results.record import _placement as read_placement
+from vswbench.results.record import read_placement
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
 from vswbench.switches.base import Placement, SwitchContext
@@ -184,7 +184,7 @@ def test_stored_placement_reads_back_typed():
 
 
 def test_report_states_the_rule():
-    from vswbench.report.backends import RULE as SAID, BackendInfo, _placement as shown
+    from vswbench.report.backends import RULE as SAID, BackendInfo, placement_text as shown
     from vswbench.results.record import Placement as Stored
     many = shown(Stored(0, 8, (8,), tester_cpus=tuple(range(8)), switch_cpus=tuple(range(8, 16))))
     assert many == "tester cpu0-7, switch cpu8-15"
@@ -193,3 +193,10 @@ def test_report_states_the_rule():
     assert SAID in info.where()
     assert SAID not in BackendInfo("bridge", "", "", "", (), (), ("tester cpu0, switch cpu1",),
                                    ()).where()
+
+
+def test_trial_table_shows_the_cores_only_where_a_side_has_several():
+    from dataclasses import asdict
+    from vswbench.cli.trial import _cores_text
+    assert _cores_text(asdict(_place("pairs:8", 2))) == ""
+    assert _cores_text(asdict(_place("pairs:8", 16))) == "tester cpu0-7, switch cpu8-15"

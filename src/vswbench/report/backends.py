@@ -63,7 +63,7 @@ def _class_facts(switch: str) -> tuple[str, str, str]:
     return cls.description, stack, role
 
 
-def _placement(value: Placement | None) -> str | None:
+def placement_text(value: Placement | None) -> str | None:
     if value is None:
         return None
     parts = []
@@ -107,7 +107,7 @@ def backend_infos(data: StoredResults) -> dict[str, BackendInfo]:
             continue
         modes.setdefault(switch, []).append(m.forwarding_mode)
         versions.setdefault(switch, []).extend(f"{k} {v}" for k, v in m.switch_versions)
-        places.setdefault(switch, []).append(_placement(m.placement))
+        places.setdefault(switch, []).append(placement_text(m.placement))
         ios.setdefault(switch, []).append(m.io)
     out = {}
     for switch in sorted(modes):

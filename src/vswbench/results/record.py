@@ -246,7 +246,7 @@ class Measured:
         return (self.own,) if self.own is not None else ()
 
 
-def _placement(value: Any) -> Placement | None:
+def read_placement(value: Any) -> Placement | None:
     if not isinstance(value, dict):
         return None
     nf = [int(c) for c in _list(value.get("nf_cpus")) if c is not None]
@@ -337,7 +337,7 @@ def measured_of(kind: str, r: dict[str, Any], recorded: bool = True) -> Measured
         forwarding_mode=text(r.get("forwarding_mode")),
         switch_versions=tuple((str(k), str(v)) for k, v in sorted(sv.items()))
         if isinstance(sv, dict) else (),
-        placement=_placement(r.get("placement")), tsc_hz=number(r.get("tsc_hz")),
+        placement=read_placement(r.get("placement")), tsc_hz=number(r.get("tsc_hz")),
         generator_bound=bool(r.get("generator_bound")),
         generator_ceiling_pps=number(r.get("generator_ceiling_pps")),
         ndr_pps=number(r.get("ndr_pps")), cycles_per_packet=number(r.get("cycles_per_packet")),
