@@ -200,3 +200,15 @@ def test_trial_table_shows_the_cores_only_where_a_side_has_several():
     from vswbench.cli.trial import _cores_text
     assert _cores_text(asdict(_place("pairs:8", 2))) == ""
     assert _cores_text(asdict(_place("pairs:8", 16))) == "tester cpu0-7, switch cpu8-15"
+
+
+@pytest.mark.parametrize("cpus, cores", [(2, [1, 1, 1, 1]), (16, [2, 3, 4, 5])])
+def test_rps_round_robin_over_the_switch_cores(monkeypatch, cpus, cores):
+    written: list[str] = []
+    monkeypatch.setattr(napi, "write_sys", lambda ns, path, value: written.append(value))
+    p = _place("pairs:2", cpus)
+    ctx = SwitchContext(RID, CleanupRegistry(), RID.name("sw"), p)
+    placed = napi.Placed()
+    for i in range(4):
+        napi.place_rps(ctx, ctx.netns, f"vsb{i}", placed)
+    assert written == [format(1 << c, "x") for c in cores]
