@@ -170,6 +170,12 @@ def placement_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--tester-cpu", type=int, default=None, help="CPU of the tester [0]."),
         click.option("--switch-cpu", type=int, default=None, help="CPU of the switch [next]."),
         click.option("--nf-cpus", default=None, help="CPUs of the network functions, e.g. 1."),
+        click.option("--tester-cpus", default=None,
+                     help="All the tester's cores, e.g. 0-3: pair i's engines on the i-th "
+                     "(round robin); instead of --tester-cpu."),
+        click.option("--switch-cpus", default=None,
+                     help="All the switch's cores, e.g. 4-7: a kernel switch's ports' NAPI "
+                     "threads round robin over them; instead of --switch-cpu."),
         click.option("--option", "options", multiple=True, help="Backend option key=value."),
         click.option("--unpinned", is_flag=True,
                      help="Pin nothing: the scheduler places tester, switch and NFs."),
@@ -192,16 +198,18 @@ def trial_options(kw: dict[str, Any], *, rate_pps: float | None = None,
     duration of its trials: the record's defaults stand until then)."""
     parse_churn(kw.get("churn"))      # a bad --churn is refused first, as it always was
     if kw.get("unpinned") and any(kw.get(k) is not None for k in ("tester_cpu", "switch_cpu",
-                                                                    "nf_cpus")):
-        raise UsageError("--unpinned pins nothing: leave out --tester-cpu, --switch-cpu and "
-                         "--nf-cpus")
+                                                                    "nf_cpus", "tester_cpus",
+                                                                    "switch_cpus")):
+        raise UsageError("--unpinned pins nothing: leave out --tester-cpu(s), --switch-cpu(s) "
+                         "and --nf-cpus")
     flag_conflicts(kw)
     trial = build_trial_options(
         kw["switch"], kw["scenario"], size=kw["size"], flows=kw["flows"], burst=kw["burst"],
         io=kw["io"], warmup=kw["warmup"], churn=kw.get("churn"), tester_cpu=kw["tester_cpu"],
         switch_cpu=kw["switch_cpu"], nf_cpus=kw["nf_cpus"],
         options=parse_options(tuple(kw["options"]) + function_options(kw)),
-        unpinned=bool(kw.get("unpinned")))
+        unpinned=bool(kw.get("unpinned")), tester_cpus=kw.get("tester_cpus"),
+        switch_cpus=kw.get("switch_cpus"))
     if rate_pps is not None and duration is not None:
         trial = replace(trial, traffic=trial.traffic.at(rate_pps, duration, kw["warmup"]))
     return trial

@@ -90,6 +90,9 @@ def trial(rate: str, duration: float, repeat: int, as_json: bool, profile: bool,
                 ("host stalls per CPU (count, longest; steal)", _stalls_text(result))]
         if result.host_stall:
             rows.append(("classified", f"[yellow]{result.host_stall}[/]"))
+        cores = _cores_text(result.placement)
+        if cores:
+            rows.append(("cores (rule: README, CPU placement)", cores))
         for key, value in rows:
             table.add_row(key, value)
         out.print(table)
@@ -99,3 +102,13 @@ def trial(rate: str, duration: float, repeat: int, as_json: bool, profile: bool,
     return 0
 
 
+def _cores_text(placement: dict[str, Any]) -> str:
+    """The sides' cores where one side had several (more than 2 cores, measure/cores.py);
+    empty otherwise, so that a 2-core trial prints as it always did."""
+    from vswbench.report.backends import placement_text
+    from vswbench.results.record import read_placement
+
+    stored = read_placement(json.loads(json.dumps(placement)))
+    if stored is None or (len(stored.tester_cpus) < 2 and len(stored.switch_cpus) < 2):
+        return ""
+    return placement_text(stored) or ""

@@ -89,7 +89,7 @@ TESTBED_VERSION = "3"
 def cache_key(scenario: Scenario, workload: TrialParams, placement: Placement) -> str:
     parts = [TESTBED_VERSION, platform.release(), _cpu_model(), str(os.cpu_count()), _engine_digest(),
              scenario.name, str(workload.frame_size), workload.io, str(workload.flows),
-             str(workload.burst), json.dumps(asdict(placement), sort_keys=True)]
+             str(workload.burst), json.dumps(placement.legacy(), sort_keys=True)]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
 
 

@@ -70,7 +70,7 @@ def path_cpus(testbed: Testbed) -> list[int]:
     """The CPUs the path runs on: the tester's, the switch's and the network functions'; every
     CPU this process may use where the placement leaves one to the scheduler."""
     p = testbed.placement
-    chosen = [p.tester_cpu, p.switch_cpu, *p.nf_cpus]
+    chosen = [*p.tester_cpus, *p.switch_cpus, *p.nf_cpus]
     if any(c is None for c in (p.tester_cpu, p.switch_cpu)):
         return sorted(os.sched_getaffinity(0))
     return sorted({c for c in chosen if c is not None})

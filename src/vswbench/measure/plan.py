@@ -17,6 +17,7 @@ from typing import Any
 
 from vswbench.engine.params import TrialParams, parse_churn
 from vswbench.errors import UsageError, VswbenchError, require_root
+from vswbench.measure.cores import parse_cpu_list, spread
 from vswbench.measure.trial import TrialResult
 from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
@@ -65,19 +66,22 @@ class TrialOptions:
     # a campaign point's options table)
     options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     unpinned: bool = False          # no CPU pinning at all: the scheduler places everything
+    tester_cpus: str | None = None  # list forms (--tester-cpus 0-3, --switch-cpus 4-7)
+    switch_cpus: str | None = None
 
 
 def trial_options(switch: str, scenario: str, *, size: FrameSize, flows: int, burst: int,
                   io: str, warmup: float, churn: str | None, tester_cpu: int | None,
                   switch_cpu: int | None, nf_cpus: str | None, options: Mapping[str, str],
-                  unpinned: bool) -> TrialOptions:
+                  unpinned: bool, tester_cpus: str | None = None,
+                  switch_cpus: str | None = None) -> TrialOptions:
     """TrialOptions, built one way for a campaign point (campaign/runner.py) and for the command
     line's flags (cli/common.py): the traffic record and where the trial runs."""
     arrival, life = parse_churn(churn)
     traffic = TrialParams(size, warmup=warmup, flows=flows, burst=burst, io=io,
                           flow_arrival=arrival, flow_life=life)
     return TrialOptions(switch, scenario, traffic, tester_cpu, switch_cpu, nf_cpus,
-                        MappingProxyType(dict(options)), unpinned)
+                        MappingProxyType(dict(options)), unpinned, tester_cpus, switch_cpus)
 
 
 def _cpu(value: int, flag: str, cpus: int) -> int:
@@ -86,31 +90,56 @@ def _cpu(value: int, flag: str, cpus: int) -> int:
     return value
 
 
-def default_nf_cpus(tester: int, switch: int, cpus: int, nfs: int = 1) -> tuple[int, ...]:
-    """Network functions on cores of their own where there are any. On a small machine a single
+def default_nf_cpus(tester: int, switch: int, cpus: int, nfs: int = 1,
+                    taken: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """Network functions on cores of their own where there are any (not the tester's, the
+    switch's or `taken`). On a small machine a single
     NF goes beside the switch, not the tester: the tester busy-polls, so an NF sharing its core
     waits for the scheduler's time slice (seen on 2 vCPUs: pvp p50 7.9 ms beside the tester, 10 us
     beside a bridge's NAPI thread). Several NFs alternate over both cores, starting beside the
     tester (NFs are assigned round robin), so they never crowd the switch's core (seen: ovs
     chain:3 drops 0.2-0.7 % at 10 kpps with two NFs beside ovs-vswitchd, none this way, at the
     price of milliseconds of latency). NFs that share a core sleep when idle (--no-busy-poll)."""
-    free = tuple(c for c in range(cpus) if c not in (tester, switch))
+    free = tuple(c for c in range(cpus) if c not in (tester, switch, *taken))
     if free:
         return free
     return (switch,) if nfs <= 1 else tuple(dict.fromkeys((tester, switch)))
 
 
+CPU_FLAGS = ("tester_cpu", "switch_cpu", "nf_cpus", "tester_cpus", "switch_cpus")
+
+
 def make_placement(opts: TrialOptions, cpus: int | None = None) -> Placement:
+    """Where the trial's engines and switch run: measure.cores states the rule (n <= 2 cores or
+    any CPU flag: one tester core, one switch core, default_nf_cpus; n >= 3 and no flag: every
+    core, cores.spread)."""
     cpus = cpus or os.cpu_count() or 1
     if opts.unpinned:
         return Placement(None, None, ())
-    tester = _cpu(0 if opts.tester_cpu is None else opts.tester_cpu, "--tester-cpu", cpus)
-    default_switch = (tester + 1) % cpus
-    switch = _cpu(default_switch if opts.switch_cpu is None else opts.switch_cpu,
-                  "--switch-cpu", cpus)
+    scenario = parse(opts.scenario)
+    nfs = sum(1 for h in scenario.hosts if h.role is Role.NF)
+    if cpus >= 3 and all(getattr(opts, f) is None for f in CPU_FLAGS):
+        s = spread(scenario, cpus, _spreads_cores(opts.switch))
+        return Placement(s.tester[0], s.switch[0], s.nf, s.tester, s.switch)
+    for one, many, side in ((opts.tester_cpu, opts.tester_cpus, "tester"),
+                            (opts.switch_cpu, opts.switch_cpus, "switch")):
+        if one is not None and many is not None:
+            raise UsageError(f"--{side}-cpu and --{side}-cpus both name the {side}'s cores: "
+                             f"give one of them")
+    if opts.tester_cpus is not None:
+        testers = parse_cpu_list(opts.tester_cpus, "--tester-cpus", cpus)
+    else:
+        testers = (_cpu(0 if opts.tester_cpu is None else opts.tester_cpu, "--tester-cpu", cpus),)
+    if opts.switch_cpus is not None:
+        switches = parse_cpu_list(opts.switch_cpus, "--switch-cpus", cpus)
+    else:
+        default_switch = next((c % cpus for c in range(testers[0] + 1, testers[0] + 1 + cpus)
+                               if c % cpus not in testers[1:]), (testers[0] + 1) % cpus)
+        switches = (_cpu(default_switch if opts.switch_cpu is None else opts.switch_cpu,
+                         "--switch-cpu", cpus),)
+    tester, switch = testers[0], switches[0]
     if opts.nf_cpus is None:
-        nfs = sum(1 for h in parse(opts.scenario).hosts if h.role is Role.NF)
-        nf: tuple[int, ...] = default_nf_cpus(tester, switch, cpus, nfs)
+        nf: tuple[int, ...] = default_nf_cpus(tester, switch, cpus, nfs, testers + switches)
     else:
         try:
             nf = tuple(int(x) for x in opts.nf_cpus.split(",") if x.strip())
@@ -120,7 +149,16 @@ def make_placement(opts: TrialOptions, cpus: int | None = None) -> Placement:
         if not nf:
             raise UsageError("--nf-cpus: give at least one CPU, e.g. --nf-cpus 1")
         nf = tuple(_cpu(c, "--nf-cpus", cpus) for c in nf)
-    return Placement(tester, switch, nf)
+    return Placement(tester, switch, nf, testers, switches)
+
+
+def _spreads_cores(switch: str) -> bool:
+    """Does the switch spread its work over several cores (Switch.spreads_cores)? An unknown
+    name is refused by plan_trial; here it counts as a kernel switch."""
+    from vswbench.switches.catalog import all_switches
+
+    cls = all_switches().get(switch)
+    return True if cls is None else cls.spreads_cores
 
 
 def parse_options(items: tuple[str, ...]) -> dict[str, str]:

@@ -19,9 +19,9 @@ DIFFER = 0.10          # scheduler and perf CPU further apart than this (relativ
 def profile_cpus(testbed: Testbed) -> list[int]:
     """The cores the testbed uses (tester, switch, NFs); every core when any is unpinned."""
     p = testbed.placement
-    cpus = [p.tester_cpu, p.switch_cpu, *p.nf_cpus]
-    if any(c is None for c in cpus[:2]):
+    if p.tester_cpu is None or p.switch_cpu is None:
         return list(range(os.cpu_count() or 1))
+    cpus = [*p.tester_cpus, *p.switch_cpus, *p.nf_cpus]
     return sorted({c for c in cpus if c is not None})
 
 

@@ -196,7 +196,7 @@ def measure_once(bed: SocketBed, plan: SocketPlan,
         before = read_proc_stat()
         started = time.monotonic()
         clients = [_sockapp(run, client.netns, load.client_args(
-            target, cpu=plan.placement.tester_cpu), f"client{i + 1}")
+            target, cpu=plan.placement.tester_core(i)), f"client{i + 1}")
             for i, (client, _, target) in enumerate(bed.targets)]
         client_results = [proc.wait(load.duration + 30).check() for proc in clients]
         after = read_proc_stat()

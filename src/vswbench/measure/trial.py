@@ -390,7 +390,7 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
         dut = dut_cpus(testbed.placement)
         usage = {c: u for c, u in outcome.cpu_usage.items() if c in dut}
         tester_usage = {c: u for c, u in outcome.cpu_usage.items()
-                        if c == testbed.placement.tester_cpu}
+                        if c in testbed.placement.tester_cpus}
     cycles = busy_cycles(usage, tsc_hz)
     kinds = {finals[lab].latency_kind for lab in receivers} - {None}
     rx_finals = [finals[lab] for lab in receivers]

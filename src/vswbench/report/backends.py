@@ -10,6 +10,7 @@ switch_versions and placement), never from the machine the report is built on.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -42,6 +43,8 @@ class BackendInfo:
             parts.append("mode " + " / ".join(self.forwarding_modes))
         if self.placements:
             parts.append(" / ".join(self.placements))
+            if any(re.search(r"cpu\d+[-,]\d", p) for p in self.placements):
+                parts.append(RULE)
         if self.io:
             parts.append("tester I/O " + " / ".join(self.io))
         if self.versions:
@@ -60,15 +63,31 @@ def _class_facts(switch: str) -> tuple[str, str, str]:
     return cls.description, stack, role
 
 
-def _placement(value: Placement | None) -> str | None:
+def placement_text(value: Placement | None) -> str | None:
     if value is None:
         return None
     parts = []
     if value.tester_cpu is not None:
-        parts.append(f"tester cpu{value.tester_cpu}")
+        parts.append(f"tester cpu{_cores(value.tester_cpus or (value.tester_cpu,))}")
     if value.switch_cpu is not None:
-        parts.append(f"switch cpu{value.switch_cpu}")
+        parts.append(f"switch cpu{_cores(value.switch_cpus or (value.switch_cpu,))}")
     return ", ".join(parts) or None
+
+
+# the default rule on more than 2 cores (measure/cores.py), said where a point used several
+RULE = ("cores by the rule for more than 2 cores: NFs one core each, then a core per driver pair for the "
+        "tester (at most half the rest), the other cores to the switch, its ports round robin")
+
+
+def _cores(cores: tuple[int, ...]) -> str:
+    """0,1,2,3,8 -> '0-3,8'."""
+    runs: list[list[int]] = []
+    for c in cores:
+        if runs and c == runs[-1][-1] + 1:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ",".join(map(str, r)) for r in runs)
 
 
 def _unique(values: Iterable[str | None]) -> tuple[str, ...]:
@@ -88,7 +107,7 @@ def backend_infos(data: StoredResults) -> dict[str, BackendInfo]:
             continue
         modes.setdefault(switch, []).append(m.forwarding_mode)
         versions.setdefault(switch, []).extend(f"{k} {v}" for k, v in m.switch_versions)
-        places.setdefault(switch, []).append(_placement(m.placement))
+        places.setdefault(switch, []).append(placement_text(m.placement))
         ios.setdefault(switch, []).append(m.io)
     out = {}
     for switch in sorted(modes):

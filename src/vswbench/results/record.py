@@ -122,6 +122,9 @@ class Placement:
     switch_cpu: int | None
     nf_cpus: tuple[int, ...]
     recorded: bool = True                   # a placement object was stored
+    # every core of each side (measure.cores); results stored before they existed: the one core
+    tester_cpus: tuple[int, ...] = ()
+    switch_cpus: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -243,11 +246,19 @@ class Measured:
         return (self.own,) if self.own is not None else ()
 
 
-def _placement(value: Any) -> Placement | None:
+def read_placement(value: Any) -> Placement | None:
     if not isinstance(value, dict):
         return None
     nf = [int(c) for c in _list(value.get("nf_cpus")) if c is not None]
-    return Placement(count(value.get("tester_cpu")), count(value.get("switch_cpu")), tuple(nf))
+    tester, switch = count(value.get("tester_cpu")), count(value.get("switch_cpu"))
+    return Placement(tester, switch, tuple(nf), tester_cpus=_cores(value.get("tester_cpus"), tester),
+                     switch_cpus=_cores(value.get("switch_cpus"), switch))
+
+
+def _cores(value: Any, first: int | None) -> tuple[int, ...]:
+    """A side's stored cores, or its one core where the result predates the list."""
+    cores = tuple(c for c in (count(x) for x in _list(value)) if c is not None)
+    return cores or (() if first is None else (first,))
 
 
 def _goal(g: dict[str, Any]) -> Goal:
@@ -326,7 +337,7 @@ def measured_of(kind: str, r: dict[str, Any], recorded: bool = True) -> Measured
         forwarding_mode=text(r.get("forwarding_mode")),
         switch_versions=tuple((str(k), str(v)) for k, v in sorted(sv.items()))
         if isinstance(sv, dict) else (),
-        placement=_placement(r.get("placement")), tsc_hz=number(r.get("tsc_hz")),
+        placement=read_placement(r.get("placement")), tsc_hz=number(r.get("tsc_hz")),
         generator_bound=bool(r.get("generator_bound")),
         generator_ceiling_pps=number(r.get("generator_ceiling_pps")),
         ndr_pps=number(r.get("ndr_pps")), cycles_per_packet=number(r.get("cycles_per_packet")),

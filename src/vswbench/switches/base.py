@@ -46,10 +46,41 @@ class Availability:
 @dataclass(frozen=True)
 class Placement:
     """CPU placement. None = leave to the scheduler. Defaults keep tester and switch on disjoint
-    cores where the machine has them (Emmerich et al., Guideline 2)."""
+    cores where the machine has them (Emmerich et al., Guideline 2). `tester_cpus` and
+    `switch_cpus` are all the cores of each side (measure.plan.make_placement's rule), the first
+    being tester_cpu / switch_cpu; left out, they are that one core (or none when it is None)."""
     tester_cpu: int | None = 0
     switch_cpu: int | None = 1
     nf_cpus: tuple[int, ...] = (1,)
+    tester_cpus: tuple[int, ...] = ()
+    switch_cpus: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        for one, many, name in ((self.tester_cpu, self.tester_cpus, "tester_cpus"),
+                                (self.switch_cpu, self.switch_cpus, "switch_cpus")):
+            if not many:
+                object.__setattr__(self, name, () if one is None else (one,))
+            elif many[0] != one:
+                raise ValueError(f"Placement: {name} {many} must start with {one}")
+
+    def tester_core(self, index: int) -> int | None:
+        """Tester core of driver `index` (0-based) and its receiver: round robin over
+        tester_cpus."""
+        return self.tester_cpus[index % len(self.tester_cpus)] if self.tester_cpus else None
+
+    def switch_core(self, index: int) -> int | None:
+        """Switch core of the switch's port `index` (0-based, the order its receive work is
+        placed in): round robin over switch_cpus."""
+        return self.switch_cpus[index % len(self.switch_cpus)] if self.switch_cpus else None
+
+    def legacy(self) -> dict[str, object]:
+        """The placement as written before tester_cpus / switch_cpus existed, with the tuples
+        only where they hold more than that one core (calibration cache keys stay valid)."""
+        out: dict[str, object] = {"tester_cpu": self.tester_cpu, "switch_cpu": self.switch_cpu,
+                                  "nf_cpus": list(self.nf_cpus)}
+        if len(self.tester_cpus) > 1 or len(self.switch_cpus) > 1:
+            out.update(tester_cpus=list(self.tester_cpus), switch_cpus=list(self.switch_cpus))
+        return out
 
     def nf_cpu(self, index: int) -> int | None:
         """CPU of network function `index` (1-based): round robin over nf_cpus, else the
@@ -169,6 +200,10 @@ class Switch(ABC):
     # Can the in-kernel generator (engine --io xdplive) transmit into this switch? XDP_TX out of a
     # tester port needs NAPI on its veth peer (GRO or an XDP program there); without it the kernel
     # drops every frame uncounted (measured: macvlan, ovs with system ports lost 100 %).
+    # True: the switch's work runs per port (a NAPI thread each, kernel.napi.place_napi) and
+    # spreads round robin over Placement.switch_cpus; False: it polls on switch_cpu alone (OVS
+    # PMD / handler threads, DPDK), and the default rule (measure.cores) gives it one core
+    spreads_cores: ClassVar[bool] = False
     kernel_tx_ok: ClassVar[bool] = False
     # Can it take an existing interface as a port (adopt(): the wire between two emulated hosts
     # of scenario remote, or the VXLAN device on it)?

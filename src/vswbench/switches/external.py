@@ -231,7 +231,7 @@ class ExternalSwitch(KernelSwitch):
 
     def place_port(self, att: Attachment) -> None:
         """The ports' receive work (threaded NAPI of the switch-side ends) on the first of the
-        declared CPUs, else on the switch CPU as for every kernel backend."""
+        declared CPUs, else round robin over the switch cores as for every kernel backend."""
         assert att.switch_ifname is not None
         cpus = self.declaration.cpus
         place_napi(self.ctx, self.ctx.netns, att.switch_ifname, self.placed,
@@ -251,8 +251,7 @@ class ExternalSwitch(KernelSwitch):
 
     def base_env(self) -> dict[str, str]:
         atts = list(self.attachments.values())
-        cpus = self.declaration.cpus or ((self.ctx.placement.switch_cpu,)
-                                         if self.ctx.placement.switch_cpu is not None else ())
+        cpus = self.declaration.cpus or self.ctx.placement.switch_cpus
         env = {"VSB_RUN_ID": str(self.ctx.run_id), "VSB_SWITCH_NETNS": self.ctx.netns,
                "VSB_PORTS": " ".join(a.switch_ifname or "" for a in atts),
                "VSB_CPUS": ",".join(map(str, cpus))}

@@ -115,7 +115,8 @@ def unsupported(scenario: Scenario, switch_cls: type[Switch]) -> str | None:
 def apart_problem(placement: Placement) -> None:
     """tester-dut: the tester's and the DUT's CPUs must be named and apart (UsageError)."""
     t, sw = placement.tester_cpu, placement.switch_cpu
-    if t is None or sw is None or t == sw or t in placement.nf_cpus:
+    if t is None or sw is None or \
+            set(placement.tester_cpus) & {*placement.switch_cpus, *placement.nf_cpus}:
         raise UsageError(f"scenario tester-dut needs the tester and the DUT on CPUs of their own "
                          f"(tester CPU {t}, switch CPU {sw}): give --tester-cpu and --switch-cpu "
                          "two different CPUs")
@@ -123,17 +124,31 @@ def apart_problem(placement: Placement) -> None:
 
 def dut_cpus(placement: Placement) -> frozenset[int]:
     """The DUT's CPUs in tester-dut: the switch's and the network functions'."""
-    return frozenset(c for c in (placement.switch_cpu, *placement.nf_cpus) if c is not None)
+    return frozenset((*placement.switch_cpus, *placement.nf_cpus))
 
 
-def host_cpu(placement: Placement, role: Role, nf_index: int) -> int | None:
-    """CPU of a host's engine: tester side (tester, sender, receiver, client) on the tester CPU,
-    network functions round-robin over nf_cpus, the reflecting server on the first NF CPU."""
+def host_cpu(placement: Placement, role: Role, nf_index: int, pair_index: int = 0) -> int | None:
+    """CPU of a host's engine: tester side (tester, sender, receiver, client) on the tester core
+    pair_index mod len(tester_cpus) (driver i, 0-based, and its receiver i share one), network
+    functions round-robin over nf_cpus, the reflecting server on the first NF CPU."""
     if role == Role.NF:
         return placement.nf_cpu(nf_index)
     if role == Role.SERVER:
         return placement.nf_cpus[0] if placement.nf_cpus else placement.switch_cpu
-    return placement.tester_cpu
+    return placement.tester_core(pair_index)
+
+
+def pair_indexes(scenario: Scenario) -> dict[str, int]:
+    """Each tester-side host's pair index for host_cpu: the n-th driver (tester, sender, client)
+    and the n-th receiver are pair n-1 (pairs:N: s1 and r1 are pair 0)."""
+    out: dict[str, int] = {}
+    drivers = receivers = 0
+    for host in scenario.hosts:
+        if host.role in DRIVERS:
+            out[host.name], drivers = drivers, drivers + 1
+        elif host.role == Role.RECEIVER:
+            out[host.name], receivers = receivers, receivers + 1
+    return out
 
 
 @dataclass(frozen=True)
@@ -236,13 +251,14 @@ class TestbedPlan:
 
     def engine_cpus(self) -> dict[str, int | None]:
         """The CPU of every host that runs an engine (None: the scheduler's choice)."""
-        cpus, nf_index = {}, 0
+        cpus, nf_index, pairs = {}, 0, pair_indexes(self.scenario)
         for host in self.scenario.hosts:
             if host.role == Role.NF:
                 nf_index += 1
                 if not runs_engine(self.nf):
                     continue
-            cpus[host.name] = host_cpu(self.placement, host.role, nf_index)
+            cpus[host.name] = host_cpu(self.placement, host.role, nf_index,
+                                       pairs.get(host.name, 0))
         return cpus
 
     # -- hops --------------------------------------------------------------------------------
@@ -284,8 +300,8 @@ class TestbedPlan:
     def tester_core_alone(self) -> bool:
         """The tester has a core of its own: neither the switch nor a network function on it."""
         p = self.placement
-        return p.tester_cpu is not None and p.tester_cpu != p.switch_cpu and \
-            p.tester_cpu not in p.nf_cpus
+        return p.tester_cpu is not None and \
+            not set(p.tester_cpus) & {*p.switch_cpus, *p.nf_cpus}
 
     def engine_commands(self, wiring: Wiring, traffic: TrialParams, *, stream_base: int = 1,
                         server_duration: float = 0.0, flow_field: str | None = None,
@@ -302,14 +318,14 @@ class TestbedPlan:
         senders = [h for h in self.scenario.hosts if h.role in DRIVERS]
         server_duration = server_duration or traffic.duration + 60
         stream = stream_base
-        nf_index = 0
+        nf_index, pairs = 0, pair_indexes(self.scenario)
         for host in self.scenario.hosts:
             ns = self.run_id.name(host.name)
             if host.role == Role.NF:
                 nf_index += 1
                 if not runs_engine(self.nf):
                     continue  # the backend builds this network function (nf=router|ovs)
-            cpu = host_cpu(self.placement, host.role, nf_index)
+            cpu = host_cpu(self.placement, host.role, nf_index, pairs.get(host.name, 0))
             keys = [f"{host.name}.{p}" for p in host.ports]
             io = "dpdk" if self.dpdk else traffic.io
             if io == "auto":
@@ -357,8 +373,8 @@ class TestbedPlan:
                 args = ["sink", *common, "--duration", _fmt(server_duration)]
             else:  # SERVER
                 args = ["reflect", *common, "--duration", _fmt(server_duration)]
-                if cpu is not None and cpu in (self.placement.switch_cpu,
-                                               self.placement.tester_cpu):
+                if cpu is not None and cpu in (*self.placement.switch_cpus,
+                                               *self.placement.tester_cpus):
                     args.append("--no-busy-poll")  # sharing a core: do not starve its partner
             # A long-running DPDK engine reports ready before its memif peers exist (the drivers
             # start after it): it must not wait for its links to come up.
@@ -379,7 +395,7 @@ class TestbedPlan:
         chain of them on the tester's core delivered nothing from five NFs on (measured)."""
         if cpu is None:
             return True
-        if cpu == self.placement.tester_cpu:
+        if cpu in self.placement.tester_cpus:
             return True
         nfs = [h for h in self.scenario.hosts if h.role == Role.NF]
         return any(host_cpu(self.placement, Role.NF, i) == cpu
@@ -393,8 +409,10 @@ class TestbedPlan:
         if sw is None and self.placement.tester_cpu is None:
             return ["unpinned: the scheduler places tester, switch and NFs (and may move them "
                     "during a trial)"]
-        if self.placement.tester_cpu == sw and not self.switch_cls.direct:
-            return [f"the tester and the switch share CPU {sw}: the switch's work waits for the "
+        both = sorted(set(self.placement.tester_cpus) & set(self.placement.switch_cpus))
+        if both and not self.switch_cls.direct:
+            return [f"the tester and the switch share CPU {', '.join(map(str, both))}: the "
+                    "switch's work waits for the "
                     "tester's time slices, so the figures measure the scheduler as much as the "
                     "switch (give them different --tester-cpu and --switch-cpu)"]
         if not self.dpdk or self.switch_cls.direct:

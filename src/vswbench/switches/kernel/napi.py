@@ -20,6 +20,7 @@ VM's DAMON thread, woken every 0.5 s) held the CPU for 4 ms while a veth's napi 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,20 +89,46 @@ class Placed:
     """What place_napi() / place_rps() achieved; several interfaces fold into one mode string."""
     modes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    ports: int = 0      # interfaces given a switch core so far: the next takes switch core `ports`
+
+    def switch_core(self, ctx: SwitchContext) -> int | None:
+        """The next switch port's core: round robin over the placement's switch_cpus."""
+        cpu = ctx.placement.switch_core(self.ports)
+        self.ports += 1
+        return cpu
 
     def mode(self) -> str:
         if not self.modes:
             return SENDER_SOFTIRQ
-        distinct = sorted(set(self.modes))
+        distinct = sorted(set(_fold_cores(self.modes)))
         return distinct[0] if len(distinct) == 1 else "mixed: " + ", ".join(distinct)
 
 
-SWITCH_CPU = -1   # place_napi(cpu=...): the placement's switch CPU
+def _fold_cores(modes: list[str]) -> list[str]:
+    """Modes that differ only in their core as one: 'napi-threaded cpu8 fifo' and
+    'napi-threaded cpu9 fifo' -> 'napi-threaded cpu8,9 fifo' (the first core first, so that
+    'cpu(\\d+)' still finds the first switch core)."""
+    groups: dict[str, list[int]] = {}
+    for mode in modes:
+        m = re.search(r"cpu(\d+)", mode)
+        if m is None:
+            groups.setdefault(mode, [])
+            continue
+        key = mode[:m.start()] + "cpu{}" + mode[m.end():]
+        cores = groups.setdefault(key, [])
+        if int(m.group(1)) not in cores:
+            cores.append(int(m.group(1)))
+    return [key.format(",".join(str(c) for c in cores)) if cores else key
+            for key, cores in groups.items()]
+
+
+SWITCH_CPU = -1   # place_napi(cpu=...): the placement's switch cores, round robin per port
 
 
 def place_napi(ctx: SwitchContext, netns: str | None, ifname: str, placed: Placed,
                *, gro: bool = True, cpu: int | None = SWITCH_CPU) -> None:
-    """GRO on (veth NAPI), threaded NAPI, napi thread pinned to the switch CPU (or `cpu`; None
+    """GRO on (veth NAPI), threaded NAPI, napi thread pinned to the next switch core (round robin
+    over switch_cpus in the order the ports are placed: Placed.switch_core) or `cpu` (None
     leaves it unpinned) and made SCHED_FIFO (napi_priority). Failures are recorded in `placed`
     (the interface then stays on the sender's softirq, or its thread at normal priority), never
     raised."""
@@ -109,7 +136,7 @@ def place_napi(ctx: SwitchContext, netns: str | None, ifname: str, placed: Place
         return
     fifo = napi_priority(ctx) == "fifo"
     if cpu == SWITCH_CPU:
-        cpu = ctx.placement.switch_cpu
+        cpu = placed.switch_core(ctx)
     try:
         if gro:
             ethtool_k(netns, ifname, gro=True)
@@ -135,10 +162,12 @@ def place_napi(ctx: SwitchContext, netns: str | None, ifname: str, placed: Place
 
 
 def place_rps(ctx: SwitchContext, netns: str | None, ifname: str, placed: Placed) -> None:
-    """RPS: the receive work of `ifname` (frames queued with netif_rx) runs on the switch CPU."""
-    cpu = ctx.placement.switch_cpu
-    if kernel_mode(ctx) != "napi" or cpu is None:
+    """RPS: the receive work of `ifname` (frames queued with netif_rx) runs on the next switch
+    core (round robin over switch_cpus)."""
+    if kernel_mode(ctx) != "napi" or ctx.placement.switch_cpu is None:
         return
+    cpu = placed.switch_core(ctx)
+    assert cpu is not None
     try:
         write_sys(netns, f"{ifname}/queues/rx-0/rps_cpus", format(1 << cpu, "x"))
         placed.modes.append(f"rps cpu{cpu}")

@@ -98,6 +98,7 @@ class ShapedSwitch(KernelSwitch):
     # kernel_mode softirq by default (see above): the tester's veth peer has no NAPI, and every
     # frame the in-kernel generator sent was lost uncounted (measured); it keeps afpacket
     kernel_tx_ok = False
+    spreads_cores = False   # one qdisc, softirq by default: more switch cores would sit idle
     name = "shaped"
     description = "calibration DUT: tc mirred port to port into a tbf shaper at --shape-pps"
     calibration = True

@@ -26,6 +26,7 @@ class KernelSwitch(Switch):
 
     options_read = PLACEMENT_HELP
     tools = KERNEL_TOOLS
+    spreads_cores = True                # one napi thread per port, round robin over switch_cpus
     kernel_tx_ok = True                 # in napi mode the switch side of each veth has NAPI
 
     @classmethod
