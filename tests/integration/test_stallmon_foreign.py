@@ -2,9 +2,10 @@
 (engine/README.md, Stall monitor): two threads of the path that share a core by placement take
 turns, and that is the configuration's cost, not a host stall.
 
-Two busy loops share CPU 1 (our own children, stopped by PID). Watching both, their turns are not
-stalls; watching only one, the other's turns are (about half the time). Other work on the machine
-is foreign in both runs alike, so the test compares the two runs, not a run with zero."""
+Two busy loops A and B share CPU 1 (our own children, stopped by PID). Two monitors watch the
+same second: one watches A and B, the other A alone. For the second, B's turns are foreign: A's
+stalls grow by about B's share of the CPU. Other work on the machine is foreign to both alike (a
+loaded machine gave 0.38 s of A's waits to it), so the test compares the two, not one with zero."""
 
 from __future__ import annotations
 
@@ -40,32 +41,31 @@ def spinners(*names: str) -> Iterator[list[int]]:
             p.wait(timeout=10)
 
 
-def runq_wait_s(watch: list[int], names: tuple[str, ...]) -> tuple[float, set[str]]:
-    """Seconds of runq stalls of the named threads on CPU over WATCH_S, and who held the CPU."""
-    with StallMonitor([CPU], watch_pids=watch) as mon:
-        if not mon.running:
-            pytest.skip(f"stall monitor unavailable: {mon.reason}")
-        t0 = time.monotonic_ns()
-        time.sleep(WATCH_S)     # the window the monitor watches, not a wait for some state
-        t1 = time.monotonic_ns()
-        report = mon.report(t0, t1)
-        stalls = [s for s in mon.stalls() if s.kind == "runq" and s.comm in names
-                  and t0 <= s.start_ns <= t1]
+def runq_wait_s(monitor: StallMonitor, t0: int, t1: int, comm: str) -> tuple[float, set[str]]:
+    """Seconds of the runq stalls of thread `comm` on CPU between t0 and t1, and who held it."""
+    report = monitor.report(t0, t1)
     assert report.monitored, report.reason
+    stalls = [s for s in monitor.stalls() if s.kind == "runq" and s.comm == comm
+              and t0 <= s.start_ns <= t1]
     return sum(s.len_us for s in stalls) / 1e6, {s.held_by for s in stalls}
 
 
 def test_path_threads_taking_turns_are_not_stalls(root, engine):
     if (os.cpu_count() or 1) <= CPU:
         pytest.skip(f"needs CPU {CPU}")
-    names = ("vsbspinA", "vsbspinB")
-    with spinners(*names) as (a, b):
-        both, _ = runq_wait_s([a, b], names)
-        one, held = runq_wait_s([a], names[:1])
-    print(f"\nrunq stall time of the watched spinners over {WATCH_S:g} s: "
-          f"both watched {both:.3f} s, one watched {one:.3f} s (held by {sorted(held)})")
-    # watching one, the other's turns (about half the CPU) are foreign
-    assert one >= 0.25 * WATCH_S, one
+    with spinners("vsbspinA", "vsbspinB") as (a, b):
+        with StallMonitor([CPU], watch_pids=[a, b]) as both_mon, \
+                StallMonitor([CPU], watch_pids=[a]) as one_mon:
+            for mon in (both_mon, one_mon):
+                if not mon.running:
+                    pytest.skip(f"stall monitor unavailable: {mon.reason}")
+            t0 = time.monotonic_ns()
+            time.sleep(WATCH_S)     # the window the monitors watch, not a wait for some state
+            t1 = time.monotonic_ns()
+            both, _ = runq_wait_s(both_mon, t0, t1, "vsbspinA")
+            one, held = runq_wait_s(one_mon, t0, t1, "vsbspinA")
+    print(f"\nrunq stall time of spinner A over {WATCH_S:g} s: A and B watched {both:.3f} s, "
+          f"A alone watched {one:.3f} s (held by {sorted(held)})")
+    # watched alone, A's waits while B ran (about half the CPU) are stalls too
     assert "vsbspinB" in held
-    # watching both, only the machine's other work is foreign: far less
-    assert both <= 0.5 * one, (both, one)
+    assert one - both >= 0.15 * WATCH_S, (both, one)
