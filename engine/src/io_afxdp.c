@@ -629,6 +629,9 @@ const char *io_afxdp_bind_used(struct io_port *p) { return p && p->zc ? "zerocop
 const struct io_ops io_afxdp_ops = {
 	.name = "afxdp",
 	.layer = IO_L2,
+	/* UMEM frames of 2048 B without multi-buffer, and its XDP program cannot attach to a veth
+	 * above an MTU of about 3.5 KiB without frags: standard frames only */
+	.max_frame = FRAME_STD_MAX,
 	.available = afxdp_available,
 	.open = afxdp_open,
 	.close = afxdp_close,
