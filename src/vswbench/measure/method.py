@@ -14,14 +14,15 @@ from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.calibration import Calibration, baseline_switch, calibrate
-from vswbench.measure.plan import (TrialOptions, TrialPlan, ensure_runnable, plan_trial,
-                                   with_options)
+from vswbench.measure.plan import (TrialOptions, TrialPlan, ensure_runnable, jumbo_note,
+                                   plan_trial, with_options)
 from vswbench.measure.session import (DEFAULT_DRAIN_QUIET, TrialSession, control_capable,
                                       open_session)
 from vswbench.run.ids import RunId
 from vswbench.switches.catalog import all_switches, calibration_switches
 from vswbench.switches.chain.nf import calibration_target
 from vswbench.testbed.build import Testbed, unsupported
+from vswbench.units import STD_FRAME_MAX
 
 WARMUP_RATE = 10_000.0
 FALLBACK_MAX_LOAD = 1_000_000.0
@@ -123,8 +124,10 @@ def method_context(plan: MethodPlan, *, drain: float, drain_quiet: float = DEFAU
                      f"{' (cached)' if cal.cached else ''}")
         elif plan.calibrate:
             notes.append(f"generator calibration is not available for {tp.scenario.name}")
+        if tp.params.size.largest > STD_FRAME_MAX:
+            progress(f"run {run.id}: {jumbo_note(tp.params)}")
         with Testbed(tp.scenario, tp.switch_cls, run, tp.placement, tp.options,
-                     flows=plan.trial.params.flows) as tb:
+                     flows=plan.trial.params.flows, mtu=tp.params.size.link_mtu) as tb:
             assert tb.switch is not None
             progress(f"run {run.id}: {tp.switch_cls.name} / {tp.scenario.name} ready "
                      f"({tb.switch.forwarding_mode()})")

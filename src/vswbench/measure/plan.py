@@ -22,7 +22,7 @@ from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
 from vswbench.switches.chain.nf import check_nf
 from vswbench.switches.options import check_keys
-from vswbench.units import FrameSize
+from vswbench.units import STD_FRAME_MAX, FrameSize
 
 
 class SwitchUnavailable(VswbenchError):
@@ -174,19 +174,43 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
         raise UsageError(problem)
     switch_cls.check_options(options)
     switch_cls.check_trial_options(options)   # the calibration device needs its rate (--shape-pps)
+    jumbo = jumbo_problem(switch_cls, options, params.size)
+    if jumbo:
+        raise SwitchUnavailable(jumbo)
     return TrialPlan(switch_cls, scenario,
                      replace(params, io=engine_io(switch_cls, params.io, options,
-                                                  churn=params.churn is not None)),
+                                                  churn=params.churn is not None,
+                                                  size=params.size)),
                      placement, options)
 
 
+def jumbo_problem(switch_cls: type[Switch], options: Mapping[str, str],
+                  size: FrameSize) -> str | None:
+    """Why this switch cannot carry `size` (frames above 1518 B need MTU 9000 on every link of
+    its testbed), or None."""
+    if size.largest <= STD_FRAME_MAX:
+        return None
+    problem = switch_cls.jumbo_problem(options)
+    return f"frame size {size} (MTU {size.link_mtu}): {problem}" if problem else None
+
+
+def jumbo_note(params: TrialParams) -> str:
+    """What a trial of frames above 1518 B does differently (a progress line)."""
+    return (f"every link at MTU {params.size.link_mtu} for frames of {params.size}; io "
+            f"{params.io}" + (" (auto takes afpacket above 1518 B: the in-kernel generator, "
+                              "AF_XDP and DPDK carry standard frames only)"
+                              if params.io == "afpacket" else ""))
+
+
 def engine_io(switch_cls: type[Switch], io: str, options: Mapping[str, str] | None = None,
-              kernel_tx: Callable[[], str | None] | None = None, *, churn: bool = False) -> str:
+              kernel_tx: Callable[[], str | None] | None = None, *, churn: bool = False,
+              size: FrameSize | None = None) -> str:
     """The engine I/O a switch's ports take: DPDK switches have DPDK ports only (`dpdk`), kernel
     switches kernel interfaces (never `dpdk`). `auto`: the fastest tester that works here, the
     in-kernel generator (xdplive) where the switch lets the kernel transmit into it and the
     engine's probe says it works (`kernel_tx`: why not, None if it does), else afpacket. With
-    flow `churn` auto is afpacket: the in-kernel generator sends a fixed set of flows only."""
+    flow `churn` auto is afpacket: the in-kernel generator sends a fixed set of flows only; with
+    frames above 1518 B (`size`) too, the one tester that carries them (JUMBO_AUTO_NOTE)."""
     options = options or {}
     if switch_cls.port_kind == "dpdk":
         return "dpdk"
@@ -197,7 +221,7 @@ def engine_io(switch_cls: type[Switch], io: str, options: Mapping[str, str] | No
     if io == "xdplive" and problem:
         raise UsageError(f"--io xdplive: {problem}; use --io afpacket or afxdp")
     if io == "auto":
-        if churn:
+        if churn or (size is not None and size.largest > STD_FRAME_MAX):
             return "afpacket"
         if problem is None and (kernel_tx or xdplive_problem)() is None:
             return "xdplive"
@@ -253,8 +277,10 @@ def execute_trials(plan: TrialPlan, repeat: int,
         progress(f"run {run.id}: {plan.switch_cls.name}, {plan.scenario.name}, "
                  f"{plan.params.size} at {plan.params.rate_pps:,.0f} pps for "
                  f"{plan.params.duration:g} s (warm-up {plan.params.warmup:g} s)")
+        if plan.params.size.largest > STD_FRAME_MAX:
+            progress(f"run {run.id}: {jumbo_note(plan.params)}")
         with Testbed(plan.scenario, plan.switch_cls, run, plan.placement, plan.options,
-                     flows=plan.params.flows) as tb:
+                     flows=plan.params.flows, mtu=plan.params.size.link_mtu) as tb:
             progress(f"run {run.id}: testbed ready ({tb.switch.forwarding_mode() if tb.switch else ''})")
             results = []
             monitor = open_monitor(tb)

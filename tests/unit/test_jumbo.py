@@ -1,0 +1,109 @@
+"""Frame sizes above 1518 B (issue 32): 64..9018 accepted everywhere a size is (API, spec, CLI),
+9019 refused with exit 2, IMIX unchanged; the links' MTU they need; io auto takes afpacket for
+them; a switch whose ports cannot take MTU 9000 is refused with exit 3 (skipped in a campaign)."""
+from __future__ import annotations
+
+import pytest
+
+from vswbench.campaign.values import BadValue, _size
+from vswbench.engine.params import TrialParams
+from vswbench.errors import UsageError
+from vswbench.measure.plan import SwitchUnavailable, engine_io, jumbo_problem
+from vswbench.switches.catalog import all_switches
+from vswbench.units import MAX_FRAME, FrameSize
+
+
+def test_bounds_64_to_9018() -> None:
+    assert MAX_FRAME == 9018
+    for ok in (64, 1518, 1519, 9000, 9018, "9018"):
+        assert FrameSize.parse(ok).bytes == int(ok)
+    for bad in (63, 9019, 65536):
+        with pytest.raises(UsageError, match="64..9018"):
+            FrameSize.parse(bad)
+    assert TrialParams(9018).frame_size == 9018
+    with pytest.raises(UsageError, match="64..9018"):
+        TrialParams(9019)
+    assert _size(9018) == 9018
+    with pytest.raises(BadValue, match="64..9018"):
+        _size(9019)
+
+
+def test_imix_unchanged() -> None:
+    imix = FrameSize.parse("imix")
+    assert imix.largest == 1518 and imix.engine_arg() == "imix" and imix.link_mtu == 1500
+    with pytest.raises(UsageError):
+        FrameSize.parse("imix:h")
+
+
+def test_link_mtu() -> None:
+    assert FrameSize.parse(64).link_mtu == 1500
+    assert FrameSize.parse(1518).link_mtu == 1500     # as ever: nothing set
+    assert FrameSize.parse(1519).link_mtu == 9000     # size - 18 rounded up to 9000
+    assert FrameSize.parse(9018).link_mtu == 9000
+
+
+def test_auto_io_takes_afpacket_for_jumbo_frames() -> None:
+    sw = all_switches()
+    works = (lambda: None)
+    std, jumbo = FrameSize.parse(1518), FrameSize.parse(9018)
+    # unchanged up to 1518 B
+    assert engine_io(sw["bridge"], "auto", {}, works, size=std) == \
+        engine_io(sw["bridge"], "auto", {}, works)
+    assert engine_io(sw["bridge"], "auto", {}, works, size=std) == "xdplive"
+    assert engine_io(sw["bridge"], "auto", {}, works, size=jumbo) == "afpacket"
+    assert engine_io(sw["bridge"], "auto", {}, works, size=FrameSize.parse(1519)) == "afpacket"
+    assert engine_io(sw["bridge"], "afpacket", {}, works, size=jumbo) == "afpacket"
+
+
+def test_switches_that_refuse_jumbo_frames() -> None:
+    sw = all_switches()
+    jumbo = FrameSize.parse(9018)
+    for name in ("bridge", "ovs", "tc-bpf", "veth"):
+        assert jumbo_problem(sw[name], {}, jumbo) is None, name
+    for name in ("xdp", "memif", "testpmd", "ovs-dpdk"):
+        problem = jumbo_problem(sw[name], {}, jumbo)
+        assert problem and "9018" in problem and "MTU 9000" in problem, name
+        assert jumbo_problem(sw[name], {}, FrameSize.parse(1518)) is None
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str]:
+    from vswbench.cli import app as cli
+
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_cli_size_9019_exit_2(capsys, monkeypatch) -> None:
+    import vswbench.run.scope
+
+    def no_run(*a, **k):
+        raise AssertionError("nothing may be created for bad input")
+
+    monkeypatch.setattr(vswbench.run.scope, "run_scope", no_run)
+    code, text = _cli(capsys, "trial", "--switch", "bridge", "--size", "9019")
+    assert code == 2 and "64..9018" in text and "Traceback" not in text
+
+
+def test_cli_jumbo_on_xdp_exit_3(capsys, monkeypatch) -> None:
+    import vswbench.run.scope
+
+    def no_run(*a, **k):
+        raise AssertionError("nothing may be created for a refused combination")
+
+    monkeypatch.setattr(vswbench.run.scope, "run_scope", no_run)
+    code, text = _cli(capsys, "trial", "--switch", "xdp", "--size", "9018")
+    assert code == 3 and "frame size 9018" in text and "frags" in text
+    assert "Traceback" not in text
+    assert issubclass(SwitchUnavailable, Exception)
+
+
+def test_campaign_skips_jumbo_on_xdp() -> None:
+    from vswbench.campaign.runner import _unsupported
+    from vswbench.campaign.spec import expand, parse_spec
+
+    spec = parse_spec('[campaign]\nname = "jumbo"\n[[study]]\nkind = "search"\nswitch = ["bridge", "xdp"]\n'
+                      'size = [64, 9018]\n')
+    reasons = {(p.switch, p.size): _unsupported(p) for p in expand(spec)}
+    assert reasons[("bridge", 9018)] is None and reasons[("xdp", 64)] is None
+    assert "frags" in str(reasons[("xdp", 9018)])
