@@ -8,7 +8,8 @@ import pytest
 from vswbench.campaign.values import BadValue, _size
 from vswbench.engine.params import TrialParams
 from vswbench.errors import UsageError
-from vswbench.measure.plan import SwitchUnavailable, engine_io, jumbo_problem
+from vswbench.engine.probe import parse_backends
+from vswbench.measure.plan import SwitchUnavailable, check_io_frame, engine_io, jumbo_problem
 from vswbench.switches.catalog import all_switches
 from vswbench.units import MAX_FRAME, FrameSize
 
@@ -44,7 +45,10 @@ def test_link_mtu() -> None:
 
 def test_auto_io_takes_afpacket_for_jumbo_frames() -> None:
     sw = all_switches()
-    works = (lambda: None)
+
+    def works() -> None:
+        return None
+
     std, jumbo = FrameSize.parse(1518), FrameSize.parse(9018)
     # unchanged up to 1518 B
     assert engine_io(sw["bridge"], "auto", {}, works, size=std) == \
@@ -64,6 +68,27 @@ def test_switches_that_refuse_jumbo_frames() -> None:
         problem = jumbo_problem(sw[name], {}, jumbo)
         assert problem and "9018" in problem and "MTU 9000" in problem, name
         assert jumbo_problem(sw[name], {}, FrameSize.parse(1518)) is None
+
+
+def test_explicit_io_refused_above_its_limit() -> None:
+    limits = {"xdplive": 1518, "afxdp": 1796, "udp": 9018}
+    check_io_frame("afxdp", FrameSize.parse(1796), limits.get)
+    check_io_frame("udp", FrameSize.parse(9018), limits.get)
+    check_io_frame("xdplive", FrameSize.parse(1518), limits.get)     # as ever: not asked
+    check_io_frame("xdplive", FrameSize.parse("imix"), limits.get)
+    with pytest.raises(UsageError, match="--io xdplive carries frames up to 1518 B; use --io "
+                                         "afpacket for frames above 1518 B") as e:
+        check_io_frame("xdplive", FrameSize.parse(9018), limits.get)
+    assert e.value.exit_code == 2
+    with pytest.raises(UsageError, match="1796"):
+        check_io_frame("afxdp", FrameSize.parse(1797), limits.get)
+
+
+def test_probe_states_each_io_limit() -> None:
+    found = parse_backends({"backends": [
+        {"name": "afpacket", "usable": True, "max_frame": 9018},
+        {"name": "xdplive", "usable": True, "max_frame": 1518}, {"name": "old", "usable": True}]})
+    assert [b.max_frame for b in found] == [9018, 1518, None]
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str]:

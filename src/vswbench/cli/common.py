@@ -117,7 +117,8 @@ def size_option(**kw: Any) -> Callable[..., Any]:
 def io_option(choices: tuple[str, ...] = KERNEL_IO) -> Callable[..., Any]:
     return click.option("--io", type=click.Choice(choices), default="auto", show_default=True,
                         help="Engine I/O backend; auto: xdplive (the kernel generates and "
-                             "counts) where it works, else afpacket; dpdk for DPDK switches.")
+                             "counts) where it works, else afpacket (always above 1518 B); dpdk "
+                             "for DPDK switches.")
 
 
 def traffic_options(func: Callable[..., Any]) -> Callable[..., Any]:

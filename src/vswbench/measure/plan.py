@@ -177,6 +177,7 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
     jumbo = jumbo_problem(switch_cls, options, params.size)
     if jumbo:
         raise SwitchUnavailable(jumbo)
+    check_io_frame(params.io, params.size)
     return TrialPlan(switch_cls, scenario,
                      replace(params, io=engine_io(switch_cls, params.io, options,
                                                   churn=params.churn is not None,
@@ -192,6 +193,29 @@ def jumbo_problem(switch_cls: type[Switch], options: Mapping[str, str],
         return None
     problem = switch_cls.jumbo_problem(options)
     return f"frame size {size} (MTU {size.link_mtu}): {problem}" if problem else None
+
+
+def check_io_frame(io: str, size: FrameSize, limit: Callable[[str], int | None] | None = None) -> None:
+    """UsageError (exit 2) if the engine I/O `io` cannot carry frames of `size`: the limit each
+    backend states in the engine's probe (max_frame; `limit` stands in for the probe)."""
+    if size.largest <= STD_FRAME_MAX or io in ("auto", "afpacket"):
+        return
+    most = (limit or io_max_frame)(io)
+    if most is not None and size.largest > most:
+        raise UsageError(f"--size {size}: --io {io} carries frames up to {most} B; use --io "
+                         f"afpacket for frames above {most} B")
+
+
+@functools.lru_cache(maxsize=8)
+def io_max_frame(io: str) -> int | None:
+    """The largest frame the engine's `io` carries (its probe), or None where it does not say."""
+    from vswbench.engine.probe import probe
+
+    try:
+        info = probe().backend(io)
+    except VswbenchError:
+        return None   # the engine then refuses the size itself (exit 2, the same message)
+    return None if info is None else info.max_frame
 
 
 def jumbo_note(params: TrialParams) -> str:
