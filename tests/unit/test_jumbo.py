@@ -132,3 +132,17 @@ def test_campaign_skips_jumbo_on_xdp() -> None:
     reasons = {(p.switch, p.size): _unsupported(p) for p in expand(spec)}
     assert reasons[("bridge", 9018)] is None and reasons[("xdp", 64)] is None
     assert "frags" in str(reasons[("xdp", 9018)])
+
+
+def test_demo_skips_a_backend_below_the_size() -> None:
+    from vswbench.engine.probe import ProbeResult
+    from vswbench.measure.demo import DemoOptions, choose_backends
+
+    backends = parse_backends({"backends": [
+        {"name": "afpacket", "usable": True, "max_frame": 9018},
+        {"name": "afxdp", "usable": True, "max_frame": 1796}]})
+    found = ProbeResult({}, backends, None, None)
+    chosen, skipped = choose_backends(DemoOptions(size=9018, backends=("afpacket", "afxdp")), found)
+    assert chosen == ["afpacket"] and "up to 1796 B" in skipped["afxdp"]
+    chosen, _ = choose_backends(DemoOptions(size=1518, backends=("afpacket", "afxdp")), found)
+    assert chosen == ["afpacket", "afxdp"]

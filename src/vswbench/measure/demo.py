@@ -112,6 +112,9 @@ def choose_backends(options: DemoOptions, found: ProbeResult) -> tuple[list[str]
             skipped[name] = "not compiled into the engine"
         elif not info.usable:
             skipped[name] = info.reason or "the probe says it is not usable here"
+        elif info.max_frame is not None and options.size > info.max_frame:
+            skipped[name] = (f"it carries frames up to {info.max_frame} B, not {options.size} "
+                             "(use afpacket or udp)")
         else:
             chosen.append(name)
     return chosen, skipped
