@@ -16,9 +16,12 @@
 #include "tsc.h"
 
 #define AFP_FRAME 2048        /* a V2 slot: header and a frame of MTU up to 1934 */
-#define AFP_FRAME_JUMBO 16384 /* a V2 slot for larger MTUs (4 to a 64 KiB block): frames to 9018 B */
+#define AFP_FRAME_JUMBO 9216  /* a V2 slot for larger MTUs: frames to 9018 B (and a VLAN tag) */
 #define AFP_SLOT_HDR 96       /* room a slot keeps before the frame (tpacket2_hdr, sockaddr_ll, align) */
-#define AFP_BLOCK (4096 * 16)
+#define AFP_BLOCK (4096 * 16)  /* V2 block of standard slots (32) */
+#define AFP_BLOCK_JUMBO (AFP_FRAME_JUMBO * 4) /* of jumbo slots: 9 pages, slots back to back */
+_Static_assert(AFP_BLOCK_JUMBO % 4096 == 0 && AFP_FRAME_JUMBO % TPACKET_ALIGNMENT == 0,
+	       "a V2 block is whole pages of whole, aligned slots");
 #define AFP_V3_BLOCK (1u << 20)
 #define AFP_V3_BLOCKS 16
 
@@ -27,7 +30,7 @@ struct ring {
 	uint8_t *map;
 	size_t map_len;
 	unsigned nframes, head;     /* V2: frame slots */
-	unsigned slot;              /* V2: bytes per slot (AFP_FRAME, or AFP_FRAME_JUMBO above MTU 1500) */
+	unsigned slot;              /* V2: bytes per slot (AFP_FRAME, or AFP_FRAME_JUMBO above MTU 1934) */
 	unsigned nblocks, blk;      /* V3: blocks */
 	/* V3 iteration state inside the current block */
 	struct tpacket3_hdr *v3_pkt;
@@ -71,12 +74,20 @@ static int bind_if(int fd, int ifindex, int proto, struct vsb_error *e)
 }
 
 /* V2 slot size for the port's MTU: the standard slot holds a frame of any MTU it can (1500 and a
- * little more, as ever); a jumbo MTU gets slots of AFP_FRAME_JUMBO (a V2 ring truncates, and its TX
- * refuses, a frame longer than its slot). */
+ * little more, as ever); a larger MTU gets slots of AFP_FRAME_JUMBO (a V2 ring truncates, and its
+ * TX refuses, a frame longer than its slot: 66 B of header before a received frame, 32 B before
+ * a sent one). */
 static unsigned afp_slot(int mtu)
 {
 	unsigned need = (unsigned)(mtu > 0 ? mtu : 0) + ETH_HDR_LEN + 4 + AFP_SLOT_HDR;
 	return need <= AFP_FRAME ? AFP_FRAME : AFP_FRAME_JUMBO;
+}
+
+/* A V2 block: a whole number of pages holding a whole number of slots, so that slot i lies at
+ * i * slot in the mapping (v2_slot). */
+static unsigned afp_block(unsigned slot)
+{
+	return slot == AFP_FRAME ? AFP_BLOCK : AFP_BLOCK_JUMBO;
 }
 
 static int open_tx(struct io_port *p, struct vsb_error *e)
@@ -91,7 +102,7 @@ static int open_tx(struct io_port *p, struct vsb_error *e)
 	 * the receiver's queue in cache (measured: 8192 slots and a 64 MiB buffer were slower). */
 	unsigned n = p->cfg.ring_size ? p->cfg.ring_size : 1024;
 	unsigned slot = p->tx.slot = afp_slot(p->cfg.mtu);
-	struct tpacket_req req = {.tp_block_size = AFP_BLOCK, .tp_frame_size = slot};
+	struct tpacket_req req = {.tp_block_size = afp_block(slot), .tp_frame_size = slot};
 	req.tp_block_nr = (n * slot + req.tp_block_size - 1) / req.tp_block_size;
 	req.tp_frame_nr = req.tp_block_nr * (req.tp_block_size / slot);
 	if (setopt(fd, PACKET_VERSION, &v, sizeof(v), "PACKET_VERSION", e) ||
@@ -131,7 +142,7 @@ static int open_rx(struct io_port *p, struct vsb_error *e)
 	} else {
 		unsigned n = p->cfg.ring_size ? p->cfg.ring_size : 4096;
 		unsigned slot = p->rx.slot = afp_slot(p->cfg.mtu);
-		struct tpacket_req req = {.tp_block_size = AFP_BLOCK, .tp_frame_size = slot};
+		struct tpacket_req req = {.tp_block_size = afp_block(slot), .tp_frame_size = slot};
 		req.tp_block_nr = (n * slot + req.tp_block_size - 1) / req.tp_block_size;
 		req.tp_frame_nr = req.tp_block_nr * (req.tp_block_size / slot);
 		if (setopt(fd, PACKET_RX_RING, &req, sizeof(req), "PACKET_RX_RING (V2)", e))
