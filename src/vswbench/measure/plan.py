@@ -221,8 +221,8 @@ def io_max_frame(io: str) -> int | None:
 def jumbo_note(params: TrialParams) -> str:
     """What a trial of frames above 1518 B does differently (a progress line)."""
     return (f"every link at MTU {params.size.link_mtu} for frames of {params.size}; io "
-            f"{params.io}" + (" (auto takes afpacket above 1518 B: the in-kernel generator, "
-                              "AF_XDP and DPDK carry standard frames only)"
+            f"{params.io}" + (" (auto takes afpacket above 1518 B: the in-kernel generator "
+                              "and DPDK carry standard frames only, AF_XDP up to 1796 B)"
                               if params.io == "afpacket" else ""))
 
 
@@ -234,7 +234,7 @@ def engine_io(switch_cls: type[Switch], io: str, options: Mapping[str, str] | No
     in-kernel generator (xdplive) where the switch lets the kernel transmit into it and the
     engine's probe says it works (`kernel_tx`: why not, None if it does), else afpacket. With
     flow `churn` auto is afpacket: the in-kernel generator sends a fixed set of flows only; with
-    frames above 1518 B (`size`) too, the one tester that carries them (JUMBO_AUTO_NOTE)."""
+    frames above 1518 B (`size`) too, the tester that carries them to 9018 B (jumbo_note)."""
     options = options or {}
     if switch_cls.port_kind == "dpdk":
         return "dpdk"
