@@ -68,6 +68,12 @@ def test_switches_that_refuse_jumbo_frames() -> None:
         problem = jumbo_problem(sw[name], {}, jumbo)
         assert problem and "9018" in problem and "MTU 9000" in problem, name
         assert jumbo_problem(sw[name], {}, FrameSize.parse(1518)) is None
+    from vswbench.scenario import parse
+
+    vxlan = jumbo_problem(sw["bridge"], {}, jumbo, parse("remote-vxlan"))
+    assert vxlan and "VXLAN" in vxlan and "use scenario remote" in vxlan
+    assert jumbo_problem(sw["bridge"], {}, jumbo, parse("remote")) is None
+    assert jumbo_problem(sw["bridge"], {}, FrameSize.parse(64), parse("remote-vxlan")) is None
 
 
 def test_explicit_io_refused_above_its_limit() -> None:

@@ -385,7 +385,8 @@ def _unsupported(point: Point) -> str | None:
     from vswbench.units import FrameSize
 
     return (unsupported(parse(point.scenario), cls) or nf_unavailable(dict(point.options))
-            or jumbo_problem(cls, dict(point.options), FrameSize.parse(point.size)))
+            or jumbo_problem(cls, dict(point.options), FrameSize.parse(point.size),
+                             parse(point.scenario)))
 
 
 def _availability(switch: str) -> str | None:

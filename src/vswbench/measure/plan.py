@@ -174,7 +174,7 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
         raise UsageError(problem)
     switch_cls.check_options(options)
     switch_cls.check_trial_options(options)   # the calibration device needs its rate (--shape-pps)
-    jumbo = jumbo_problem(switch_cls, options, params.size)
+    jumbo = jumbo_problem(switch_cls, options, params.size, scenario)
     if jumbo:
         raise SwitchUnavailable(jumbo)
     check_io_frame(params.io, params.size)
@@ -185,13 +185,17 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
                      placement, options)
 
 
-def jumbo_problem(switch_cls: type[Switch], options: Mapping[str, str],
-                  size: FrameSize) -> str | None:
-    """Why this switch cannot carry `size` (frames above 1518 B need MTU 9000 on every link of
-    its testbed), or None."""
+def jumbo_problem(switch_cls: type[Switch], options: Mapping[str, str], size: FrameSize,
+                  scenario: Scenario | None = None) -> str | None:
+    """Why this switch (in this scenario) cannot carry `size` (frames above 1518 B need MTU 9000
+    on every link of its testbed), or None."""
     if size.largest <= STD_FRAME_MAX:
         return None
     problem = switch_cls.jumbo_problem(options)
+    if problem is None and scenario is not None and scenario.wire == "vxlan":
+        problem = (f"scenario {scenario.name}: VXLAN adds 50 B to every frame on the wire, "
+                   "whose links get the same MTU, so the tunnel refuses it; use scenario "
+                   "remote (the switches joined by veth) for larger frames")
     return f"frame size {size} (MTU {size.link_mtu}): {problem}" if problem else None
 
 
