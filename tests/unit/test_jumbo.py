@@ -64,7 +64,7 @@ def test_switches_that_refuse_jumbo_frames() -> None:
     jumbo = FrameSize.parse(9018)
     for name in ("bridge", "ovs", "tc-bpf", "veth"):
         assert jumbo_problem(sw[name], {}, jumbo) is None, name
-    for name in ("xdp", "memif", "testpmd", "ovs-dpdk"):
+    for name in ("xdp", "ovs-afxdp", "memif", "testpmd", "ovs-dpdk"):
         problem = jumbo_problem(sw[name], {}, jumbo)
         assert problem and "9018" in problem and "MTU 9000" in problem, name
         assert jumbo_problem(sw[name], {}, FrameSize.parse(1518)) is None
