@@ -79,6 +79,7 @@ class MethodContext:
                 "flows": self.session.params.flows, "burst": self.session.params.burst,
                 "churn": self.session.params.churn,
                 "forwarding_mode": tb.switch.forwarding_mode(),
+                "mtu": tb.mtu, "mtu_links": dict(tb.mtu_links),
                 "placement": asdict(tb.placement), "switch_versions": tb.switch_cls.versions(),
                 "session": self.session.kind, "run_id": str(tb.run.id),
                 "calibration": self.calibration.to_json() if self.calibration else None,
