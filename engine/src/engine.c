@@ -68,6 +68,7 @@ static void port_config(const struct engine *en, int i, struct io_config *c)
 	}
 	c->busy_poll = o->busy_poll >= 0 ? o->busy_poll : m->busy_poll;
 	c->rx_ring_v3 = o->rx_ring ? o->rx_ring == 3 : m->rx_ring_v3;
+	c->mtu = en->ports[i].info.mtu;
 	c->ring_size = m->ring;
 	if (o->ring)
 		c->ring_size = o->ring;
@@ -98,6 +99,15 @@ static void set_addresses(struct engine *en, struct frame_addrs *a)
 	 * reflector or a forwarder must not put ARP requests on the wire (they would skew counters) */
 	else if (!neigh_lookup(p0->name, a->dip, a->dmac, p0->info.has_ip && en->mode->sends_first))
 		memset(a->dmac, 0xff, 6);
+}
+
+int engine_size_check(const struct engine *en, const struct size_seq *s, struct vsb_error *e)
+{
+	char msg[320];
+	for (int i = 0; i < en->nports; i++)
+		if (io_size_check(en->ops, s, en->ports[i].name, en->ports[i].info.mtu, msg, sizeof(msg)))
+			return vsb_fail(e, VSB_ERR_USAGE, "%s", msg);
+	return 0;
 }
 
 int engine_setup(struct engine *en, struct vsb_error *e)
@@ -150,6 +160,8 @@ int engine_setup(struct engine *en, struct vsb_error *e)
 		return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io %s cannot %s: its frames never reach the engine "
 				"(gen, sink, loop and control only); use --io afxdp or afpacket", en->ops->name,
 				m->relays);
+	if (engine_size_check(en, &o->sizes, e))
+		return e->code;
 	if (en->ops->kern && o->sizes.n > en->ops->kern->max_sizes)
 		return vsb_fail(e, VSB_ERR_UNSUPPORTED, "--io %s: a size list of %u frames is longer than the "
 				"%u the BPF generator holds; use a shorter list", en->ops->name, o->sizes.n,

@@ -35,6 +35,9 @@ struct engine {
 /* Enter the netns, pin, open the ports of en->mode, build the template. 0, or an error code with e
  * filled. */
 int engine_setup(struct engine *en, struct vsb_error *e);
+/* Can the backend and every port (its MTU) carry the sizes of s? 0, or VSB_ERR_USAGE with e naming
+ * the size, the limit and the fix. */
+int engine_size_check(const struct engine *en, const struct size_seq *s, struct vsb_error *e);
 void engine_teardown(struct engine *en);
 
 /* Parse and account a batch of received frames into en->rx. */

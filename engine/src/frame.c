@@ -438,8 +438,8 @@ int size_seq_parse(const char *spec, struct size_seq *out, char *msg, size_t msg
 	msg[0] = 0;
 	memset(out, 0, sizeof(*out));
 	if (!spec || !*spec) {
-		snprintf(msg, msglen, "--size: empty value (a size 64..1518, a list like 64,512,1518, "
-			 "or imix / imix:GENOME)");
+		snprintf(msg, msglen, "--size: empty value (a size %d..%d, a list like 64,512,1518, "
+			 "or imix / imix:GENOME)", FRAME_MIN, FRAME_MAX);
 		return -1;
 	}
 	uint16_t *v = malloc(SIZE_SEQ_MAX * sizeof(*v));
@@ -480,8 +480,8 @@ int size_seq_parse(const char *spec, struct size_seq *out, char *msg, size_t msg
 			while (*p == ' ')
 				p++;
 			if (!isdigit((unsigned char)*p)) {
-				snprintf(msg, msglen, "--size %s: expected a frame size in bytes (64..1518), a "
-					 "comma-separated list, or imix / imix:GENOME", spec);
+				snprintf(msg, msglen, "--size %s: expected a frame size in bytes (%d..%d), a "
+					 "comma-separated list, or imix / imix:GENOME", spec, FRAME_MIN, FRAME_MAX);
 				goto fail;
 			}
 			errno = 0;
@@ -507,9 +507,9 @@ int size_seq_parse(const char *spec, struct size_seq *out, char *msg, size_t msg
 			if (*p == 0)
 				break;
 			if (*p != ',') {
-				snprintf(msg, msglen, "--size %s: unexpected '%c' (expected a size 64..1518, "
+				snprintf(msg, msglen, "--size %s: unexpected '%c' (expected a size %d..%d, "
 					 "a comma-separated list, or imix / imix:GENOME)", spec,
-					 isprint((unsigned char)*p) ? *p : '?');
+					 isprint((unsigned char)*p) ? *p : '?', FRAME_MIN, FRAME_MAX);
 				goto fail;
 			}
 			p++;

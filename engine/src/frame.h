@@ -19,7 +19,8 @@
 #define FCS_LEN 4
 #define SIG_LEN 18
 #define FRAME_MIN 64
-#define FRAME_MAX 1518
+#define FRAME_MAX 9018 /* MTU 9000 + Ethernet header + FCS (jumbo frames) */
+#define FRAME_STD_MAX 1518 /* the largest frame of a 1500-byte MTU */
 #define PAYLOAD_OFF L2_OVERHEAD
 
 /* frame size (with FCS) -> bytes handed to the kernel */

@@ -39,6 +39,8 @@ struct io_config {
 	unsigned queue;         /* afxdp: queue id */
 	int rt_client;          /* udp: a round-trip client receives the replies on its TX sockets */
 	int rx_ring_v3;         /* afpacket: TPACKET_V3 block ring (throughput) instead of V2 (latency) */
+	int mtu;                /* the interface's MTU (0 = unknown): afpacket and udp size their buffers
+	                         * for it (frames above 1518 B need an MTU above 1500) */
 };
 
 struct io_port_stats {
@@ -95,6 +97,9 @@ struct io_kern_ops {
 struct io_ops {
 	const char *name;
 	enum io_layer layer;
+	/* The largest frame (bytes, FCS included) the backend carries; the engine refuses larger
+	 * sizes (exit 2) naming this limit. */
+	unsigned max_frame;
 	/* Is the backend usable here? 0 = yes; else VSB_ERR_UNSUPPORTED with reason in e. */
 	int (*available)(struct vsb_error *e);
 	int (*open)(const struct io_config *cfg, struct io_port **out, struct vsb_error *e);
@@ -135,6 +140,10 @@ extern const struct io_ops io_xdplive_ops;
 /* All compiled-in backends, NULL terminated. */
 extern const struct io_ops *const io_backends[];
 const struct io_ops *io_find(const char *name);
+/* Can ops carry every size of s through a port of MTU mtu (0 = unknown / not a kernel interface)?
+ * 0 if so, else -1 with msg naming the size, the limit and the fix. */
+int io_size_check(const struct io_ops *ops, const struct size_seq *s, const char *port, int mtu,
+		  char *msg, size_t msglen);
 
 #define IO_MAX_BATCH 256
 

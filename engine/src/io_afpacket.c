@@ -15,7 +15,13 @@
 #include "io.h"
 #include "tsc.h"
 
-#define AFP_FRAME 2048
+#define AFP_FRAME 2048        /* a V2 slot: header and a frame of MTU up to 1934 */
+#define AFP_FRAME_JUMBO 9216  /* a V2 slot for larger MTUs: frames to 9018 B (and a VLAN tag) */
+#define AFP_SLOT_HDR 96       /* room a slot keeps before the frame (tpacket2_hdr, sockaddr_ll, align) */
+#define AFP_BLOCK (4096 * 16)  /* V2 block of standard slots (32) */
+#define AFP_BLOCK_JUMBO (AFP_FRAME_JUMBO * 4) /* of jumbo slots: 9 pages, slots back to back */
+_Static_assert(AFP_BLOCK_JUMBO % 4096 == 0 && AFP_FRAME_JUMBO % TPACKET_ALIGNMENT == 0,
+	       "a V2 block is whole pages of whole, aligned slots");
 #define AFP_V3_BLOCK (1u << 20)
 #define AFP_V3_BLOCKS 16
 
@@ -24,6 +30,7 @@ struct ring {
 	uint8_t *map;
 	size_t map_len;
 	unsigned nframes, head;     /* V2: frame slots */
+	unsigned slot;              /* V2: bytes per slot (AFP_FRAME, or AFP_FRAME_JUMBO above MTU 1934) */
 	unsigned nblocks, blk;      /* V3: blocks */
 	/* V3 iteration state inside the current block */
 	struct tpacket3_hdr *v3_pkt;
@@ -66,6 +73,23 @@ static int bind_if(int fd, int ifindex, int proto, struct vsb_error *e)
 	return 0;
 }
 
+/* V2 slot size for the port's MTU: the standard slot holds a frame of any MTU it can (1500 and a
+ * little more, as ever); a larger MTU gets slots of AFP_FRAME_JUMBO (a V2 ring truncates, and its
+ * TX refuses, a frame longer than its slot: 66 B of header before a received frame, 32 B before
+ * a sent one). */
+static unsigned afp_slot(int mtu)
+{
+	unsigned need = (unsigned)(mtu > 0 ? mtu : 0) + ETH_HDR_LEN + 4 + AFP_SLOT_HDR;
+	return need <= AFP_FRAME ? AFP_FRAME : AFP_FRAME_JUMBO;
+}
+
+/* A V2 block: a whole number of pages holding a whole number of slots, so that slot i lies at
+ * i * slot in the mapping (v2_slot). */
+static unsigned afp_block(unsigned slot)
+{
+	return slot == AFP_FRAME ? AFP_BLOCK : AFP_BLOCK_JUMBO;
+}
+
 static int open_tx(struct io_port *p, struct vsb_error *e)
 {
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -77,9 +101,10 @@ static int open_tx(struct io_port *p, struct vsb_error *e)
 	 * (each is charged until the peer frees it), and a small ring keeps the skbs, the slots and
 	 * the receiver's queue in cache (measured: 8192 slots and a 64 MiB buffer were slower). */
 	unsigned n = p->cfg.ring_size ? p->cfg.ring_size : 1024;
-	struct tpacket_req req = {.tp_block_size = 4096 * 16, .tp_frame_size = AFP_FRAME};
-	req.tp_block_nr = (n * AFP_FRAME + req.tp_block_size - 1) / req.tp_block_size;
-	req.tp_frame_nr = req.tp_block_nr * (req.tp_block_size / AFP_FRAME);
+	unsigned slot = p->tx.slot = afp_slot(p->cfg.mtu);
+	struct tpacket_req req = {.tp_block_size = afp_block(slot), .tp_frame_size = slot};
+	req.tp_block_nr = (n * slot + req.tp_block_size - 1) / req.tp_block_size;
+	req.tp_frame_nr = req.tp_block_nr * (req.tp_block_size / slot);
 	if (setopt(fd, PACKET_VERSION, &v, sizeof(v), "PACKET_VERSION", e) ||
 	    setopt(fd, PACKET_QDISC_BYPASS, &one, sizeof(one), "PACKET_QDISC_BYPASS", e) ||
 	    setopt(fd, PACKET_TX_RING, &req, sizeof(req), "PACKET_TX_RING", e))
@@ -116,9 +141,10 @@ static int open_rx(struct io_port *p, struct vsb_error *e)
 		p->rx.map_len = (size_t)req.tp_block_size * req.tp_block_nr;
 	} else {
 		unsigned n = p->cfg.ring_size ? p->cfg.ring_size : 4096;
-		struct tpacket_req req = {.tp_block_size = 4096 * 16, .tp_frame_size = AFP_FRAME};
-		req.tp_block_nr = (n * AFP_FRAME + req.tp_block_size - 1) / req.tp_block_size;
-		req.tp_frame_nr = req.tp_block_nr * (req.tp_block_size / AFP_FRAME);
+		unsigned slot = p->rx.slot = afp_slot(p->cfg.mtu);
+		struct tpacket_req req = {.tp_block_size = afp_block(slot), .tp_frame_size = slot};
+		req.tp_block_nr = (n * slot + req.tp_block_size - 1) / req.tp_block_size;
+		req.tp_frame_nr = req.tp_block_nr * (req.tp_block_size / slot);
 		if (setopt(fd, PACKET_RX_RING, &req, sizeof(req), "PACKET_RX_RING (V2)", e))
 			return e->code;
 		p->rx.nframes = req.tp_frame_nr;
@@ -170,7 +196,7 @@ static int afp_open(const struct io_config *cfg, struct io_port **out, struct vs
 
 static inline struct tpacket2_hdr *v2_slot(struct ring *r, unsigned i)
 {
-	return (struct tpacket2_hdr *)(r->map + (size_t)i * AFP_FRAME);
+	return (struct tpacket2_hdr *)(r->map + (size_t)i * r->slot);
 }
 
 #define V2_DATA_OFF (TPACKET2_HDRLEN - sizeof(struct sockaddr_ll))
@@ -190,7 +216,7 @@ static unsigned afp_tx_get(struct io_port *p, struct io_buf *b, unsigned n)
 			break;
 		}
 		b[i].data = (uint8_t *)h + V2_DATA_OFF;
-		b[i].cap = AFP_FRAME - V2_DATA_OFF;
+		b[i].cap = r->slot - V2_DATA_OFF;
 		b[i].handle = idx;
 		b[i].priv = NULL;
 	}
@@ -355,6 +381,7 @@ static void afp_stats(struct io_port *p, struct io_port_stats *s)
 const struct io_ops io_afpacket_ops = {
 	.name = "afpacket",
 	.layer = IO_L2,
+	.max_frame = FRAME_MAX, /* V2 slots sized for the port's MTU, V3 blocks of 1 MiB */
 	.available = afp_available,
 	.open = afp_open,
 	.close = afp_close,

@@ -773,6 +773,8 @@ static void dpdk_stats(struct io_port *p, struct io_port_stats *s)
 const struct io_ops io_dpdk_ops = {
 	.name = "dpdk",
 	.layer = IO_L2,
+	/* ports keep the default MTU (1500) and mbufs of 2048 B without scatter */
+	.max_frame = FRAME_STD_MAX,
 	.available = dpdk_available,
 	.open = dpdk_open,
 	.close = dpdk_close,

@@ -13,7 +13,8 @@
 #include "io.h"
 #include "tsc.h"
 
-#define UDP_BUF 2048
+#define UDP_BUF 2048       /* bytes per datagram buffer: payloads of MTU up to 2076 */
+#define UDP_BUF_JUMBO 9216 /* for a larger MTU: payloads of frames to 9018 B (MTU 9000) */
 #define UDP_MAX_SOCKS 4096
 
 struct io_port {
@@ -25,6 +26,7 @@ struct io_port {
 	unsigned nrx, rx_next;
 	struct sockaddr_in dst;
 	uint8_t *txbuf, *rxbuf;
+	unsigned buf;           /* bytes per datagram buffer (UDP_BUF or UDP_BUF_JUMBO) */
 	struct mmsghdr tx_msgs[IO_MAX_BATCH], rx_msgs[IO_MAX_BATCH];
 	struct iovec tx_iov[IO_MAX_BATCH], rx_iov[IO_MAX_BATCH];
 	struct sockaddr_in rx_from[IO_MAX_BATCH];
@@ -94,8 +96,9 @@ static int udp_open(const struct io_config *cfg, struct io_port **out, struct vs
 		return vsb_fail(e, VSB_ERR_NOMEM, "out of memory");
 	p->cfg = *cfg;
 	p->rx_fd = -1;
-	p->txbuf = malloc((size_t)IO_MAX_BATCH * UDP_BUF);
-	p->rxbuf = malloc((size_t)IO_MAX_BATCH * UDP_BUF);
+	p->buf = cfg->mtu > UDP_BUF + IP4_HDR_LEN + UDP_HDR_LEN ? UDP_BUF_JUMBO : UDP_BUF;
+	p->txbuf = malloc((size_t)IO_MAX_BATCH * p->buf);
+	p->rxbuf = malloc((size_t)IO_MAX_BATCH * p->buf);
 	unsigned nflows = cfg->nsports ? cfg->nsports : 1;
 	if (nflows > UDP_MAX_SOCKS) {
 		udp_close(p);
@@ -142,8 +145,8 @@ static int udp_open(const struct io_config *cfg, struct io_port **out, struct vs
 		p->rx_fds[p->nrx++] = p->rx_fd;
 	}
 	for (unsigned i = 0; i < IO_MAX_BATCH; i++) {
-		p->tx_iov[i].iov_base = p->txbuf + (size_t)i * UDP_BUF;
-		p->rx_iov[i] = (struct iovec){p->rxbuf + (size_t)i * UDP_BUF, UDP_BUF};
+		p->tx_iov[i].iov_base = p->txbuf + (size_t)i * p->buf;
+		p->rx_iov[i] = (struct iovec){p->rxbuf + (size_t)i * p->buf, p->buf};
 	}
 	*out = p;
 	return 0;
@@ -154,7 +157,7 @@ static unsigned udp_tx_get(struct io_port *p, struct io_buf *b, unsigned n)
 	n = VSB_MIN(n, IO_MAX_BATCH);
 	for (unsigned i = 0; i < n; i++) {
 		b[i].data = p->tx_iov[i].iov_base;
-		b[i].cap = UDP_BUF;
+		b[i].cap = p->buf;
 		b[i].handle = i;
 		b[i].priv = NULL;
 		b[i].flow = 0;
@@ -274,6 +277,7 @@ static void udp_stats(struct io_port *p, struct io_port_stats *s)
 const struct io_ops io_udp_ops = {
 	.name = "udp",
 	.layer = IO_L4,
+	.max_frame = FRAME_MAX, /* buffers sized for the port's MTU */
 	.available = udp_available,
 	.open = udp_open,
 	.close = udp_close,

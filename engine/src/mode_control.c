@@ -111,6 +111,11 @@ static int build(struct engine *en, const struct ctl_msg *m, struct trial_params
 			snprintf(buf, sizeof(buf), "%.0f", size->num);
 		if (size_seq_parse(buf, sizes, err, n))
 			return -1;
+		struct vsb_error e = {0};
+		if (engine_size_check(en, sizes, &e)) {
+			snprintf(err, n, "%s", e.msg);
+			return -1;
+		}
 		t->sizes = sizes;
 	}
 	return 0;

@@ -41,6 +41,7 @@ static void backend_entry(struct jout *j, const char *name)
 		else
 			jout_null(j, "reason");
 		jout_str(j, "layer", ops->layer == IO_L2 ? "l2" : "l4");
+		jout_u64(j, "max_frame", ops->max_frame);
 		if (ops->probe_extra)
 			ops->probe_extra(ops, j);
 	}

@@ -13,7 +13,10 @@ from typing import Any
 
 from vswbench.errors import UsageError
 
-MIN_FRAME, MAX_FRAME = 64, 1518          # bytes, FCS included (the engine's limits)
+MIN_FRAME, MAX_FRAME = 64, 9018          # bytes, FCS included (the engine's limits: MTU 9000)
+STD_FRAME_MAX = 1518                     # the largest frame of a 1500-byte MTU
+STD_MTU, JUMBO_MTU = 1500, 9000          # a testbed's links: as created, and for larger frames
+FRAME_L2_BYTES = 18                      # Ethernet header and FCS: frame size = MTU + 18
 WIRE_OVERHEAD_BYTES = 20                 # preamble (8) and inter-frame gap (12) per frame
 DEFAULT_LINK_BPS = 10e9                  # the reference link of line-rate curves: 10 GbE
 MAX_RATE_PPS = 1e9                       # no tester here comes near: larger is a typo
@@ -51,7 +54,7 @@ def parse_rate(text: str) -> float:
 
 @dataclass(frozen=True)
 class FrameSize:
-    """A frame size, FCS included: a fixed number of bytes (64..1518) or an IMIX genome."""
+    """A frame size, FCS included: a fixed number of bytes (MIN_FRAME..MAX_FRAME) or an IMIX genome."""
 
     bytes: int | None = None          # fixed size, or None for IMIX
     genome: str | None = None         # IMIX letters (RFC 6985), or None for a fixed size
@@ -101,6 +104,14 @@ class FrameSize:
             assert self.bytes is not None
             return self.bytes
         return max(IMIX_LETTERS[c] for c in self.genome)
+
+    @property
+    def link_mtu(self) -> int:
+        """The MTU a testbed's links need for these frames: 1500 up to 1518 B, else the size
+        less 18 B rounded up to 9000 (frames above 1518 B)."""
+        if self.largest <= STD_FRAME_MAX:
+            return STD_MTU
+        return max(JUMBO_MTU, self.largest - FRAME_L2_BYTES)
 
     def engine_arg(self) -> str:
         """The engine's --size / control "size" value."""

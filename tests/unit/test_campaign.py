@@ -92,7 +92,7 @@ BAD = [
     ('kind = "search"\nswitch = "bridge"\nscenario = "star"\n', "study 1, scenario", "unknown"),
     ('kind = "search"\nswitch = "bridge"\nscenario = "chain:99"\n', "study 1, scenario", "1..10"),
     ('kind = "search"\nswitch = "bridge"\npreset = "slow"\n', "study 1, preset", "fast"),
-    ('kind = "search"\nswitch = "bridge"\nsize = 9000\n', "study 1, size", "64..1518"),
+    ('kind = "search"\nswitch = "bridge"\nsize = 9019\n', "study 1, size", "64..9018"),
     ('kind = "search"\nswitch = "bridge"\nsize = "64"\n', "study 1, size", "not a frame size"),
     ('kind = "search"\nswitch = "bridge"\nflows = 0\n', "study 1, flows", "out of range 1..1000000"),
     ('kind = "search"\nswitch = "bridge"\nburst = 1.5\n', "study 1, burst", "whole number"),
@@ -137,7 +137,7 @@ def test_invalid_study_named_by_index_and_key(study: str, where: str, what: str)
 
 
 def test_all_problems_listed_one_per_line() -> None:
-    message = problems(spec('kind = "search"\nswitch = "brige"\nsize = 9000\nfoo = 1\n')
+    message = problems(spec('kind = "search"\nswitch = "brige"\nsize = 9019\nfoo = 1\n')
                        + '[[study]]\nkind = "trial"\nswitch = "veth"\n')
     lines = message.splitlines()
     assert lines[0].endswith("has 4 problems:")

@@ -18,7 +18,7 @@ from vswbench.cli.app import main
     (["latency", "--switch", "bridge", "--at", "500"], "--at '500'"),
     (["b2b", "--switch", "bridge", "--scenario", "p2p-pair"], "back-to-back"),
     (["calibrate", "--scenario", "pairs:2"], "calibration"),
-    (["search", "--switch", "shaped", "--shape-pps", "1k", "--size", "9000"], "9000"),
+    (["search", "--switch", "shaped", "--shape-pps", "1k", "--size", "9019"], "9019"),
 ])
 def test_bad_input_exits_2(argv, needle, capsys):
     assert main(argv) == 2

@@ -103,7 +103,7 @@ def bad_values(param: click.Parameter) -> list[str] | None:
         return [v for v in ["", "bogus", "x" * 5000, "١", "nan", "-1", "0", "JSON ", "auto\x00"]
                 if v.casefold() not in folded]
     if isinstance(kind, FrameSizeType):
-        return ["63", "1519", "0", "-64", "imix:z", "imix:", "64.5", *BAD_NUMBERS]
+        return ["63", "9019", "0", "-64", "imix:z", "imix:", "64.5", *BAD_NUMBERS]
     if isinstance(kind, SecondsType):
         return ["90000", *BAD_NUMBERS]
     if isinstance(kind, (click.types.IntParamType, click.types.FloatParamType)):

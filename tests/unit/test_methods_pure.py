@@ -36,7 +36,7 @@ def test_shaper_rates_count_frames_without_fcs():
 
 def test_shaper_options():
     assert shaper_from_options({"shape_pps": "50k", "shape_frame_size": "512"}) == Shaper(50_000, 512)
-    for bad in ({}, {"shape_pps": "fast"}, {"shape_pps": "1k", "shape_frame_size": "9000"},
+    for bad in ({}, {"shape_pps": "fast"}, {"shape_pps": "1k", "shape_frame_size": "9019"},
                 {"shape_pps": "1k", "shape_frame_size": "x"}, {"shape_pps": "1G"}):
         with pytest.raises(UsageError):
             shaper_from_options(bad)

@@ -59,7 +59,7 @@ WORDS = ["search", "sweep", "trial", "latency", "b2b", "rule-update", "veth", "b
 SCALAR = st.one_of(
     st.sampled_from(WORDS).map(toml_string),
     st.text(max_size=12).map(toml_string),
-    st.sampled_from([0, -1, 1, 2, 63, 64, 1518, 1519, 200, 201, 1000, 1001, 32768, 32769,
+    st.sampled_from([0, -1, 1, 2, 63, 64, 1518, 1519, 9018, 9019, 200, 201, 1000, 1001, 32768, 32769,
                      65536, 65537, 1_000_000, 1_000_001, 10_000_000, 10_000_001, 2**63 - 1,
                      -(2**63)]).map(str),
     st.integers().map(str),

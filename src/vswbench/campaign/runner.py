@@ -381,7 +381,12 @@ def _unsupported(point: Point) -> str | None:
     cls = all_switches().get(point.switch)
     if cls is None:
         return None
-    return unsupported(parse(point.scenario), cls) or nf_unavailable(dict(point.options))
+    from vswbench.measure.plan import jumbo_problem
+    from vswbench.units import FrameSize
+
+    return (unsupported(parse(point.scenario), cls) or nf_unavailable(dict(point.options))
+            or jumbo_problem(cls, dict(point.options), FrameSize.parse(point.size),
+                             parse(point.scenario)))
 
 
 def _availability(switch: str) -> str | None:

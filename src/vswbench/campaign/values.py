@@ -22,7 +22,7 @@ from vswbench.measure.rule_update import MAX_RULES, UPDATE_RATE_RANGE
 from vswbench.measure.search import PRESETS
 from vswbench.switches.rules.functions import FUNCTIONS, MAX_L3_TABLE
 from vswbench.switches.options import unknown_key
-from vswbench.units import FrameSize, parse_rate
+from vswbench.units import MAX_FRAME, MIN_FRAME, FrameSize, parse_rate
 
 SOCKET_KINDS = ("stream", "rr", "crr")      # what applications see (measure/sockets.py)
 KINDS = ("search", "sweep", "trial", "latency", "b2b", "rule-update", *SOCKET_KINDS)
@@ -152,11 +152,12 @@ def _shape_pps(v: Any) -> float:
 
 
 def _size(v: Any) -> int | str:
-    """Bytes 64..1518 (FCS included) or "imix" / "imix:GENOME", as units.FrameSize parses them."""
+    """Bytes MIN_FRAME..MAX_FRAME (FCS included) or "imix" / "imix:GENOME", as units.FrameSize
+    parses them."""
     if isinstance(v, bool) or not isinstance(v, (int, str)) or (
             isinstance(v, str) and not v.lower().startswith("imix")):
-        raise BadValue(f"{short(v)} is not a frame size: give bytes 64..1518 (FCS included) or "
-                       "\"imix\"")
+        raise BadValue(f"{short(v)} is not a frame size: give bytes {MIN_FRAME}..{MAX_FRAME} "
+                       "(FCS included) or \"imix\"")
     try:
         return FrameSize.parse(v).stored()
     except UsageError as exc:

@@ -14,7 +14,7 @@ from rich.table import Table
 from vswbench.cli.common import err, num, out, say, size_option, table_out
 from vswbench.errors import UsageError
 from vswbench.measure.search import PRESETS
-from vswbench.units import IMIX_DEFAULT_GENOME
+from vswbench.units import IMIX_DEFAULT_GENOME, MAX_FRAME, MIN_FRAME
 
 
 @click.command()
@@ -59,7 +59,8 @@ def ab(**kw: Any) -> int:
              for name in ("A", "B")]
     size = kw["size"]
     if size.is_imix and size.genome != IMIX_DEFAULT_GENOME:
-        raise UsageError("--size: ab takes imix with its default genome, or bytes 64..1518")
+        raise UsageError(f"--size: ab takes imix with its default genome, or bytes "
+                         f"{MIN_FRAME}..{MAX_FRAME}")
     plan = ABPlan(sides[0], sides[1], kw["scenario"], "imix" if size.is_imix else
                   int(size.bytes or 64), kw["preset"], kw["rounds"], kw["seed"])
     out_dir = kw["out_dir"] or Path(f"results/ab-{time.strftime('%Y%m%d-%H%M%S')}")

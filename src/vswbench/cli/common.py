@@ -21,7 +21,7 @@ from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
 from vswbench.measure.plan import TrialOptions, parse_options
 from vswbench.measure.plan import trial_options as build_trial_options
 from vswbench.switches.rules.functions import DEFAULT_TABLE_SIZE, FUNCTIONS, MAX_L3_TABLE, TABLE_FUNCTIONS
-from vswbench.units import FrameSize
+from vswbench.units import JUMBO_MTU, MAX_FRAME, MIN_FRAME, STD_FRAME_MAX, FrameSize
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)   # messages are never cut into lines
@@ -56,7 +56,8 @@ def rate(text: str | None) -> float | None:
 
 
 class FrameSizeType(click.ParamType):
-    """--size: bytes 64..1518 (FCS included) or imix / imix:GENOME, parsed into a FrameSize."""
+    """--size: bytes MIN_FRAME..MAX_FRAME (FCS included) or imix / imix:GENOME, parsed into a
+    FrameSize."""
 
     name = "SIZE"
 
@@ -109,13 +110,15 @@ KERNEL_IO = ("auto", "afpacket", "udp", "afxdp", "xdplive")
 def size_option(**kw: Any) -> Callable[..., Any]:
     """The one declaration of --size (every command that sends frames)."""
     return click.option("--size", type=FrameSizeType(), default="64", show_default=True,
-                        help="Frame size: bytes 64..1518, FCS included, or imix.", **kw)
+                        help=f"Frame size: bytes {MIN_FRAME}..{MAX_FRAME}, FCS included (above "
+                        f"{STD_FRAME_MAX}: the links get MTU {JUMBO_MTU}), or imix.", **kw)
 
 
 def io_option(choices: tuple[str, ...] = KERNEL_IO) -> Callable[..., Any]:
     return click.option("--io", type=click.Choice(choices), default="auto", show_default=True,
                         help="Engine I/O backend; auto: xdplive (the kernel generates and "
-                             "counts) where it works, else afpacket; dpdk for DPDK switches.")
+                             "counts) where it works, else afpacket (always above 1518 B); dpdk "
+                             "for DPDK switches.")
 
 
 def traffic_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -15,6 +15,7 @@ from vswbench.cli.common import (EXIT_FAILURE, SWITCH_FILE_OPTION, FiniteRange, 
                                  seconds, table_out, versions_text)
 from vswbench.errors import require_root
 from vswbench.safefile import check_output_dir
+from vswbench.units import MAX_FRAME, MIN_FRAME
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -95,8 +96,8 @@ def clean(dry_run: bool, force: bool, prefix: str) -> int:
 @click.command()
 @click.option("--duration", type=seconds(), default=3.0, show_default=True,
               help="Seconds of gen -> sink per backend.")
-@click.option("--size", type=click.IntRange(64, 1518), default=64, show_default=True,
-              help="Frame size in bytes, FCS included.")
+@click.option("--size", type=click.IntRange(MIN_FRAME, MAX_FRAME), default=64, show_default=True,
+              help="Frame size in bytes, FCS included (above 1518: the veth pair gets MTU 9000).")
 @click.option("--backend", "backends", multiple=True,
               type=click.Choice(["afpacket", "udp", "afxdp"]),
               help="Only this backend (repeatable). Default: every usable one.")

@@ -25,6 +25,7 @@ class BackendInfo:
     name: str
     usable: bool
     reason: str | None
+    max_frame: int | None = None   # the largest frame it carries, bytes with FCS (None: not said)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,9 @@ def _backend_from_obj(name: str, obj: Any) -> BackendInfo:
         return BackendInfo(name, bool(obj), None)
     usable = next((bool(obj[k]) for k in USABLE_KEYS if k in obj), True)
     reason = next((str(obj[k]) for k in REASON_KEYS if obj.get(k)), None)
-    return BackendInfo(name, usable, reason)
+    limit = obj.get("max_frame")
+    max_frame = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    return BackendInfo(name, usable, reason, max_frame)
 
 
 def parse_backends(raw: dict[str, Any]) -> tuple[BackendInfo, ...]:

@@ -166,7 +166,7 @@ def measure(run: Run, scenario: Scenario, workload: TrialParams, placement: Plac
     if not control_capable(scenario):
         raise_unsupported(scenario)
     base = all_switches()[baseline_switch(workload.io)]
-    with Testbed(scenario, base, run, placement) as tb:
+    with Testbed(scenario, base, run, placement, mtu=workload.size.link_mtu) as tb:
         with ControlSession(tb, workload) as session:
             session.warm_up(10_000, 0.3)
             rx, tx = [], []

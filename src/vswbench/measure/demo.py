@@ -21,8 +21,9 @@ from vswbench.engine.process import (EngineError, EngineProcess, EngineResult, f
                                      run_engine)
 from vswbench.errors import UsageError, require_root
 from vswbench.host.pair import Endpoint, NamespacePair, namespace_pair
+from vswbench.host.tuning import set_mtu
 from vswbench.run.scope import Run, run_scope
-from vswbench.units import parse_rate
+from vswbench.units import MAX_FRAME, MIN_FRAME, STD_FRAME_MAX, FrameSize, parse_rate
 
 READY_TIMEOUT = 15.0  # seconds for an engine to open its port and print its start record
 
@@ -89,8 +90,8 @@ def validate(options: DemoOptions) -> None:
         if not 0 <= cpu < cpus:
             option = "--" + name.replace("_", "-")
             raise UsageError(f"{option} {cpu}: this machine has CPUs 0..{cpus - 1}")
-    if not 64 <= options.size <= 1518:
-        raise UsageError(f"--size {options.size}: frame sizes are 64..1518 bytes")
+    if not MIN_FRAME <= options.size <= MAX_FRAME:
+        raise UsageError(f"--size {options.size}: frame sizes are {MIN_FRAME}..{MAX_FRAME} bytes")
     if options.duration <= 0 or options.rtt_duration <= 0:
         raise UsageError("durations must be positive")
     try:
@@ -111,6 +112,9 @@ def choose_backends(options: DemoOptions, found: ProbeResult) -> tuple[list[str]
             skipped[name] = "not compiled into the engine"
         elif not info.usable:
             skipped[name] = info.reason or "the probe says it is not usable here"
+        elif info.max_frame is not None and options.size > info.max_frame:
+            skipped[name] = (f"it carries frames up to {info.max_frame} B, not {options.size} "
+                             "(use afpacket or udp)")
         else:
             chosen.append(name)
     return chosen, skipped
@@ -182,6 +186,10 @@ def run_demo(options: DemoOptions, progress: Callable[[str], None] = print) -> D
     with run_scope() as run:
         progress(f"run {run.id}: namespaces {run.id}a and {run.id}b joined by a veth pair")
         with namespace_pair(run.id, run.registry) as pair:
+            if options.size > STD_FRAME_MAX:
+                mtu = FrameSize(bytes=options.size).link_mtu
+                set_mtu([pair.a.netns, pair.b.netns], mtu)
+                progress(f"run {run.id}: the veth pair at MTU {mtu} for {options.size}-byte frames")
             for backend in backends:
                 result = BackendResult(backend)
                 results.append(result)

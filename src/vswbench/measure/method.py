@@ -14,14 +14,15 @@ from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.calibration import Calibration, baseline_switch, calibrate
-from vswbench.measure.plan import (TrialOptions, TrialPlan, ensure_runnable, plan_trial,
-                                   with_options)
+from vswbench.measure.plan import (TrialOptions, TrialPlan, ensure_runnable, jumbo_note,
+                                   plan_trial, with_options)
 from vswbench.measure.session import (DEFAULT_DRAIN_QUIET, TrialSession, control_capable,
                                       open_session)
 from vswbench.run.ids import RunId
 from vswbench.switches.catalog import all_switches, calibration_switches
 from vswbench.switches.chain.nf import calibration_target
 from vswbench.testbed.build import Testbed, unsupported
+from vswbench.units import STD_FRAME_MAX
 
 WARMUP_RATE = 10_000.0
 FALLBACK_MAX_LOAD = 1_000_000.0
@@ -78,6 +79,7 @@ class MethodContext:
                 "flows": self.session.params.flows, "burst": self.session.params.burst,
                 "churn": self.session.params.churn,
                 "forwarding_mode": tb.switch.forwarding_mode(),
+                "mtu": tb.mtu, "mtu_links": dict(tb.mtu_links),
                 "placement": asdict(tb.placement), "switch_versions": tb.switch_cls.versions(),
                 "session": self.session.kind, "run_id": str(tb.run.id),
                 "calibration": self.calibration.to_json() if self.calibration else None,
@@ -123,8 +125,10 @@ def method_context(plan: MethodPlan, *, drain: float, drain_quiet: float = DEFAU
                      f"{' (cached)' if cal.cached else ''}")
         elif plan.calibrate:
             notes.append(f"generator calibration is not available for {tp.scenario.name}")
+        if tp.params.size.largest > STD_FRAME_MAX:
+            progress(f"run {run.id}: {jumbo_note(tp.params)}")
         with Testbed(tp.scenario, tp.switch_cls, run, tp.placement, tp.options,
-                     flows=plan.trial.params.flows) as tb:
+                     flows=plan.trial.params.flows, mtu=tp.params.size.link_mtu) as tb:
             assert tb.switch is not None
             progress(f"run {run.id}: {tp.switch_cls.name} / {tp.scenario.name} ready "
                      f"({tb.switch.forwarding_mode()})")

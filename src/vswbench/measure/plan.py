@@ -23,7 +23,7 @@ from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
 from vswbench.switches.chain.nf import check_nf
 from vswbench.switches.options import check_keys
-from vswbench.units import FrameSize
+from vswbench.units import STD_FRAME_MAX, FrameSize
 
 
 class SwitchUnavailable(VswbenchError):
@@ -212,19 +212,71 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
         raise UsageError(problem)
     switch_cls.check_options(options)
     switch_cls.check_trial_options(options)   # the calibration device needs its rate (--shape-pps)
+    jumbo = jumbo_problem(switch_cls, options, params.size, scenario)
+    if jumbo:
+        raise SwitchUnavailable(jumbo)
+    check_io_frame(params.io, params.size)
     return TrialPlan(switch_cls, scenario,
                      replace(params, io=engine_io(switch_cls, params.io, options,
-                                                  churn=params.churn is not None)),
+                                                  churn=params.churn is not None,
+                                                  size=params.size)),
                      placement, options)
 
 
+def jumbo_problem(switch_cls: type[Switch], options: Mapping[str, str], size: FrameSize,
+                  scenario: Scenario | None = None) -> str | None:
+    """Why this switch (in this scenario) cannot carry `size` (frames above 1518 B need MTU 9000
+    on every link of its testbed), or None."""
+    if size.largest <= STD_FRAME_MAX:
+        return None
+    problem = switch_cls.jumbo_problem(options)
+    if problem is None and scenario is not None and scenario.wire == "vxlan":
+        problem = (f"scenario {scenario.name}: VXLAN adds 50 B to every frame on the wire, "
+                   "whose links get the same MTU, so the tunnel refuses it; use scenario "
+                   "remote (the switches joined by veth) for larger frames")
+    return f"frame size {size} (MTU {size.link_mtu}): {problem}" if problem else None
+
+
+def check_io_frame(io: str, size: FrameSize, limit: Callable[[str], int | None] | None = None) -> None:
+    """UsageError (exit 2) if the engine I/O `io` cannot carry frames of `size`: the limit each
+    backend states in the engine's probe (max_frame; `limit` stands in for the probe)."""
+    if size.largest <= STD_FRAME_MAX or io in ("auto", "afpacket"):
+        return
+    most = (limit or io_max_frame)(io)
+    if most is not None and size.largest > most:
+        raise UsageError(f"--size {size}: --io {io} carries frames up to {most} B; use --io "
+                         f"afpacket for frames above {most} B")
+
+
+@functools.lru_cache(maxsize=8)
+def io_max_frame(io: str) -> int | None:
+    """The largest frame the engine's `io` carries (its probe), or None where it does not say."""
+    from vswbench.engine.probe import probe
+
+    try:
+        info = probe().backend(io)
+    except VswbenchError:
+        return None   # the engine then refuses the size itself (exit 2, the same message)
+    return None if info is None else info.max_frame
+
+
+def jumbo_note(params: TrialParams) -> str:
+    """What a trial of frames above 1518 B does differently (a progress line)."""
+    return (f"every link at MTU {params.size.link_mtu} for frames of {params.size}; io "
+            f"{params.io}" + (" (auto takes afpacket above 1518 B: the in-kernel generator "
+                              "and DPDK carry standard frames only, AF_XDP up to 1796 B)"
+                              if params.io == "afpacket" else ""))
+
+
 def engine_io(switch_cls: type[Switch], io: str, options: Mapping[str, str] | None = None,
-              kernel_tx: Callable[[], str | None] | None = None, *, churn: bool = False) -> str:
+              kernel_tx: Callable[[], str | None] | None = None, *, churn: bool = False,
+              size: FrameSize | None = None) -> str:
     """The engine I/O a switch's ports take: DPDK switches have DPDK ports only (`dpdk`), kernel
     switches kernel interfaces (never `dpdk`). `auto`: the fastest tester that works here, the
     in-kernel generator (xdplive) where the switch lets the kernel transmit into it and the
     engine's probe says it works (`kernel_tx`: why not, None if it does), else afpacket. With
-    flow `churn` auto is afpacket: the in-kernel generator sends a fixed set of flows only."""
+    flow `churn` auto is afpacket: the in-kernel generator sends a fixed set of flows only; with
+    frames above 1518 B (`size`) too, the tester that carries them to 9018 B (jumbo_note)."""
     options = options or {}
     if switch_cls.port_kind == "dpdk":
         return "dpdk"
@@ -235,7 +287,7 @@ def engine_io(switch_cls: type[Switch], io: str, options: Mapping[str, str] | No
     if io == "xdplive" and problem:
         raise UsageError(f"--io xdplive: {problem}; use --io afpacket or afxdp")
     if io == "auto":
-        if churn:
+        if churn or (size is not None and size.largest > STD_FRAME_MAX):
             return "afpacket"
         if problem is None and (kernel_tx or xdplive_problem)() is None:
             return "xdplive"
@@ -291,8 +343,10 @@ def execute_trials(plan: TrialPlan, repeat: int,
         progress(f"run {run.id}: {plan.switch_cls.name}, {plan.scenario.name}, "
                  f"{plan.params.size} at {plan.params.rate_pps:,.0f} pps for "
                  f"{plan.params.duration:g} s (warm-up {plan.params.warmup:g} s)")
+        if plan.params.size.largest > STD_FRAME_MAX:
+            progress(f"run {run.id}: {jumbo_note(plan.params)}")
         with Testbed(plan.scenario, plan.switch_cls, run, plan.placement, plan.options,
-                     flows=plan.params.flows) as tb:
+                     flows=plan.params.flows, mtu=plan.params.size.link_mtu) as tb:
             progress(f"run {run.id}: testbed ready ({tb.switch.forwarding_mode() if tb.switch else ''})")
             results = []
             monitor = open_monitor(tb)

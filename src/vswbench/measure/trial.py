@@ -31,6 +31,7 @@ from vswbench.switches.base import BusyCycles, PortCounters
 from vswbench.switches.chain.nf import element_counters, nf_hosts
 from vswbench.testbed.build import EngineCommand, Testbed
 from vswbench.testbed.plan import dut_cpus
+from vswbench.units import STD_MTU
 
 READY_TIMEOUT = 15.0
 WARMUP_STREAM_BASE = 100
@@ -107,6 +108,10 @@ class TrialResult:
     tester_gap_max_us: float | None = None
     # tester-dut: `cpu` and cycles_per_packet are the DUT's cores only; the tester's cores here
     tester_cpu: dict[str, dict[str, float]] | None = None
+    # the links' MTU (1500; frames above 1518 B: 9000 or more, set on every link of the testbed)
+    # and the links raised to it ({netns/ifname: mtu}; empty at 1500)
+    mtu: int = STD_MTU
+    mtu_links: dict[str, int] = field(default_factory=dict)
 
     @property
     def counters_agree(self) -> bool:
@@ -424,6 +429,7 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
         engines={lab: {"args": list(outcome.commands[lab].args), "final": f.raw}
                  for lab, f in finals.items()},
         warnings=warnings, churn=_churn([finals[lab] for lab in drivers]),
+        mtu=testbed.mtu, mtu_links=dict(testbed.mtu_links),
         switch_useful_cycles_per_packet=(outcome.busy_after.per_packet_since(outcome.busy_before)
                                          if outcome.busy_after else None),
         nf_kind=testbed.nf if nf_hosts(testbed.scenario) else None,

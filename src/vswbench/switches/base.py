@@ -241,6 +241,15 @@ class Switch(ABC):
         its rate, which a campaign adds per point, so check_options cannot ask for it)."""
 
     @classmethod
+    def jumbo_problem(cls, options: Mapping[str, str]) -> str | None:
+        """Why this switch's ports cannot take frames above 1518 B (MTU 9000), or None."""
+        if cls.port_kind == "dpdk":
+            return (f"switch {cls.name}: its DPDK ports (mbufs of 2048 B without scatter, MTU "
+                    "1500) carry frames up to 1518 B; use a kernel switch (bridge, ovs) for "
+                    "larger frames")
+        return None
+
+    @classmethod
     def kernel_tx_problem(cls, options: Mapping[str, str]) -> str | None:
         """Why the in-kernel generator cannot send through this switch with these options (None:
         it can)."""

@@ -31,6 +31,7 @@ from vswbench.engine.params import TESTER_GAP_US, TrialParams
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import (LinkCounters, Namespace, add_address, addresses, ip_json,
                                  mac_address, namespace_pids, set_neighbour, sysctl, wait_link_up)
+from vswbench.host.tuning import run_namespaces, set_mtu
 from vswbench.run.scope import Run
 from vswbench.scenario import Scenario
 from vswbench.switches.base import (Attachment, ForwardPath, HostPort, Placement, Switch,
@@ -38,6 +39,7 @@ from vswbench.switches.base import (Attachment, ForwardPath, HostPort, Placement
 from vswbench.switches.kernel.napi import Placed, place_napi
 from vswbench.testbed.plan import EngineCommand, PortInfo, Wiring, plan_testbed, unsupported
 from vswbench.testbed.sites import SiteSwitches
+from vswbench.units import STD_MTU
 
 __all__ = ["EngineCommand", "PortInfo", "Testbed", "unsupported"]
 
@@ -56,9 +58,12 @@ class Testbed:
 
     def __init__(self, scenario: Scenario, switch_cls: type[Switch], run: Run,
                  placement: Placement | None = None,
-                 options: Mapping[str, str] | None = None, flows: int = 1) -> None:
+                 options: Mapping[str, str] | None = None, flows: int = 1,
+                 mtu: int = STD_MTU) -> None:
         self.plan = plan_testbed(scenario, switch_cls, run.id, placement, options, flows)
         self.run = run
+        self.mtu = mtu                   # every link's MTU (above 1500: frames above 1518 B)
+        self.mtu_links: dict[str, int] = {}   # {netns/ifname: mtu} where it was raised
         self.switch: Switch | None = None
         self.attachments: dict[str, Attachment] = {}
         self.ports: dict[str, PortInfo] = {}
@@ -154,6 +159,10 @@ class Testbed:
                 self._address(hp)  # direct backends may create the link only in forward()
                 self.ports[hp.key] = PortInfo(hp.key, hp.netns, hp.ifname, hp.ip_cidr,
                                               mac_address(hp.netns, hp.ifname))
+        if self.mtu != STD_MTU and not plan.dpdk:
+            # before the traffic: engines size their buffers for their port's MTU; a link that
+            # refuses it (an XDP program without frags) raises TuningUnsupported (exit 3)
+            self.mtu_links = set_mtu(run_namespaces(str(self.run.id)), self.mtu)
         if plan.scenario.apart and not plan.dpdk:
             self._tester_napi(ctx)
         self.wiring = Wiring(dict(self.ports), self._gateway_macs())

@@ -14,6 +14,7 @@ from get none, and frames arriving there go up the switch namespace's stack and 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from vswbench.engine.probe import probe
@@ -49,6 +50,12 @@ class XdpSwitch(BpfRedirectSwitch):
 
     SOURCE = "xdp_redirect.bpf.c"
     PREFIX = "xdp"
+
+    @classmethod
+    def jumbo_problem(cls, options: Mapping[str, str]) -> str | None:
+        return ("switch xdp: its XDP program has no frags support, and veth refuses such a "
+                "program above an MTU of about 3.5 KiB (one page): frames up to 1518 B only; "
+                "use tc-bpf or bridge for larger frames")
 
     @classmethod
     def availability(cls) -> Availability:

@@ -30,6 +30,7 @@ from vswbench.switches.base import Availability, ForwardPath, PortCounters
 from vswbench.switches.kernel.availability import TC, basic_availability, kernel_versions
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.kernel.switch import KernelSwitch
+from vswbench.units import MAX_FRAME, MIN_FRAME
 
 SHAPER_BURST_S = 0.0005
 SHAPER_QUEUE_S = 0.002   # >= 0.5 ms of bucket + a few ms of host stall; see above
@@ -75,8 +76,8 @@ def shaper_from_options(options: Mapping[str, str]) -> Shaper:
         size = int(ascii_number(str(options.get("shape_frame_size", "64"))))
     except ValueError:
         raise UsageError("shape_frame_size: expected a frame size in bytes, e.g. 64") from None
-    if not 64 <= size <= 1518:
-        raise UsageError(f"shape_frame_size {size}: frame sizes are 64..1518 bytes")
+    if not MIN_FRAME <= size <= MAX_FRAME:
+        raise UsageError(f"shape_frame_size {size}: frame sizes are {MIN_FRAME}..{MAX_FRAME} bytes")
     return Shaper(pps, size)
 
 

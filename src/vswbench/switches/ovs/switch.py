@@ -420,6 +420,12 @@ class OvsAfxdp(Ovs):
     wire_capable = False    # its ports are afxdp: a system-port wire would mix two port kinds
 
     @classmethod
+    def jumbo_problem(cls, options: Mapping[str, str]) -> str | None:
+        return ("switch ovs-afxdp: the XDP programs of its AF_XDP ports hold the veths below "
+                "MTU 9000 (measured: `mtu greater than device maximum`), and its UMEM frames "
+                "are 2048 B; use ovs (kernel datapath) for frames above 1518 B")
+
+    @classmethod
     def availability(cls) -> Availability:
         base = super().availability()
         if not base.ok:
