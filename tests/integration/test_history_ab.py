@@ -9,6 +9,7 @@ import os
 import platform
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +70,22 @@ def test_ab_interleaves_two_rounds_into_one_store(root, engine, tmp_path) -> Non
     assert len(stored.done("search")) == 4
     a, b = sides_of(out)
     assert a.label == b.label == "veth p2p 64 B preset=quick"
+
+
+@pytest.mark.timeout(400)
+def test_ab_of_two_switch_files_measures_each_side_s_own_switch(root, engine, tmp_path) -> None:
+    """Two "builds" as two files (examples/switches: a bridge built with ip, nftables' netdev
+    fwd): each side's searches ran through its own declared switch, named in its stored spec."""
+    examples = Path(__file__).resolve().parents[2] / "examples" / "switches"
+    out = tmp_path / "builds"
+    done = vswbench("ab", "--a-switch-file", str(examples / "linux-bridge.toml"),
+                    "--b-switch-file", str(examples / "nft-fwd.toml"), "--rounds", "2",
+                    "--out", str(out), "--json", "--seed", "1")
+    assert done.returncode == 0, done.stderr[-2000:]
+    a, b = sides_of(out)
+    assert a.label.startswith("ip-bridge p2p 64 B") and b.label.startswith("nft-fwd p2p 64 B")
+    stored = load(out)
+    assert len(stored.done("search")) == 4
+    texts = {r.spec_name: r.spec_text for r in stored.runs}
+    assert f'switch."nft-fwd" = "{examples / "nft-fwd.toml"}"' in texts["ab-B"]
+    assert "linux-bridge.toml" in texts["ab-A"] and "nft-fwd" not in texts["ab-A"]

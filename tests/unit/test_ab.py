@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
 from vswbench.campaign import ab as ab_mod
-from vswbench.campaign.ab import ABPlan, Side, check_sysctls, run_ab, schedule, side_spec
+from vswbench.campaign.ab import (ABPlan, Side, check_sysctls, run_ab, schedule, side_spec,
+                                  side_switch)
 from vswbench.cli.app import main
 from vswbench.errors import UsageError
 from vswbench.results.ab import MIN_ROUNDS, SideRuns, hodges_lehmann, judge, sides_of
@@ -159,3 +161,59 @@ def test_most_trials_excised_is_warned(tmp_path):
                   measure=_fake_search({"A": 1e5, "B": 1e5}, [], random.Random(3), stalls=9))
     warnings = judge(*sides_of(done.store)).warnings()
     assert len(warnings) == 2 and "36 of its 40 search trials were excised" in warnings[0]
+
+
+# -- sides declared in switch files (two builds of your own switch) ------------------------------
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "switches"
+
+
+@pytest.fixture
+def no_user_switches_after(monkeypatch):
+    from vswbench.switches import catalog
+    monkeypatch.setattr(catalog, "_USER", {})
+
+
+def test_a_side_from_a_switch_file_declares_it_in_its_spec(no_user_switches_after):
+    switch, path = side_switch("A", None, EXAMPLES / "linux-bridge.toml")
+    assert switch == "ip-bridge" and Path(path).is_absolute()
+    spec = side_spec(ABPlan(Side("A", switch, switch_file=path), Side("B", "bridge")),
+                     Side("A", switch, switch_file=path))
+    assert f'switch."ip-bridge" = "{path}"' in spec.text
+    assert "declared in" in Side("A", switch, switch_file=path).describe()
+
+
+def test_two_builds_as_two_switch_files(tmp_path, monkeypatch, capsys, no_user_switches_after):
+    rng = random.Random(5)
+    monkeypatch.setattr(ab_mod, "require_root", lambda what: None)
+    seen: list = []
+    measure = _fake_search({"A": 200_000, "B": 120_000}, seen, rng)
+    monkeypatch.setattr(ab_mod, "measure_here",
+                        lambda side, point, store: measure(side, point, store) | {
+                            "switch": side.switch})
+    argv = ["ab", "--a-switch-file", str(EXAMPLES / "linux-bridge.toml"), "--b-switch-file",
+            str(EXAMPLES / "nft-fwd.toml"), "--rounds", "4", "--seed", "2", "--json",
+            "--out", str(tmp_path / "builds")]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["differs"] is True and data["ratio"] < 0.7
+    assert "ip-bridge" in data["sides"]["A"]["setup"] and "nft-fwd" in data["sides"]["B"]["setup"]
+
+
+@pytest.mark.parametrize("files, extra, message", [
+    (["two.toml"], [], "name side A's switch with --a-switch"),
+    (["two.toml"], ["--a-switch", "nope"], "not nope"),
+    (["missing.toml"], [], "no such file"),
+    (["same1.toml", "same2.toml"], [], "declared twice"),
+])
+def test_bad_switch_files_exit_2(files, extra, message, tmp_path, capsys, no_user_switches_after):
+    bridge = (EXAMPLES / "linux-bridge.toml").read_text()
+    (tmp_path / "two.toml").write_text(bridge + bridge.replace("[switch.ip-bridge]",
+                                                               "[switch.ip-bridge2]"))
+    (tmp_path / "same1.toml").write_text(bridge)
+    (tmp_path / "same2.toml").write_text(bridge.replace("ip link", "ip  link"))
+    argv = ["ab", "--a-switch-file", str(tmp_path / files[0]), "--out", str(tmp_path / "x"),
+            *(["--b-switch-file", str(tmp_path / files[1])] if len(files) > 1 else
+              ["--b-switch", "bridge"]), *extra]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -3,8 +3,9 @@
 A side (`Side`) is a switch with its backend options (`--a-opt k=v`, `--b-opt k=v`: a function,
 an ACL's size, bridge_fdb, ...) and sysctls of the switch's namespace (`--a-sysctl`, `--b-sysctl`:
 net.* keys, set once its testbed is built, before the search; host-wide sysctls are never
-touched). A side from an external switch file would be one more way to make a Side (its switch
-name and options); the rest stays as it is.
+touched), and optionally the switch file that declares its switch (`--a-switch-file`,
+`--b-switch-file`: your own switch, e.g. two builds of one switch as two files whose setup argv
+runs two binaries); the side's spec then declares it as `switch.NAME = "PATH"`, as any campaign can.
 
 Each side is one campaign spec (`ab-A`, `ab-B`, written out as TOML and kept with the run in the
 store, its sysctls as comments), a search point repeated `rounds` times, validated as any spec is
@@ -19,6 +20,7 @@ results/ab.py judges the two sides' NDRs.
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import time
@@ -46,9 +48,11 @@ class Side:
     switch: str
     options: tuple[tuple[str, str], ...] = ()
     sysctls: tuple[tuple[str, str], ...] = ()
+    switch_file: str = ""                      # absolute path of the file declaring `switch`
 
     def describe(self) -> str:
-        parts = [self.switch, *(f"{k}={v}" for k, v in self.options),
+        declared = [f"(declared in {self.switch_file})"] if self.switch_file else []
+        parts = [self.switch, *declared, *(f"{k}={v}" for k, v in self.options),
                  *(f"sysctl {k}={v}" for k, v in self.sysctls)]
         return " ".join(parts)
 
@@ -94,6 +98,29 @@ def check_sysctls(pairs: tuple[tuple[str, str], ...], flag: str,
                              f"({proc / key.replace('.', '/')} does not exist)")
 
 
+def side_switch(side: str, switch: str | None, switch_file: Path | None) -> tuple[str, str]:
+    """(switch, absolute path of its file or "") of side A or B from its flags: with a switch
+    file, the switch it declares (or the one `switch` names among several); UsageError naming
+    the flag otherwise. The file is read (its declarations checked), nothing is declared yet."""
+    flag = f"--{side.lower()}-switch-file"
+    if switch_file is None:
+        if not switch:
+            raise UsageError(f"side {side}: no switch; give --switch, --{side.lower()}-switch or "
+                             f"{flag}")
+        return switch, ""
+    from vswbench.switches.catalog import BACKENDS
+    from vswbench.switches.external import load_file
+
+    path = Path(os.path.abspath(switch_file))
+    names = [d.name for d in load_file(path, [cls.name for cls in BACKENDS])]
+    if switch and switch not in names:
+        raise UsageError(f"{flag} {switch_file} declares {', '.join(names)}, not {switch}")
+    if not switch and len(names) != 1:
+        raise UsageError(f"{flag} {switch_file} declares {', '.join(names)}: name side {side}'s "
+                         f"switch with --{side.lower()}-switch")
+    return switch or names[0], str(path)
+
+
 def _toml_string(text: str) -> str:
     return json.dumps(text)        # a TOML basic string for the characters the checks allow
 
@@ -105,8 +132,10 @@ def side_spec(plan: ABPlan, side: Side) -> CampaignSpec:
             raise UsageError(f"--{side.name.lower()}-opt {key}={value}: a key of lowercase "
                              "letters, digits and _, a value of letters, digits and . _ : , -")
     size = plan.size if isinstance(plan.size, int) else _toml_string(str(plan.size))
+    declared = ([f"switch.{_toml_string(side.switch)} = {_toml_string(side.switch_file)}"]
+                if side.switch_file else [])
     lines = ["# vswbench ab: side " + side.name,
-             *(f"# sysctl {k} = {v}" for k, v in side.sysctls),
+             *(f"# sysctl {k} = {v}" for k, v in side.sysctls), *declared,
              "[campaign]", f'name = "{CAMPAIGNS[side.name]}"', "",
              "[[study]]", 'kind = "search"', f"switch = {_toml_string(side.switch)}",
              f"scenario = {_toml_string(plan.scenario)}", f"size = {size}",

@@ -11,16 +11,22 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import err, num, out, say, size_option, table_out
+from vswbench.cli.common import (SWITCH_FILE_OPTION, err, num, out, say, size_option,
+                                 table_out)
 from vswbench.errors import UsageError
 from vswbench.measure.search import PRESETS
 from vswbench.units import IMIX_DEFAULT_GENOME, MAX_FRAME, MIN_FRAME
 
 
 @click.command()
-@click.option("--switch", required=True, help="The switch of both sides (see `vswbench switches`).")
+@click.option("--switch", default=None, help="The switch of both sides (see `vswbench switches`).")
+@SWITCH_FILE_OPTION
 @click.option("--a-switch", default=None, help="Side A's switch instead of --switch.")
 @click.option("--b-switch", default=None, help="Side B's switch instead of --switch.")
+@click.option("--a-switch-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Side A's own switch, declared in this file (e.g. one build of it).")
+@click.option("--b-switch-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Side B's own switch, declared in this file (e.g. the other build).")
 @click.option("--a-opt", "a_opts", multiple=True, metavar="K=V",
               help="A backend option of side A, e.g. bridge_fdb=learn (repeatable).")
 @click.option("--b-opt", "b_opts", multiple=True, metavar="K=V",
@@ -45,7 +51,7 @@ from vswbench.units import IMIX_DEFAULT_GENOME, MAX_FRAME, MIN_FRAME
 @click.option("--json", "as_json", is_flag=True)
 def ab(**kw: Any) -> int:
     """A/B: two configurations of a switch in randomised interleaved rounds; does B differ?"""
-    from vswbench.campaign.ab import ABPlan, Side, parse_pairs, run_ab
+    from vswbench.campaign.ab import ABPlan, Side, parse_pairs, run_ab, side_switch
     from vswbench.results.ab import judge, sides_of
     from vswbench.results.compare import parse_threshold
 
@@ -53,10 +59,14 @@ def ab(**kw: Any) -> int:
     for t in thresholds:
         if t.metric != "ndr":
             raise UsageError(f"--fail-if {t.metric}: ab compares the NDR; give ndr:-N% or ndr:+N%")
-    sides = [Side(name, kw[f"{name.lower()}_switch"] or kw["switch"],
-                  parse_pairs(kw[f"{name.lower()}_opts"], f"--{name.lower()}-opt"),
-                  parse_pairs(kw[f"{name.lower()}_sysctls"], f"--{name.lower()}-sysctl"))
-             for name in ("A", "B")]
+    sides = []
+    for name in ("A", "B"):
+        low = name.lower()
+        file = kw[f"{low}_switch_file"]
+        switch, path = side_switch(name, kw[f"{low}_switch"] or (None if file else kw["switch"]),
+                                   file)
+        sides.append(Side(name, switch, parse_pairs(kw[f"{low}_opts"], f"--{low}-opt"),
+                          parse_pairs(kw[f"{low}_sysctls"], f"--{low}-sysctl"), path))
     size = kw["size"]
     if size.is_imix and size.genome != IMIX_DEFAULT_GENOME:
         raise UsageError(f"--size: ab takes imix with its default genome, or bytes "
