@@ -22,6 +22,9 @@ results/noise.py (how uncertain a single search is); no threshold is invented he
   The campaign's decide phase (campaign/decide_phase.py) repeats the undecided neighbours.
 - Baseline check: a switch whose NDR is above its own stack's baseline (the no-switch path)
   is named in the verdict line: the baseline was limited by a host stall or noise, not by veth.
+- Ill-defined NDR: a switch whose searches lost frames (no host stall) at a load far below its
+  NDR (results/loss.py LossBelow, under 75 % of it) is named in the verdict line with the lowest
+  such load: its loss is sporadic, its NDR where the search happened to stop.
 """
 
 from __future__ import annotations
@@ -206,7 +209,7 @@ def _line(v: Verdict) -> str:
     unmeasured = [e for e in v.ranked if e.row.ndr_pps is None]
     if unmeasured:
         text += f"; no NDR for {_names(unmeasured)}"
-    return text + tail + _above_baseline(v) + "."
+    return text + tail + _above_baseline(v) + _ill_defined(v) + "."
 
 
 def _how_decided(upper: Entry, lower: Entry) -> str:
@@ -243,6 +246,24 @@ def _above_baseline(v: Verdict) -> str:
                          f"{b.switch} {mpps(b.row.ndr_pps)} Mpps"
                          + (" (within noise)" if within else ""))
     return f"; baseline limited by host stall/noise: {'; '.join(notes)}" if notes else ""
+
+
+def _ill_defined(v: Verdict) -> str:
+    """"; NDR ill-defined ..." for the ranked switches whose searches lost frames far below their
+    NDR without a host stall (results/loss.py LossBelow): their loss is sporadic, so where the
+    search stopped, and so their rank, is a matter of which trials happened to lose."""
+    notes = []
+    for e in v.ranked:
+        b = e.row.loss_below_ndr
+        if b is None or not b.ill_defined or b.lowest_lossy_pps is None:
+            continue
+        share = b.lowest_lossy_pps / b.ndr_pps * 100
+        notes.append(f"{e.switch} lost frames from {mpps(b.lowest_lossy_pps)} Mpps "
+                     f"({share:.0f} % of its NDR; {b.lossy_trials} of {b.trials} trials below it)")
+    if not notes:
+        return ""
+    return ("; NDR ill-defined (sporadic loss far below it, no host stall): "
+            + "; ".join(notes))
 
 
 def verdicts(rows: Sequence[RankingRow], data: StoredResults,

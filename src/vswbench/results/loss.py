@@ -16,6 +16,11 @@ Two questions, each answered from the stored trials:
   lets some trial time at the NDR fail the goal's loss ratio; `LoadLoss` says how much: the
   worst trial's loss and the share of trial time whose loss exceeded the goal's. Unsent frames
   count as lost, as in the search.
+- And what its trials BELOW the NDR's load lost (`LossBelow`): a switch whose loss is sporadic
+  (a frame now and then at every load, not a threshold) has lossy trials far below the load its
+  search settled on, not explained by a host stall (excised trials are left out). Its NDR is
+  then ill-defined: where the search stopped was a matter of which trials happened to lose.
+  `ill_defined` says so when such a trial ran below ILL_DEFINED_FRACTION of the NDR.
 """
 
 from __future__ import annotations
@@ -25,6 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 STORED_DIGITS = 1               # the search stores its bounds and NDR rounded to 0.1 pps
+# a lossy trial (no host stall) below this fraction of the NDR makes the NDR ill-defined: the
+# search's own bracket is 5-10 % wide, so loss within a quarter of the NDR is the search's
+# ordinary work near the threshold, and loss further down is loss at every load
+ILL_DEFINED_FRACTION = 0.75
 PERCENTILES = (("p25", 0.25), ("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99),
                ("p999", 0.999), ("p9999", 0.9999))
 LABELS = {"p25": "p25", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99",
@@ -87,6 +96,33 @@ class LoadLoss:
                 f"{self.time_over_goal * 100:.0f} % of their time over the goal's loss{excised})")
 
 
+@dataclass(frozen=True)
+class LossBelow:
+    """What a search's trials below its NDR's load lost, host-stall trials left out."""
+    ndr_pps: float
+    trials: int                  # trials below the NDR's load (excised ones not counted)
+    lossy_trials: int            # of them, trials that lost (or could not send) any frame
+    lowest_lossy_pps: float | None   # the lowest load at which a trial lost frames
+    worst_loss_ratio: float      # the worst of those trials' loss ratio
+
+    @property
+    def ill_defined(self) -> bool:
+        """Loss far below the NDR (under ILL_DEFINED_FRACTION of it): sporadic loss, not a
+        threshold."""
+        return (self.lowest_lossy_pps is not None
+                and self.lowest_lossy_pps < ILL_DEFINED_FRACTION * self.ndr_pps)
+
+    def describe(self) -> str:
+        if not self.lossy_trials or self.lowest_lossy_pps is None:
+            return f"{self.trials} trial(s) below the NDR's load, none lost a frame"
+        text = (f"{self.lossy_trials} of {self.trials} trial(s) below the NDR's load lost "
+                f"frames (no host stall; from {self.lowest_lossy_pps / 1e6:.3g} Mpps, "
+                f"{self.lowest_lossy_pps / self.ndr_pps * 100:.0f} % of the NDR; worst "
+                f"{self.worst_loss_ratio * 100:.3g} %)")
+        return text + (": NDR ill-defined, the loss is sporadic, not a threshold"
+                       if self.ill_defined else "")
+
+
 def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
         else None
@@ -105,10 +141,7 @@ def loss_at_load(result: Mapping[str, Any], load: float | None,
         at = _num(t.get("intended_pps")) if isinstance(t, dict) else None
         if at is None or not at_stored_load(at, load):
             continue
-        lost = int(_num(t.get("lost")) or 0) + int(_num(t.get("unsent")) or 0)
-        count = _num(t.get("intended_count")) or _num(t.get("tx_frames")) or 0.0
-        ratio = lost / count if count > 0 else (_num(t.get("loss_ratio")) or 0.0)
-        seconds = _num(t.get("intended_s")) or 1.0
+        lost, ratio, seconds = _trial_loss(t)
         found.append((lost, ratio, seconds))
         excised += bool(lost and t.get("excised"))
     if not found:
@@ -120,5 +153,42 @@ def loss_at_load(result: Mapping[str, Any], load: float | None,
                     over / total if total else 0.0, excised)
 
 
-__all__ = ["LABELS", "LoadLoss", "PERCENTILES", "at_stored_load", "loss_at_load", "loss_text",
+def _trial_loss(t: Mapping[str, Any]) -> tuple[int, float, float]:
+    """(lost + unsent frames, their ratio to the intended frames, seconds) of a stored trial."""
+    lost = int(_num(t.get("lost")) or 0) + int(_num(t.get("unsent")) or 0)
+    count = _num(t.get("intended_count")) or _num(t.get("tx_frames")) or 0.0
+    ratio = lost / count if count > 0 else (_num(t.get("loss_ratio")) or 0.0)
+    return lost, ratio, _num(t.get("intended_s")) or 1.0
+
+
+def loss_below_load(result: Mapping[str, Any], load: float | None) -> LossBelow | None:
+    """LossBelow of the trials of a search result below `load` (the stored NDR), excised
+    host-stall trials left out; None without an NDR or stored trials."""
+    trials = result.get("trials")
+    if not load or not isinstance(trials, list):
+        return None
+    below = []
+    for t in trials:
+        at = _num(t.get("intended_pps")) if isinstance(t, dict) else None
+        if at is None or at >= load or at_stored_load(at, load) or t.get("excised"):
+            continue
+        lost, ratio, _ = _trial_loss(t)
+        below.append((at, lost, ratio))
+    lossy = [(at, ratio) for at, lost, ratio in below if lost]
+    return LossBelow(load, len(below), len(lossy), min((at for at, _ in lossy), default=None),
+                     max((ratio for _, ratio in lossy), default=0.0))
+
+
+def combine_below(parts: list[LossBelow], ndr_pps: float | None) -> LossBelow | None:
+    """The repetitions' LossBelow as one, against the setup's NDR (their median): trials and
+    lossy trials summed, the lowest lossy load and the worst ratio over them all."""
+    if not parts or not ndr_pps:
+        return None
+    lows = [b.lowest_lossy_pps for b in parts if b.lowest_lossy_pps is not None]
+    return LossBelow(ndr_pps, sum(b.trials for b in parts), sum(b.lossy_trials for b in parts),
+                     min(lows, default=None), max(b.worst_loss_ratio for b in parts))
+
+
+__all__ = ["ILL_DEFINED_FRACTION", "LABELS", "LoadLoss", "LossBelow", "PERCENTILES",
+           "at_stored_load", "combine_below", "loss_at_load", "loss_below_load", "loss_text",
            "unreliable_percentiles", "unreliable_text"]
