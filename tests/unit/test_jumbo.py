@@ -152,3 +152,22 @@ def test_demo_skips_a_backend_below_the_size() -> None:
     assert chosen == ["afpacket"] and "up to 1796 B" in skipped["afxdp"]
     chosen, _ = choose_backends(DemoOptions(size=1518, backends=("afpacket", "afxdp")), found)
     assert chosen == ["afpacket", "afxdp"]
+
+
+def test_socket_points_are_not_frames_and_every_shipped_spec_passes_the_runner_s_check() -> None:
+    """A stream point's size is its message size (16384 B by default), never a frame: the jumbo
+    check once refused every point of specs/sockets.toml as it ran (not in --dry-run). Every
+    shipped spec's points pass the check the runner makes before building a testbed, or are
+    refused for a reason the switch or scenario gives, never a frame size they do not have."""
+    from pathlib import Path
+
+    from vswbench.campaign.runner import _unsupported
+    from vswbench.campaign.spec import expand, load_spec
+
+    root = Path(__file__).resolve().parents[2]
+    for path in sorted((root / "specs").rglob("*.toml")):
+        for p in expand(load_spec(path)):
+            reason = _unsupported(p)
+            assert reason is None or "frame size" not in reason, (path.name, p.label, reason)
+    spec = load_spec(root / "specs" / "sockets.toml")
+    assert all(_unsupported(p) is None for p in expand(spec) if p.switch == "bridge")

@@ -384,9 +384,11 @@ def _unsupported(point: Point) -> str | None:
     from vswbench.measure.plan import jumbo_problem
     from vswbench.units import FrameSize
 
-    return (unsupported(parse(point.scenario), cls) or nf_unavailable(dict(point.options))
-            or jumbo_problem(cls, dict(point.options), FrameSize.parse(point.size),
-                             parse(point.scenario)))
+    scenario = parse(point.scenario)
+    problem = unsupported(scenario, cls) or nf_unavailable(dict(point.options))
+    if problem or point.kind in SOCKET_KINDS:     # a socket point's size is its message's
+        return problem
+    return jumbo_problem(cls, dict(point.options), FrameSize.parse(point.size), scenario)
 
 
 def _availability(switch: str) -> str | None:
