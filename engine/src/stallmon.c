@@ -33,7 +33,7 @@ extern const unsigned char vsb_stallmon_obj[], vsb_stallmon_obj_end[];
 struct mon {
 	struct stallmon_opts o;
 	struct bpf_object *obj;
-	struct bpf_link *links[STALLMON_MAX_CPUS + 3];
+	struct bpf_link *links[STALLMON_MAX_CPUS + 5];
 	unsigned n_links;
 	int perf_fds[STALLMON_MAX_CPUS];
 	struct ring_buffer *rb;
@@ -126,8 +126,9 @@ static int setup(struct mon *m, struct vsb_error *e)
 	struct bpf_map *pids = bpf_object__find_map_by_name(m->obj, "vsb_stpids");
 	for (unsigned i = 0; i < m->o.n_pids; i++)
 		bpf_map__update_elem(pids, &m->o.pids[i], sizeof(__u32), &one, 1, 0);
-	static const char *tps[] = {"vsb_stall_wakeup", "vsb_stall_wakeup_new", "vsb_stall_switch"};
-	for (unsigned i = 0; i < 3; i++) {
+	static const char *tps[] = {"vsb_stall_wakeup", "vsb_stall_wakeup_new", "vsb_stall_switch",
+				    "vsb_stall_rename", "vsb_stall_exec"};
+	for (unsigned i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 		struct bpf_link *l = bpf_program__attach(bpf_object__find_program_by_name(m->obj, tps[i]));
 		if (!l)
 			return vsb_fail(e, VSB_ERR_UNSUPPORTED, "stallmon: cannot attach %s: %s", tps[i],

@@ -54,7 +54,18 @@ struct vsb_stall_cpu {              /* per-CPU array vsb_stcpu (index 0) */
 	__u64 cur_start_ns;             /* the running task was switched in (0: not seen yet) */
 	__u32 cur_foreign;              /* the running task is not the path's */
 	__u32 pad;
-	char foreign_comm[VSB_STALL_COMM_LEN]; /* the last foreign task switched in */
+	__u64 foreign_task;             /* the last foreign task switched in (its task_struct, read
+					 * for its name only when a stall is reported: `held_by`) */
+};
+
+#define VSB_STALL_SEEN_SLOTS 256        /* per-CPU cache of watched() verdicts, by pid */
+
+struct vsb_stall_seen {             /* per-CPU array vsb_stseen: was this pid watched? */
+	__u32 pid;
+	__u32 gen;                      /* vsb_stgen when decided: any exec, rename or new task
+					 * bumps it, so a verdict never outlives a task's name */
+	__u32 watched;
+	__u32 pad;
 };
 
 struct vsb_stall_wait {             /* hash vsb_stwait: a watched thread runnable, not running */
