@@ -113,3 +113,15 @@ def test_user_port_names_cpus_and_a_user_counters_command(root, engine, tmp_path
     assert ports["in"]["rx_packets"] >= record["tx_frames"] > 0
     assert ports["out"]["tx_packets"] >= record["rx_frames"] > 0
     assert record["forwarding_mode"].startswith("napi-threaded cpu0"), "its declared CPU"
+
+
+@pytest.mark.timeout(120)
+def test_a_tcp_stream_through_your_own_switch(root, engine):
+    """`--switch-file` on the socket commands too: what an application sees through a switch
+    the user declared (the bridge built with `ip`)."""
+    result = vswbench("stream", "--switch-file", str(EXAMPLES / "linux-bridge.toml"),
+                      "--switch", "ip-bridge", "--duration", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["switch"] == "ip-bridge" and record["goodput_gbps"] > 0
+    assert not [ns for ns in list_namespaces() if ns.startswith(record["run_id"])]

@@ -11,7 +11,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import complete_switch, emit, num, out, say, seconds, writable_file
+from vswbench.cli.common import (SWITCH_FILE_OPTION, complete_switch, emit, num, out, say, seconds,
+                                 writable_file)
 from vswbench.engine.sockapp import MAX_FLOWS, MAX_SIZE, SockParams
 from vswbench.host.tuning import MTUS, OFFLOADS
 
@@ -21,6 +22,7 @@ DEFAULT_SIZE = {"stream": 16384, "rr": 64, "crr": 64}
 def socket_options(mode: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         decorators = [
+            SWITCH_FILE_OPTION,
             click.option("--switch", "switch", required=True,
                          help="Kernel backend (see `vswbench switches`).",
                          shell_complete=complete_switch),
