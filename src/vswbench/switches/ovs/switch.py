@@ -27,7 +27,7 @@ from pathlib import Path
 
 from vswbench.errors import CommandError, UsageError, VswbenchError
 from vswbench.host.netns import (Namespace, VethPair, add_address, ip_json, mac_address, run,
-                                 set_offload, set_up, wait_link_up, wait_until)
+                                 run_in, set_offload, set_up, wait_link_up, wait_until)
 from vswbench.run.registry import Registration
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
                                     RuleMechanism, Switch, SwitchContext)
@@ -36,6 +36,7 @@ from vswbench.switches.ovs.daemon import (BINARIES, INSTALL_FIX, OvsError, OvsIn
 from vswbench.switches.ovs.rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT, PORT_COOKIE,
                                          FlowSource, RulePath, clone_outputs, parse_ovs_options,
                                          rule_lines)
+from vswbench.switches.ovs.sockets import packet_socket_drops
 from vswbench.switches.ovs.stats import datapath_stats
 from vswbench.switches.rules.functions import (FunctionOptions, check_flows, ovs_function_rules,
                                          parse_function)
@@ -357,6 +358,9 @@ class Ovs(FunctionOptions, Switch):
         parts = [("ovs-ofctl dump-flows", rules), ("ovs-vsctl show", ovs.vsctl("show")),
                  ("ovs-appctl dpctl/show", ovs.appctl("dpctl/show", check=False)),
                  ("ovs-appctl upcall/show", ovs.appctl("upcall/show", check=False))]
+        if not self.port_type:     # system ports: their packet sockets' buffers and drops
+            parts.append(("ss -0 -m -a -n (packet sockets; skmem d: dropped, buffer full)",
+                          run_in(self.ctx.netns, ["ss", "-0", "-m", "-a", "-n"], check=False)))
         for command in ("dpif-netdev/pmd-stats-show", "dpif-netdev/pmd-rxq-show"):
             text = ovs.appctl(command, check=False).strip()
             if text and ("pmd thread" in text or command.endswith("stats-show")):
@@ -364,7 +368,11 @@ class Ovs(FunctionOptions, Switch):
         return "\n".join(f"== {title}\n{text.rstrip()}\n" for title, text in parts)
 
     def port_counters(self) -> list[PortCounters]:
+        """OVS's port counters; a system port's rx_dropped also counts the frames its packet
+        socket dropped with its receive buffer full (ovs-vswitchd had not read them yet): the
+        kernel's device counters, which OVS reports, never see those."""
         stats = parse_dump_ports(self._instance().ofctl("dump-ports", BRIDGE))
+        sockets = packet_socket_drops(self.ctx.netns) if not self.port_type else {}
         counters = []
         for port in self.ports.values():
             values = stats.get(str(port.ofport))
@@ -372,6 +380,7 @@ class Ovs(FunctionOptions, Switch):
                 raise OvsError(f"{self.name}: no counters for port {port.ifname} "
                                f"(OpenFlow port {port.ofport}) in ovs-ofctl dump-ports")
             rx, rx_drop, rx_err, tx, tx_drop, tx_err = values
+            rx_drop += sockets.get(port.ifname, 0)
             counters.append(PortCounters(port.ifname, rx, tx, rx_drop, tx_drop, rx_err, tx_err))
         return counters
 
