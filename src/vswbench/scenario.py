@@ -15,6 +15,9 @@ Names:
   remote-vxlan, remote-vxlan-rr   the same, the switches joined by VXLAN over the wire
   tester-dut the tester (engine loop, two ports) on a tester host and the switch on a DUT host,
              joined by the wire: the DUT's CPU accounting holds only the switch (`apart`)
+Socket measurements (measure/sockets.py) see pvp and chain:N as `socket_chain(n)`, under the same
+name: client -> switch -> nf1 -> switch -> ... -> nfN -> switch -> server, where the client and
+the server are kernel socket endpoints and the network functions route (no engine).
 A Host's `site` names the emulated host whose switch it attaches to ("" = the one switch);
 Scenario.sites lists them and Scenario.wire says how they are joined (testbed/sites.py).
 """
@@ -31,7 +34,7 @@ class Role(str, Enum):
     TESTER = "tester"      # engine loop on two ports (or one for rr)
     SENDER = "sender"      # engine gen
     RECEIVER = "receiver"  # engine sink
-    NF = "nf"              # engine fwd between its two ports
+    NF = "nf"              # engine fwd between its two ports (socket chains: IP routing)
     CLIENT = "client"      # engine loop, one port, round trip
     SERVER = "server"      # engine reflect
 
@@ -93,6 +96,22 @@ def chain(n: int) -> Scenario:
         hops.append(Hop(prev, f"nf{i}.in"))
         prev = f"nf{i}.out"
     hops.append(Hop(prev, "tester.p1"))
+    return Scenario(f"chain:{n}" if n != 1 else "pvp", tuple(hosts), tuple(hops))
+
+
+def socket_chain(n: int) -> Scenario:
+    """pvp (n = 1) and chain:N as socket measurements see them: a client (one port), network
+    functions nf1..nfN (ports in, out) and a server (one port); the hops lead from the client
+    through every network function to the server (the way back is the reverse of each)."""
+    hosts = [Host("client", Role.CLIENT, ("p0",))]
+    hops = []
+    prev = "client.p0"
+    for i in range(1, n + 1):
+        hosts.append(Host(f"nf{i}", Role.NF, ("in", "out")))
+        hops.append(Hop(prev, f"nf{i}.in"))
+        prev = f"nf{i}.out"
+    hosts.append(Host("server", Role.SERVER, ("p0",)))
+    hops.append(Hop(prev, "server.p0"))
     return Scenario(f"chain:{n}" if n != 1 else "pvp", tuple(hosts), tuple(hops))
 
 

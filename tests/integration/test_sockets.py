@@ -1,7 +1,9 @@
 """What applications see (measure/sockets.py) on real namespaces, through the command line as a
 user calls it: a TCP stream through the bridge at MTU 1500 and 9000; request/response and one
 connection per transaction through the router, the client reaching the server by a virtual IP
-that nftables DNAT translates in the router's namespace; nothing left behind (namespaces,
+that nftables DNAT translates in the router's namespace; a TCP stream and request/response
+through pvp and chain:2 on the bridge, every network function a kernel IP router that forwarded
+the traffic (its namespace's Ip ForwDatagrams grew); nothing left behind (namespaces,
 processes, temp directories); a DPDK switch refused with exit 3 and the reason."""
 
 from __future__ import annotations
@@ -80,6 +82,21 @@ def test_rr_and_crr_through_the_router_by_a_service(kind):
     if kind == "crr":
         assert data["connections_per_s"] == data["transactions_per_s"]
         assert data["servers"][0]["accepted"] >= data["transactions"]
+
+
+@pytest.mark.parametrize("kind", ["stream", "rr"])
+@pytest.mark.parametrize("scenario", ["pvp", "chain:2"])
+def test_tcp_through_kernel_routers(kind, scenario):
+    data = measured(kind, "--switch", "bridge", "--scenario", scenario)
+    assert data["scenario"] == scenario and data["nf"] == "kernel IP routing"
+    routed = data["nf_forwarded"]
+    assert sorted(routed) == (["nf1"] if scenario == "pvp" else ["nf1", "nf2"])
+    if kind == "stream":
+        assert data["goodput_gbps"] > 0.01
+        assert all(n > 100 for n in routed.values())    # segments and their ACKs
+    else:   # one request outstanding: each request and each reply crossed every router
+        assert data["transactions"] > 10
+        assert all(n >= 2 * data["transactions"] for n in routed.values())
 
 
 def test_udp_stream_with_offloads_off():

@@ -1,5 +1,6 @@
 """Socket measurements without root: the sockapp's command lines and records, which scenarios
-and switches have kernel socket endpoints (exit 3 for the others), the checks of the options,
+and switches have kernel socket endpoints (exit 3 for the others), pvp and chain:N as socket
+chains (their hops, endpoints, routes from made-up ports, refusals), the checks of the options,
 and the headline figures computed from made-up client and server records (FIXTURES, NOT
 MEASUREMENTS)."""
 
@@ -9,10 +10,13 @@ import pytest
 
 from vswbench.cli import app as cli
 from vswbench.engine.sockapp import SockParams, parse_client, parse_server
-from vswbench.errors import UsageError
+from vswbench.errors import UsageError, VswbenchError
+from vswbench.measure.socket_chain import (NF_ROUTING, ChainRoute, Router, chain_links,
+                                           forwarded_datagrams, plan_routing, socket_scenario)
 from vswbench.measure.sockets import (SocketOptions, SocketsUnsupported, both_ways, endpoints,
                                       plan_sockets, quantile_us, summarize)
-from vswbench.scenario import Hop, parse
+from vswbench.scenario import Hop, Role, parse, socket_chain
+from vswbench.testbed.plan import PortInfo
 
 
 def client_record(**kw):
@@ -77,11 +81,95 @@ def test_endpoints_and_both_directions():
     assert both_ways(parse("rr")).hops == parse("rr").hops   # already both ways
 
 
-@pytest.mark.parametrize("scenario", ["p2p", "pvp", "chain:3"])
+@pytest.mark.parametrize("scenario", ["p2p", "tester-dut"])
 def test_tester_scenarios_refused(scenario):
     with pytest.raises(SocketsUnsupported, match="one namespace") as exc:
         endpoints(parse(scenario))
     assert exc.value.exit_code == 3
+    with pytest.raises(SocketsUnsupported, match="one namespace"):
+        plan_sockets(SocketOptions("bridge", scenario))
+
+
+def test_socket_chain_scenario():
+    s = socket_chain(2)
+    assert s.name == "chain:2" and socket_chain(1).name == "pvp"
+    assert [(h.name, h.role, h.ports) for h in s.hosts] == [
+        ("client", Role.CLIENT, ("p0",)), ("nf1", Role.NF, ("in", "out")),
+        ("nf2", Role.NF, ("in", "out")), ("server", Role.SERVER, ("p0",))]
+    assert s.hops == (Hop("client.p0", "nf1.in"), Hop("nf1.out", "nf2.in"),
+                      Hop("nf2.out", "server.p0"))
+    # pvp and chain:N keep their names; the others are unchanged
+    assert socket_scenario(parse("chain:2")) == s and socket_scenario(parse("pvp")).name == "pvp"
+    assert socket_scenario(parse("rr")) == parse("rr")
+    assert endpoints(parse("pvp")) == endpoints(parse("chain:3")) == [("client.p0", "server.p0")]
+    # the way back added, the links from client to server found through it
+    back = both_ways(s)
+    assert Hop("nf1.in", "client.p0") in back.hops and Hop("server.p0", "nf2.out") in back.hops
+    assert chain_links(back) == [("client.p0", "nf1.in"), ("nf1.out", "nf2.in"),
+                                 ("nf2.out", "server.p0")]
+
+
+def test_chain_routes_from_made_up_ports():
+    s = both_ways(socket_chain(2))
+    ports = {}
+    for h, host in enumerate(s.hosts):
+        for j, port in enumerate(host.ports):
+            key = f"{host.name}.{port}"
+            ports[key] = PortInfo(key, f"ns-{host.name}", f"if-{host.name}-{port}",
+                                  f"198.18.{h + 1}.{j + 1}/16", f"02:00:00:00:0{h}:0{j}")
+    routing = plan_routing(s, ports)
+    assert routing.routers == (Router("nf1", "ns-nf1", "if-nf1-in", "if-nf1-out"),
+                               Router("nf2", "ns-nf2", "if-nf2-in", "if-nf2-out"))
+    server, client = "198.18.4.1", "198.18.1.1"
+    assert routing.routes == (
+        ChainRoute("ns-client", "if-client-p0", server, "02:00:00:00:01:00"),   # nf1.in
+        ChainRoute("ns-nf1", "if-nf1-in", client, "02:00:00:00:00:00"),         # the client
+        ChainRoute("ns-nf1", "if-nf1-out", server, "02:00:00:00:02:00"),        # nf2.in
+        ChainRoute("ns-nf2", "if-nf2-in", client, "02:00:00:00:01:01"),         # nf1.out
+        ChainRoute("ns-nf2", "if-nf2-out", server, "02:00:00:00:03:00"),        # the server
+        ChainRoute("ns-server", "if-server-p0", client, "02:00:00:00:02:01"))    # nf2.out
+
+
+def test_forwarded_datagrams():
+    snmp = ("Ip: Forwarding DefaultTTL InReceives InHdrErrors InAddrErrors ForwDatagrams\n"
+            "Ip: 1 64 120 0 0 117\nIcmp: InMsgs\nIcmp: 0\n")
+    assert forwarded_datagrams(snmp) == 117
+    with pytest.raises(VswbenchError, match="ForwDatagrams"):
+        forwarded_datagrams("Icmp: InMsgs\nIcmp: 0\n")
+
+
+@pytest.mark.parametrize("scenario", ["pvp", "chain:3"])
+def test_socket_chains_plan(scenario):
+    plan = plan_sockets(SocketOptions("bridge", scenario, tester_cpu=0, switch_cpu=1))
+    assert plan.scenario.name == scenario and plan.nf == NF_ROUTING
+    assert plan.endpoints == (("client.p0", "server.p0"),)
+    nfs = [h.name for h in plan.scenario.hosts if h.role is Role.NF]
+    assert len(nfs) == (1 if scenario == "pvp" else 3)
+    assert Hop("server.p0", f"{nfs[-1]}.out") in plan.scenario.hops   # the way back
+    rr = plan_sockets(SocketOptions("bridge", "rr", tester_cpu=0, switch_cpu=1))
+    assert plan.placement == rr.placement and rr.nf is None   # the routers take no core
+
+
+@pytest.mark.parametrize("switch, options, fragment", [
+    ("router", {}, "routes by destination address"),
+    ("router-flowtable", {}, "routes by destination address"),
+    ("veth", {"nf": "router"}, "leave option nf out"),
+    ("bridge", {"nf": "router"}, "leave option nf out"),
+    ("veth", {"nf": "ovs"}, "leave option nf out"),
+])
+def test_socket_chains_refused(switch, options, fragment):
+    with pytest.raises(SocketsUnsupported, match=fragment) as exc:
+        plan_sockets(SocketOptions(switch, "chain:2", options=options))
+    assert exc.value.exit_code == 3
+
+
+def test_socket_chain_option_errors():
+    with pytest.raises(UsageError, match="nf='bogus'"):
+        plan_sockets(SocketOptions("bridge", "pvp", options={"nf": "bogus"}))
+    with pytest.raises(UsageError, match="nf_poll"):
+        plan_sockets(SocketOptions("bridge", "pvp", options={"nf_poll": "sleep"}))
+    with pytest.raises(UsageError, match="network functions"):   # rr has none: as before
+        plan_sockets(SocketOptions("veth", "rr", options={"nf": "router"}))
 
 
 @pytest.mark.parametrize("switch", ["memif", "testpmd", "ovs-dpdk"])
@@ -107,6 +195,10 @@ def test_cli_refusals(capsys):
     assert "DPDK devices" in capsys.readouterr().err
     assert cli.main(["rr", "--switch", "bridge", "--scenario", "p2p"]) == 3
     assert "one namespace" in capsys.readouterr().err
+    assert cli.main(["rr", "--switch", "router", "--scenario", "pvp"]) == 3
+    assert "past the network functions" in " ".join(capsys.readouterr().err.split())
+    assert cli.main(["stream", "--switch", "veth", "--scenario", "chain:2",
+                     "--option", "nf=router"]) == 3
     assert cli.main(["crr", "--switch", "bridge", "--mtu", "1234"]) == 2
     assert cli.main(["crr", "--switch", "bridge", "--proto", "udp"]) == 2   # crr: TCP only
 

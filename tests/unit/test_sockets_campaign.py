@@ -48,7 +48,20 @@ def test_star_brings_kernel_switches_only():
     assert point_count(s.studies[0]) == len(s.points())
 
 
+def test_socket_chains_leave_l3_switches_out():
+    s = spec('kind = ["rr"]\nswitch = ["*"]\nscenario = ["rr", "pvp", "chain:2"]\n')
+    by_scenario = {}
+    for p in s.points():
+        by_scenario.setdefault(p.scenario, set()).add(p.switch)
+    assert "router" in by_scenario["rr"]      # "*" brings the l3 switches for rr only
+    assert by_scenario["pvp"] == by_scenario["chain:2"] == by_scenario["rr"] - {
+        "router", "router-flowtable"}
+    assert point_count(s.studies[0]) == len(s.points())
+    check_points(s.points())                  # every chain point planned as the command line
+
+
 @pytest.mark.parametrize("body, fragment", [
+    ('kind = ["rr"]\nswitch = ["router"]\nscenario = "pvp"\n', "route by destination address"),
     ('kind = ["rr"]\nswitch = ["bridge"]\nscenario = "p2p"\n', "client and a server"),
     ('kind = ["stream"]\nswitch = ["memif"]\nscenario = "rr"\n', "no kernel socket"),
     ('kind = ["crr"]\nswitch = ["bridge"]\nscenario = "rr"\nproto = ["udp"]\n', "remove udp"),
@@ -68,6 +81,7 @@ def test_shipped_spec_plans():
     assert {p.kind for p in points} == {"stream", "rr", "crr"}
     assert any(p.mtu == 9000 for p in points) and any(p.service for p in points)
     assert any(p.offloads == "off" for p in points) and any(p.flows == 4 for p in points)
+    assert {p.scenario for p in points} == {"rr", "pvp", "chain:2"}
     check_points(points)            # every point planned as the command line plans it
 
 
@@ -112,17 +126,21 @@ def test_report_rows_verdicts_and_section():
                   "size": {"stream": 16384}.get(kind, 64)}
         result = {**RESULT, "kind": kind, "switch": switch, "service": False,
                   "size": params["size"], **kw}
-        return StoredPoint("s", "r1", f"{kind}{switch}", f"{kind} {switch}", params, kind,
+        key = f"{kind}{switch}{kw.get('scenario', '')}"
+        return StoredPoint("s", "r1", key, f"{kind} {switch}", params, kind,
                            "done", result, None, None, "2026-11-27T00:00:05+0000")
     points = (point("stream", "bridge", goodput_gbps=3.0),
               point("stream", "ovs", goodput_gbps=0.75),
               point("stream", "macvlan", goodput_gbps=4.0),
               point("rr", "bridge"), point("rr", "ovs", latency_us={"p50": 100.0}),
               point("crr", "bridge", connections_per_s=2500.0),
-              point("stream", "veth", goodput_gbps=9.0, mtu=9000))      # not the base workload
+              point("stream", "veth", goodput_gbps=9.0, mtu=9000),      # not the base workload
+              point("stream", "bridge", goodput_gbps=1.0, scenario="pvp",  # nor through routers
+                    nf="kernel IP routing"))
     data = StoredResults(Path("x"), points, ())
     rows = socket_rows(data)
     assert [r.switch for r in rows] == ["bridge", "macvlan", "ovs"]
+    assert rows[0].scenario == "rr" and rows[0].stream.goodput_gbps == 3.0
     lines = verdict_lines(rows)
     assert lines[0] == ("TCP stream, 16384 B: macvlan leads (4.00 Gbit/s), bridge 25 % lower "
                         "(3.00 Gbit/s), last ovs 81 % lower (0.75 Gbit/s); one run each, not "
@@ -132,6 +150,7 @@ def test_report_rows_verdicts_and_section():
     assert lines[2].startswith("TCP connect/request/response/close, 64 B: bridge leads (2,500")
     html = SECTION.body(SimpleNamespace(data=data), [])
     assert "macvlan" in html and "Every socket point" in html and "stream veth" in html
+    assert "(network functions: kernel IP routing)" in html     # the pvp point says how
     empty = SECTION.body(SimpleNamespace(data=StoredResults(Path("x"), (), ())), [])
     assert "no socket points" in empty
 

@@ -377,11 +377,11 @@ def point_count(st: Study) -> int:
     frame_kinds = [k for k in st.kinds if k not in SOCKET_KINDS]
     switches = sum(len(st.shape_pps) if s in devices else 1 for s in st.switches)
     common = st.repetitions * math.prod(len(x) for x in (
-        st.options, st.scenarios, st.flows, st.placements, st.churns))
+        st.options, st.flows, st.placements, st.churns))
     # socket points take their size from msg_size and no io or burst (spec_sockets.py)
-    frames = switches * math.prod(len(x) for x in (st.sizes, st.bursts, st.ios)) * sum(
-        per_kind(k) for k in frame_kinds)
-    sockets = socket_switch_count(st.switches) * sum(
+    frames = switches * len(st.scenarios) * math.prod(
+        len(x) for x in (st.sizes, st.bursts, st.ios)) * sum(per_kind(k) for k in frame_kinds)
+    sockets = sum(socket_switch_count(st.switches, s) for s in st.scenarios) * sum(
         per_kind(k) // (max(1, len(st.protos)) if k == "crr" else 1)
         for k in st.kinds if k in SOCKET_KINDS)
     return common * (frames + sockets)

@@ -28,7 +28,9 @@ def socket_options(mode: str) -> Callable[[Callable[..., Any]], Callable[..., An
                          shell_complete=complete_switch),
             click.option("--scenario", default="rr", show_default=True,
                          help="rr, p2p-pair, pairs:N, remote[-vxlan][-rr]: a client and a "
-                              "server namespace each side of the switch."),
+                              "server namespace each side of the switch; pvp, chain:N: "
+                              "network functions between them, each a kernel IP router in "
+                              "its own namespace (no engine)."),
             *([click.option("--proto", type=click.Choice(("tcp", "udp")), default="tcp",
                             show_default=True)] if mode != "crr" else []),
             click.option("--flows", type=click.IntRange(1, MAX_FLOWS), default=1,
@@ -80,7 +82,8 @@ def print_result(data: dict[str, Any]) -> None:
     title = (f"{data['switch']} / {data['scenario']}: {data['kind']} {data['proto']}, "
              f"{data['flows']} flow(s) x {data['pairs']} pair(s), {data['size']} B, MTU "
              f"{data['mtu']}, offloads {data['offloads']}"
-             + (f", service VIP {data['service_vip']}" if data["service"] else ""))
+             + (f", service VIP {data['service_vip']}" if data["service"] else "")
+             + (f", network functions: {data['nf']}" if data.get("nf") else ""))
     out.print(title, highlight=False)
     table = Table()
     rows: list[tuple[str, str]] = []

@@ -4,11 +4,13 @@ its client drives N flows from the client's namespace, through the switch's kern
 CPU of every core is accounted as the frame trials account it (/proc/stat busy time x TSC Hz).
 
 Where a kernel socket can be each endpoint: rr and remote[-vxlan]-rr (client -> server),
-p2p-pair, pairs:N and remote[-vxlan] (sender i -> receiver i; every pair at once). The testbed
-forwards both directions (the socket's replies and ACKs). Refused with exit 3 and the reason:
-the DPDK switches (their ports are DPDK devices, which no kernel socket reaches), and p2p, pvp
-and chain:N (the tester's two ports are one namespace, where the kernel delivers a socket's
-traffic locally; chains' network functions are engines that forward frames, not sockets).
+p2p-pair, pairs:N and remote[-vxlan] (sender i -> receiver i; every pair at once), and pvp and
+chain:N (client -> nf1 -> ... -> nfN -> server, each network function a kernel IP router in its
+own namespace: measure/socket_chain.py; results say so in `nf`). The testbed forwards both
+directions (the socket's replies and ACKs). Refused with exit 3 and the reason: the DPDK
+switches (their ports are DPDK devices, which no kernel socket reaches), p2p and tester-dut (the
+tester's two ports are one namespace, where the kernel delivers a socket's traffic locally), and
+pvp and chain:N through l3 switches or with option nf other than fwd (socket_chain.py).
 """
 
 from __future__ import annotations
@@ -29,11 +31,16 @@ from vswbench.host.cpustat import (CoreUsage, busy_cycles, core_usage, process_c
 from vswbench.host.netns import sysctl
 from vswbench.host.tuning import (MTUS, OFFLOADS, SERVICE_VIP, add_service, run_namespaces,
                                   set_mtu, set_offloads)
-from vswbench.measure.plan import (SwitchUnavailable, TrialOptions, ensure_runnable, plan_trial)
+from vswbench.measure.plan import (SwitchUnavailable, TrialOptions, ensure_runnable,
+                                   make_placement, plan_trial)
+from vswbench.measure.socket_chain import (NF_ROUTING, ChainRouting, apply_routing,
+                                           chain_problem, plan_routing, read_forwarded,
+                                           socket_scenario)
 from vswbench.run.ids import RunId
 from vswbench.run.scope import Run, run_scope
-from vswbench.scenario import Hop, Role, Scenario
+from vswbench.scenario import Hop, Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
+from vswbench.switches.chain.nf import POLL_OPTION, nf_hosts
 from vswbench.testbed.build import Testbed
 from vswbench.testbed.plan import PortInfo, host_cpu
 
@@ -74,17 +81,19 @@ class SocketPlan:
     mtu: int
     offloads: str
     service: bool
+    nf: str | None = None           # how the network functions forward (pvp, chain:N)
 
 
 def endpoints(scenario: Scenario) -> list[tuple[str, str]]:
-    """(client port, server port) of every pair, or SocketsUnsupported with the reason."""
+    """(client port, server port) of every pair (pvp and chain:N as socket_scenario makes
+    them), or SocketsUnsupported with the reason."""
+    scenario = socket_scenario(scenario)
     roles = {h.role for h in scenario.hosts}
     if Role.TESTER in roles:
         raise SocketsUnsupported(
             f"scenario {scenario.name}: the tester's two ports are one namespace, where the "
-            "kernel delivers a socket's traffic locally (never through the switch), and network "
-            "functions are frame-forwarding engines; use rr, p2p-pair, pairs:N or "
-            "remote[-vxlan][-rr]")
+            "kernel delivers a socket's traffic locally (never through the switch); use rr, "
+            "p2p-pair, pairs:N, pvp, chain:N or remote[-vxlan][-rr]")
     if Role.CLIENT in roles:
         return [(f"{h.name}.{h.ports[0]}", "server.p0") for h in scenario.hosts
                 if h.role is Role.CLIENT]
@@ -109,18 +118,36 @@ def plan_sockets(opts: SocketOptions) -> SocketPlan:
         raise UsageError(f"--mtu {opts.mtu}: expected {' or '.join(map(str, MTUS))}")
     if opts.offloads not in OFFLOADS:
         raise UsageError(f"--offloads {opts.offloads!r}: expected {', '.join(OFFLOADS)}")
-    trial = plan_trial(TrialOptions(opts.switch, opts.scenario, TrialParams(io="afpacket"),
-                                    opts.tester_cpu, opts.switch_cpu,
-                                    options=dict(opts.options or {})))
+    options = dict(opts.options or {})
+    asked = parse(opts.scenario)
+    chain = nf_hosts(asked)
+    if chain:   # before plan_trial, whose check of option nf is the frame chains' (exit 2)
+        if POLL_OPTION in options:
+            raise UsageError(f"option {POLL_OPTION} says how fwd engines wait for frames, and "
+                             f"socket measurements through {opts.scenario} run none (their "
+                             f"network functions are {NF_ROUTING}); leave it out")
+        problem = chain_problem(asked, options)
+        if problem:
+            raise SocketsUnsupported(problem)
+    topts = TrialOptions(opts.switch, opts.scenario, TrialParams(io="afpacket"),
+                         opts.tester_cpu, opts.switch_cpu, options=options)
+    trial = plan_trial(topts)
     if trial.switch_cls.port_kind == "dpdk":
         raise SocketsUnsupported(
             f"switch {opts.switch}: its ports are DPDK devices (memif, vhost-user) that no "
             "kernel socket reaches; socket measurements need a kernel switch (see `vswbench "
             "switches`)")
-    pairs = endpoints(trial.scenario)
-    return SocketPlan(trial.switch_cls, both_ways(trial.scenario), trial.placement,
-                      trial.options, opts.load, tuple(pairs), opts.mtu, opts.offloads,
-                      opts.service)
+    scenario = socket_scenario(trial.scenario)
+    problem = chain_problem(scenario, trial.options, trial.switch_cls)
+    if problem:
+        raise SocketsUnsupported(problem)
+    pairs = endpoints(scenario)
+    # a router takes no core of its own (socket_chain.py): the client, switch and server sit
+    # where rr puts them
+    placement = make_placement(replace(topts, scenario="rr")) if chain else trial.placement
+    return SocketPlan(trial.switch_cls, both_ways(scenario), placement, trial.options,
+                      opts.load, tuple(pairs), opts.mtu, opts.offloads, opts.service,
+                      NF_ROUTING if chain else None)
 
 
 def _sockapp(run: Run, netns: str, args: list[str], label: str) -> EngineProcess:
@@ -137,6 +164,7 @@ class SocketBed:
     testbed: Testbed
     targets: list[tuple[PortInfo, PortInfo, str]]
     tuning: dict[str, Any]
+    routing: ChainRouting | None = None     # pvp, chain:N: the routers (socket_chain.py)
 
 
 @contextmanager
@@ -149,8 +177,12 @@ def socket_testbed(plan: SocketPlan, progress: Callable[[str], None] = print,
     with run_scope(run_id=run_id) as run, Testbed(plan.scenario, plan.switch_cls, run, plan.placement,
                                      plan.options, flows=load.flows) as tb:
         assert tb.switch is not None
+        routing = plan_routing(plan.scenario, tb.ports) if plan.nf else None
+        if routing is not None:
+            apply_routing(routing)
         progress(f"run {run.id}: {plan.switch_cls.name} / {plan.scenario.name} ready "
-                 f"({tb.switch.forwarding_mode()})")
+                 f"({tb.switch.forwarding_mode()}"
+                 + (f"; network functions: {plan.nf}" if plan.nf else "") + ")")
         spaces = run_namespaces(str(run.id))
         tuning: dict[str, Any] = {"mtu": plan.mtu, "offloads": plan.offloads}
         if plan.mtu != 1500:
@@ -171,7 +203,7 @@ def socket_testbed(plan: SocketPlan, progress: Callable[[str], None] = print,
                             route_dev=None if l3_path else client.ifname)
                 target = SERVICE_VIP
             targets.append((client, server, target))
-        yield SocketBed(run, tb, targets, tuning)
+        yield SocketBed(run, tb, targets, tuning, routing)
 
 
 def run_sockets(plan: SocketPlan, progress: Callable[[str], None] = print) -> dict[str, Any]:
@@ -193,6 +225,7 @@ def measure_once(bed: SocketBed, plan: SocketPlan,
             proc.wait_for_record("ready", START_TIMEOUT)
         progress(f"run {run.id}: {load.mode} {load.proto}, {load.flows} flow(s) of "
                  f"{load.size} B for {load.duration:g} s")
+        routed = read_forwarded(bed.routing) if bed.routing else {}
         before = read_proc_stat()
         started = time.monotonic()
         clients = [_sockapp(run, client.netns, load.client_args(
@@ -201,6 +234,8 @@ def measure_once(bed: SocketBed, plan: SocketPlan,
         client_results = [proc.wait(load.duration + 30).check() for proc in clients]
         after = read_proc_stat()
         elapsed = time.monotonic() - started
+        if bed.routing:
+            routed = {nf: n - routed[nf] for nf, n in read_forwarded(bed.routing).items()}
         server_cpu = [process_cpu_s(p.pid) for p in servers]
     finally:
         server_results = [p.stop() for p in servers]
@@ -215,6 +250,8 @@ def measure_once(bed: SocketBed, plan: SocketPlan,
     result.update({
         "switch": plan.switch_cls.name, "scenario": plan.scenario.name,
         "forwarding_mode": tb.switch.forwarding_mode() if tb.switch else None,
+        "nf": plan.nf,
+        "nf_forwarded": routed if bed.routing else None,
         "run_id": str(run.id),
         "placement": asdict(plan.placement), "switch_versions": plan.switch_cls.versions(),
         "tuning": bed.tuning, "service_vip": SERVICE_VIP if plan.service else None,

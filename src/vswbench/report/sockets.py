@@ -1,8 +1,9 @@
 """What the report shows of the socket kinds (stream, rr, crr; results/sockets.py): one row per
 switch at the base workload (TCP, one flow, MTU 1500, offloads as the switch left them, no
-service path, the kinds' default message sizes: as `vswbench stream|rr|crr` measures by
-default), its frame NDR beside it where the store has a search of that switch, every socket
-point in a second table, and the verdict lines in the form of the frame ranking's."""
+service path, no network functions between client and server (pvp, chain:N), the kinds' default
+message sizes: as `vswbench stream|rr|crr` measures by default), its frame NDR beside it where
+the store has a search of that switch, every socket point in a second table, and the verdict
+lines in the form of the frame ranking's."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ class SocketRow:
 
 def _is_base(s: SocketResult) -> bool:
     return (s.proto == "tcp" and (s.flows or 1) == 1 and (s.mtu or 1500) == 1500
-            and s.offloads == "default" and not s.service and s.msg_size == BASE_SIZE[s.kind])
+            and s.offloads == "default" and not s.service and not s.nf
+            and s.msg_size == BASE_SIZE[s.kind])
 
 
 def socket_results(data: StoredResults) -> list[SocketResult]:

@@ -50,6 +50,7 @@ class SocketResult:
     cpu_s_per_gb: float | None
     cycles_per_transaction: float | None
     forwarding_mode: str | None
+    nf: str | None = None                     # pvp, chain:N: how the network functions forwarded
 
     def headline(self) -> tuple[str, float | None]:
         """The kind's figure: goodput (Gbit/s), transactions/s or connections/s."""
@@ -78,7 +79,8 @@ def socket_result(kind: str, params: dict[str, Any], r: dict[str, Any]) -> Socke
         _num(r.get("transactions_per_s")), _num(r.get("connections_per_s")),
         {k: _num(lat.get(k)) for k in SOCKET_LATENCY}, hist, _num(r.get("busy_cpu_s")),
         _num(r.get("cpu_s_per_gb")), _num(r.get("cycles_per_transaction")),
-        r.get("forwarding_mode") if isinstance(r.get("forwarding_mode"), str) else None)
+        r.get("forwarding_mode") if isinstance(r.get("forwarding_mode"), str) else None,
+        r.get("nf") if isinstance(r.get("nf"), str) else None)
 
 
 def socket_of(p: StoredPoint) -> SocketResult | None:

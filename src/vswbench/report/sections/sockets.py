@@ -86,7 +86,8 @@ class Sockets(Section):
         html += "<h3>Every socket point</h3>" + table(
             ["point", "Gbit/s", "transactions/s", "connections/s", "p50 us", "p99 us",
              "p99.9 us", "retransmissions", "CPU s per GB", "cycles/transaction"],
-            [[escape(label), _n(s.goodput_gbps, 2), _n(s.transactions_per_s),
+            [[escape(label + (f" (network functions: {s.nf})" if s.nf else "")),
+              _n(s.goodput_gbps, 2), _n(s.transactions_per_s),
               _n(s.connections_per_s), _n(s.latency_us.get("p50"), 1),
               _n(s.latency_us.get("p99"), 1), _n(s.latency_us.get("p999"), 1),
               _n(s.retransmits), _n(s.cpu_s_per_gb, 2), _n(s.cycles_per_transaction)]

@@ -74,16 +74,26 @@ def plan_elements(nf_hosts: Sequence[str], paths: Sequence[ForwardPath],
     return elements
 
 
-def configure(element: RouterElement) -> None:
-    """ip_forward, rp_filter, redirects, the /32 route and the permanent neighbour entry."""
-    ns = element.netns
+def enable_forwarding(netns: str, ports: Sequence[str]) -> None:
+    """ip_forward=1; rp_filter=0 and send_redirects=0 (all, default and each of `ports`)."""
     settings: dict[str, int] = {"net.ipv4.ip_forward": 1}   # first: it resets per-port forwarding
-    for conf in ("all", "default", element.in_if, element.out_if):
+    for conf in ("all", "default", *ports):
         settings[f"net.ipv4.conf.{conf}.rp_filter"] = 0
         settings[f"net.ipv4.conf.{conf}.send_redirects"] = 0
-    sysctl(ns, **settings)
-    ip("route", "replace", f"{element.destination}/32", "dev", element.out_if, netns=ns)
-    set_neighbour(ns, element.out_if, element.destination, element.next_mac)
+    sysctl(netns, **settings)
+
+
+def route_through(netns: str, ifname: str, destination: str, next_mac: str) -> None:
+    """<destination>/32 out of `ifname` (more specific than the ports' connected /16), and a
+    permanent neighbour entry giving it the next hop's MAC: no ARP frame ever."""
+    ip("route", "replace", f"{destination}/32", "dev", ifname, netns=netns)
+    set_neighbour(netns, ifname, destination, next_mac)
+
+
+def configure(element: RouterElement) -> None:
+    """ip_forward, rp_filter, redirects, the /32 route and the permanent neighbour entry."""
+    enable_forwarding(element.netns, (element.in_if, element.out_if))
+    route_through(element.netns, element.out_if, element.destination, element.next_mac)
 
 
 @dataclass
