@@ -31,6 +31,7 @@ int main(void)
 	CHECK_EQ(o.port, 18000);
 	CHECK_EQ(o.cpu, -1);
 	CHECK(o.duration == 5.0);
+	CHECK_EQ(o.read_size, SA_MAX_SIZE);
 	CHECK_EQ(parse(&o, err, 16, "x", "server", "--addr", "198.18.1.2", "--mode", "rr", "--proto",
 		       "udp", "--flows", "16", "--size", "64", "--cpu", "1", "--duration", "0.5"), 0);
 	CHECK_EQ(o.role, SA_SERVER);
@@ -41,6 +42,12 @@ int main(void)
 	CHECK_EQ(o.cpu, 1);
 	CHECK(o.duration == 0.5);
 	CHECK(!strcmp(sa_mode_name(SA_CRR), "crr"));
+	CHECK_EQ(parse(&o, err, 6, "x", "server", "--addr", "198.18.1.2", "--read-size", "131072"), 0);
+	CHECK_EQ(o.read_size, 131072);
+	CHECK_EQ(parse(&o, err, 6, "x", "server", "--addr", "198.18.1.2", "--read-size", "0"), -1);
+	CHECK(strstr(err, "--read-size") != NULL);
+	CHECK_EQ(parse(&o, err, 6, "x", "server", "--addr", "198.18.1.2", "--read-size", "1048577"),
+		 -1);
 	/* refusals, each with its reason */
 	CHECK_EQ(parse(&o, err, 2, "x", "client"), -1);
 	CHECK(strstr(err, "--addr") != NULL);

@@ -64,6 +64,9 @@ def test_tcp_stream_through_the_bridge(mtu):
     assert data["kind"] == "stream" and data["switch"] == "bridge" and data["mtu"] == int(mtu)
     assert data["goodput_gbps"] > 0.01 and data["retransmits"] is not None
     assert data["cpu_s_per_gb"] > 0
+    assert data["read_size"] == 1 << 20          # the server's recv size (its default)
+    drops = data["port_tx_drops"]   # where retransmissions come from: frames a port dropped
+    assert set(drops) <= {"client.p0", "server.p0"} and all(n > 0 for n in drops.values())
     if mtu == "9000":   # every link of the testbed took it, host ports and switch side
         links = data["tuning"]["mtu_links"]
         assert len(links) >= 4 and set(links.values()) == {9000}

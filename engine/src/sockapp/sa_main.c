@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		printf("usage: vswbench-sockapp client|server --addr IP [--mode stream|rr|crr] "
 		       "[--proto tcp|udp] [--port P] [--flows N] [--size BYTES] [--duration S] "
-		       "[--cpu N] [--hist]\n");
+		       "[--cpu N] [--hist] [--read-size BYTES (server)]\n");
 		return 0;
 	}
 	if (sa_parse(argc, argv, &o, err, sizeof(err)) < 0) {

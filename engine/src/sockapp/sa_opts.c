@@ -37,12 +37,14 @@ int sa_parse(int argc, char **argv, struct sa_opts *o, char *err, unsigned errle
 		{"addr", required_argument, 0, 'a'}, {"port", required_argument, 0, 'p'},
 		{"flows", required_argument, 0, 'f'}, {"size", required_argument, 0, 's'},
 		{"duration", required_argument, 0, 'd'}, {"cpu", required_argument, 0, 'c'},
-		{"hist", no_argument, 0, 'H'}, {0, 0, 0, 0}};
+		{"read-size", required_argument, 0, 'r'}, {"hist", no_argument, 0, 'H'},
+		{0, 0, 0, 0}};
 	double v;
 	memset(o, 0, sizeof(*o));
 	o->port = 18000;
 	o->flows = 1;
 	o->size = 16384;
+	o->read_size = SA_MAX_SIZE;
 	o->duration = 5.0;
 	o->cpu = -1;
 	if (argc < 2)
@@ -95,6 +97,12 @@ int sa_parse(int argc, char **argv, struct sa_opts *o, char *err, unsigned errle
 			if (number(optarg, 1, SA_MAX_SIZE, &v) < 0 || v != floor(v))
 				return bad(err, errlen, "--size: expected 1..1048576 bytes, not", optarg);
 			o->size = (unsigned)v;
+			break;
+		case 'r':
+			if (number(optarg, 1, SA_MAX_SIZE, &v) < 0 || v != floor(v))
+				return bad(err, errlen, "--read-size: expected 1..1048576 bytes, not",
+					   optarg);
+			o->read_size = (unsigned)v;
 			break;
 		case 'd':
 			if (number(optarg, 0.01, SA_MAX_DURATION, &v) < 0)

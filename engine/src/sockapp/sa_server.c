@@ -75,11 +75,17 @@ static void accept_all(struct server *s, int ep, int lfd)
 	}
 }
 
-/* Read what the connection has; answer whole requests; 1 when it is done (closed, failed). */
+/* Read what the connection has; answer whole requests; 1 when it is done (closed, failed).
+ * A stream is read --read-size bytes per recv (default 1 MiB: what is there). iperf3's server
+ * reads its block size (128 KiB); the smaller the reads, the more CPU the receiver spends per
+ * byte, and on a path whose receive side shares a core with the switch's napi thread that sets
+ * whether the receiver's window or the path's drops limit the sender (README, What
+ * applications see). */
 static int serve_tcp(struct server *s, struct conn *c)
 {
+	size_t cap = s->o->mode == SA_STREAM ? s->o->read_size : SA_BUF;
 	for (;;) {
-		ssize_t n = sa_read_some(c->fd, s->buf, SA_BUF);
+		ssize_t n = sa_read_some(c->fd, s->buf, cap);
 		if (n == -2)
 			return 0;
 		if (n <= 0)

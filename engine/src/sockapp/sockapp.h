@@ -25,6 +25,7 @@ struct sa_opts {
 	uint16_t port;       /* first port; flow i of UDP uses port + i */
 	unsigned flows;
 	unsigned size;       /* message (stream: write) size in bytes */
+	unsigned read_size;  /* server, TCP stream: bytes asked of each recv (default SA_MAX_SIZE) */
 	double duration;     /* client: seconds of load */
 	int cpu;             /* -1: not pinned */
 	int hist;            /* client: print the histogram's buckets */

@@ -99,6 +99,8 @@ def print_result(data: dict[str, Any]) -> None:
         rows.append(("connections/s", num(data["connections_per_s"])))
     if data["retransmits"] is not None:
         rows.append(("TCP retransmissions", f"{data['retransmits']:,}"))
+    for port, n in (data.get("port_tx_drops") or {}).items():
+        rows.append((f"frames dropped at {port} (tx)", f"{n:,}"))
     rows.append(("CPU busy (all cores)", f"{data['busy_cpu_s']:.2f} s"))
     cores = data.get("cost_per_core") or {}
     if data["kind"] == "stream":

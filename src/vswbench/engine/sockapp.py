@@ -63,6 +63,7 @@ class SockParams:
     flows: int = 1
     size: int = 16384           # bytes per write (stream) or per request and response
     duration: float = 5.0
+    read_size: int | None = None   # TCP stream: the server's bytes per recv (None: 1 MiB)
 
     def problems(self) -> list[str]:
         out = []
@@ -79,6 +80,8 @@ class SockParams:
                        " bytes")
         if not 0.1 <= self.duration <= 86400:
             out.append(f"duration {self.duration:g}: expected 0.1..86400 s")
+        if self.read_size is not None and not 1 <= self.read_size <= MAX_SIZE:
+            out.append(f"read size {self.read_size}: expected 1..{MAX_SIZE} bytes")
         return out
 
     def common_args(self, addr: str, port: int, cpu: int | None) -> list[str]:
@@ -87,7 +90,8 @@ class SockParams:
         return args + (["--cpu", str(cpu)] if cpu is not None else [])
 
     def server_args(self, addr: str, port: int = BASE_PORT, cpu: int | None = None) -> list[str]:
-        return ["server", *self.common_args(addr, port, cpu)]
+        read = ["--read-size", str(self.read_size)] if self.read_size is not None else []
+        return ["server", *self.common_args(addr, port, cpu), *read]
 
     def client_args(self, addr: str, port: int = BASE_PORT, cpu: int | None = None) -> list[str]:
         return ["client", *self.common_args(addr, port, cpu), "--duration", f"{self.duration:g}",
