@@ -31,7 +31,7 @@ from vswbench.errors import UsageError
 from vswbench.report.model import build_model
 from vswbench.report.verdict import Entry
 from vswbench.results.export import headline, point_record
-from vswbench.results.loss import LoadLoss, LossBelow
+from vswbench.results.loss import LoadLoss, LossAround
 from vswbench.results.points import Latency, PointRecord, StoredResults, load
 from vswbench.results.sockets import SOCKET_KINDS, SocketResult, socket_of
 
@@ -69,7 +69,7 @@ class SwitchResult:
     latency_counters_agree: bool | None = None
     latency_unreliable: tuple[str, ...] = ()   # percentiles above 1 - loss ratio: unreliable
     ndr_load_loss: LoadLoss | None = None      # what the trials at the NDR's load lost
-    loss_below_ndr: LossBelow | None = None    # ... and below it (.ill_defined: sporadic loss)
+    loss_around_ndr: LossAround | None = None    # ... and below it (.ill_defined: sporadic loss)
 
 
 def _switch_result(e: Entry, scenario: str, size: int | str, variant: str,
@@ -84,7 +84,7 @@ def _switch_result(e: Entry, scenario: str, size: int | str, variant: str,
                         None if lat is None else lat.loss_ratio,
                         None if lat is None else lat.counters_agree,
                         () if lat is None else lat.unreliable, r.ndr_load_loss,
-                        r.loss_below_ndr)
+                        r.loss_around_ndr)
 
 
 class Results:

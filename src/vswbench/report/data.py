@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from vswbench.errors import UsageError
-from vswbench.results.loss import LoadLoss, LossBelow
+from vswbench.results.loss import LoadLoss, LossAround
 from vswbench.results.points import Latency, Setup, StoredResults, size_order
 from vswbench.results.series import Bucket
 from vswbench.results.setups import search_setups
@@ -50,7 +50,7 @@ class RankingRow:
     useful_cycles_per_packet: float | None = None   # polling switches: cycles on work with frames
     latency: Latency | None = None       # the whole figure: percentiles, its trial's loss, jitter
     ndr_load_loss: LoadLoss | None = None  # what the trials at the NDR's load lost
-    loss_below_ndr: LossBelow | None = None  # ... and below it (results/loss.py: ill-defined)
+    loss_around_ndr: LossAround | None = None  # ... and below it (results/loss.py: ill-defined)
 
     @property
     def ndr_mpps(self) -> float | None:
@@ -75,7 +75,7 @@ def ranking(data: StoredResults) -> list[RankingRow]:
                                None if lat is None else lat.p99_us, s.cycles_per_packet,
                                bool(h.generator_bound), h.generator_ceiling_pps,
                                len(s.repetitions), s.ndr_cv, s.useful_cycles_per_packet,
-                               lat, s.ndr_load_loss, s.loss_below_ndr))
+                               lat, s.ndr_load_loss, s.loss_around_ndr))
     rows.sort(key=lambda r: (r.setup.scenario, size_order(r.setup.size), r.setup.variant,
                              -(r.ndr_pps or -1.0), r.setup.switch))
     ranked, previous, rank = [], None, 0

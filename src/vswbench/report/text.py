@@ -106,8 +106,8 @@ def point_line(rec: PointRecord) -> str:
         parts.append(f"back-to-back {h.b2b_frames:,.0f} frames")
     if rec.kind == "search" and h.ndr_load_loss is not None and h.ndr_load_loss.lossy_trials:
         parts.append(h.ndr_load_loss.describe())
-    if rec.kind == "search" and h.loss_below_ndr is not None and h.loss_below_ndr.ill_defined:
-        parts.append(h.loss_below_ndr.describe())
+    if rec.kind == "search" and h.loss_around_ndr is not None and h.loss_around_ndr.ill_defined:
+        parts.append(h.loss_around_ndr.describe())
     lat = h.latency
     if lat is not None and lat.p99_us is not None:
         at = (f" at {lat.fraction_of_ndr * 100:g} % of NDR {mpps(h.ndr_pps)} Mpps"

@@ -23,7 +23,7 @@ results/noise.py (how uncertain a single search is); no threshold is invented he
 - Baseline check: a switch whose NDR is above its own stack's baseline (the no-switch path)
   is named in the verdict line: the baseline was limited by a host stall or noise, not by veth.
 - Ill-defined NDR: a switch whose searches lost frames (no host stall) at a load far below its
-  NDR (results/loss.py LossBelow, under 75 % of it) is named in the verdict line with the lowest
+  NDR (results/loss.py LossAround, under 75 % of it) is named in the verdict line with the lowest
   such load: its loss is sporadic, its NDR where the search happened to stop.
 """
 
@@ -249,21 +249,15 @@ def _above_baseline(v: Verdict) -> str:
 
 
 def _ill_defined(v: Verdict) -> str:
-    """"; NDR ill-defined ..." for the ranked switches whose searches lost frames far below their
-    NDR without a host stall (results/loss.py LossBelow): their loss is sporadic, so where the
-    search stopped, and so their rank, is a matter of which trials happened to lose."""
-    notes = []
-    for e in v.ranked:
-        b = e.row.loss_below_ndr
-        if b is None or not b.ill_defined or b.lowest_lossy_pps is None:
-            continue
-        share = b.lowest_lossy_pps / b.ndr_pps * 100
-        notes.append(f"{e.switch} lost frames from {mpps(b.lowest_lossy_pps)} Mpps "
-                     f"({share:.0f} % of its NDR; {b.lossy_trials} of {b.trials} trials below it)")
+    """"; NDR ill-defined ..." for the ranked switches whose searches, without a host stall, lost
+    frames far below their NDR or passed without loss far above it (results/loss.py LossAround):
+    their loss is sporadic, so where the search stopped, and so their rank, is a matter of which
+    trials happened to lose."""
+    notes = [f"{e.switch} {e.row.loss_around_ndr.evidence()}" for e in v.ranked
+             if e.row.loss_around_ndr is not None and e.row.loss_around_ndr.ill_defined]
     if not notes:
         return ""
-    return ("; NDR ill-defined (sporadic loss far below it, no host stall): "
-            + "; ".join(notes))
+    return "; NDR ill-defined (sporadic loss, no host stall): " + "; ".join(notes)
 
 
 def verdicts(rows: Sequence[RankingRow], data: StoredResults,

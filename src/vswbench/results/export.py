@@ -22,7 +22,7 @@ from typing import Any
 
 from vswbench import __version__
 from vswbench.errors import UsageError
-from vswbench.results.loss import LoadLoss, LossBelow
+from vswbench.results.loss import LoadLoss, LossAround
 from vswbench.results.points import Latency, PointRecord, read_point
 from vswbench.results.params import KNOBS
 from vswbench.results.sockets import SOCKET_LATENCY, socket_result
@@ -37,9 +37,10 @@ LATENCY_FIELDS = ("p25", "p50", "p90", "p95", "p99", "p999", "p9999", "min", "ma
 NDR_LOAD_COLUMNS = ("ndr_load_trials", "ndr_load_lossy_trials", "ndr_load_worst_lost_frames",
                     "ndr_load_worst_loss_ratio", "ndr_load_time_over_goal",
                     "ndr_load_excised_trials")
-# what the trials below the NDR's load lost, host stalls left out (results/loss.py LossBelow)
+# what the trials below the NDR's load lost and how far above it one passed, host stalls left
+# out (results/loss.py LossAround)
 BELOW_NDR_COLUMNS = ("below_ndr_trials", "below_ndr_lossy_trials", "below_ndr_lowest_lossy_pps",
-                     "ndr_ill_defined")
+                     "above_ndr_highest_lossless_pps", "ndr_ill_defined")
 # the latency figure's own trial: its loss, counter cross-check, the percentiles its loss makes
 # unreliable (space-separated names, e.g. "p99 p999 p9999"), jitter and IPDV
 LATENCY_EXTRA_COLUMNS = ("latency_lost_frames", "latency_loss_ratio", "latency_counters_agree",
@@ -107,7 +108,7 @@ def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict
         "latency_fraction_of_ndr": None if lat is None else lat.fraction_of_ndr,
         **{f"latency_{k}_us": None if lat is None else getattr(lat, f"{k}_us")
            for k in LATENCY_FIELDS},
-        **_latency_extra(lat), **_ndr_load(h.ndr_load_loss), **_below_ndr(h.loss_below_ndr),
+        **_latency_extra(lat), **_ndr_load(h.ndr_load_loss), **_below_ndr(h.loss_around_ndr),
         "error": rec.error, "started": rec.started, "finished": rec.finished}
     row.update(_socket_columns(rec.kind, dict(rec.params.raw), result))
     if row["io"] == "auto" and result and result.get("io"):
@@ -146,11 +147,12 @@ def _ndr_load(loss: LoadLoss | None) -> dict[str, Any]:
             "ndr_load_excised_trials": loss.excised_trials}
 
 
-def _below_ndr(below: LossBelow | None) -> dict[str, Any]:
+def _below_ndr(below: LossAround | None) -> dict[str, Any]:
     if below is None:
         return dict.fromkeys(BELOW_NDR_COLUMNS)
     return {"below_ndr_trials": below.trials, "below_ndr_lossy_trials": below.lossy_trials,
             "below_ndr_lowest_lossy_pps": below.lowest_lossy_pps,
+            "above_ndr_highest_lossless_pps": below.highest_lossless_pps,
             "ndr_ill_defined": below.ill_defined}
 
 

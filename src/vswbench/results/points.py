@@ -26,7 +26,7 @@ The headline definitions, each computed here and nowhere else:
   fraction;
 - what the trials at the NDR's load lost (`ndr_load_loss`, results/loss.py LoadLoss): the
   exceed ratio lets a search call a load "0 % loss" although some of its trials lost frames;
-  and those below it (`loss_below_ndr`, LossBelow): loss far below the NDR, no host stall,
+  and those below it (`loss_around_ndr`, LossAround): loss far below the NDR, no host stall,
   makes the NDR ill-defined (sporadic loss, not a threshold);
 - latency p50 / p90 / p99 (`latency_at`): measured at exactly LATENCY_FRACTION (90 %) of the NDR
   (within FRACTION_TOLERANCE), from a latency point's loads or a search's `latency_at_ndr`; no
@@ -47,8 +47,8 @@ from typing import Any
 
 from vswbench.engine.records import LatencySummary, stored_latency
 from vswbench.errors import UsageError
-from vswbench.results.loss import (LoadLoss, LossBelow, at_stored_load, loss_at_load,
-                                   loss_below_load, unreliable_percentiles)
+from vswbench.results.loss import (LoadLoss, LossAround, at_stored_load, loss_at_load,
+                                   loss_around_load, unreliable_percentiles)
 from vswbench.results.params import KNOBS, PRESET_KINDS, Params, count, flag, number, text
 from vswbench.results.record import LoadPoint, Measured, measured_of
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun
@@ -246,7 +246,7 @@ class Headline:
     generator_ceiling_pps: float | None = None
     ndr_cv: float | None = None              # a search's own --repeat statistics
     ndr_load_loss: LoadLoss | None = None    # what the trials at the NDR's load lost
-    loss_below_ndr: LossBelow | None = None  # ... and those below it (an ill-defined NDR)
+    loss_around_ndr: LossAround | None = None  # ... and those below it (an ill-defined NDR)
     forwarding_mode: str | None = None
     offered_pps: float | None = None
     achieved_pps: float | None = None
@@ -284,7 +284,7 @@ def headline_of(kind: str, r: dict[str, Any]) -> Headline:
         cycles = cycles_near_ndr(r)
         useful = cycles_near_ndr(r, "useful_cycles_per_packet")
         at_ndr = ndr_load_loss(r)
-        below = loss_below_load(r, number(r.get("ndr_pps")))
+        below = loss_around_load(r, number(r.get("ndr_pps")))
     elif kind == "trial":
         latency = latency_of(r, None)
     stats = (r.get("statistics") or {}).get("ndr_pps") if kind == "search" else None
@@ -295,7 +295,7 @@ def headline_of(kind: str, r: dict[str, Any]) -> Headline:
         upper_bound_pps=n("upper_bound_pps"), generator_bound=_flag(r.get("generator_bound")),
         generator_ceiling_pps=n("generator_ceiling_pps"),
         ndr_cv=number(stats.get("cv")) if isinstance(stats, dict) else None,
-        ndr_load_loss=at_ndr, loss_below_ndr=below,
+        ndr_load_loss=at_ndr, loss_around_ndr=below,
         forwarding_mode=_text(r.get("forwarding_mode")), offered_pps=n("offered_pps"),
         achieved_pps=n("achieved_pps"), loss_ratio=loss, latency=latency,
         cycles_per_packet=cycles, useful_cycles_per_packet=useful,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vswbench.engine.records import LatencySummary
-from vswbench.results.loss import LoadLoss, LossBelow, combine_below
+from vswbench.results.loss import LoadLoss, LossAround, combine_around
 from vswbench.results.points import Latency, PointRecord, Setup
 
 LatencyTable = dict[Setup, Latency]
@@ -43,7 +43,7 @@ class SetupSearches:
     cycles_per_packet: float | None = None
     useful_cycles_per_packet: float | None = None
     ndr_load_loss: LoadLoss | None = None    # the worst repetition's
-    loss_below_ndr: LossBelow | None = None  # every repetition's, against the median NDR
+    loss_around_ndr: LossAround | None = None  # every repetition's, against the median NDR
 
     @property
     def ndr_values(self) -> tuple[float, ...]:
@@ -127,7 +127,7 @@ def search_setups(records: Iterable[PointRecord]) -> list[SetupSearches]:
         losses = [r.headline.ndr_load_loss for r in reps if r.headline.ndr_load_loss]
         worst = max(losses, key=lambda x: (x.worst_loss_ratio, x.time_over_goal),
                     default=None)
-        below = combine_below([h.loss_below_ndr for h in heads if h.loss_below_ndr],
+        below = combine_around([h.loss_around_ndr for h in heads if h.loss_around_ndr],
                               _median(ndrs))
         out.append(SetupSearches(setup, tuple(reps), chosen, _median(ndrs),
                                  _cv(ndrs) if len(ndrs) > 1 else chosen.headline.ndr_cv,
