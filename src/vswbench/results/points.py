@@ -26,8 +26,8 @@ The headline definitions, each computed here and nowhere else:
   fraction;
 - what the trials at the NDR's load lost (`ndr_load_loss`, results/loss.py LoadLoss): the
   exceed ratio lets a search call a load "0 % loss" although some of its trials lost frames;
-  and those below it (`loss_around_ndr`, LossAround): loss far below the NDR, no host stall,
-  makes the NDR ill-defined (sporadic loss, not a threshold);
+  and those around it (`loss_around_ndr`, LossAround): loss far below the NDR, or none far
+  above it, with no host stall, makes the NDR ill-defined (sporadic loss, not a threshold);
 - latency p50 / p90 / p99 (`latency_at`): measured at exactly LATENCY_FRACTION (90 %) of the NDR
   (within FRACTION_TOLERANCE), from a latency point's loads or a search's `latency_at_ndr`; no
   nearest fraction stands in for it (p99 at 50 % of the NDR is a different number, and two runs
