@@ -87,32 +87,30 @@ def p2p_pair() -> Scenario:
                     (Hop("s1.p0", "r1.p0"),))
 
 
+def _through_nfs(first: str, n: int, last: str) -> tuple[list[Host], tuple[Hop, ...]]:
+    """Network functions nf1..nfN (ports in, out) and the hops from port `first` through each
+    of them, in order, to port `last`."""
+    nfs = [Host(f"nf{i}", Role.NF, ("in", "out")) for i in range(1, n + 1)]
+    ports = [first, *(p for i in range(1, n + 1) for p in (f"nf{i}.in", f"nf{i}.out")), last]
+    return nfs, tuple(Hop(src, dst) for src, dst in zip(ports[::2], ports[1::2], strict=True))
+
+
+def _chain_name(n: int) -> str:
+    return f"chain:{n}" if n != 1 else "pvp"
+
+
 def chain(n: int) -> Scenario:
-    hosts = [Host("tester", Role.TESTER, ("p0", "p1"))]
-    hops = []
-    prev = "tester.p0"
-    for i in range(1, n + 1):
-        hosts.append(Host(f"nf{i}", Role.NF, ("in", "out")))
-        hops.append(Hop(prev, f"nf{i}.in"))
-        prev = f"nf{i}.out"
-    hops.append(Hop(prev, "tester.p1"))
-    return Scenario(f"chain:{n}" if n != 1 else "pvp", tuple(hosts), tuple(hops))
+    nfs, hops = _through_nfs("tester.p0", n, "tester.p1")
+    return Scenario(_chain_name(n), (Host("tester", Role.TESTER, ("p0", "p1")), *nfs), hops)
 
 
 def socket_chain(n: int) -> Scenario:
     """pvp (n = 1) and chain:N as socket measurements see them: a client (one port), network
     functions nf1..nfN (ports in, out) and a server (one port); the hops lead from the client
     through every network function to the server (the way back is the reverse of each)."""
-    hosts = [Host("client", Role.CLIENT, ("p0",))]
-    hops = []
-    prev = "client.p0"
-    for i in range(1, n + 1):
-        hosts.append(Host(f"nf{i}", Role.NF, ("in", "out")))
-        hops.append(Hop(prev, f"nf{i}.in"))
-        prev = f"nf{i}.out"
-    hosts.append(Host("server", Role.SERVER, ("p0",)))
-    hops.append(Hop(prev, "server.p0"))
-    return Scenario(f"chain:{n}" if n != 1 else "pvp", tuple(hosts), tuple(hops))
+    nfs, hops = _through_nfs("client.p0", n, "server.p0")
+    return Scenario(_chain_name(n), (Host("client", Role.CLIENT, ("p0",)), *nfs,
+                                     Host("server", Role.SERVER, ("p0",))), hops)
 
 
 def pairs(n: int) -> Scenario:

@@ -39,7 +39,7 @@ NDR_LOAD_COLUMNS = ("ndr_load_trials", "ndr_load_lossy_trials", "ndr_load_worst_
                     "ndr_load_excised_trials")
 # what the trials below the NDR's load lost and how far above it one passed, host stalls left
 # out (results/loss.py LossAround)
-BELOW_NDR_COLUMNS = ("below_ndr_trials", "below_ndr_lossy_trials", "below_ndr_lowest_lossy_pps",
+AROUND_NDR_COLUMNS = ("below_ndr_trials", "below_ndr_lossy_trials", "below_ndr_lowest_lossy_pps",
                      "above_ndr_highest_lossless_pps", "ndr_ill_defined")
 # the latency figure's own trial: its loss, counter cross-check, the percentiles its loss makes
 # unreliable (space-separated names, e.g. "p99 p999 p9999"), jitter and IPDV
@@ -57,7 +57,7 @@ HEADLINE_COLUMNS = [
     "flows", "churn", "burst", "placement", "io", "preset", "rate_pps", "shape_pps", "repetition",
     "forwarding_mode", "ndr_pps", "ndr_gbps", "pdr_pps", "pdr_gbps", "lower_bound_pps",
     "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv", "offered_pps",
-    "achieved_pps", "loss_ratio", *NDR_LOAD_COLUMNS, *BELOW_NDR_COLUMNS,
+    "achieved_pps", "loss_ratio", *NDR_LOAD_COLUMNS, *AROUND_NDR_COLUMNS,
     "latency_fraction_of_ndr",
     *(f"latency_{k}_us" for k in LATENCY_FIELDS), *LATENCY_EXTRA_COLUMNS, "cycles_per_packet",
     "useful_cycles_per_packet", "peak_achieved_pps",
@@ -108,7 +108,7 @@ def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict
         "latency_fraction_of_ndr": None if lat is None else lat.fraction_of_ndr,
         **{f"latency_{k}_us": None if lat is None else getattr(lat, f"{k}_us")
            for k in LATENCY_FIELDS},
-        **_latency_extra(lat), **_ndr_load(h.ndr_load_loss), **_below_ndr(h.loss_around_ndr),
+        **_latency_extra(lat), **_ndr_load(h.ndr_load_loss), **_around_ndr(h.loss_around_ndr),
         "error": rec.error, "started": rec.started, "finished": rec.finished}
     row.update(_socket_columns(rec.kind, dict(rec.params.raw), result))
     if row["io"] == "auto" and result and result.get("io"):
@@ -147,13 +147,13 @@ def _ndr_load(loss: LoadLoss | None) -> dict[str, Any]:
             "ndr_load_excised_trials": loss.excised_trials}
 
 
-def _below_ndr(below: LossAround | None) -> dict[str, Any]:
-    if below is None:
-        return dict.fromkeys(BELOW_NDR_COLUMNS)
-    return {"below_ndr_trials": below.trials, "below_ndr_lossy_trials": below.lossy_trials,
-            "below_ndr_lowest_lossy_pps": below.lowest_lossy_pps,
-            "above_ndr_highest_lossless_pps": below.highest_lossless_pps,
-            "ndr_ill_defined": below.ill_defined}
+def _around_ndr(around: LossAround | None) -> dict[str, Any]:
+    if around is None:
+        return dict.fromkeys(AROUND_NDR_COLUMNS)
+    return {"below_ndr_trials": around.trials, "below_ndr_lossy_trials": around.lossy_trials,
+            "below_ndr_lowest_lossy_pps": around.lowest_lossy_pps,
+            "above_ndr_highest_lossless_pps": around.highest_lossless_pps,
+            "ndr_ill_defined": around.ill_defined}
 
 
 def headline(p: StoredPoint) -> dict[str, Any]:
