@@ -33,7 +33,7 @@ extern const unsigned char vsb_stallmon_obj[], vsb_stallmon_obj_end[];
 struct mon {
 	struct stallmon_opts o;
 	struct bpf_object *obj;
-	struct bpf_link *links[STALLMON_MAX_CPUS + 5];
+	struct bpf_link *links[STALLMON_MAX_CPUS + 6];
 	unsigned n_links;
 	int perf_fds[STALLMON_MAX_CPUS];
 	struct ring_buffer *rb;
@@ -61,7 +61,10 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static const char *kind_name(unsigned k) { return k == VSB_STALL_VCPU ? "vcpu" : "runq"; }
+static const char *kind_name(unsigned k)
+{
+	return k == VSB_STALL_VCPU ? "vcpu" : k == VSB_STALL_STEAL ? "steal" : "runq";
+}
 
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -127,7 +130,7 @@ static int setup(struct mon *m, struct vsb_error *e)
 	for (unsigned i = 0; i < m->o.n_pids; i++)
 		bpf_map__update_elem(pids, &m->o.pids[i], sizeof(__u32), &one, 1, 0);
 	static const char *tps[] = {"vsb_stall_wakeup", "vsb_stall_wakeup_new", "vsb_stall_switch",
-				    "vsb_stall_rename", "vsb_stall_exec"};
+				    "vsb_stall_rename", "vsb_stall_exec", "vsb_stall_napi"};
 	for (unsigned i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 		struct bpf_link *l = bpf_program__attach(bpf_object__find_program_by_name(m->obj, tps[i]));
 		if (!l)
@@ -201,7 +204,8 @@ static void emit_final(struct mon *m, uint64_t t0, uint64_t t1)
 		jout_u64(&j, "ticks", p ? p->ticks : 0);
 		jout_dbl(&j, "expected_ticks", (double)(t1 - t0) / (double)m->o.period_ns);
 		jout_u64(&j, "lost_events", p ? p->lost_events : 0);
-		for (unsigned kind = VSB_STALL_VCPU; kind <= VSB_STALL_RUNQ; kind++) {
+		jout_u64(&j, "steal_reads", p ? p->steal_reads : 0);
+		for (unsigned kind = VSB_STALL_VCPU; kind <= VSB_STALL_STEAL; kind++) {
 			jout_key_obj(&j, kind_name(kind));
 			jout_u64(&j, "stalls", s->stalls[kind]);
 			jout_dbl(&j, "total_us", s->total_ns[kind] / 1000.0);

@@ -1,7 +1,9 @@
 /* stallmon: map layouts shared by the BPF programs (bpf/stallmon.bpf.c) and the monitor
  * (stallmon.c). A stall is an interval in which a CPU of the path did not run the path's work:
- *   STALL_VCPU  the CPU's periodic timer (a perf cpu-clock event every `period_ns`) fired late: the
- *               CPU itself was not running (the hypervisor stopped the vCPU, or interrupts were off);
+ *   STALL_VCPU  the CPU's periodic timer (a perf cpu-clock event every `period_ns`) fired late:
+ *               the CPU itself was not running (the hypervisor stopped the vCPU, or interrupts
+ *               were off) from its last sign of running (that firing, a context switch, a NAPI
+ *               poll) until the late firing;
  *   STALL_RUNQ  a watched thread (the switch's NAPI threads, daemons, engines) was runnable but
  *               a task that is not the path's held its CPU (woken or preempted, until switched
  *               in). Its length is the time the CPU ran such foreign tasks (or idled: a halted
@@ -9,6 +11,10 @@
  *               poller) take turns, and that turn-taking is the configuration's own cost, not a
  *               host stall. A thread that waited on one CPU and ran on another is charged its
  *               whole wait (the CPU's tally does not cover it).
+ *   STALL_STEAL the hypervisor's own account of this vCPU's stolen time (the run queue's steal
+ *               clock, CONFIG_PARAVIRT_TIME_ACCOUNTING) grew by at least the threshold between two
+ *               readings (context switches and heartbeats): the vCPU was runnable on the host but
+ *               not running, for that long, whether or not a heartbeat fell inside.
  * Events are submitted without waking the monitor (BPF_RB_NO_WAKEUP): it reads them in batches,
  * so on a busy path its own wake-ups do not stall the tester it watches. */
 #ifndef VSB_STALLMON_ACCT_H
@@ -16,6 +22,7 @@
 
 #define VSB_STALL_VCPU 1
 #define VSB_STALL_RUNQ 2
+#define VSB_STALL_STEAL 3
 #define VSB_STALL_MAX_CPUS 256
 #define VSB_STALL_COMM_PREFIXES 4
 #define VSB_STALL_COMM_LEN 16
@@ -56,6 +63,10 @@ struct vsb_stall_cpu {              /* per-CPU array vsb_stcpu (index 0) */
 	__u32 pad;
 	__u64 foreign_task;             /* the last foreign task switched in (its task_struct, read
 					 * for its name only when a stall is reported: `held_by`) */
+	__u64 switch_ns;                /* the last context switch on this CPU (it ran then) */
+	__u64 napi_ns;                  /* ... and its last NAPI poll */
+	__u64 steal_ns;                 /* the run queue's stolen time at the last reading */
+	__u64 steal_reads;              /* readings taken (0 on a kernel that does not account it) */
 };
 
 #define VSB_STALL_SEEN_SLOTS 256        /* per-CPU cache of watched() verdicts, by pid */

@@ -10,8 +10,9 @@ void stallmon_usage(FILE *f)
 	fprintf(f,
 		"usage: vswbench-engine stallmon --cpus LIST [--period-us N] [--threshold-us N]\n"
 		"         [--watch-pid PID]... [--watch-comm PREFIX]... [--duration S]\n"
-		"  reports every stall of the listed CPUs as a JSON line: a late per-CPU timer (kind vcpu)\n"
-		"  or a watched thread kept runnable but not running (kind runq); a final record on exit\n");
+		"  reports every stall of the listed CPUs as a JSON line: a late per-CPU timer (kind vcpu),\n"
+		"  a watched thread kept runnable but not running (kind runq) or the hypervisor's stolen\n"
+		"  time (kind steal); a final record on exit\n");
 }
 
 int stallmon_parse_cpus(const char *s, int *cpus, unsigned *n, unsigned max)
@@ -60,7 +61,7 @@ int stallmon_cpu_index(const struct stallmon_opts *o, int cpu)
 
 void stallmon_sum_add(struct stallmon_cpu_sum *s, unsigned kind, uint64_t len_ns)
 {
-	if (kind >= 3)
+	if (kind >= sizeof(s->stalls) / sizeof(s->stalls[0]))
 		return;
 	s->stalls[kind]++;
 	s->total_ns[kind] += len_ns;

@@ -4,9 +4,13 @@ from Python, and what one trial saw of it.
 A stall is an interval in which a CPU of the path did not run the path's work, measured without
 looking at the switch's loss:
   vcpu  the CPU's own timer (a perf cpu-clock event every 500 us) fired late while the CPU was
-        busy: the CPU itself was not running (the hypervisor stopped the vCPU, or interrupts off);
+        busy: the CPU itself was not running (the hypervisor stopped the vCPU, or interrupts off)
+        from its last sign of running (that timer, a context switch, a NAPI poll) until then;
   runq  a watched thread (the switch's NAPI threads, its daemons, the engines) was runnable but
-        another task held its CPU.
+        another task held its CPU;
+  steal the hypervisor's own account of the vCPU's stolen time (the run queue's steal clock)
+        grew by at least the threshold between two readings: it was kept from running that long,
+        whether or not its timer fell due meanwhile.
 
 `StallMonitor` runs the monitor for a whole session; `StallMonitor.report(t0, t1, cpus)` is what
 one trial saw: the stalls that overlap its window on each CPU of its path, as a `TrialStalls`.
@@ -35,7 +39,7 @@ FLUSH_TIMEOUT = 2.0          # the monitor answers a flush request within its ne
 @dataclass(frozen=True)
 class Stall:
     cpu: int
-    kind: str                # "vcpu" or "runq"
+    kind: str                # "vcpu", "runq" or "steal"
     start_ns: int            # CLOCK_MONOTONIC (Python's time.monotonic_ns)
     len_us: float
     comm: str = ""           # runq: the thread kept waiting; vcpu: the task running at the end
