@@ -63,7 +63,8 @@ static uint64_t mono_ns(void)
 
 static const char *kind_name(unsigned k)
 {
-	return k == VSB_STALL_VCPU ? "vcpu" : k == VSB_STALL_STEAL ? "steal" : "runq";
+	return k == VSB_STALL_VCPU ? "vcpu" : k == VSB_STALL_STEAL ? "steal"
+	       : k == VSB_STALL_NAPI ? "napi" : "runq";
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -93,7 +94,9 @@ static int on_event(void *ctx, void *data, size_t size)
 		jout_str(&j, "comm", comm);
 		jout_str(&j, "held_by", held);
 	} else {
-		jout_str(&j, "comm", comm);   /* the task running when the late timer fired */
+		if (ev->kind == VSB_STALL_NAPI)
+			jout_u64(&j, "frames", ev->pid);   /* the poll that ended it */
+		jout_str(&j, "comm", comm);   /* the task running when it was seen */
 	}
 	jout_emit_batched(&j);
 	return 0;
@@ -205,7 +208,7 @@ static void emit_final(struct mon *m, uint64_t t0, uint64_t t1)
 		jout_dbl(&j, "expected_ticks", (double)(t1 - t0) / (double)m->o.period_ns);
 		jout_u64(&j, "lost_events", p ? p->lost_events : 0);
 		jout_u64(&j, "steal_reads", p ? p->steal_reads : 0);
-		for (unsigned kind = VSB_STALL_VCPU; kind <= VSB_STALL_STEAL; kind++) {
+		for (unsigned kind = VSB_STALL_VCPU; kind <= VSB_STALL_NAPI; kind++) {
 			jout_key_obj(&j, kind_name(kind));
 			jout_u64(&j, "stalls", s->stalls[kind]);
 			jout_dbl(&j, "total_us", s->total_ns[kind] / 1000.0);

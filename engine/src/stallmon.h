@@ -23,9 +23,9 @@ struct stallmon_opts {
 
 /* per-CPU tally of the stalls reported */
 struct stallmon_cpu_sum {
-	uint64_t stalls[4];                /* by kind: [1] vcpu, [2] runq, [3] steal */
-	uint64_t total_ns[4];
-	uint64_t max_ns[4];
+	uint64_t stalls[5];                /* by kind: [1] vcpu, [2] runq, [3] steal, [4] napi */
+	uint64_t total_ns[5];
+	uint64_t max_ns[5];
 };
 
 int stallmon_parse(int argc, char **argv, struct stallmon_opts *o, struct vsb_error *e);

@@ -15,6 +15,12 @@
  *               clock, CONFIG_PARAVIRT_TIME_ACCOUNTING) grew by at least the threshold between two
  *               readings (context switches and heartbeats): the vCPU was runnable on the host but
  *               not running, for that long, whether or not a heartbeat fell inside.
+ *   STALL_NAPI  the CPU's NAPI polling stopped: a poll that used its whole budget (frames were
+ *               waiting) was followed, with no context switch between, by the next poll's end
+ *               later than that poll's frames take at the CPU's usual pace (learnt from its
+ *               back-to-back polls) + the threshold; the stall is the excess. The CPU ran
+ *               something else meanwhile (interrupts, other softirqs) or was stopped. `pid`
+ *               carries the frames of that next poll.
  * Events are submitted without waking the monitor (BPF_RB_NO_WAKEUP): it reads them in batches,
  * so on a busy path its own wake-ups do not stall the tester it watches. */
 #ifndef VSB_STALLMON_ACCT_H
@@ -23,6 +29,7 @@
 #define VSB_STALL_VCPU 1
 #define VSB_STALL_RUNQ 2
 #define VSB_STALL_STEAL 3
+#define VSB_STALL_NAPI 4
 #define VSB_STALL_MAX_CPUS 256
 #define VSB_STALL_COMM_PREFIXES 4
 #define VSB_STALL_COMM_LEN 16
@@ -64,7 +71,10 @@ struct vsb_stall_cpu {              /* per-CPU array vsb_stcpu (index 0) */
 	__u64 foreign_task;             /* the last foreign task switched in (its task_struct, read
 					 * for its name only when a stall is reported: `held_by`) */
 	__u64 switch_ns;                /* the last context switch on this CPU (it ran then) */
-	__u64 napi_ns;                  /* ... and its last NAPI poll */
+	__u64 napi_ns;                  /* ... and the end of its last NAPI poll */
+	__u64 napi_ns_per_frame;        /* its usual pace in back-to-back polls (a moving average) */
+	__u32 napi_full;                /* the last poll used its whole budget */
+	__u32 pad2;
 	__u64 steal_ns;                 /* the run queue's stolen time at the last reading */
 	__u64 steal_reads;              /* readings taken (0 on a kernel that does not account it) */
 };

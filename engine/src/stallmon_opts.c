@@ -11,8 +11,9 @@ void stallmon_usage(FILE *f)
 		"usage: vswbench-engine stallmon --cpus LIST [--period-us N] [--threshold-us N]\n"
 		"         [--watch-pid PID]... [--watch-comm PREFIX]... [--duration S]\n"
 		"  reports every stall of the listed CPUs as a JSON line: a late per-CPU timer (kind vcpu),\n"
-		"  a watched thread kept runnable but not running (kind runq) or the hypervisor's stolen\n"
-		"  time (kind steal); a final record on exit\n");
+		"  a watched thread kept runnable but not running (kind runq), the hypervisor's stolen\n"
+		"  time (kind steal) or NAPI polling stopped with frames waiting (kind napi); a final\n"
+		"  record on exit\n");
 }
 
 int stallmon_parse_cpus(const char *s, int *cpus, unsigned *n, unsigned max)

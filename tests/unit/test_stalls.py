@@ -100,6 +100,19 @@ def test_classification_needs_loss_a_long_enough_stall_and_a_loss_it_can_explain
     assert explaining_stall(_result(244, unmonitored("x")), 256) is None
 
 
+def test_each_kind_of_stall_is_named_as_what_happened():
+    def why(kind: str) -> str:
+        stalls = summarize([Stall(1, kind, 10 * MS, 2000.0, "napi/vsbx")], 0, 100 * MS, [0, 1])
+        reason = explaining_stall(_result(244, stalls), 256)
+        assert reason is not None
+        return reason
+
+    assert "the CPU stopped" in why("vcpu")
+    assert "the hypervisor ran another vCPU" in why("steal")
+    assert "napi/vsbx waited" in why("runq")
+    assert "NAPI polling stopped" in why("napi")
+
+
 def test_a_monitor_that_cannot_start_says_why(tmp_path, monkeypatch):
     fake = tmp_path / "vswbench-engine"
     fake.write_text("#!/bin/sh\necho 'vswbench-engine: error: stallmon: not here' >&2\nexit 3\n")

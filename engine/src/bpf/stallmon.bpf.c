@@ -178,14 +178,32 @@ int vsb_stall_tick(void *ctx)
 	return 0;
 }
 
-/* a NAPI poll on this CPU: it ran then (the heartbeat's evidence, see vsb_stall_tick) */
+/* (d) a NAPI poll on this CPU: it ran then (the heartbeat's evidence, see vsb_stall_tick); and
+ * where the poll before it used its whole budget (frames were waiting: the next poll follows at
+ * once) and no context switch came between, the time to this poll's end beyond what its frames
+ * take at this CPU's usual pace is time the CPU did not poll: a stall (kind napi) */
+struct napi_struct;
+
 SEC("tp_btf/napi_poll")
-int vsb_stall_napi(void *ctx)
+int BPF_PROG(vsb_stall_napi, struct napi_struct *napi, int work, int budget)
 {
 	__u32 k = 0;
 	struct vsb_stall_cpu *s = bpf_map_lookup_elem(&vsb_stcpu, &k);
-	if (s)
-		s->napi_ns = bpf_ktime_get_ns();
+	struct vsb_stall_cfg *c = cfg();
+	if (!s || !c)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 prev = s->napi_ns;
+	if (prev && s->napi_full && s->switch_ns < prev && work > 0 && now > prev) {
+		__u64 gap = now - prev, allowance = (__u64)work * s->napi_ns_per_frame;
+		if (gap < c->threshold_ns)          /* an ordinary poll: learn the pace */
+			s->napi_ns_per_frame = s->napi_ns_per_frame
+				? (7 * s->napi_ns_per_frame + gap / (__u64)work) / 8 : gap / (__u64)work;
+		else if (s->napi_ns_per_frame && gap >= allowance + c->threshold_ns)
+			emit(VSB_STALL_NAPI, prev, gap - allowance, (__u32)work, 0, 0);
+	}
+	s->napi_full = work >= budget;
+	s->napi_ns = now;
 	return 0;
 }
 

@@ -10,7 +10,10 @@ looking at the switch's loss:
         another task held its CPU;
   steal the hypervisor's own account of the vCPU's stolen time (the run queue's steal clock)
         grew by at least the threshold between two readings: it was kept from running that long,
-        whether or not its timer fell due meanwhile.
+        whether or not its timer fell due meanwhile;
+  napi  the CPU's NAPI polling stopped with frames waiting (a poll used its whole budget, and the
+        next one ended, with no context switch between, later than its frames take at the CPU's
+        usual pace): it ran interrupts or other softirqs meanwhile, or was stopped.
 
 `StallMonitor` runs the monitor for a whole session; `StallMonitor.report(t0, t1, cpus)` is what
 one trial saw: the stalls that overlap its window on each CPU of its path, as a `TrialStalls`.
@@ -39,7 +42,7 @@ FLUSH_TIMEOUT = 2.0          # the monitor answers a flush request within its ne
 @dataclass(frozen=True)
 class Stall:
     cpu: int
-    kind: str                # "vcpu", "runq" or "steal"
+    kind: str                # "vcpu", "runq", "steal" or "napi"
     start_ns: int            # CLOCK_MONOTONIC (Python's time.monotonic_ns)
     len_us: float
     comm: str = ""           # runq: the thread kept waiting; vcpu: the task running at the end

@@ -133,7 +133,9 @@ def explaining_stall(result: TrialResult, ring_frames: int) -> str | None:
         return None
     cpu, kind, offset_ms, len_us = event[0], event[1], event[2], event[3]
     what = {"vcpu": "the CPU stopped",
-            "steal": "the hypervisor ran another vCPU"}.get(kind, f"{event[4] or 'a thread'} waited")
+            "steal": "the hypervisor ran another vCPU",
+            "napi": "its NAPI polling stopped with frames waiting"}.get(
+                kind, f"{event[4] or 'a thread'} waited")
     return (f"host stall: CPU {cpu} {len_us / 1000:.2f} ms at {offset_ms:.0f} ms ({what}; "
             f"{len_us * 1e-6 * rate:.0f} frames at {rate:,.0f} pps > the {ring_frames}-frame ring)")
 
