@@ -29,6 +29,7 @@ struct client {
 	struct flow f[SA_MAX_FLOWS];
 	char *buf;
 	int ep;
+	volatile int *stop;     /* set by SIGTERM or SIGINT */
 };
 
 static int open_flow(struct client *c, unsigned i, int blocking)
@@ -147,7 +148,7 @@ static int on_event(struct client *c, unsigned i, uint32_t ev, uint64_t now)
 		epoll_ctl(c->ep, EPOLL_CTL_MOD, f->fd, &mod);
 		return send_request(c, f);
 	}
-	for (;;) {
+	for (unsigned k = 0; k < SA_READ_BURST && !*c->stop; k++) {
 		ssize_t n = sa_read_some(f->fd, c->buf, SA_BUF);
 		if (n == -2)
 			return 0;
@@ -169,6 +170,7 @@ static int on_event(struct client *c, unsigned i, uint32_t ev, uint64_t now)
 		if (o->proto == SA_UDP)
 			return 0;
 	}
+	return 0;       /* more may be waiting: epoll says so again */
 }
 
 static void udp_timeouts(struct client *c, uint64_t now)
@@ -218,6 +220,7 @@ int sa_client(const struct sa_opts *o, struct sa_result *r, volatile int *stop, 
 	c.r = r;
 	c.buf = calloc(1, SA_BUF);
 	c.ep = epoll_create1(0);
+	c.stop = stop;
 	hist_reset(&r->lat);
 	if (!c.buf || c.ep < 0) {
 		snprintf(err, errlen, "client: out of memory or epoll: %s", strerror(errno));

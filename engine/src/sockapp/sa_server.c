@@ -25,6 +25,7 @@ struct server {
 	struct sa_server_result *r;
 	char *buf;
 	uint64_t first_ns, last_ns;
+	volatile int *stop;     /* set by SIGTERM or SIGINT */
 };
 
 static void received(struct server *s, uint64_t n)
@@ -84,7 +85,7 @@ static void accept_all(struct server *s, int ep, int lfd)
 static int serve_tcp(struct server *s, struct conn *c)
 {
 	size_t cap = s->o->mode == SA_STREAM ? s->o->read_size : SA_BUF;
-	for (;;) {
+	for (unsigned k = 0; k < SA_READ_BURST && !*s->stop; k++) {
 		ssize_t n = sa_read_some(c->fd, s->buf, cap);
 		if (n == -2)
 			return 0;
@@ -102,11 +103,12 @@ static int serve_tcp(struct server *s, struct conn *c)
 			s->r->replies++;
 		}
 	}
+	return 0;       /* more may be waiting: epoll says so again */
 }
 
 static void serve_udp(struct server *s, int fd)
 {
-	for (;;) {
+	for (unsigned k = 0; k < SA_READ_BURST && !*s->stop; k++) {
 		struct sockaddr_in from;
 		socklen_t flen = sizeof(from);
 		ssize_t n = recvfrom(fd, s->buf, SA_BUF, 0, (struct sockaddr *)&from, &flen);
@@ -123,7 +125,7 @@ static void serve_udp(struct server *s, int fd)
 int sa_server(const struct sa_opts *o, struct sa_server_result *r, volatile int *stop,
 	      char *err, unsigned errlen)
 {
-	struct server s = {.o = o, .r = r, .buf = calloc(1, SA_BUF)};
+	struct server s = {.o = o, .r = r, .buf = calloc(1, SA_BUF), .stop = stop};
 	int socks[SA_MAX_FLOWS], nsocks = o->proto == SA_TCP ? 1 : (int)o->flows;
 	int ep = epoll_create1(0);
 	if (!s.buf || ep < 0) {

@@ -12,6 +12,10 @@
 #define SA_MAX_DURATION 86400.0
 #define SA_UDP_MAX 65507u              /* largest UDP payload on IPv4 */
 #define SA_RR_TIMEOUT_NS 200000000ull  /* UDP rr: a request unanswered for 200 ms is lost */
+/* Reads of one socket per epoll event, at most: its epoll is level-triggered, so what is left is
+ * reported again. Unbounded, a reader that a sender keeps fed never got back to its loop to see
+ * SIGTERM (a stream's server took 2-10 s to stop, up to its SIGKILL) nor served other flows. */
+#define SA_READ_BURST 64
 
 enum sa_role { SA_CLIENT, SA_SERVER };
 enum sa_mode { SA_STREAM, SA_RR, SA_CRR };
