@@ -22,7 +22,8 @@
  *
  * At process end (atexit, also after SIGINT/SIGTERM: main returns normally) open ports are stopped
  * and closed, rte_eal_cleanup() runs and the runtime directory /var/run/dpdk/PREFIX and any hugepage
- * file named PREFIX* are removed. */
+ * file named PREFIX* are removed. A memif is the exception: it is left for the exit to free, and
+ * with it the EAL (close_port says why); its socket file and those directories are still removed. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +70,7 @@ struct io_port {
 	unsigned idle_polls;                /* empty rx bursts since the last link check */
 	int was_up, gone;                   /* the link was seen up / went down after that */
 	char memif_socket[PATH_MAX];        /* a memif port's socket ("": not a memif) */
+	int memif_socket_file;              /* ... a file this server created (socket-abstract=no) */
 };
 
 /* A peer that leaves (memif client exiting, virtio driver closing) tears its rings down in
@@ -105,6 +107,7 @@ static struct {
 	struct io_port *open[MAX_PORTS];
 	int busy_opt;                       /* --busy-poll (1), --no-busy-poll (0), default (-1) */
 	int lingered;                       /* linger_for_peers ran */
+	int memif_left;                     /* a memif is left open for the exit (close_port) */
 	int debug;
 	uint64_t retry_ticks;               /* tx_put: retry a full ring this long (0: never) */
 	uint64_t retry_gap;                 /* ... every 1 us */
@@ -289,16 +292,40 @@ static void port_stop_close(struct io_port *p)
 	rte_eth_dev_close(p->port_id);
 }
 
+/* A memif is never closed: the process's exit frees it. DPDK 22.11's memif cannot be closed
+ * safely beside its own interrupt thread, which disconnects it when its peer leaves (frees its
+ * regions, then, by an alarm, its control channel), and the peers here leave at about the same
+ * time. Closed from this thread, a fwd between two memif servers died of SIGSEGV in
+ * memif_free_regions, in its interrupt thread, in 3 of 40 runs with both CPUs loaded (its
+ * clients left as it closed); closed from inside that thread (an alarm), in half the runs (its
+ * loop still held the sources the close freed); closed after waiting for that thread to finish
+ * what it was running (two alarms), in half of them too (rte_intr_fd_get on a freed source, the
+ * listener the close removed). Exiting takes the rings and sockets down at once, and the peer's
+ * side sees its socket close as a peer leaving. What the close did and exiting does not: a
+ * server's socket file (socket-abstract=no) is unlinked here. */
+static void close_port(struct io_port *p)
+{
+	if (!p->memif_socket[0]) {
+		port_stop_close(p);
+		return;
+	}
+	D.memif_left = 1;
+	if (p->memif_socket_file)
+		unlink(p->memif_socket);
+}
+
 static void dpdk_atexit(void)
 {
 	if (D.ok) {
 		linger_for_peers();
 		for (int i = 0; i < MAX_PORTS; i++)
 			if (D.open[i]) {
-				port_stop_close(D.open[i]);
+				close_port(D.open[i]);
 				free(D.open[i]);
 				D.open[i] = NULL;
 			}
+		if (D.memif_left)
+			goto files;   /* EAL's own cleanup would close the memif (close_port) */
 		/* ports never opened (setup failed half-way) still hold their vdev: close them too */
 		uint16_t pid;
 		RTE_ETH_FOREACH_DEV(pid)
@@ -310,13 +337,14 @@ static void dpdk_atexit(void)
 		rte_eal_cleanup();
 		D.ok = 0;
 	}
+files:;
 	/* only ever our own prefix's directory */
 	const char *slash = strrchr(D.rundir, '/');
 	if (D.prefix[0] && !strncmp(D.prefix, "vsb", 3) && slash && !strcmp(slash + 1, D.prefix))
 		remove_dir_files(D.rundir);
 	if (D.prefix[0] && !strncmp(D.prefix, "vsb", 3))
 		remove_hugepage_files(D.prefix);
-	if (D.log) {
+	if (D.log && !D.memif_left) { /* the interrupt thread may still log */
 		rte_openlog_stream(NULL);
 		fclose(D.log);
 		D.log = NULL;
@@ -560,6 +588,12 @@ static int dpdk_open(const struct io_config *cfg, struct io_port **out, struct v
 	if (!strncmp(p->name, "net_memif", 9) &&
 	    !dpdk_vdev_arg(cfg->ifname, "socket", p->memif_socket, sizeof(p->memif_socket)))
 		snprintf(p->memif_socket, sizeof(p->memif_socket), "%s", MEMIF_DEFAULT_SOCKET);
+	if (p->memif_socket[0]) { /* DPDK 22.11's defaults: role=server, socket-abstract=yes */
+		char role[16] = "", abstract[8] = "";
+		dpdk_vdev_arg(cfg->ifname, "role", role, sizeof(role));
+		dpdk_vdev_arg(cfg->ifname, "socket-abstract", abstract, sizeof(abstract));
+		p->memif_socket_file = strcmp(role, "client") && !strcmp(abstract, "no");
+	}
 	unsigned ring = cfg->ring_size ? cfg->ring_size : RING_DEFAULT;
 	if (ring > 32768)
 		ring = 32768;
@@ -633,7 +667,7 @@ static void dpdk_close(struct io_port *p)
 	if (!p)
 		return;
 	linger_for_peers();
-	port_stop_close(p);
+	close_port(p);
 	for (int i = 0; i < MAX_PORTS; i++)
 		if (D.open[i] == p)
 			D.open[i] = NULL;

@@ -199,8 +199,9 @@ def test_fwd_between_memif_ports(dpdk, registry, pfx):
         looped = run_engine(loop_args, engine=dpdk, registry=registry, timeout=30)
         fwded = fwd.wait(timeout=30).check()
     f, w = looped.final, fwded.final
-    summary = (f"fwd: loop tx={f.tx_frames} rx={f.rx_frames} lost={f.lost}, "
-               f"forwarded={w.raw.get('forwarded')}")
+    summary = (f"fwd: loop tx={f.tx_frames} accepted={f.tx_accepted} rx={f.rx_frames} "
+               f"lost={f.lost}, forwarded={w.raw.get('forwarded')} "
+               f"dropped={w.raw.get('fwd_dropped')} ports={w.raw.get('port_stats')}")
     assert f.tx_frames == 50000 and f.rx_frames == 50000 and f.lost == 0, summary
     assert w.raw.get("forwarded") == 50000, summary
 
