@@ -27,6 +27,11 @@ def on_term(signum, frame):
 if mode == "gen":
     emit({"type": "start", "mode": "gen"})
     emit(final(tx=100))
+elif mode == "slow-start":  # sets up for 0.3 s, then its traffic runs 0.2 s
+    time.sleep(0.3)
+    emit({"type": "start", "mode": "gen"})
+    time.sleep(0.2)
+    emit(final(tx=100))
 elif mode == "sink":  # runs until SIGTERM, then prints its final record
     signal.signal(signal.SIGTERM, on_term)
     emit({"type": "start", "mode": "sink"})

@@ -15,6 +15,18 @@ def test_run_engine_collects_final(fake_engine):
     assert result.final.tx_frames == 100
 
 
+def test_first_record_times_mark_when_the_traffic_began(fake_engine):
+    """A trial's stall window opens at the driver's "start" record (measure/trial.py run_trial),
+    not when the process was launched: an engine that takes 0.3 s to set up must not move it."""
+    launched = time.monotonic_ns()
+    with EngineProcess(["slow-start"], engine=fake_engine) as proc:
+        proc.wait(timeout=10)
+        start, final = proc.first_seen_ns("start"), proc.first_seen_ns("final")
+    assert start is not None and final is not None and proc.first_seen_ns("interval") is None
+    assert start - launched >= 0.3e9
+    assert final - start >= 0.2e9
+
+
 def test_not_supported_is_exit_3_with_stderr(fake_engine):
     with pytest.raises(EngineError) as info:
         run_engine(["unsupported"], engine=fake_engine, timeout=10)

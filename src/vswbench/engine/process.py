@@ -175,6 +175,7 @@ class EngineProcess:
         self._threads: list[threading.Thread] = []
         self._reg: Registration | None = None
         self._timed_out = False
+        self._first_seen_ns: dict[str, int] = {}   # record type -> when its first one arrived
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> EngineProcess:
@@ -216,9 +217,12 @@ class EngineProcess:
         for line in self.proc.stdout:
             if not line.strip():
                 continue
+            arrived = time.monotonic_ns()
             with self._cond:
                 try:
-                    self._records.append(parse_line(line))
+                    record = parse_line(line)
+                    self._records.append(record)
+                    self._first_seen_ns.setdefault(record.type, arrived)
                 except RecordError:
                     self._bad_lines.append(line.rstrip("\n"))
                 self._cond.notify_all()
@@ -265,6 +269,12 @@ class EngineProcess:
         except (BrokenPipeError, ValueError) as exc:
             raise EngineError(f"the control engine is gone ({exc})", argv=self.argv,
                               returncode=self.proc.poll(), stderr="".join(self._stderr)) from None
+
+    def first_seen_ns(self, rtype: str) -> int | None:
+        """When (CLOCK_MONOTONIC ns) this process read the engine's first record of this type:
+        for "start", just before its traffic began (the engine prints it, then runs the trial)."""
+        with self._cond:
+            return self._first_seen_ns.get(rtype)
 
     def record_count(self) -> int:
         with self._cond:

@@ -216,6 +216,8 @@ class PhaseOutcome:
     busy_after: BusyCycles | None = None
     irq_before: IrqCounts | None = None     # /proc/softirqs and /proc/interrupts
     irq_after: IrqCounts | None = None
+    # when the first driver's "start" record arrived (CLOCK_MONOTONIC ns): its traffic began
+    traffic_start_ns: int | None = None
 
 
 def _settle(testbed: Testbed, timeout: float = 3.0) -> None:
@@ -264,6 +266,7 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
                    for c in cmds.values() if not c.long_running]
         for proc, label in zip(drivers, [c.label for c in cmds.values() if not c.long_running]):
             results[label] = proc.wait(timeout=traffic.duration + 30).check()
+        starts = [t for t in (p.first_seen_ns("start") for p in drivers) if t is not None]
         _settle(testbed)
         c1, i1 = read_proc_stat(), read_irq_counts()
         p1 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
@@ -277,7 +280,8 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
             process_cpu[label] = res.final.cpu_s
     s1, b1 = switch.sample() if measure else ([], None)
     return PhaseOutcome(results, cmds, k0, testbed.kernel_counters() if measure else {},
-                        s0, s1, core_usage(c0, c1), process_cpu, b0, b1, i0, i1)
+                        s0, s1, core_usage(c0, c1), process_cpu, b0, b1, i0, i1,
+                        min(starts, default=None))
 
 
 def _daemon_pids(switch: Any) -> dict[str, int]:
@@ -367,7 +371,12 @@ def run_trial(testbed: Testbed, params: TrialParams, profile: bool = False,
         result = build_result(testbed, params, outcome)
         attach(result)
     if monitor is not None:
-        result.stalls = monitor.report(t0, t1)
+        # The stalls' window opens where the traffic began, not where the engines were started:
+        # the classifier counts a stall from the window's start up to the trial's duration (+ a
+        # slack), and fresh engines take 0.2 s or more to start (a 0.25 s trial's stalls were
+        # then judged from before its traffic to halfway through it, and the loss of a trial
+        # whose switch thread waited 0.5 ms for kdamond went unexplained).
+        result.stalls = monitor.report(max(t0, outcome.traffic_start_ns or t0), t1)
         result.stalls.add_steal(result.cpu)
     return result
 
