@@ -70,9 +70,9 @@ int run_reflect(struct engine *en, const struct trial_params *t, struct trial_re
 			if (l2)
 				frame_swap_l2(tb[j].data, tb[j].len);
 		}
-		r->tx_dropped += k - nt;
-		if (nt)
-			sent += ops->tx_put(p->io, tb, nt);
+		unsigned put = nt ? ops->tx_put(p->io, tb, nt) : 0;
+		r->tx_dropped += k - put;   /* no buffer, or refused by the port (its ring full) */
+		sent += put;
 		ops->rx_put(p->io, rb, n);
 	}
 	r->cpu_s = cpu_process_s() - cpu0;
@@ -100,9 +100,9 @@ static unsigned fwd_burst(struct engine *en, struct port *in, struct port *out, 
 			memcpy(tb[i].data + 6, out->info.mac, 6);
 		}
 	}
-	r->tx_dropped += n - nt;
-	if (nt)
-		r->fwd_frames[out_idx] += ops->tx_put(out->io, tb, nt);
+	unsigned put = nt ? ops->tx_put(out->io, tb, nt) : 0;
+	r->tx_dropped += n - put;   /* no buffer, or refused by the out port (its ring full) */
+	r->fwd_frames[out_idx] += put;
 	ops->rx_put(in->io, rb, n);
 	return n;
 }

@@ -32,7 +32,7 @@ struct trial_result {
 	int trial;                       /* control mode: trial number, else -1 */
 	uint64_t tx_frames, tx_bytes;    /* bytes with FCS */
 	uint64_t fwd_frames[MAX_PORTS];  /* reflect/fwd: frames sent out of port i */
-	uint64_t tx_dropped;             /* fwd/reflect: frames that found no TX slot */
+	uint64_t tx_dropped;             /* fwd/reflect: frames that found no TX buffer, or that the port refused */
 	double tx_s;                     /* sending period, s */
 	uint64_t tx_skipped, tx_gaps;    /* departures skipped in the tester's gaps (opts.h VSB_GAP_US) */
 	double tx_gap_max_s;             /* the longest gap */
