@@ -71,6 +71,7 @@ struct io_port {
 	int was_up, gone;                   /* the link was seen up / went down after that */
 	char memif_socket[PATH_MAX];        /* a memif port's socket ("": not a memif) */
 	int memif_socket_file;              /* ... a file this server created (socket-abstract=no) */
+	int memif_client;                   /* ... role=client: its server must be running first */
 };
 
 /* A peer that leaves (memif client exiting, virtio driver closing) tears its rings down in
@@ -547,7 +548,8 @@ static void dpdk_probe_extra(const struct io_ops *self, struct jout *j)
  * before the client's first poll is refused. The loop sends, then polls: a fwd between its two
  * memifs that forwarded the first frame in between lost it (fwd_dropped 1, in 2 of 4 runs with
  * rsize=14, 1 of 60 with the default ring and both CPUs loaded, once in CI). So once the links
- * are up, every memif polls its receive ring for no frame: the refill alone. */
+ * are up, every memif polls its receive ring for no frame: the refill alone. A process told not to
+ * wait for its links (VSB_DPDK_LINK_WAIT=0) has no link to prime yet: its loop's first poll does it. */
 static void prime_memif_rx(void)
 {
 	struct rte_mbuf *none[1];
@@ -607,7 +609,8 @@ static int dpdk_open(const struct io_config *cfg, struct io_port **out, struct v
 		char role[16] = "", abstract[8] = "";
 		dpdk_vdev_arg(cfg->ifname, "role", role, sizeof(role));
 		dpdk_vdev_arg(cfg->ifname, "socket-abstract", abstract, sizeof(abstract));
-		p->memif_socket_file = strcmp(role, "client") && !strcmp(abstract, "no");
+		p->memif_client = !strcmp(role, "client");
+		p->memif_socket_file = !p->memif_client && !strcmp(abstract, "no");
 	}
 	unsigned ring = cfg->ring_size ? cfg->ring_size : RING_DEFAULT;
 	if (ring > 32768)
@@ -651,11 +654,8 @@ static int dpdk_open(const struct io_config *cfg, struct io_port **out, struct v
 	}
 	rc = rte_eth_dev_start(p->port_id);
 	if (rc) {
-		char role[16] = "";
-		int memif_client = !strncmp(p->name, "net_memif", 9) &&
-				   dpdk_vdev_arg(cfg->ifname, "role", role, sizeof(role)) && !strcmp(role, "client");
 		vsb_fail(e, VSB_ERR_SOCKET, "--port %s: start failed (%s): %s%s", p->name, rte_strerror(-rc),
-			 log_tail(), memif_client ? " (a memif client needs its server running on that socket "
+			 log_tail(), p->memif_client ? " (a memif client needs its server running on that socket "
 			 "first)" : "");
 		goto fail;
 	}
