@@ -47,10 +47,11 @@ LATENCY_EXTRA_COLUMNS = ("latency_lost_frames", "latency_loss_ratio", "latency_c
                          "latency_unreliable", "latency_jitter_us", "latency_ipdv_p1_us",
                          "latency_ipdv_p50_us", "latency_ipdv_p99_us")
 # kinds stream, rr, crr (results/sockets.py): `size` is then the message size in bytes, and the
-# latency columns are the transactions' round trips
+# latency columns are the transactions' round trips; `nf` how pvp's and chains' network functions
+# forwarded (empty without any)
 SOCKET_COLUMNS = ("proto", "mtu", "offloads", "service", "goodput_gbps", "udp_loss_ratio",
                   "retransmits", "transactions_per_s", "connections_per_s", "cpu_s_per_gb",
-                  "cycles_per_transaction")
+                  "cycles_per_transaction", "nf")
 HEADLINE_COLUMNS = [
     "campaign", "run_id", "point_key", "label", "status", "kind", "switch", "backend", "stack",
     "switch_versions", "scenario", "size",
