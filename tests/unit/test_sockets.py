@@ -56,6 +56,8 @@ def test_command_lines():
     (SockParams(flows=0), "flows 0"),
     (SockParams(proto="udp", size=65508), "1..65507"),
     (SockParams(duration=0.01), "duration"),
+    (SockParams(proto="udp", read_size=131072), "TCP streams only"),
+    (SockParams("rr", read_size=131072), "TCP streams only"),
 ])
 def test_load_problems(params, fragment):
     assert any(fragment in p for p in params.problems())
@@ -201,6 +203,15 @@ def test_cli_refusals(capsys):
                      "--option", "nf=router"]) == 3
     assert cli.main(["crr", "--switch", "bridge", "--mtu", "1234"]) == 2
     assert cli.main(["crr", "--switch", "bridge", "--proto", "udp"]) == 2   # crr: TCP only
+    assert cli.main(["stream", "--switch", "bridge", "--proto", "udp", "--read-size", "4096"]) == 2
+    assert "TCP streams only" in " ".join(capsys.readouterr().err.split())
+    assert cli.main(["rr", "--switch", "bridge", "--read-size", "4096"]) == 2   # stream's option
+
+
+def test_read_size_reaches_the_server():
+    p = SockParams("stream", "tcp", 1, 131072, 2.0, read_size=131072)
+    assert p.server_args("198.18.2.2")[-2:] == ["--read-size", "131072"]
+    assert "--read-size" not in SockParams().server_args("198.18.2.2")
 
 
 def test_quantiles_of_merged_histogram():

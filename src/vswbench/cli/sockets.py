@@ -38,6 +38,9 @@ def socket_options(mode: str) -> Callable[[Callable[..., Any]], Callable[..., An
             click.option("--size", "msg_size", type=click.IntRange(1, MAX_SIZE),
                          default=DEFAULT_SIZE[mode], show_default=True,
                          help="Bytes per write (stream) or per request and response."),
+            *([click.option("--read-size", type=click.IntRange(1, MAX_SIZE), default=None,
+                            help="TCP stream: the server's bytes per recv [1 MiB]; 131072 reads "
+                                 "as iperf3 does.")] if mode == "stream" else []),
             click.option("--duration", type=seconds(), default=5.0, show_default=True),
             click.option("--mtu", type=click.Choice([str(m) for m in MTUS]), default="1500",
                          show_default=True, help="MTU of every link of the testbed."),
@@ -66,7 +69,8 @@ def _run(mode: str, kw: dict[str, Any]) -> int:
     from vswbench.measure.sockets import SocketOptions, plan_sockets, run_sockets
 
     writable_file(kw.get("out_file"))
-    load = SockParams(mode, kw.get("proto", "tcp"), kw["flows"], kw["msg_size"], kw["duration"])
+    load = SockParams(mode, kw.get("proto", "tcp"), kw["flows"], kw["msg_size"], kw["duration"],
+                      kw.get("read_size"))
     plan = plan_sockets(SocketOptions(
         kw["switch"], kw["scenario"], load, int(kw["mtu"]), kw["offloads"], kw["service"],
         kw["tester_cpu"], kw["switch_cpu"], parse_options(tuple(kw["options"]))))
@@ -82,6 +86,8 @@ def print_result(data: dict[str, Any]) -> None:
     title = (f"{data['switch']} / {data['scenario']}: {data['kind']} {data['proto']}, "
              f"{data['flows']} flow(s) x {data['pairs']} pair(s), {data['size']} B, MTU "
              f"{data['mtu']}, offloads {data['offloads']}"
+             + (f", the server reads {data['read_size']:,} B per recv" if data.get("read_size")
+                else "")
              + (f", service VIP {data['service_vip']}" if data["service"] else "")
              + (f", network functions: {data['nf']}" if data.get("nf") else ""))
     out.print(title, highlight=False)

@@ -82,6 +82,8 @@ class SockParams:
             out.append(f"duration {self.duration:g}: expected 0.1..86400 s")
         if self.read_size is not None and not 1 <= self.read_size <= MAX_SIZE:
             out.append(f"read size {self.read_size}: expected 1..{MAX_SIZE} bytes")
+        if self.read_size is not None and (self.mode, self.proto) != ("stream", "tcp"):
+            out.append("read size: the server's bytes per recv are set for TCP streams only")
         return out
 
     def common_args(self, addr: str, port: int, cpu: int | None) -> list[str]:
