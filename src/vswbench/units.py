@@ -52,6 +52,25 @@ def parse_rate(text: str) -> float:
     return value
 
 
+MIN_BITRATE = 1e3                         # bits/s: the socket app's pacer (engine sa_opts.c)
+MAX_BITRATE = 1e12
+
+
+def parse_bitrate(text: str) -> float:
+    """'500M' -> 5e8 bits/s, '2G' -> 2e9, '64k' -> 64000.0; UsageError otherwise."""
+    s = str(text).strip()
+    scale = _SCALE.get(s[-1:], 1.0)
+    digits = s[:-1] if scale != 1.0 else s
+    try:
+        value = float(ascii_number(digits)) * scale
+    except ValueError:
+        raise UsageError(f"rate {text!r}: expected bits per second like 500M or 2G") from None
+    if not math.isfinite(value) or not MIN_BITRATE <= value <= MAX_BITRATE:
+        raise UsageError(f"rate {text!r}: must be {MIN_BITRATE:g} to {MAX_BITRATE:g} bits per "
+                         "second (e.g. 500M or 2G)")
+    return value
+
+
 @dataclass(frozen=True)
 class FrameSize:
     """A frame size, FCS included: a fixed number of bytes (MIN_FRAME..MAX_FRAME) or an IMIX genome."""

@@ -17,6 +17,7 @@ from vswbench.measure.sockets import (SocketOptions, SocketsUnsupported, both_wa
                                       plan_sockets, quantile_us, summarize)
 from vswbench.scenario import Hop, Role, parse, socket_chain
 from vswbench.testbed.plan import PortInfo
+from vswbench.units import parse_bitrate
 
 
 def client_record(**kw):
@@ -58,6 +59,9 @@ def test_command_lines():
     (SockParams(duration=0.01), "duration"),
     (SockParams(proto="udp", read_size=131072), "TCP streams only"),
     (SockParams("rr", read_size=131072), "TCP streams only"),
+    (SockParams(rate_bps=1e9), "UDP streams only"),
+    (SockParams("rr", "udp", rate_bps=1e9), "UDP streams only"),
+    (SockParams(proto="udp", rate_bps=10.0), "bits/s"),
 ])
 def test_load_problems(params, fragment):
     assert any(fragment in p for p in params.problems())
@@ -206,6 +210,20 @@ def test_cli_refusals(capsys):
     assert cli.main(["stream", "--switch", "bridge", "--proto", "udp", "--read-size", "4096"]) == 2
     assert "TCP streams only" in " ".join(capsys.readouterr().err.split())
     assert cli.main(["rr", "--switch", "bridge", "--read-size", "4096"]) == 2   # stream's option
+    assert cli.main(["stream", "--switch", "bridge", "--rate", "500M"]) == 2     # TCP paces itself
+    assert "UDP streams only" in " ".join(capsys.readouterr().err.split())
+    assert cli.main(["stream", "--switch", "bridge", "--proto", "udp", "--rate", "lots"]) == 2
+    assert "bits per second" in capsys.readouterr().err
+
+
+def test_rate_reaches_the_client():
+    p = SockParams("stream", "udp", 2, 1400, 2.0, rate_bps=parse_bitrate("1.5G"))
+    assert p.client_args("198.18.2.2")[-4:] == ["2", "--rate", "1500000000", "--hist"]
+    assert "--rate" not in SockParams(proto="udp").client_args("198.18.2.2")
+    assert parse_bitrate("500M") == 5e8 and parse_bitrate("64k") == 64e3
+    for bad in ("fast", "10", "2T", "1e15"):
+        with pytest.raises(UsageError, match="bits per second"):
+            parse_bitrate(bad)
 
 
 def test_read_size_reaches_the_server():

@@ -1,6 +1,7 @@
 /* vswbench-sockapp client: N flows in one epoll loop on one core, for --duration seconds.
  *   stream  TCP: write --size bytes while the socket takes them; goodput from TCP_INFO's
- *           bytes acked. UDP: datagrams of --size bytes, flow i to port + i (the server counts).
+ *           bytes acked. UDP: datagrams of --size bytes, flow i to port + i (the server counts),
+ *           as fast as the sockets take them or paced at --rate bits/s (sa_pace.c).
  *   rr      one request of --size bytes outstanding per flow, answered by as many bytes; the
  *           latency of each transaction into the histogram (UDP: unanswered after 200 ms: lost).
  *   crr     TCP: connect, request, response, close, per transaction; latency from connect(). */
@@ -231,6 +232,13 @@ int sa_client(const struct sa_opts *o, struct sa_result *r, volatile int *stop, 
 	if (start_flows(&c, err, errlen) < 0)
 		return -1;
 	struct epoll_event evs[SA_MAX_FLOWS];
+	if (o->mode == SA_STREAM && o->proto == SA_UDP && o->rate_bps > 0) {
+		int fds[SA_MAX_FLOWS];
+		for (unsigned i = 0; i < o->flows; i++)
+			fds[i] = c.f[i].fd;
+		sa_paced_udp(o, fds, c.buf, start, end, r, stop);
+		now = sa_now_ns();
+	}
 	while (!*stop && (now = sa_now_ns()) < end) {   /* SIGTERM: stop early, still report */
 		int n = epoll_wait(c.ep, evs, SA_MAX_FLOWS, 10);
 		now = sa_now_ns();

@@ -43,6 +43,8 @@ static void print_client(const struct sa_opts *o, const struct sa_result *r)
 	jout_u64(&j, "bytes_received", r->bytes_received);
 	jout_u64(&j, "datagrams_sent", r->datagrams_sent);
 	jout_u64(&j, "send_errors", r->send_errors);
+	jout_dbl(&j, "rate_bps", o->rate_bps);         /* 0: unpaced */
+	jout_u64(&j, "send_waits", r->send_waits);
 	/* TCP stream: what the peer acknowledged; UDP stream: what was sent (the server counts
 	 * what arrived) */
 	uint64_t good = o->proto == SA_TCP ? r->bytes_acked : r->bytes_sent;
@@ -85,7 +87,8 @@ int main(int argc, char **argv)
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		printf("usage: vswbench-sockapp client|server --addr IP [--mode stream|rr|crr] "
 		       "[--proto tcp|udp] [--port P] [--flows N] [--size BYTES] [--duration S] "
-		       "[--cpu N] [--hist] [--read-size BYTES (server)]\n");
+		       "[--cpu N] [--hist] [--read-size BYTES (server)] "
+		       "[--rate BITS_PER_S (client, UDP stream)]\n");
 		return 0;
 	}
 	if (sa_parse(argc, argv, &o, err, sizeof(err)) < 0) {

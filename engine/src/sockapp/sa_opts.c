@@ -38,6 +38,7 @@ int sa_parse(int argc, char **argv, struct sa_opts *o, char *err, unsigned errle
 		{"flows", required_argument, 0, 'f'}, {"size", required_argument, 0, 's'},
 		{"duration", required_argument, 0, 'd'}, {"cpu", required_argument, 0, 'c'},
 		{"read-size", required_argument, 0, 'r'}, {"hist", no_argument, 0, 'H'},
+		{"rate", required_argument, 0, 'R'},
 		{0, 0, 0, 0}};
 	double v;
 	memset(o, 0, sizeof(*o));
@@ -117,6 +118,11 @@ int sa_parse(int argc, char **argv, struct sa_opts *o, char *err, unsigned errle
 		case 'H':
 			o->hist = 1;
 			break;
+		case 'R':
+			if (number(optarg, 1000, 1e12, &v) < 0)
+				return bad(err, errlen, "--rate: expected 1000..1e12 bits/s, not", optarg);
+			o->rate_bps = v;
+			break;
 		default:
 			return bad(err, errlen, "unknown or incomplete option:", argv[optind - 1]);
 		}
@@ -129,6 +135,8 @@ int sa_parse(int argc, char **argv, struct sa_opts *o, char *err, unsigned errle
 		return bad(err, errlen, "--mode crr needs --proto tcp (UDP has no connections)", NULL);
 	if (o->proto == SA_UDP && o->size > SA_UDP_MAX)
 		return bad(err, errlen, "--size: a UDP datagram carries at most 65507 bytes", NULL);
+	if (o->rate_bps > 0 && (o->role != SA_CLIENT || o->mode != SA_STREAM || o->proto != SA_UDP))
+		return bad(err, errlen, "--rate paces a UDP stream's client (TCP paces itself)", NULL);
 	if ((unsigned)o->port + o->flows - 1 > 65535)
 		return bad(err, errlen, "--port + --flows: ports past 65535", NULL);
 	return 0;

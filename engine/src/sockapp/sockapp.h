@@ -31,6 +31,8 @@ struct sa_opts {
 	unsigned size;       /* message (stream: write) size in bytes */
 	unsigned read_size;  /* server, TCP stream: bytes asked of each recv (default SA_MAX_SIZE) */
 	double duration;     /* client: seconds of load */
+	double rate_bps;     /* client, UDP stream: payload bits per second over all flows (0: as
+	                      * fast as the sockets take them) */
 	int cpu;             /* -1: not pinned */
 	int hist;            /* client: print the histogram's buckets */
 };
@@ -40,6 +42,7 @@ struct sa_result {
 	double elapsed_s;
 	uint64_t bytes_sent, bytes_acked, bytes_received;
 	uint64_t datagrams_sent, send_errors;
+	uint64_t send_waits;               /* paced UDP: departures a full socket buffer held up */
 	uint64_t transactions, timeouts;
 	uint64_t connections, connect_errors;
 	uint64_t retransmits;              /* TCP_INFO tcpi_total_retrans, summed over flows */
@@ -67,6 +70,11 @@ uint64_t sa_tcp_retrans(int fd);
 uint64_t sa_tcp_acked(int fd);
 double sa_cpu_s(void);
 uint64_t sa_now_ns(void);
+
+/* sa_pace.c: a UDP stream at o->rate_bps, datagrams round robin over the flows' connected
+ * sockets fds[0..o->flows), until `end` (sa_now_ns) or a signal. */
+void sa_paced_udp(const struct sa_opts *o, const int *fds, const char *buf, uint64_t start,
+		  uint64_t end, struct sa_result *r, volatile int *stop);
 
 /* sa_client.c / sa_server.c: 0 or -1 with a message in err. stop: set by a signal. */
 int sa_client(const struct sa_opts *o, struct sa_result *r, volatile int *stop, char *err,

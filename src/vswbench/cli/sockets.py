@@ -15,6 +15,7 @@ from vswbench.cli.common import (SWITCH_FILE_OPTION, complete_switch, emit, num,
                                  writable_file)
 from vswbench.engine.sockapp import MAX_FLOWS, MAX_SIZE, SockParams
 from vswbench.host.tuning import MTUS, OFFLOADS
+from vswbench.units import parse_bitrate
 
 DEFAULT_SIZE = {"stream": 16384, "rr": 64, "crr": 64}
 
@@ -40,7 +41,11 @@ def socket_options(mode: str) -> Callable[[Callable[..., Any]], Callable[..., An
                          help="Bytes per write (stream) or per request and response."),
             *([click.option("--read-size", type=click.IntRange(1, MAX_SIZE), default=None,
                             help="TCP stream: the server's bytes per recv [1 MiB]; 131072 reads "
-                                 "as iperf3 does.")] if mode == "stream" else []),
+                                 "as iperf3 does."),
+               click.option("--rate", "rate", default=None,
+                            help="UDP stream: each client's payload rate in bits/s, e.g. 500M "
+                                 "or 2G [as fast as its sockets take the datagrams].")]
+              if mode == "stream" else []),
             click.option("--duration", type=seconds(), default=5.0, show_default=True),
             click.option("--mtu", type=click.Choice([str(m) for m in MTUS]), default="1500",
                          show_default=True, help="MTU of every link of the testbed."),
@@ -69,8 +74,9 @@ def _run(mode: str, kw: dict[str, Any]) -> int:
     from vswbench.measure.sockets import SocketOptions, plan_sockets, run_sockets
 
     writable_file(kw.get("out_file"))
+    rate = parse_bitrate(kw["rate"]) if kw.get("rate") is not None else None
     load = SockParams(mode, kw.get("proto", "tcp"), kw["flows"], kw["msg_size"], kw["duration"],
-                      kw.get("read_size"))
+                      kw.get("read_size"), rate)
     plan = plan_sockets(SocketOptions(
         kw["switch"], kw["scenario"], load, int(kw["mtu"]), kw["offloads"], kw["service"],
         kw["tester_cpu"], kw["switch_cpu"], parse_options(tuple(kw["options"]))))
@@ -95,8 +101,14 @@ def print_result(data: dict[str, Any]) -> None:
     rows: list[tuple[str, str]] = []
     if data["kind"] == "stream":
         rows.append(("goodput", f"{num(data['goodput_gbps'], 3)} Gbit/s"))
+        if data.get("sent_gbps") is not None:
+            paced = (f" (paced at {data['rate_bps'] / 1e9:.3f} Gbit/s per client)"
+                     if data.get("rate_bps") else " (unpaced)")
+            rows.append(("UDP sent", f"{num(data['sent_gbps'], 3)} Gbit/s{paced}"))
         if data["udp_loss_ratio"] is not None:
             rows.append(("UDP loss", f"{data['udp_loss_ratio'] * 100:.3f} %"))
+        if data.get("send_waits"):
+            rows.append(("sends a full socket buffer held up", f"{data['send_waits']:,}"))
     else:
         rows.append(("transactions/s", num(data["transactions_per_s"])))
         rows += [(f"latency {k}", f"{num(lat.get(k), 1)} us") for k in ("p50", "p90", "p99",

@@ -19,6 +19,7 @@ from typing import Any
 
 from vswbench.engine.process import EngineNotFound, find_engine
 from vswbench.engine.records import LatencySummary, parse_latency
+from vswbench.units import MAX_BITRATE, MIN_BITRATE
 
 SOCKAPP_NAME = "vswbench-sockapp"
 CHECKOUT = Path(__file__).resolve().parents[3]   # src/vswbench/engine/sockapp.py
@@ -64,6 +65,7 @@ class SockParams:
     size: int = 16384           # bytes per write (stream) or per request and response
     duration: float = 5.0
     read_size: int | None = None   # TCP stream: the server's bytes per recv (None: 1 MiB)
+    rate_bps: float | None = None  # UDP stream: each client's payload bits/s (None: unpaced)
 
     def problems(self) -> list[str]:
         out = []
@@ -84,6 +86,10 @@ class SockParams:
             out.append(f"read size {self.read_size}: expected 1..{MAX_SIZE} bytes")
         if self.read_size is not None and (self.mode, self.proto) != ("stream", "tcp"):
             out.append("read size: the server's bytes per recv are set for TCP streams only")
+        if self.rate_bps is not None and (self.mode, self.proto) != ("stream", "udp"):
+            out.append("rate: the client paces UDP streams only (TCP paces itself)")
+        if self.rate_bps is not None and not MIN_BITRATE <= self.rate_bps <= MAX_BITRATE:
+            out.append(f"rate {self.rate_bps:g}: expected {MIN_BITRATE:g}..{MAX_BITRATE:g} bits/s")
         return out
 
     def common_args(self, addr: str, port: int, cpu: int | None) -> list[str]:
@@ -96,8 +102,9 @@ class SockParams:
         return ["server", *self.common_args(addr, port, cpu), *read]
 
     def client_args(self, addr: str, port: int = BASE_PORT, cpu: int | None = None) -> list[str]:
+        rate = ["--rate", str(round(self.rate_bps))] if self.rate_bps is not None else []
         return ["client", *self.common_args(addr, port, cpu), "--duration", f"{self.duration:g}",
-                "--hist"]
+                *rate, "--hist"]
 
 
 @dataclass(frozen=True)

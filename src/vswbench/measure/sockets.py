@@ -341,6 +341,13 @@ def summarize(plan: SocketPlan, clients: list[ClientResult], servers: list[Serve
                          if load.mode == "stream" and duration else None),
         "udp_loss_ratio": (round(1 - stream_bytes / sent, 6) if load.mode == "stream"
                            and load.proto == "udp" and sent else None),
+        # UDP stream: each client's pacing (None: as fast as its sockets took the datagrams),
+        # what the clients sent, and the departures a full socket buffer held up
+        "rate_bps": load.rate_bps if load.mode == "stream" and load.proto == "udp" else None,
+        "sent_gbps": (round(sent * 8 / duration / 1e9, 4) if load.mode == "stream"
+                      and load.proto == "udp" and duration else None),
+        "send_waits": (sum(int(c.raw.get("send_waits") or 0) for c in clients)
+                       if load.mode == "stream" and load.proto == "udp" else None),
         "retransmits": sum(c.retransmits for c in clients) if load.proto == "tcp" else None,
         "transactions": transactions,
         "transactions_per_s": round(transactions / duration, 1) if load.mode != "stream" else None,
