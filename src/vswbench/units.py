@@ -36,20 +36,24 @@ def ascii_number(text: str) -> str:
     return text
 
 
-def parse_rate(text: str) -> float:
-    """'100k' -> 100000.0, '1.5M' -> 1500000.0, '2500' -> 2500.0; UsageError otherwise."""
+def _scaled(text: str, low: float, high: float, unit: str, examples: str) -> float:
+    """A number with an optional k/M/G suffix within [low, high]; UsageError naming `unit` and
+    `examples` otherwise."""
     s = str(text).strip()
     scale = _SCALE.get(s[-1:], 1.0)
     digits = s[:-1] if scale != 1.0 else s
     try:
         value = float(ascii_number(digits)) * scale
     except ValueError:
-        raise UsageError(f"rate {text!r}: expected packets per second like 10k, 100k or 1.5M") \
-            from None
-    if not math.isfinite(value) or not MIN_RATE_PPS <= value <= MAX_RATE_PPS:
-        raise UsageError(f"rate {text!r}: must be {MIN_RATE_PPS:g} to {MAX_RATE_PPS:g} packets "
-                         "per second (e.g. 10k, 100k or 1.5M)")
+        raise UsageError(f"rate {text!r}: expected {unit} like {examples}") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise UsageError(f"rate {text!r}: must be {low:g} to {high:g} {unit} (e.g. {examples})")
     return value
+
+
+def parse_rate(text: str) -> float:
+    """'100k' -> 100000.0, '1.5M' -> 1500000.0, '2500' -> 2500.0; UsageError otherwise."""
+    return _scaled(text, MIN_RATE_PPS, MAX_RATE_PPS, "packets per second", "10k, 100k or 1.5M")
 
 
 MIN_BITRATE = 1e3                         # bits/s: the socket app's pacer (engine sa_opts.c)
@@ -58,17 +62,7 @@ MAX_BITRATE = 1e12
 
 def parse_bitrate(text: str) -> float:
     """'500M' -> 5e8 bits/s, '2G' -> 2e9, '64k' -> 64000.0; UsageError otherwise."""
-    s = str(text).strip()
-    scale = _SCALE.get(s[-1:], 1.0)
-    digits = s[:-1] if scale != 1.0 else s
-    try:
-        value = float(ascii_number(digits)) * scale
-    except ValueError:
-        raise UsageError(f"rate {text!r}: expected bits per second like 500M or 2G") from None
-    if not math.isfinite(value) or not MIN_BITRATE <= value <= MAX_BITRATE:
-        raise UsageError(f"rate {text!r}: must be {MIN_BITRATE:g} to {MAX_BITRATE:g} bits per "
-                         "second (e.g. 500M or 2G)")
-    return value
+    return _scaled(text, MIN_BITRATE, MAX_BITRATE, "bits per second", "500M or 2G")
 
 
 @dataclass(frozen=True)
