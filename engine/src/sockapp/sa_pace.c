@@ -3,9 +3,10 @@
  * due (timer slack 1 ns, not the default 50 us; no spinning, whose CPU would count in the
  * stream's cost per GB) and sends what is due by then, so the server sees the rate asked for,
  * not the burst a socket buffer takes (unpaced, a stream of 1400 B datagrams through the bridge
- * lost 96 % at the server's socket; paced at 500 Mbit/s, 0.5 %). A departure a full socket buffer refuses waits for room (send_waits) and the
- * schedule goes on: the datagrams it falls behind by are sent back to back, at most
- * PACE_BURST per wake-up, so the sent rate says what was offered. */
+ * lost 96 % at the server's socket; paced at 500 Mbit/s, 0.5 %). A departure a full socket
+ * buffer refuses waits for room (send_waits) and the schedule goes on: the datagrams it falls
+ * behind by are sent back to back, at most PACE_BURST per wake-up, so the sent rate says what
+ * was offered. */
 #include <errno.h>
 #include <poll.h>
 #include <sys/prctl.h>
