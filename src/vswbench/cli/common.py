@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
 from vswbench.engine.params import (MAX_BURST, MAX_FLOWS, parse_churn,
                                     seconds_problem)
@@ -23,18 +23,41 @@ from vswbench.measure.plan import trial_options as build_trial_options
 from vswbench.switches.rules.functions import DEFAULT_TABLE_SIZE, FUNCTIONS, MAX_L3_TABLE, TABLE_FUNCTIONS
 from vswbench.units import JUMBO_MTU, MAX_FRAME, MIN_FRAME, STD_FRAME_MAX, FrameSize
 
-out = Console()
-err = Console(stderr=True, soft_wrap=True)   # messages are never cut into lines
-
 EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 PIPE_WIDTH = 100_000     # a table printed to a pipe or a file: never cut, never folded
 
 
+class WholeLines(Console):
+    """A console whose output is whole lines when it is not a terminal: on a terminal, the
+    terminal's width; to a pipe or a file (`| grep`, `> file`, a test's capture), as wide as any
+    line, so no table cell is cut to 80 columns or ends in an ellipsis, and no number is folded.
+    Decided at each print (the stream can change: a test swaps sys.stdout), not at import; an
+    exported COLUMNS (which rich reads as a fixed width) counts only on a terminal."""
+
+    def __init__(self, *, width: int | None = None, **kwargs: Any) -> None:
+        super().__init__(width=width, **kwargs)
+        self._fixed = width is not None
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self._fixed or self.is_terminal:
+            return size
+        return ConsoleDimensions(PIPE_WIDTH, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+        self._fixed = True
+
+
+out = WholeLines()
+err = WholeLines(stderr=True, soft_wrap=True)   # messages are never cut into lines
+
+
 def table_out() -> Console:
-    """The console for tables: `out` on a terminal; for a pipe or a file, one as wide as any
-    line, so a table keeps whole numbers and never cuts a cell to 80 columns (as `run` prints
-    its ranking as plain text there)."""
-    return out if out.is_terminal else Console(width=PIPE_WIDTH)
+    """The console for tables: `out` (whole lines when piped, see WholeLines)."""
+    return out
 
 
 def versions_text(versions: dict[str, str]) -> str:
