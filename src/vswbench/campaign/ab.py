@@ -112,7 +112,7 @@ def side_switch(side: str, switch: str | None, switch_file: Path | None) -> tupl
     from vswbench.switches.external import load_file
 
     path = Path(os.path.abspath(switch_file))
-    names = [d.name for d in load_file(path, [cls.name for cls in BACKENDS])]
+    names = [d.name for d in load_file(path, [cls.name for cls in BACKENDS], flag)]
     if switch and switch not in names:
         raise UsageError(f"{flag} {switch_file} declares {', '.join(names)}, not {switch}")
     if not switch and len(names) != 1:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
+from vswbench.saferead import read_text
 
 GROUPS = ("tester", "dut")
 
@@ -146,10 +147,7 @@ def parse_inventory(data: Any, source: str = "<inventory>") -> Inventory:
 def load_inventory(path: str | Path) -> Inventory:
     import yaml
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"inventory {path}: cannot read it: {exc.strerror}") from None
+    text = read_text(path, "inventory", "--inventory")    # bounded: a regular file, 1 MB
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

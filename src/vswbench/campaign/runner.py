@@ -38,6 +38,7 @@ from vswbench.measure.plan import trial_options
 from vswbench.results.export import point_record
 from vswbench.results.points import read_point
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
+from vswbench.saferead import read_text
 from vswbench.safefile import (WriteFailed, append_line, check_output_dir, open_regular,
                                refuse_unsafe, repair_lines, write_text)
 from vswbench.switches.catalog import nf_unavailable
@@ -179,7 +180,7 @@ class CampaignRunner:
         check_points(self.points, local=self.local_cpus)
         require_root("a campaign")
         check_output_dir(self.out_dir, "--out")
-        refuse_unsafe(self.out_dir / JSONL_NAME, "--out")
+        refuse_unsafe(self.out_dir / JSONL_NAME)       # a file in it: no flag named it
         store_path = self.out_dir / STORE_NAME
         start = time.monotonic()
         with ResultStore(store_path) as store, self._jsonl(store):
@@ -350,8 +351,8 @@ def _jsonl_complete(path: Path, store: ResultStore) -> bool:
     if not wanted:
         return True
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+        lines = read_text(path, "JSON lines").splitlines()      # bounded, regular file only
+    except UsageError:
         return False
     seen = set()
     for line in lines:

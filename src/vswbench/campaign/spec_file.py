@@ -2,20 +2,19 @@
 MAX_SPEC_BYTES, so that `vswbench run /dev/zero`, /dev/urandom or a FIFO (as the spec or inside a
 spec directory) is refused at once instead of filling memory or waiting for a writer for ever.
 
-The file is looked at with stat before it is opened, opened without blocking (O_NONBLOCK: a FIFO
-that appeared in between opens at once), looked at again through the open descriptor, and read
-up to one byte past the limit; its TOML is then parsed with a bounded nesting depth
+The file is read by saferead (the one reader of every input file: looked at with stat, opened
+without blocking, looked at again through the descriptor, read up to one byte past the limit); its
+TOML is then parsed with a bounded nesting depth
 (MAX_SPEC_DEPTH), the value lists' lengths are what campaign/spec.py counts points from."""
 
 from __future__ import annotations
 
-import os
-import stat
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
+from vswbench.saferead import read_text
 
 MAX_SPEC_BYTES = 1_000_000       # the largest spec here is a few KB; a megabyte is a mistake
 MAX_SPEC_DEPTH = 8               # the spec > [[study]] > a study > options = [ > { is 5 deep
@@ -23,56 +22,9 @@ MAX_SPEC_DEPTH = 8               # the spec > [[study]] > a study > options = [ 
 
 def read_spec_text(path: Path, fix: str) -> str:
     """The text of the spec file `path`; UsageError naming the problem and `fix` (what to give
-    instead) for anything but a readable regular UTF-8 file of at most MAX_SPEC_BYTES."""
-    def refuse(reason: str) -> UsageError:
-        return UsageError(f"cannot read campaign spec {path}: {reason} ({fix})")
-
-    try:
-        info = os.stat(path)
-    except OSError as e:
-        raise refuse(e.strerror or str(e)) from None
-    _check_kind(info, refuse)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
-    except OSError as e:
-        raise refuse(e.strerror or str(e)) from None
-    try:
-        _check_kind(os.fstat(fd), refuse)          # what was opened, not what was looked at
-        data = _read_at_most(fd, MAX_SPEC_BYTES + 1)
-    except OSError as e:
-        raise refuse(e.strerror or str(e)) from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_SPEC_BYTES:
-        raise refuse(f"larger than {MAX_SPEC_BYTES:,} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise refuse(f"not UTF-8 text (byte {e.start})") from None
-
-
-def _check_kind(info: os.stat_result, refuse: Any) -> None:
-    if stat.S_ISDIR(info.st_mode):
-        raise refuse("a directory where a file is meant")
-    if not stat.S_ISREG(info.st_mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(info.st_mode) else
-                "a character device" if stat.S_ISCHR(info.st_mode) else
-                "a block device" if stat.S_ISBLK(info.st_mode) else
-                "a socket" if stat.S_ISSOCK(info.st_mode) else "not a regular file")
-        raise refuse(f"{kind}, not a regular file")
-    if info.st_size > MAX_SPEC_BYTES:
-        raise refuse(f"{info.st_size:,} bytes, larger than {MAX_SPEC_BYTES:,}")
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    chunks, size = [], 0
-    while size < limit:
-        chunk = os.read(fd, min(65536, limit - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
+    instead) for anything but a readable regular UTF-8 file of at most MAX_SPEC_BYTES
+    (saferead: the one bounded reader of every input file)."""
+    return read_text(path, "campaign spec", cap=MAX_SPEC_BYTES, fix=fix)
 
 
 def parse_toml(text: str, source: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ def declare_spec_switches(data: dict[str, Any], source: str, problems: list[str]
             if isinstance(value, str):
                 base = Path(source).parent if source and not source.startswith("<") else Path()
                 path = Path(value) if Path(value).is_absolute() else base / value
-                match = [d for d in load_file(path, builtin) if d.name == name]
+                match = [d for d in load_file(path, builtin, None) if d.name == name]
                 if not match:
                     raise UsageError(f"switch.{name} = {value!r}: that file declares no "
                                      f"[switch.{name}]")

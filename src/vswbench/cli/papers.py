@@ -129,11 +129,13 @@ def table(root: Path, readme: Path | None) -> int:
     """Print the Markdown table figure | command | time here | verdict from the stores."""
     from vswbench.report.paper_page import collect, readme_table
 
+    from vswbench.saferead import read_text
+
+    doc = read_text(readme, "README", "--readme", cap=4_000_000) if readme else ""  # first
     text = readme_table(collect(root))
     if readme is None:
         click.echo(text, nl=False)
         return 0
-    doc = readme.read_text(encoding="utf-8")
     start, end = doc.find(MARK_START), doc.find(MARK_END)
     if start < 0 or end < start:
         raise UsageError(f"{readme} has no {MARK_START} ... {MARK_END} lines: add them where "

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
+from vswbench.saferead import read_text
 from vswbench.safefile import write_text
 from vswbench.models.chain_cost import (RECOMMENDABLE, ChainObservation, CostModel, PointCheck,
                                         check, fit, forwarding_rates, groups, holdout,
@@ -182,11 +183,10 @@ def save(path: Path, analyses: Sequence[GroupAnalysis]) -> None:
 
 
 def read_models(path: Path) -> list[CostModel]:
+    text = read_text(path, "JSON", "--model", fix="write one with `vswbench model fit "
+                     "RESULTS_DIR`")                    # bounded, a regular file only
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read model {path}: {exc.strerror}; write one with `vswbench "
-                         "model fit RESULTS_DIR`") from None
+        data = json.loads(text)
     except ValueError:
         data = None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not data.get("models"):

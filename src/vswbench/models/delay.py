@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from vswbench.errors import UsageError
+from vswbench.saferead import read_text
 
 SCHEMA = "vswbench.delay-model"
 SCHEMA_VERSION = 1
@@ -387,10 +388,7 @@ def dumps(data: Any) -> str:
 def load_json(path: str | Path) -> DelayModel:
     """Read a model file written by `vswbench model delay` (or to_json)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"cannot read delay model {p}: {e.strerror or e}") from None
+    text = read_text(p, "JSON", fix="give a model file `vswbench model delay` wrote")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:

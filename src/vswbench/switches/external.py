@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
+from vswbench.saferead import read_text
 from vswbench.host.netns import in_netns, ip, namespace_exists, set_up, wait_link_up
 from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort,
                                     PortCounters, SwitchContext)
@@ -90,6 +91,30 @@ def _argvs(where: str, value: Any) -> tuple[tuple[str, ...], ...]:
     return tuple(_argv(f"{where}[{i}]", item) for i, item in enumerate(value))
 
 
+BASE_VARS = re.compile(r"VSB_(RUN_ID|SWITCH_NETNS|PORTS|CPUS|PORT\d+|HOST_NETNS\d+|"
+                       r"HOST_IFNAME\d+)")
+EXTRA_VARS = {"attach": ("VSB_PORT",), "forward": ("VSB_SRC_PORT", "VSB_DST_PORT"),
+              "version": None}     # version runs before any namespace: no placeholder at all
+
+
+def _check_placeholders(where: str, key: str, argvs: Sequence[Sequence[str]]) -> None:
+    """Every {VSB_...} in the commands of `key` is one that is set when they run: checked when
+    the table is read, before the first namespace (UsageError, exit 2)."""
+    extra = EXTRA_VARS.get(key, ())
+    for i, argv in enumerate(argvs):
+        for arg in argv:
+            for var in VAR_RE.findall(arg):
+                if extra is None:
+                    raise UsageError(f"{where}.{key}: {{{var}}}: the version command runs "
+                                     "before the testbed exists; give it no placeholder")
+                if not (BASE_VARS.fullmatch(var) or var in extra):
+                    known = "VSB_RUN_ID, VSB_SWITCH_NETNS, VSB_PORTS, VSB_CPUS, VSB_PORT<i>, " \
+                            "VSB_HOST_NETNS<i>, VSB_HOST_IFNAME<i>" + "".join(
+                                f", {v}" for v in extra)
+                    raise UsageError(f"{where}.{key}[{i}]: unknown placeholder {{{var}}}; "
+                                     f"known here: {known}")
+
+
 def parse_declaration(name: str, table: Any, source: str = "",
                       builtin: Sequence[str] = ()) -> Declaration:
     """One [switch.NAME] table, checked; UsageError (exit 2) naming the key and the fix."""
@@ -118,7 +143,7 @@ def parse_declaration(name: str, table: Any, source: str = "",
                                               for n in names) or len(set(names)) != len(names):
         raise UsageError(f"{where}: port_names must be distinct interface names (at most 15 "
                          "letters, digits, '_', '.', '-')")
-    return Declaration(
+    decl = Declaration(
         name, description, setup=_argvs(f"{where}.setup", table.get("setup", [])),
         attach=_argvs(f"{where}.attach", table.get("attach", [])),
         forward=_argvs(f"{where}.forward", table.get("forward", [])),
@@ -126,6 +151,11 @@ def parse_declaration(name: str, table: Any, source: str = "",
         counters=_argv(f"{where}.counters", table["counters"]) if "counters" in table else (),
         version=_argv(f"{where}.version", table["version"]) if "version" in table else (),
         cpus=tuple(cpus), port_names=tuple(names), source=source)
+    for key in ("setup", "attach", "forward", "teardown"):
+        _check_placeholders(where, key, getattr(decl, key))
+    _check_placeholders(where, "counters", [decl.counters])
+    _check_placeholders(where, "version", [decl.version])
+    return decl
 
 
 def parse_tables(tables: Any, source: str, builtin: Sequence[str] = ()) -> list[Declaration]:
@@ -135,23 +165,24 @@ def parse_tables(tables: Any, source: str, builtin: Sequence[str] = ()) -> list[
     return [parse_declaration(name, table, source, builtin) for name, table in tables.items()]
 
 
-def load_file(path: str | Path, builtin: Sequence[str] = ()) -> list[Declaration]:
-    """A switch file: TOML with [switch.NAME] tables and nothing else."""
-    p = Path(path)
+def load_file(path: str | Path, builtin: Sequence[str] = (),
+              flag: str | None = "--switch-file") -> list[Declaration]:
+    """A switch file: TOML with [switch.NAME] tables and nothing else, read by saferead (a
+    regular file of at most MAX_FILE). `flag`: the option that named it (None: a spec did),
+    the only one its errors name."""
+    text = read_text(path, "switch file", flag, cap=MAX_FILE)
+    what = f"{flag} {path}" if flag else f"switch file {path}"
     try:
-        if not p.is_file():
-            raise UsageError(f"--switch-file {path}: no such file (give a TOML file with "
-                             "[switch.NAME] tables)")
-        if p.stat().st_size > MAX_FILE:
-            raise UsageError(f"--switch-file {path}: larger than {MAX_FILE} bytes")
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"--switch-file {path}: not valid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--switch-file {path}: cannot read it: {exc}") from None
+        raise UsageError(f"{what}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{what}: tables nested too deep") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{what}: expected [switch.NAME] tables")
     extra = sorted(set(data) - {"switch"})
     if extra:
-        raise UsageError(f"--switch-file {path}: only [switch.NAME] tables belong here, not "
+        raise UsageError(f"{what}: only [switch.NAME] tables belong here, not "
                          f"{', '.join(extra)}")
     return parse_tables(data.get("switch"), str(path), builtin)
 
