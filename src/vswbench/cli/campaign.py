@@ -303,10 +303,8 @@ def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float | Non
             table.add_row(c.label, c.metric, num(c.a, 1), num(c.b, 1), f"{c.ratio:.3f}", sig,
                           c.how)
         console.print(table)
-        n_sig = sum(c.significant for c in result.changes)
-        console.print(f"{len(result.changes)} comparisons, {n_sig} significant"
-                      + (f"; {len(result.unmatched)} points in only one run"
-                         if result.unmatched else ""), highlight=False)
+        for line in result.summary_lines():      # the significant rows named, largest first
+            console.print(line, highlight=False, markup=False)
         for shift in result.shifts:
             console.print(f"common shift, {shift.describe()}: points are judged against it",
                           highlight=False)

@@ -162,9 +162,7 @@ def trend(history_file: Path, page: Path | None, fail_pct: float | None, recent:
         click.echo(json.dumps({"metric": metric, "fail_on": report.fail_on,
                                "trends": [_trend_json(t) for t in report.trends]}, indent=1))
     else:
-        for t in report.trends:
-            style = {"regression": "red", "progression": "green"}.get(t.verdict)
-            out.print(t.describe(), style=style, highlight=False, markup=False, soft_wrap=True)
+        _print_trends(report.trends)
         if not report.trends:
             out.print(f"{history_file}: no series (add runs with `vswbench history add`)",
                       highlight=False)
@@ -174,3 +172,25 @@ def trend(history_file: Path, page: Path | None, fail_pct: float | None, recent:
         err.print(f"fail: {t.label}: {t.metric} fell {(1 - (t.ratio or 1)) * 100:.1f} %, beyond "
                   f"{fail_pct:g} %", style="red", highlight=False, markup=False)
     return 1 if report.failures else 0
+
+
+def _print_trends(trends: Any) -> None:
+    """The judged series a line each; those with too few runs under one line that says how many
+    a trend needs, each with the values it has (not "too few runs" once per series)."""
+    from vswbench.results.trend import MIN_RUNS
+
+    waiting = [t for t in trends if t.verdict == "too few runs"]
+    for t in trends:
+        if t.verdict != "too few runs":
+            style = {"regression": "red", "progression": "green"}.get(t.verdict)
+            out.print(t.describe(), style=style, highlight=False, markup=False, soft_wrap=True)
+    if waiting:
+        have = sorted({len(t.points) for t in waiting})
+        out.print(f"not judged yet: {len(waiting)} series with {' or '.join(map(str, have))} "
+                  f"run{'s' if have[-1] > 1 else ''}; a trend needs {MIN_RUNS} runs of a setup "
+                  "(add runs with `vswbench history add` or `vswbench run ... --history`). "
+                  "Their values, oldest first:", highlight=False, markup=False, soft_wrap=True)
+        for t in waiting:
+            where = "" if t.machine is None else f" on {t.machine_name}"
+            out.print(f"  {t.label}{where}: {t.values()}", highlight=False, markup=False,
+                      soft_wrap=True)

@@ -36,6 +36,7 @@ it.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -115,6 +116,22 @@ class Comparison:
     unmatched: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     shifts: list[Shift] = field(default_factory=list)
+
+    @property
+    def significant(self) -> list[Change]:
+        """The significant changes, the largest first (by |log B/A|): what the summary names."""
+        return sorted((c for c in self.changes if c.significant),
+                      key=lambda c: -abs(math.log(c.ratio)) if 0 < c.ratio < math.inf
+                      else -math.inf)
+
+    def summary_lines(self) -> list[str]:
+        """'N comparisons, K significant' and then each significant change on a line of its
+        own, the largest first, so that a halved NDR is read in the summary, not at row 90."""
+        head = (f"{len(self.changes)} comparisons, {len(self.significant)} significant"
+                + (f"; {len(self.unmatched)} points in only one run" if self.unmatched else ""))
+        rows = [f"  {c.label} {c.metric}: {c.a:,.1f} -> {c.b:,.1f} ({c.ratio:.3f}x, "
+                f"{(c.ratio - 1) * 100:+.1f} %; {c.how})" for c in self.significant]
+        return [head + (":" if rows else ""), *rows]
 
     def to_json(self) -> dict[str, Any]:
         return {"runs": self.runs, "changes": [c.to_json() for c in self.changes],

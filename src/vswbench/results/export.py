@@ -23,8 +23,8 @@ from typing import Any
 from vswbench import __version__
 from vswbench.errors import UsageError
 from vswbench.results.loss import LoadLoss, LossAround
-from vswbench.results.points import Latency, PointRecord, read_point
-from vswbench.results.params import KNOBS
+from vswbench.results.points import Latency, PointRecord, entry_at, read_point
+from vswbench.results.params import KNOBS, number
 from vswbench.results.sockets import SOCKET_LATENCY, socket_result
 from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
 from vswbench.safefile import atomic_writer
@@ -112,6 +112,8 @@ def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict
         **_latency_extra(lat), **_ndr_load(h.ndr_load_loss), **_around_ndr(h.loss_around_ndr),
         "error": rec.error, "started": rec.started, "finished": rec.finished}
     row.update(_socket_columns(rec.kind, dict(rec.params.raw), result))
+    if rec.kind == "latency":
+        row.update(_latency_load(row, result))
     if row["io"] == "auto" and result and result.get("io"):
         row["io"] = result["io"]          # the tester auto chose: what measured this point
     return {c: row[c] for c in HEADLINE_COLUMNS}
@@ -126,6 +128,19 @@ def _socket_columns(kind: str, params: dict[str, Any], result: dict[str, Any] | 
     out.update(service=sock.service, **{f"latency_{k}_us": sock.latency_us.get(k)
                                         for k in SOCKET_LATENCY})
     return out
+
+
+def _latency_load(row: dict[str, Any], result: dict[str, Any] | None) -> dict[str, Any]:
+    """A latency point's load: the headline trial's (at 90 % of the NDR) offered and achieved
+    rates, and its offered rate as the point's rate when the spec gave none (the rate it ran at:
+    a fraction of the NDR)."""
+    at = entry_at((result or {}).get("points"))
+    if at is None:
+        return {}
+    offered, achieved = number(at.get("offered_pps")), number(at.get("achieved_pps"))
+    return {"offered_pps": row["offered_pps"] if row["offered_pps"] is not None else offered,
+            "achieved_pps": row["achieved_pps"] if row["achieved_pps"] is not None else achieved,
+            "rate_pps": row["rate_pps"] if row["rate_pps"] is not None else offered}
 
 
 def _latency_extra(lat: Latency | None) -> dict[str, Any]:

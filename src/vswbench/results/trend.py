@@ -12,7 +12,8 @@ own spread explains. Then, per series:
   the ratio of the two means; the versions that changed between the previous group's last run and
   the newest group's first run are named (kernel, vswbench, the switch's own versions); none
   changed: the machine or something not recorded changed;
-- fewer than MIN_RUNS runs: "too few runs" (nothing is judged).
+- fewer than MIN_RUNS runs: "too few runs" (nothing is judged; its summary says how many
+  runs it has of the MIN_RUNS it needs, and their values).
 
 `fail_on` (a fraction, e.g. 0.05) makes a regression of more than that a failure, for CI's exit
 status; `recent` limits failures to series whose newest group began within the last N runs (a
@@ -69,6 +70,12 @@ class Trend:
     def label(self) -> str:
         return self.setup.label
 
+    def values(self) -> str:
+        """The series' values, oldest first: '201,234 pps (run 1, 2026-10-01)'; its generator-
+        bound ones marked >=."""
+        return ", ".join(f"{'>=' if p.generator_bound else ''}{p.value:,.0f} pps "
+                         f"(run {p.run.id}, {p.run.started[:10]})" for p in self.points)
+
     @property
     def change_at(self) -> int | None:
         """Index of the newest group's first run when it is a change."""
@@ -83,7 +90,8 @@ class Trend:
     def summary(self) -> str:
         """The verdict in words, without the setup: 'regression -20.1 % (...) from ...'."""
         if self.verdict == "too few runs":
-            return f"too few runs to judge: {len(self.points)}"
+            return (f"not judged: {len(self.points)} of the {MIN_RUNS} runs a trend needs; "
+                    f"{self.values()}")
         if self.ratio is None or self.change_at is None:
             return (f"within noise over {len(self.points)} runs (one group, mean "
                     f"{self.groups[-1].mean:,.0f} pps)")
