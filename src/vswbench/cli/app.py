@@ -1,6 +1,6 @@
 """The `vswbench` command group, its command table and the entry point: the one error boundary.
 
-Exit statuses (README, "Exit statuses"):
+Exit statuses (docs/getting-started.md, "Exit statuses and bad input"):
   0    ok
   1    a measurement or the machine failed (a daemon died, the engine failed, a store in use)
   2    bad input: a flag, a spec, a path that cannot be read or written, a store that is not one

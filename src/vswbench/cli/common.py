@@ -182,7 +182,8 @@ def switch_file(ctx: click.Context, param: click.Parameter, value: tuple[str, ..
 SWITCH_FILE_OPTION = click.option(
     "--switch-file", multiple=True, callback=switch_file, is_eager=True, expose_value=False,
     metavar="FILE", help="A TOML file of [switch.NAME] tables: your own switch, built by its "
-    "argv lists (README, 'Your own switch'); --switch NAME then measures it.")
+    "argv lists (docs/guide/containers.md, 'Your own switch'); --switch NAME then "
+    "measures it.")
 
 
 def placement_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -20,7 +20,7 @@ from vswbench.measure.stats import steal_fraction
 @click.command()
 @testbed_options
 @click.option("--preset", "preset_name", type=click.Choice(list(PRESETS)),
-              default="fast", show_default=True, help="Search goals (see the README).")
+              default="fast", show_default=True, help="Search goals (docs/methodology).")
 @click.option("--min-load", default="1k", show_default=True, help="Lowest load searched (pps).")
 @click.option("--max-load", default=None, help="Highest load [the tester's calibrated ceiling].")
 @click.option("--trial-duration", type=seconds(), default=None,

@@ -92,7 +92,7 @@ def trial(rate: str, duration: float, repeat: int, as_json: bool, profile: bool,
             rows.append(("classified", f"[yellow]{result.host_stall}[/]"))
         cores = _cores_text(result.placement)
         if cores:
-            rows.append(("cores (rule: README, CPU placement)", cores))
+            rows.append(("cores (rule: docs/methodology, CPU placement)", cores))
         for key, value in rows:
             table.add_row(key, value)
         out.print(table)

@@ -1,11 +1,11 @@
 """The default CPU placement on machines with more than 2 cores, and the list forms of the CPU
 flags (--tester-cpus 0-3, --switch-cpus 4-7).
 
-The rule (measure.plan.make_placement applies it; README "CPU placement"; the report prints the
-cores a point used). On n <= 2 cores, or when any CPU flag is given, one tester core (0, or
---tester-cpu), one switch core (the next, or --switch-cpu) and the network functions per
-plan.default_nf_cpus: the placement vswbench always had. On n >= 3 cores with no CPU flag the
-busy-polling engines get cores of their own first, then the rest is shared out:
+The rule (measure.plan.make_placement applies it; docs/methodology/index.md, "CPU placement";
+the report prints the cores a point used). On n <= 2 cores, or when any CPU flag is given, one
+tester core (0, or --tester-cpu), one switch core (the next, or --switch-cpu) and the network
+functions per plan.default_nf_cpus: the placement vswbench always had. On n >= 3 cores with no
+CPU flag the busy-polling engines get cores of their own first, then the rest is shared out:
 
 - the tester side starts with core 0, the switch with the next core;
 - the E engines that poll beside the switch (the network functions of pvp / chain:N, the

@@ -273,7 +273,7 @@ def port_tx_drops(before: dict[str, LinkCounters],
     frame when the peer's 256-frame ring is full and the veth has no qdisc to stop (noqueue, as
     veths are created); TCP retransmits what the client's port dropped (data) and recovers what
     the server's dropped (ACKs). Measured on the bridge: these drops account for nearly every
-    retransmission, for iperf3 as for the sockapp (README, What applications see)."""
+    retransmission, for iperf3 as for the sockapp (docs/guide/sockets.md)."""
     return {key: after[key].tx_dropped - before[key].tx_dropped for key in sorted(after)
             if key in before and after[key].tx_dropped > before[key].tx_dropped}
 
