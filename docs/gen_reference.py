@@ -128,8 +128,10 @@ def spec_page() -> str:
     schema = json.loads((SCHEMAS / "campaign-spec.schema.json").read_text())
     parts = [HEADER.format(source="src/vswbench/schemas/campaign-spec.schema.json"),
              "# Campaign spec keys\n\n", _text(schema.get("description", "")), "\n\n",
-             "Shipped specs are in `specs/`; `vswbench run SPEC --dry-run` checks one and lists "
-             "its points without measuring.\n"]
+             "A study's value may be a list: each list is a dimension, and the study's points "
+             "are the Cartesian product of its lists. Shipped specs are in `specs/`; "
+             "`vswbench run SPEC --dry-run` checks one and lists its points without "
+             "measuring.\n"]
     for name, sub in schema["properties"].items():
         form = f"[[{name}]]" if sub.get("type") == "array" else f"[{name}]"
         if name == "switch":
