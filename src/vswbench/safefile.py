@@ -36,6 +36,29 @@ from typing import IO, Any
 from vswbench.errors import UsageError, VswbenchError
 
 TEMP_TAG = ".vsb-tmp-"              # temp files: .NAME.vsb-tmp-RANDOM beside NAME
+DIR_MODE = 0o755                    # results directories and files at most: set explicitly,
+FILE_MODE = 0o644                   # a umask of 000 must not make them anyone's to edit (a
+                                    # stricter umask, e.g. 027, still takes away more)
+
+
+def umask() -> int:
+    """The process's umask, read without changing it (/proc/self/status), else 0o022."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def dir_mode() -> int:
+    return DIR_MODE & ~umask()
+
+
+def file_mode() -> int:
+    return FILE_MODE & ~umask()
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
@@ -91,30 +114,74 @@ def refuse_unsafe(path: str | Path, flag: str | None = None) -> None:
                          f"files; {fix}")
 
 
+def refuse_hard_links(path: str | Path) -> None:
+    """UsageError (exit 2) if the existing file `path` has another name (a hard link): a
+    report, a plot or an export is replaced, never written through, but a planted link is
+    refused as a symbolic one is, so that no one mistakes the two files for separate ones."""
+    st = _lstat(Path(path))
+    if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise UsageError(f"{path} has {st.st_nlink} hard links: vswbench replaces only a file "
+                         "that is its own: remove it (or its other names), or give another path")
+
+
+def refuse_untrusted(path: str | Path, st: os.stat_result | None = None) -> None:
+    """UsageError (exit 2) unless the existing file `path` is what this user made: one hard
+    link (another name for it elsewhere would be written through: a hard link is refused as a
+    symbolic one is), owned by this user, writable by nobody else. Nothing there: fine."""
+    path = Path(path)
+    st = st if st is not None else _lstat(path)
+    if st is None or not stat.S_ISREG(st.st_mode):
+        return
+    if st.st_nlink > 1:
+        raise UsageError(f"{path} has {st.st_nlink} hard links: another name for it may be a "
+                         "file outside the results; vswbench writes only a file that is its "
+                         "own: remove it (or its other names), or give another directory")
+    if st.st_uid != os.geteuid():
+        raise UsageError(f"{path} is owned by user {st.st_uid}, not by the user running "
+                         f"vswbench ({os.geteuid()}): another user may have planted it; remove "
+                         "it, or give another directory")
+    if st.st_mode & 0o022:
+        raise UsageError(f"{path} is writable by group or others (mode "
+                         f"{stat.S_IMODE(st.st_mode):o}): anyone could have edited what would "
+                         f"be read back; check it, then `chmod go-w {path}`, or remove it")
+
+
 def check_output_dir(directory: str | Path, flag: str | None = None,
                      create: bool = True) -> Path:
-    """The directory files will be written into: created if missing (mode 0777 & ~umask), it
-    must be a directory (a link to one is followed: the user named it) where a new file can be
-    made. UsageError (exit 2) otherwise, before anything is measured. create=False: a missing
-    directory is not made yet (a run that may still fail to start leaves nothing behind); its
-    nearest existing ancestor must be a directory where one can be made."""
+    """The directory files will be written into: created if missing (one level only, mode
+    DIR_MODE whatever the umask) under a parent that must exist; it must be a directory (a link
+    to one is followed: the user named it) where a new file can be made. UsageError (exit 2)
+    otherwise, before anything is measured: a missing parent is named, never created (root
+    making /nonexistent/dir/ in / for a typo). create=False: a missing directory is not made
+    yet (a run that may still fail to start leaves nothing behind); its parent must be a
+    directory where one can be made."""
     directory = Path(directory)
     what = f"{flag} {directory}" if flag else str(directory)
-    if not create and not directory.exists() and not directory.is_symlink():
-        parent = next((p for p in directory.absolute().parents if p.exists()), Path("/"))
+    if not directory.exists() and not directory.is_symlink():
+        parent = directory.absolute().parent
+        if not parent.exists():
+            raise UsageError(f"{what}: its parent {parent} does not exist: create it first, "
+                             "or give a directory in an existing one (vswbench makes one level "
+                             "only)")
         if not parent.is_dir():
             raise UsageError(f"{what}: a part of the path is a file, not a directory: give a "
                              "directory")
-        check_output_dir(parent, f"{what}: its parent", create=True)
-        return directory
+        if not create:
+            check_output_dir(parent, f"{what}: its parent", create=True)
+            return directory
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=dir_mode())
+        os.chmod(directory, dir_mode())             # umask 000 does not make it 0777
     except FileExistsError:
         kind = kind_of(os.lstat(directory).st_mode) or "a file"
-        raise UsageError(f"{what} is {kind}, not a directory: give a directory") from None
+        if kind != "a directory" and not directory.is_dir():
+            raise UsageError(f"{what} is {kind}, not a directory: give a directory") from None
     except NotADirectoryError:
         raise UsageError(f"{what}: a part of the path is a file, not a directory: give a "
                          "directory") from None
+    except FileNotFoundError:
+        raise UsageError(f"{what}: its parent {directory.absolute().parent} does not exist: "
+                         "create it first, or give a directory in an existing one") from None
     except OSError as exc:
         raise UsageError(f"{what}: cannot create it ({exc.strerror}): give a directory you "
                          "may write") from None
@@ -140,7 +207,8 @@ def make_dir(directory: str | Path) -> Path:
                          "remove it, or give another output directory")
     if st is None:
         try:
-            directory.mkdir()
+            directory.mkdir(mode=dir_mode())
+            os.chmod(directory, dir_mode())
         except FileExistsError:
             return make_dir(directory)
         except OSError as exc:
@@ -149,13 +217,18 @@ def make_dir(directory: str | Path) -> Path:
 
 
 def check_output_file(path: str | Path, flag: str | None = None) -> Path:
-    """A file to be written later: a regular file or nothing, in a directory where files can be
-    made (created if missing). UsageError (exit 2) otherwise, before anything is measured."""
+    """A file to be written later: a regular file or nothing, in an existing directory where
+    files can be made (a missing one is named, never created). UsageError (exit 2) otherwise,
+    before anything is measured."""
     path = Path(path)
     what = f"{flag} {path}" if flag else str(path)
     if path.name in ("", ".", ".."):
         raise UsageError(f"{what}: give a file name, not a directory")
     refuse_unsafe(path, flag)
+    parent = path.absolute().parent
+    if not parent.exists() and not parent.is_symlink():
+        raise UsageError(f"{what}: its directory {parent} does not exist: create it first, or "
+                         "give a file in an existing directory (vswbench makes none for a file)")
     check_output_dir(path.parent, flag and f"{flag} {path}: its directory")
     if path.exists():
         try:
@@ -187,6 +260,7 @@ def atomic_writer(path: str | Path, mode: str = "w", *, encoding: str | None = "
     block ends, or nothing changes. mode "w" (text) or "wb"."""
     path = Path(path)
     refuse_unsafe(path)
+    refuse_hard_links(path)
     try:
         fd, tmp = _create_temp(path)
     except OSError as exc:
@@ -211,14 +285,15 @@ def atomic_writer(path: str | Path, mode: str = "w", *, encoding: str | None = "
 
 
 def _keep_mode(path: Path, fd: int) -> None:
-    """The new file keeps the permissions of the regular file it replaces (only our temp file
-    is changed; a new file gets 0666 & ~umask)."""
+    """The new file keeps the permissions of the regular file it replaces, less group's and
+    others' write (only our temp file is changed); a new file gets FILE_MODE, whatever the
+    umask (at most 0644: a umask of 000 does not make it 0666)."""
     try:
         st = os.lstat(path)
     except OSError:
+        os.fchmod(fd, file_mode())
         return
-    if stat.S_ISREG(st.st_mode):
-        os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o777)
+    os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o755 if stat.S_ISREG(st.st_mode) else file_mode())
 
 
 def _remove(tmp: Path) -> None:
@@ -237,13 +312,14 @@ def write_text(path: str | Path, text: str, encoding: str = "utf-8") -> None:
 
 
 def open_regular(path: str | Path, *, append: bool = False, read: bool = False,
-                 mode: int = 0o666) -> int:
+                 mode: int = FILE_MODE) -> int:
     """A file descriptor of a regular file, created if missing (O_NOFOLLOW: a link is refused,
     O_NONBLOCK: a FIFO never blocks; a device is refused before it is opened). append: writes
     go to the end (O_APPEND); read: O_RDWR. UsageError for what is not a regular file,
     WriteFailed when it cannot be opened."""
     path = Path(path)
     refuse_unsafe(path)
+    refuse_untrusted(path)
     flags = os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     flags |= os.O_RDWR if read else os.O_WRONLY
     flags |= os.O_APPEND if append else 0
@@ -254,10 +330,19 @@ def open_regular(path: str | Path, *, append: bool = False, read: bool = False,
             refuse_unsafe(path)              # swapped since the check: say what it is now
             raise UsageError(f"{path} is not a regular file: remove it") from None
         raise WriteFailed(path, exc) from None
-    kind = kind_of(os.fstat(fd).st_mode)
+    st = os.fstat(fd)
+    kind = kind_of(st.st_mode)
     if kind is not None:
         os.close(fd)
         raise UsageError(f"{path} is {kind}, not a regular file: remove it or give another path")
+    try:
+        if st.st_mode & 0o022 and st.st_size == 0 and st.st_uid == os.geteuid():
+            os.fchmod(fd, mode & file_mode())    # just made: at most 0644
+            st = os.fstat(fd)
+        refuse_untrusted(path, st)               # what was opened (swapped since the check)
+    except BaseException:
+        os.close(fd)
+        raise
     return fd
 
 

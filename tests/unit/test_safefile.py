@@ -132,9 +132,10 @@ def test_a_new_file_is_made_with_the_umask(tmp_path) -> None:
     assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o640
 
 
-def test_check_output_file_creates_the_directory_and_refuses_a_file_in_the_path(tmp_path) -> None:
-    check_output_file(tmp_path / "a" / "b" / "out.json", "--out")
-    assert (tmp_path / "a" / "b").is_dir() and not (tmp_path / "a" / "b" / "out.json").exists()
+def test_check_output_file_refuses_a_missing_directory_and_a_file_in_the_path(tmp_path) -> None:
+    with pytest.raises(UsageError, match="does not exist"):      # issue 47: named, not made
+        check_output_file(tmp_path / "a" / "b" / "out.json", "--out")
+    assert not (tmp_path / "a").exists()
     (tmp_path / "f").write_text("")
     with pytest.raises(UsageError, match="not a directory"):
         check_output_file(tmp_path / "f" / "out.json", "--out")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from vswbench.results.params import number
 from vswbench.results.points import load, store_file
 from vswbench.results.setups import search_setups
 from vswbench.results.store import now
+from vswbench.saferead import check_input
 from vswbench.safefile import WriteFailed, check_output_dir, refuse_unsafe
 
 DEFAULT_HISTORY = Path("results/history.sqlite")
@@ -138,6 +140,8 @@ class History:
     def __init__(self, path: str | Path, *, create: bool = True, write: bool = False) -> None:
         self.path = Path(path)
         self.writable = create or write
+        if os.path.lexists(self.path) and not self.path.is_symlink():
+            check_input(self.path, "history")    # saferead: a regular file, opened O_NONBLOCK
         for p in (self.path, self.path.with_name(self.path.name + "-journal")):
             refuse_unsafe(p, "--history")
         if self.path.exists() and self.path.stat().st_size == 0:

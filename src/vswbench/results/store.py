@@ -31,7 +31,9 @@ from typing import Any
 
 from vswbench import __version__
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.safefile import WriteFailed, check_output_dir, open_regular, refuse_unsafe
+from vswbench.saferead import check_input
+from vswbench.safefile import (WriteFailed, check_output_dir, open_regular, refuse_unsafe,
+                               refuse_untrusted)
 
 STORE_NAME = "results.sqlite"       # the store's file name in a run's directory
 
@@ -99,6 +101,8 @@ class ResultStore:
         if self.path.is_dir() and not self.path.is_symlink():
             raise UsageError(f"{self.path} is a directory: give the store's file "
                              "(results.sqlite in the run's directory)")
+        if os.path.lexists(self.path) and not self.path.is_symlink():
+            check_input(self.path, "store")      # saferead: a regular file, opened O_NONBLOCK
         self.refuse_links()
         if not self.path.exists() and not create:
             raise UsageError(f"no results store at {self.path}: give the --out directory of "
@@ -135,10 +139,13 @@ class ResultStore:
     def refuse_links(self) -> None:
         """The store, its lock and SQLite's -wal, -shm and -journal files are regular files
         or nothing: a link (even a dangling one, which SQLite would create), a directory, a
-        device or a FIFO at any of them is refused (UsageError), untouched."""
+        device or a FIFO at any of them is refused (UsageError), untouched; so is, for the
+        writer, one with a second hard link, another owner or group/other write."""
         for path in (self.path, self.lock_path,
                      *(self.path.with_name(self.path.name + s) for s in SIDE_SUFFIXES)):
             refuse_unsafe(path)
+            if self.writable:
+                refuse_untrusted(path)
 
     def _connect(self) -> sqlite3.Connection:
         if self.writable:
@@ -373,8 +380,12 @@ def _write_failure(exc: sqlite3.Error) -> bool:
 
 
 def _holder(text: str) -> str:
+    """Who holds the lock, as its file says, or that this cannot be told."""
     try:
         data = json.loads(text)
-        return f"run {data['run_id']} (pid {data['pid']}) since {data['since']}"
-    except (ValueError, KeyError, TypeError):
-        return "another process"
+        run, pid, since = data.get("run_id"), int(data["pid"]), data.get("since", "?")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return "another process (which one cannot be told: the lock file names no holder)"
+    if run and run != "?":
+        return f"run {run} (pid {pid}) since {since}"
+    return f"pid {pid} since {since} (a vswbench that has not named its run yet)"
