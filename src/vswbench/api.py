@@ -29,7 +29,7 @@ from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.report.model import build_model
-from vswbench.report.verdict import Entry
+from vswbench.report.verdict_entry import Entry
 from vswbench.results.export import headline, point_record
 from vswbench.results.loss import LoadLoss, LossAround
 from vswbench.results.points import Latency, PointRecord, StoredResults, load

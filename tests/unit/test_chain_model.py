@@ -16,7 +16,7 @@ from vswbench.models.chain_cost import (PARAMS, ChainObservation, CostModel, Lay
 from vswbench.models.chain_data import from_points, layout_of
 from vswbench.results.record import Measured, measured_of
 from vswbench.models.student_t import t_quantile
-from vswbench.campaign.runner import placement_cpus
+from vswbench.campaign.execute import placement_cpus
 from vswbench.results.store import ResultStore, StoredPoint
 
 F = 2.596e9

@@ -130,7 +130,7 @@ def test_cli_jumbo_on_xdp_exit_3(capsys, monkeypatch) -> None:
 
 
 def test_campaign_skips_jumbo_on_xdp() -> None:
-    from vswbench.campaign.runner import _unsupported
+    from vswbench.campaign.execute import unsupported_problem as _unsupported
     from vswbench.campaign.spec import expand, parse_spec
 
     spec = parse_spec('[campaign]\nname = "jumbo"\n[[study]]\nkind = "search"\nswitch = ["bridge", "xdp"]\n'
@@ -161,7 +161,7 @@ def test_socket_points_are_not_frames_and_every_shipped_spec_passes_the_runner_s
     refused for a reason the switch or scenario gives, never a frame size they do not have."""
     from pathlib import Path
 
-    from vswbench.campaign.runner import _unsupported
+    from vswbench.campaign.execute import unsupported_problem as _unsupported
     from vswbench.campaign.spec import expand, load_spec
 
     root = Path(__file__).resolve().parents[2]

@@ -112,7 +112,7 @@ def test_calibration_cache_round_trip(tmp_path):
 
 
 def test_placements_on_two_cores():
-    from vswbench.campaign.runner import placement_cpus
+    from vswbench.campaign.execute import placement_cpus
 
     assert placement_cpus("default", 3) == (None, None, None)
     assert placement_cpus("s_core", 3) == (0, 1, "1")          # the tester alone on core 0

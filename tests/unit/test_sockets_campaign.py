@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from vswbench.campaign.runner import check_points
+from vswbench.campaign.execute import check_points
 from vswbench.campaign.spec import load_spec, parse_spec, point_count
 from vswbench.errors import UsageError
 from vswbench.results.export import headline_row, point_record

@@ -9,7 +9,7 @@ runs two binaries); the side's spec then declares it as `switch.NAME = "PATH"`, 
 
 Each side is one campaign spec (`ab-A`, `ab-B`, written out as TOML and kept with the run in the
 store, its sysctls as comments), a search point repeated `rounds` times, validated as any spec is
-(campaign/spec.py, runner.check_points) before anything is built. Then, round after round, the
+(campaign/spec.py, execute.check_points) before anything is built. Then, round after round, the
 two sides run in a random order (RMIT, Abedi and Brecht, ICPE 2017; never all of A, then all of
 B: two identical systems measured one after the other "differed" by up to 38 % in their study),
 each search on a fresh testbed through the campaign runner's own point execution, its host-stall
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vswbench.campaign.runner import check_points, execute_point, plan_for
+from vswbench.campaign.execute import check_points, execute_point, plan_for
 from vswbench.campaign.spec import CampaignSpec, Point, expand, parse_spec
 from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.results.ab import CAMPAIGNS, SIDES

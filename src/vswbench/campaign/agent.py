@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from vswbench.campaign.runner import _tsc_hz, execute_point, plan_for, switch_stats
+from vswbench.campaign.execute import _tsc_hz, execute_point, plan_for, switch_stats
 from vswbench.campaign.spec import expand, parse_spec
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.results.store import STORE_NAME, ResultStore, now

@@ -18,7 +18,7 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -27,22 +27,21 @@ from vswbench.campaign.estimate import (EST_SECONDS, MAX_POINTS_WITHOUT_YES,  # 
                                        MAX_SECONDS_WITHOUT_YES, PROFILE_SECONDS,
                                        QUICK_SEARCH_SECONDS, TESTBED_SECONDS, CampaignSize,
                                        campaign_size, estimate, estimates, testbed_key)
+from vswbench.campaign.execute import (_tsc_hz, availability_problem, check_points,
+                                      execute_point, placement_cpus, plan_for, switch_stats,
+                                      unsupported_problem)
+from vswbench.campaign.grouped import run_grouped
 from vswbench.campaign.identity import check_campaign
 from vswbench.campaign.run_sockets import run_socket_group, socket_plan
-from vswbench.campaign.spec import CampaignSpec, Point, expand, search_twin
+from vswbench.campaign.spec import CampaignSpec, Point, expand
 from vswbench.campaign.values import SOCKET_KINDS
 from vswbench.errors import UsageError, VswbenchError, require_root
-from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
-                                     method_context, plan_method, profile_at)
-from vswbench.measure.plan import trial_options
+from vswbench.measure.method import method_context
 from vswbench.results.export import point_record
-from vswbench.results.points import read_point
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
 from vswbench.saferead import read_text
 from vswbench.safefile import (WriteFailed, append_line, check_output_dir, open_regular,
                                refuse_unsafe, repair_lines, write_text)
-from vswbench.switches.catalog import nf_unavailable
-from vswbench.units import FrameSize
 JSONL_NAME = "results.jsonl"     # one export.point_record per finished point, appended as it ends
 
 
@@ -67,90 +66,6 @@ class RunSummary:
     already_done: int
     seconds: float
 
-
-
-def placement_cpus(name: str, scenario_nfs: int) -> tuple[int | None, int | None, str | None]:
-    """(tester, switch, nf_cpus) for a placement name on a 2-core machine (Raumer et al.,
-    section V), the tester always on core 0: default = the CLI's; s_core = every network function
-    and link on one core, core 1 (Raumer's generator is another machine: here the tester keeps
-    core 0 to itself; NFs beside a busy-polling tester measured its scheduling, not their cost);
-    bi (block-interleaving) = the first half of the chain on core 0, the second half on core 1
-    (fewest core switches); pbp (pipeline-by-pipeline interleaving) = network functions alternate
-    over both cores (a core switch after every element)."""
-    if name in ("default", "unpinned"):   # unpinned: TrialOptions.unpinned (plan_for)
-        return None, None, None
-    if name == "s_core":
-        return 0, 1, "1"
-    if name == "pbp":
-        return 0, 1, "0,1"
-    if name == "bi":
-        half = (scenario_nfs + 1) // 2
-        cpus = ["0"] * half + ["1"] * (scenario_nfs - half)
-        return 0, 1, ",".join(cpus or ["1"])
-    raise UsageError(f"placement {name!r}: expected default, s_core, bi, pbp or unpinned")
-
-
-def _tsc_hz() -> float | None:
-    """The TSC frequency the engine measured (cycles per second), recorded with the run so that
-    CPU time of any result converts to cycles (the chain cost model needs it)."""
-    from vswbench.engine.probe import probe
-    from vswbench.errors import VswbenchError
-
-    try:
-        return probe().tsc_hz
-    except VswbenchError:
-        return None
-
-
-def plan_for(point: Point) -> MethodPlan:
-    from vswbench.scenario import Role, parse
-
-    nfs = sum(1 for h in parse(point.scenario).hosts if h.role is Role.NF)
-    tester, switch, nf = placement_cpus(point.placement, nfs)
-    # the warm-up sends every flow at least once (switches that cache per flow install them all)
-    warmup = max(1.0, point.flows / WARMUP_RATE)
-    trial = trial_options(point.switch, point.scenario, size=FrameSize.parse(point.size),
-                          flows=point.flows, burst=point.burst, io=point.io, warmup=warmup,
-                          churn=point.churn, tester_cpu=tester, switch_cpu=switch, nf_cpus=nf,
-                          options=dict(point.options), unpinned=point.placement == "unpinned")
-    shape = None if point.shape_pps is None else str(point.shape_pps)
-    return plan_method(MethodOptions(trial, shape))
-
-
-def check_points(points: list[Point], *, local: bool = True) -> None:
-    """Every testbed of the campaign planned as its run plans it (plan_for: the switch's option
-    values, the io its ports take, the shaper, the CPUs of the placement), before anything is
-    created, by `run` and `run --dry-run` alike: UsageError with every problem, one line each,
-    naming a point it concerns. Nothing is probed: io auto is checked as afpacket (auto refuses
-    nothing), and with `local` False (the points run on another host) the placement's CPUs are
-    the other host's to check."""
-    first: dict[tuple[Any, ...], Point] = {}
-    for p in points:
-        first.setdefault(testbed_key(p), p)
-    found: dict[str, list[Point]] = {}
-    for p in first.values():
-        if p.kind in SOCKET_KINDS:
-            try:
-                tester, switch, _ = placement_cpus(p.placement, 0)
-                socket_plan(p, tester if local else None, switch if local else None)
-            except VswbenchError as exc:
-                found.setdefault(str(exc).splitlines()[0][:300], []).append(p)
-            continue
-        planned = replace(p, io="afpacket") if p.io == "auto" else p
-        if not local:
-            planned = replace(planned, placement="unpinned")
-        try:
-            plan_for(planned)
-        except VswbenchError as exc:
-            found.setdefault(str(exc).splitlines()[0][:300], []).append(p)
-    if not found:
-        return
-    lines = [f"study {ps[0].study}, point {ps[0].label}"
-             + (f" (and {len(ps) - 1} more)" if len(ps) > 1 else "") + f": {problem}"
-             for problem, ps in found.items()]
-    if len(lines) == 1:
-        raise UsageError(f"campaign: {lines[0]}")
-    raise UsageError(f"campaign: {len(lines)} problems:\n" + "\n".join(f"  {x}" for x in lines))
 
 
 class CampaignRunner:
@@ -194,8 +109,12 @@ class CampaignRunner:
             status = "failed"
             store.begin_run(run_id, self.spec, fingerprint)
             try:                                         # nothing between: a signal ends it
-                counts = self._run_points(store, run_id, todo, prog)
-                if self.spec.budget_s is not None:
+                if self.spec.budget_s is not None and self.local_cpus:
+                    counts = run_grouped(self, store, run_id, self.points, todo, prog,
+                                         start + self.spec.budget_s)
+                else:
+                    counts = self._run_points(store, run_id, todo, prog)
+                if self.spec.budget_s is not None and not self.local_cpus:
                     extra = self._decide(store, run_id, prog, start + self.spec.budget_s)
                     counts = tuple(a + b for a, b in zip(counts, extra))  # type: ignore[assignment]
                 status = "done"
@@ -243,7 +162,7 @@ class CampaignRunner:
         for _, group_iter in groupby(todo, key=testbed_key):
             group = list(group_iter)
             head = group[0]
-            avail = _availability(head.switch) or _unsupported(head)
+            avail = availability_problem(head.switch) or unsupported_problem(head)
             if avail is not None:
                 for p in group:
                     self._record(store, run_id, p, None, "skipped", avail, None)
@@ -268,9 +187,18 @@ class CampaignRunner:
                         self._advance(prog, p, f"failed {p.label}: {exc}")
         return done, skipped, failed
 
+    @property
+    def campaign(self) -> str:
+        return self.spec.name
+
+    def _say(self, prog: Progress, message: str) -> None:
+        """A progress line that advances no point (the rounds)."""
+        self.on_progress(prog, message)
+
     def _decide(self, store: ResultStore, run_id: str, prog: Progress,
                 deadline: float) -> tuple[int, int, int]:
-        """The decide phase (campaign/decide_phase.py): rounds of one more repetition of every
+        """The decide phase of a campaign run on another host (campaign/decide_phase.py; here,
+        campaign/grouped.py pairs a group's switches in rounds): one more repetition of every
         setup in an undecided pair, shuffled, while the budget's deadline allows one more
         search (that switch's mean search time so far, else QUICK_SEARCH_SECONDS, plus a
         testbed's build)."""
@@ -364,123 +292,3 @@ def _jsonl_complete(path: Path, store: ResultStore) -> bool:
     return wanted <= seen
 
 
-def switch_stats(ctx: Any) -> dict[str, Any]:
-    """The switch's own state after a point (OVS: datapath flows, cache hits), if it has any."""
-    switch = ctx.testbed.switch
-    try:
-        return dict(switch.stats()) if switch is not None else {}
-    except VswbenchError as exc:
-        return {"error": str(exc)}
-
-
-def _unsupported(point: Point) -> str | None:
-    """A combination the switch cannot run (the testbed's own check, made before building)."""
-    from vswbench.scenario import parse
-    from vswbench.switches.catalog import all_switches
-    from vswbench.testbed.build import unsupported
-
-    cls = all_switches().get(point.switch)
-    if cls is None:
-        return None
-    from vswbench.measure.plan import jumbo_problem
-    from vswbench.units import FrameSize
-
-    scenario = parse(point.scenario)
-    problem = unsupported(scenario, cls) or nf_unavailable(dict(point.options))
-    if problem or point.kind in SOCKET_KINDS:     # a socket point's size is its message's
-        return problem
-    return jumbo_problem(cls, dict(point.options), FrameSize.parse(point.size), scenario)
-
-
-def _availability(switch: str) -> str | None:
-    from vswbench.switches.catalog import all_switches
-
-    cls = all_switches().get(switch)
-    if cls is None:
-        return f"unknown switch {switch}"
-    avail = cls.availability()
-    if avail.ok:
-        return None
-    return avail.reason + (f" (fix: {avail.fix})" if avail.fix else "")
-
-
-def _twin_ndr(store: ResultStore, campaign: str, point: Point) -> float | None:
-    key = search_twin(point).key
-    for stored in store.points(campaign):
-        if stored.key == key and stored.status == "done" and stored.result:
-            return read_point(stored).headline.ndr_pps or None
-    return None
-
-
-def execute_point(ctx: Any, p: Point, store: ResultStore, campaign: str) -> dict[str, Any]:
-    """One point through an open method context; the result JSON to store."""
-    from vswbench.measure.loadcurve import latency_at, run_sweep, saturation, sweep_loads
-    from vswbench.measure.search import preset, search
-
-    session = ctx.session
-    session.trials.clear()
-    env = {**ctx.environment(), "point": p.params(), "label": p.label}
-
-    def ndr_for() -> tuple[float, dict[str, Any] | None]:
-        ndr = _twin_ndr(store, campaign, p)
-        if ndr:
-            return ndr, None
-        return find_ndr(ctx, p.preset or "fast", pdr_loss=p.pdr_loss)
-
-    if p.kind == "search":
-        r = search(session, preset(p.preset or "fast", pdr_loss=p.pdr_loss), min_load=1000.0,
-                   max_load=ctx.max_load(None), generator_ceiling=ctx.ceiling)
-        out = {**env, **r.to_json(), "ndr": r.describe_ndr(), "notes": [*ctx.notes, *r.notes]}
-        if p.profile and r.ndr_pps:
-            out["profile_at_ndr"] = profile_at(session, r.ndr_pps)
-        return out
-    if p.kind == "sweep":
-        loads = sweep_loads(ctx.max_load(None), p.points or 20)
-        points = run_sweep(session, loads, p.duration or 2.0)
-        return {**env, "points": [x.to_json() for x in points], "saturation": saturation(points),
-                "overhead_per_trial": session.overhead_summary()}
-    if p.kind == "latency":
-        ndr, searched = ndr_for()
-        points = latency_at(session, ndr, p.fractions or (0.9,), p.duration or 5.0)
-        out = {**env, "ndr_pps": ndr, "search": searched,
-               "points": [x.to_json() for x in points]}
-        if p.profile:
-            out["profile_at_ndr"] = profile_at(session, ndr)
-        return out
-    if p.kind == "trial":
-        trial = session.measure(float(p.rate or 10_000), p.duration or 5.0, profile=p.profile)
-        return {**env, **trial.result.to_json(), "session_trial": trial.to_json()}
-    if p.kind == "b2b":
-        from vswbench.measure.b2b import B2BConfig, back_to_back
-
-        ndr, searched = ndr_for()
-        cfg = B2BConfig(trials=p.trials or 50, max_frames=p.max_frames or 100_000,
-                        frame_size=p.size,
-                        tester_pps=ctx.ceiling)
-        r = back_to_back(session, cfg, throughput_pps=ndr)
-        return {**env, **r.to_json(), "throughput_pps": ndr, "search": searched}
-    if p.kind == "rule-update":
-        return _rule_update(ctx, p, env, ndr_for)
-    raise UsageError(f"unknown kind {p.kind!r}")
-
-
-def _rule_update(ctx: Any, p: Point, env: dict[str, Any], ndr_for: Any) -> dict[str, Any]:
-    """Install/remove p.rules rules (3 times per mechanism), then loss and latency quiet vs
-    during changes at p.update_rate per second, at p.rate or half the NDR."""
-    from vswbench.campaign.spec import RULE_UPDATE_LOAD
-    from vswbench.measure.rule_update import during_updates, mechanisms_of, time_updates
-
-    switch = ctx.testbed.switch
-    rules = p.rules or 1000
-    timings = time_updates(switch, [rules], 3, progress=lambda m: None)
-    ndr = None
-    load = p.rate
-    if load is None:
-        ndr, _ = ndr_for()
-        load = ndr * RULE_UPDATE_LOAD
-    during = {m.name: [x.to_json() for x in during_updates(
-        ctx.session, m, float(load), p.duration or 5.0, rules, p.update_rate or 2.0)]
-        for m in mechanisms_of(switch)}
-    return {**env, "ndr_pps": ndr, "load_pps": load, "update_rules": rules,
-            "update_rate": p.update_rate, "timings": [t.to_json() for t in timings],
-            "during": during}

@@ -88,7 +88,8 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
                              "`vswbench history add` the directories)")
         return run_directory(spec, out_dir, no_report, yes, dry_run, fmt, append)
 
-    from vswbench.campaign.runner import CampaignRunner, campaign_size, check_points
+    from vswbench.campaign.execute import check_points
+    from vswbench.campaign.runner import CampaignRunner, campaign_size
     from vswbench.campaign.spec import expand
     from vswbench.report.text import point_line
     from vswbench.results.export import point_record
@@ -214,19 +215,18 @@ def print_ranking(store_path: Path, fmt: str = "auto") -> None:
         click.echo(ranking_text(model.verdicts, fmt), nl=False)
         return
     from vswbench.report.marks import MARKS_NOTE
-    from vswbench.report.text import COLUMNS, LEFT, table_rows
+    from vswbench.report.text import COLUMNS, FOOTNOTE, LEFT, table_rows
 
     for v in model.verdicts:
-        table = Table(title=v.title, caption=v.line, caption_justify="left")
+        caption = "\n".join((v.line, *(f"  {d}" for d in v.details)))
+        table = Table(title=v.title, caption=caption, caption_justify="left")
         for i, col in enumerate(COLUMNS):
             table.add_column(col, justify="left" if i in LEFT else "right",
                              overflow="fold")
         for row in table_rows(v):
             table.add_row(*row)
         out.print(table)
-    out.print(">=: generator-bound (the tester's ceiling, not the switch's limit); =N: tied "
-              "(the tie rule of the report); " + MARKS_NOTE, style="yellow", highlight=False,
-              markup=False)
+    out.print(FOOTNOTE + MARKS_NOTE, style="yellow", highlight=False, markup=False)
 
 
 def _write_report(out_dir: Path, console: Any = None) -> None:

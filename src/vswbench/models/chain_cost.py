@@ -302,7 +302,7 @@ class ChainObservation:
     switch: str
     frame_size: int | str
     n: int
-    placement: str                # as the campaign named it (runner.placement_cpus)
+    placement: str                # as the campaign named it (execute.placement_cpus)
     layout: Layout                # the cores it really ran on (from the result's placement)
     throughput_pps: float
     metric: str                   # "ndr" | "peak" as measured; "max" once combined

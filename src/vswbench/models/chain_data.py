@@ -1,6 +1,6 @@
 """Chain measurements out of a results store, for the cost model (chain_cost.py).
 
-What the model reads (runner.execute_point's result JSON; scenario "pvp" is chain:1):
+What the model reads (execute.execute_point's result JSON; scenario "pvp" is chain:1):
 - search points of scenario chain:N: `ndr_pps`, `generator_bound` (a lower bound, left out of
   the fit), `placement` {tester_cpu, switch_cpu, nf_cpus} and `forwarding_mode` (where the links'
   receive work runs: "sender-softirq", or a core such as "napi-threaded cpu1"), `tsc_hz` when the

@@ -1,7 +1,7 @@
 """Where a chain's elements run, and what each core pays per packet (chain_cost.py's model).
 
 Why a module of its own: the layouts are the one place that knows Raumer's placements (section
-V) and this testbed's (runner.placement_cpus, measure.plan.default_nf_cpus); the fit, the
+V) and this testbed's (execute.placement_cpus, measure.plan.default_nf_cpus); the fit, the
 predictions and the report all go through Layout.loads().
 """
 

@@ -51,6 +51,10 @@ class RankingRow:
     latency: Latency | None = None       # the whole figure: percentiles, its trial's loss, jitter
     ndr_load_loss: LoadLoss | None = None  # what the trials at the NDR's load lost
     loss_around_ndr: LossAround | None = None  # ... and below it (results/loss.py: ill-defined)
+    # RFC 2544's NDR, every trial counted: the highest lossless load below any lossy one (None:
+    # no trial passed without loss). ndr_pps is MLRsearch's conditional throughput of the NDR
+    # goal (an exceed ratio, host-stall trials excised): called NDR only where this equals it.
+    classic_ndr_pps: float | None = None
 
     @property
     def ndr_mpps(self) -> float | None:
@@ -75,7 +79,8 @@ def ranking(data: StoredResults) -> list[RankingRow]:
                                None if lat is None else lat.p99_us, s.cycles_per_packet,
                                bool(h.generator_bound), h.generator_ceiling_pps,
                                len(s.repetitions), s.ndr_cv, s.useful_cycles_per_packet,
-                               lat, s.ndr_load_loss, s.loss_around_ndr))
+                               lat, s.ndr_load_loss, s.loss_around_ndr,
+                               h.classic_ndr_pps))
     rows.sort(key=lambda r: (r.setup.scenario, size_order(r.setup.size), r.setup.variant,
                              -(r.ndr_pps or -1.0), r.setup.switch))
     ranked, previous, rank = [], None, 0

@@ -10,7 +10,8 @@ from html import escape
 from vswbench.report.backends import BASELINE
 from vswbench.report.marks import MARKS_NOTE, latency_loss_cell, ndr_loss_cell, percentile_cell
 from vswbench.report.summary import MachineSummary
-from vswbench.report.verdict import TIE_RULE, Entry, Verdict, mpps
+from vswbench.report.verdict import TIE_RULE, Verdict
+from vswbench.report.verdict_entry import Entry, mpps
 
 HEAD = ["#", "switch", "what it is", "NDR Mpps", "noise range Mpps", "NDR Gbit/s", "PDR Mpps",
         "loss at NDR", "p50 µs @90 %", "p99 µs @90 %", "latency trial loss", "cycles/packet",

@@ -10,14 +10,24 @@ from collections.abc import Sequence
 from vswbench.report.backends import BASELINE
 from vswbench.report.marks import (MARKS_NOTE, latency_loss_cell, ndr_loss_cell,
                                    percentile_cell)
-from vswbench.report.verdict import Entry, Verdict, mpps
+from vswbench.report.verdict import Verdict
+from vswbench.report.verdict_entry import Entry, mpps
 from vswbench.results.loss import loss_text
 from vswbench.results.points import PointRecord
 
-COLUMNS = ("#", "switch", "NDR Mpps", "range Mpps", "Gbit/s", "PDR Mpps", "loss at NDR",
-           "p50 us@90%", "p99 us@90%", "lat. loss", "cycles/pkt", "useful", "reps", "mode")
-LEFT = {0, 1, 13}
+COLUMNS = ("#", "switch", "MRR Mpps", "range Mpps", "rounds", "NDR Mpps", "CT Mpps", "Gbit/s",
+           "PDR Mpps", "loss at CT", "p50 us@90%", "p99 us@90%", "lat. loss", "cycles/pkt",
+           "useful", "reps", "mode")
+LEFT = {0, 1, 16}
 FORMATS = ("text", "md")
+FOOTNOTE = (
+    "MRR: the received rate with the tester at its ceiling, median over the paired rounds that "
+    "rank the group (>=: lost nothing, the tester's limit); range: the span of its rounds "
+    "(or of two or more repetitions), widened 10 % each side; NDR: RFC 2544's, every trial "
+    "counted (-: every trial at every load lost frames); CT: MLRsearch's conditional "
+    "throughput of the NDR goal (loss 0, exceed ratio 50 %, the preset's trials; host-stall "
+    "trials excised), the median over repetitions; latency at 90 % of the first repetition's "
+    "CT in microseconds; =N: tied. ")
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -26,9 +36,15 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 def _cells(e: Entry, rank: str) -> list[str]:
     r = e.row
+    sr = e.paired
+    mrr = "-" if sr is None or sr.median_pps is None else (
+        (">=" if sr.at_least else "") + mpps(sr.median_pps))
+    span = e.stated_range
+    rng = "-" if span is None else f"{mpps(span[0])}-{mpps(span[1])}"
+    rounds = "-" if sr is None else str(len(sr.samples))
     bound = ">=" if r.generator_bound else ""
-    rng = "-" if e.interval is None else f"{mpps(e.interval[0])}-{mpps(e.interval[1])}"
-    return [rank, e.switch, f"{bound}{mpps(r.ndr_pps)}", rng, _num(r.ndr_gbps, 3),
+    return [rank, e.switch, mrr, rng, rounds, mpps(r.classic_ndr_pps) if r.classic_ndr_pps
+            else "-", f"{bound}{mpps(r.ndr_pps)}", _num(r.ndr_gbps, 3),
             mpps(r.pdr_pps), ndr_loss_cell(r.ndr_load_loss),
             percentile_cell(r.latency, "p50"), percentile_cell(r.latency, "p99"),
             latency_loss_cell(r.latency), _num(r.cycles_per_packet, 0),
@@ -70,13 +86,11 @@ def ranking_text(verdicts: Sequence[Verdict], fmt: str = "text") -> str:
     for v in verdicts:
         out.append(f"## {v.title}" if fmt == "md" else v.title)
         out.append(v.line)
+        out += [f"  {d}" for d in v.details]
         out.append("")
         out += _markdown(table_rows(v)) if fmt == "md" else _plain(table_rows(v))
         out.append("")
-    out.append("NDR/PDR by MLRsearch in Mpps (medians over repetitions); range: the tie rule's "
-               "noise range (=N: tied); >=: generator-bound (the tester's ceiling, not the "
-               "switch's limit); latency at 90 % of the first repetition's NDR in microseconds. "
-               + MARKS_NOTE)
+    out.append(FOOTNOTE + MARKS_NOTE)
     return "\n".join(out) + "\n"
 
 
@@ -96,6 +110,9 @@ def point_line(rec: PointRecord) -> str:
             parts.append(f"PDR {mpps(h.pdr_pps)} Mpps")
         if h.generator_bound:
             parts.append("generator-bound")
+    elif rec.kind == "rounds" and h.achieved_pps is not None:
+        parts.append(f"MRR {'>= ' if h.generator_bound else ''}{mpps(h.achieved_pps)} Mpps, "
+                     f"median of {h.trial_count} rounds")
     elif rec.kind == "trial" and h.achieved_pps is not None:
         parts.append(f"achieved {mpps(h.achieved_pps)} Mpps")
         if h.loss_ratio is not None:

@@ -35,9 +35,13 @@ from dataclasses import dataclass, replace
 
 from vswbench.report.backends import BASELINE, DPDK, KERNEL, BackendInfo, info_for
 from vswbench.report.data import RankingRow
-from vswbench.results.decide import (ALPHA, TIE_MAX_RATIO, Contender, PairDecision, decide,
+from vswbench.report.verdict_entry import Entry, mpps
+from vswbench.report.verdict_paired import detail_lines, order_line, paired_rank
+from vswbench.results.confirm import unconfirmed_note as _unconfirmed_one
+from vswbench.results.decide import (ALPHA, TIE_MAX_RATIO, PairDecision, decide,
                                      noise_range as _range)
 from vswbench.results.noise import PRESET_NOISE, overlap, search_noise
+from vswbench.results.paired import SwitchRounds, stored_rounds, variant_key
 from vswbench.results.points import StoredResults, size_order
 from vswbench.results.setups import SetupSearches, search_setups
 
@@ -67,26 +71,6 @@ Interval = tuple[float, float]
 
 
 @dataclass(frozen=True)
-class Entry:
-    """One row of a verdict table: a ranked switch or a reference (baseline, calibration)."""
-    row: RankingRow
-    info: BackendInfo
-    interval: Interval | None            # the noise interval of the tie rule (pps)
-    rank: int | None = None              # None: a reference row
-    tied: bool = False                   # shares its rank with another row
-    ndrs: tuple[float, ...] = ()         # one NDR per repetition
-
-    @property
-    def contender(self) -> Contender:
-        return Contender(self.switch, self.ndrs or ((self.row.ndr_pps,) if self.row.ndr_pps
-                                                    else ()), self.interval)
-
-    @property
-    def switch(self) -> str:
-        return self.row.setup.switch
-
-
-@dataclass(frozen=True)
 class Verdict:
     scenario: str
     size: int | str
@@ -96,6 +80,8 @@ class Verdict:
     references: tuple[Entry, ...]        # baselines and calibration devices
     ceiling_pps: float | None            # the tester's calibrated ceiling of these searches
     line: str                            # the verdict in one sentence
+    details: tuple[str, ...] = ()        # each step's evidence, a line each (paired rounds)
+    rounds: int = 0                      # the paired rounds behind the order (0: searches)
 
     @property
     def title(self) -> str:
@@ -108,14 +94,6 @@ class Verdict:
     @property
     def leaders(self) -> tuple[Entry, ...]:
         return tuple(e for e in self.ranked if e.rank == 1)
-
-
-def mpps(pps: float | None) -> str:
-    """Mpps with three significant digits, never cut: 0.435, 2.91, 10.0, 16.2."""
-    if pps is None:
-        return "–"
-    v = pps / 1e6
-    return f"{v:.1f}" if v >= 10 else f"{v:.2f}" if v >= 1 else f"{v:.3f}"
 
 
 def _names(entries: Sequence[Entry]) -> str:
@@ -209,7 +187,7 @@ def _line(v: Verdict) -> str:
     unmeasured = [e for e in v.ranked if e.row.ndr_pps is None]
     if unmeasured:
         text += f"; no NDR for {_names(unmeasured)}"
-    return text + tail + _above_baseline(v) + _ill_defined(v) + "."
+    return text + tail + _above_baseline(v) + _ill_defined(v) + _unconfirmed(v.ranked) + "."
 
 
 def _how_decided(upper: Entry, lower: Entry) -> str:
@@ -266,6 +244,7 @@ def verdicts(rows: Sequence[RankingRow], data: StoredResults,
     scenario, numeric size, variant, kernel-before-DPDK order. Knobs every row shares (the
     preset of a suite) are left out of the variant: the page states them once."""
     setups = _setups(data)
+    rounds = stored_rounds(data.points)
     common = set.intersection(*(set(r.setup.variant.split()) for r in rows)) if rows else set()
     groups: dict[tuple[str, int | str, str, str], list[Entry]] = defaultdict(list)
     for r in rows:
@@ -273,17 +252,50 @@ def verdicts(rows: Sequence[RankingRow], data: StoredResults,
         variant = " ".join(t for t in r.setup.variant.split() if t not in common)
         key = (r.setup.scenario, r.setup.size, variant, info.stack)
         s = setups.get(r.setup.label)
+        paired = rounds.get((r.setup.scenario, r.setup.size, variant_key(r.setup.variant)), {})
         groups[key].append(Entry(r, info, None if s is None else noise_range(s), ndrs=(
-            () if s is None else s.ndr_values)))
+            () if s is None else s.ndr_values), paired=paired.get(r.setup.switch)))
     out = []
     order = {KERNEL: 0, DPDK: 1}
     for key in sorted(groups, key=lambda k: (k[0], size_order(k[1]), k[2], order.get(k[3], 2))):
         entries = groups[key]
-        ranked = _rank([e for e in entries if e.info.ranked])
         refs = sorted((e for e in entries if not e.info.ranked), key=lambda e: e.switch)
         ceilings = [e.row.generator_ceiling_pps for e in entries
                     if e.row.generator_ceiling_pps is not None]
         ceiling = max(set(ceilings), key=ceilings.count) if ceilings else None
-        v = Verdict(*key, tuple(ranked), tuple(refs), ceiling, "")
+        contenders = [e for e in entries if e.info.ranked]
+        with_rounds = {e.switch: e.paired for e in contenders
+                       if e.paired is not None and e.paired.median_pps}
+        if len(with_rounds) >= 2:
+            out.append(_paired_verdict(key, contenders, with_rounds, refs, ceiling))
+            continue
+        v = Verdict(*key, tuple(_rank(contenders)), tuple(refs), ceiling, "")
         out.append(Verdict(*key, v.ranked, v.references, ceiling, _line(v)))
     return out
+
+
+def _paired_verdict(key: tuple[str, int | str, str, str], contenders: list[Entry],
+                    with_rounds: dict[str, SwitchRounds], refs: list[Entry],
+                    ceiling: float | None) -> Verdict:
+    """A group the campaign paired in rounds: ranked by them (report/verdict_paired.py)."""
+    ranked, decisions = paired_rank(contenders, with_rounds)
+    count = max(len({s.round for s in sr.samples}) for sr in with_rounds.values())
+    v = Verdict(*key, tuple(ranked), tuple(refs), ceiling, "", rounds=count)
+    size = v.title.split(",")[0]
+    head = f"{size}, {v.title[len(size) + 2:]}, {count} rounds"
+    refs_text = "; ".join(
+        f"{'baseline' if e.info.role == BASELINE else 'calibration'} {e.switch} "
+        + (("≥ " if e.paired.at_least else "") + mpps(e.paired.median_pps)
+           if e.paired is not None and e.paired.median_pps else "no rounds")
+        for e in refs)
+    tail = f"; {refs_text}" if refs_text else ""
+    line = order_line(head, ranked, decisions, tail + _unconfirmed(ranked))
+    return replace(v, line=line, details=detail_lines(decisions))
+
+
+def _unconfirmed(ranked: Sequence[Entry]) -> str:
+    """"; not confirmed: bridge (its 90 % trial lost 0.97 %, no stall explains it)" for the
+    ranked switches whose confirmation trial lost frames that no measured stall explains."""
+    notes = [f"{e.switch} ({note})" for e in ranked
+             if (note := _unconfirmed_one(e.row.latency)) is not None]
+    return "; throughput not confirmed: " + ", ".join(notes) if notes else ""

@@ -1,6 +1,6 @@
 """A stored point's parameters, typed, and the one table of variant knobs with their defaults.
 
-A point's params are JSON as the campaign wrote them (runner.execute_point); `Params` reads them
+A point's params are JSON as the campaign wrote them (execute.execute_point); `Params` reads them
 for every reader above results/ (record.py holds what its result measured, points.py assembles
 both into `PointRecord`s).
 

@@ -3,7 +3,7 @@
 Every reader of a results store (export, compare, the chain and delay models, the report) goes
 through this module, so that one search shows one NDR, one cycles per packet and one latency
 wherever it is printed. A point's result JSON is exactly what the methodology commands wrote
-(search, sweep, trial, latency, b2b; runner.execute_point); here it becomes frozen records:
+(search, sweep, trial, latency, b2b; execute.execute_point); here it becomes frozen records:
 
 - `Setup`: what was measured, without the kind and the repetition (switch, scenario, frame size,
   and the knobs that differ from their defaults as `variant`);
@@ -200,6 +200,7 @@ class Latency:
     ipdv_p1_us: float | None = None      # RFC 3393 IPDV percentiles
     ipdv_p50_us: float | None = None
     ipdv_p99_us: float | None = None
+    host_stall: str | None = None        # why a host stall explains its loss (hoststall.py)
 
     p25_us, p50_us, p90_us, p95_us = (_percentile(n) for n in ("p25", "p50", "p90", "p95"))
     p99_us, p999_us, p9999_us = (_percentile(n) for n in ("p99", "p999", "p9999"))
@@ -231,7 +232,8 @@ def latency_of(trial: Any, fraction: float | None) -> Latency | None:
     ipdv = trial.get("ipdv_us") if isinstance(trial.get("ipdv_us"), dict) else {}
     return Latency(fraction, summary, _count(trial.get("lost")), number(trial.get("loss_ratio")),
                    _flag(trial.get("counters_agree")), number(trial.get("jitter_us")),
-                   number(ipdv.get("p1")), number(ipdv.get("p50")), number(ipdv.get("p99")))
+                   number(ipdv.get("p1")), number(ipdv.get("p50")), number(ipdv.get("p99")),
+                   _text(trial.get("host_stall")))
 
 
 @dataclass(frozen=True)
@@ -287,6 +289,9 @@ def headline_of(kind: str, r: dict[str, Any]) -> Headline:
         below = loss_around_load(r, number(r.get("ndr_pps")))
     elif kind == "trial":
         latency = latency_of(r, None)
+    elif kind == "rounds":      # campaign/rounds_phase.py: the median of its samples (MRR)
+        return Headline(achieved_pps=n("mrr_pps"), generator_bound=_flag(r.get("at_least")),
+                        trial_count=_count(r.get("rounds")))
     stats = (r.get("statistics") or {}).get("ndr_pps") if kind == "search" else None
     sat: dict[str, Any] = r["saturation"] if kind == "sweep" and isinstance(
         r.get("saturation"), dict) else {}

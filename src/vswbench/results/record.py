@@ -1,7 +1,7 @@
 """The typed parts of a stored point: what its result JSON measured (trials and load points,
 placement, goals, profiles, rule updates).
 
-A point's params and result are JSON as the methodology commands wrote them (runner.execute_point);
+A point's params and result are JSON as the methodology commands wrote them (execute.execute_point);
 they are read here, once, into frozen records, so that no reader above results/ looks a key up in
 a stored dict (tests/unit/test_typed_reads.py checks that). points.py assembles these into
 `PointRecord`s; series.py groups the load points into curves.

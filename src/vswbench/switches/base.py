@@ -216,6 +216,10 @@ class Switch(ABC):
     # stall of length L hit a CPU of the path, with L x rate > this, is a "host stall" trial
     # (measure/hoststall.py). DPDK backends with longer rings say so.
     ingress_ring_frames: ClassVar[int] = 256
+    # True: its processes keep a CPU busy while no frame arrives (a PMD thread polling its ports,
+    # DPDK's testers), so its testbed cannot stay up, running, beside another's being measured:
+    # a group's kept-up testbeds (measure/rounds.py Bench) freeze its processes between its turns
+    idle_polls: ClassVar[bool] = False
 
     def __init__(self, ctx: SwitchContext) -> None:
         self.ctx = ctx

@@ -19,6 +19,7 @@ from vswbench.switches.dpdk.ports import DPDK_FIX, engine_dpdk, port_mac
 
 class Memif(Switch):
     name = "memif"
+    idle_polls = True                   # DPDK's engines poll their memif rings
     description = "no switch: DPDK memif between the containers' engines (the DPDK baseline)"
     direct = True
     port_kind = "dpdk"

@@ -67,6 +67,7 @@ def _bare_prompt(lines: list[str]) -> bool:
 
 class Testpmd(Switch):
     name = "testpmd"
+    idle_polls = True                   # testpmd's forwarding lcore polls its ports
     options_read = DPDK_PORT_HELP
     tools = {TESTPMD: "dpdk-dev"}
     daemons = ("dpdk-testpmd", "testpmd", *DPDK_THREADS)

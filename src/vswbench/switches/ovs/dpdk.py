@@ -65,6 +65,7 @@ def parse_flow_counts(text: str) -> tuple[dict[int, int], dict[int, int]]:
 
 class OvsDpdk(Ovs):
     name = "ovs-dpdk"
+    idle_polls = True                   # its PMD thread polls the DPDK ports
     description = "Open vSwitch with DPDK, PMD thread pinned, vhost-user ports"
     options_read = {**Ovs.options_read, **DPDK_PORT_HELP}
     tools = {**Ovs.tools, VSWITCHD_DPDK: "openvswitch-switch-dpdk"}

@@ -423,6 +423,7 @@ def _afxdp_in_binary() -> bool:
 
 class OvsAfxdp(Ovs):
     name = "ovs-afxdp"
+    idle_polls = True                   # its PMD thread polls the AF_XDP sockets
     description = "Open vSwitch, userspace datapath, AF_XDP ports, PMD thread pinned"
     kernel_tx_ok = True                 # OVS's XDP programs on the switch side give NAPI
     port_type = "afxdp"

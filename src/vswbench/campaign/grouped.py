@@ -1,0 +1,171 @@
+"""A campaign with a budget (quick), run group by group: each group's testbeds built once, its
+points measured on them, then its switches paired in rounds (campaign/rounds_phase.py).
+
+A group is one scenario, frame size, variant and stack. Its testbeds come up together
+(measure/rounds.py `Bench`; the switches that poll while idle frozen between their turns); each
+switch's points (search, then latency at a fraction of its NDR) run on its own testbed, as the
+plain runner runs them; then the rounds take what is left of the group's share of the budget:
+the time to the deadline, less the estimated first pass of the groups still to come, split over
+the groups left by their number of switches. Socket points (no frame groups) run first, as the
+plain runner runs them.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from vswbench.campaign.estimate import testbed_key
+from vswbench.campaign.execute import (availability_problem, execute_point, plan_for,
+                                       switch_stats, unsupported_problem)
+from vswbench.campaign.rounds_phase import grouped, role_of, rounds_point, run_rounds
+from vswbench.campaign.spec import Point
+from vswbench.campaign.values import SOCKET_KINDS
+from vswbench.errors import UsageError, VswbenchError
+from vswbench.measure.rounds import SAMPLE_SECONDS, Bench, Member
+from vswbench.results.paired import samples_of
+from vswbench.results.store import ResultStore, now
+from vswbench.safefile import WriteFailed
+
+
+class Runner(Protocol):
+    """What of campaign/runner.py's CampaignRunner this needs."""
+    run_id: Any
+    search_seconds: dict[str, list[float]]
+    _estimates: dict[str, float]
+
+    @property
+    def campaign(self) -> str: ...
+
+    def _record(self, store: ResultStore, run_id: str, p: Point, result: dict[str, Any] | None,
+                status: str, error: str | None, started: str | None) -> None: ...
+
+    def _advance(self, prog: Any, p: Point, message: str) -> None: ...
+
+    def _run_points(self, store: ResultStore, run_id: str, todo: list[Point],
+                    prog: Any) -> tuple[int, int, int]: ...
+
+    def _say(self, prog: Any, message: str) -> None: ...
+
+
+@dataclass
+class Counts:
+    done: int = 0
+    skipped: int = 0
+    failed: int = 0
+
+    def add(self, status: str) -> None:
+        self.done += status == "done"
+        self.skipped += status == "skipped"
+        self.failed += status == "failed"
+
+
+def run_grouped(runner: Runner, store: ResultStore, run_id: str, all_points: list[Point],
+                todo: list[Point], prog: Any, deadline: float) -> tuple[int, int, int]:
+    counts = Counts()
+    sockets = [p for p in todo if p.kind in SOCKET_KINDS]
+    if sockets:
+        d, s, f = runner._run_points(store, run_id, sockets, prog)
+        counts.done, counts.skipped, counts.failed = d, s, f
+    todo_keys = {p.key for p in todo}
+    groups = grouped(p for p in all_points if p.kind not in SOCKET_KINDS)
+    rng = random.Random(run_id)
+    for i, group in enumerate(groups):
+        later = [p for g in groups[i + 1:] for p in g if p.key in todo_keys]
+        later_s = sum(runner._estimates.get(p.key, 0.0) for p in later)
+        members_left = sum(len({testbed_key(p) for p in g}) for g in groups[i:])
+        _run_group(runner, store, run_id, group, todo_keys, prog, counts, rng,
+                   share=lambda n, ls=later_s, m=members_left: max(
+                       0.0, (deadline - time.monotonic() - ls) * n / m),
+                   deadline=deadline)
+    return counts.done, counts.skipped, counts.failed
+
+
+def _run_group(runner: Runner, store: ResultStore, run_id: str, group: list[Point],
+               todo_keys: set[str], prog: Any, counts: Counts, rng: random.Random,
+               share: Callable[[int], float], deadline: float) -> None:
+    heads: dict[str, Point] = {}
+    for p in group:
+        heads.setdefault(p.switch, p)
+    todo = [p for p in group if p.key in todo_keys]
+    runnable: dict[str, Point] = {}
+    for switch, head in heads.items():
+        problem = availability_problem(switch) or unsupported_problem(head)
+        if problem is None:
+            runnable[switch] = head
+            continue
+        for p in todo:
+            if p.switch == switch:
+                runner._record(store, run_id, p, None, "skipped", problem, None)
+                counts.add("skipped")
+                runner._advance(prog, p, f"skipped {p.label}: {problem}")
+    if not runnable:
+        return
+    stored = {s.key: s for s in store.points(runner.campaign)}
+    previous = {s: list(samples_of(stored.get(rounds_point(h, SAMPLE_SECONDS).key)))
+                for s, h in runnable.items()}
+    if not any(p.switch in runnable for p in todo) and all(previous.values()):
+        return                                   # resumed: measured and paired before
+    members = [Member(s, plan_for(h), bool((r := role_of(s)) and r.idle_polls))
+               for s, h in runnable.items()]
+    with Bench(members) as bench:
+        for switch, why in bench.failed.items():
+            for p in todo:
+                if p.switch == switch:
+                    runner._record(store, run_id, p, None, "failed", f"testbed: {why}", None)
+                    counts.add("failed")
+                    runner._advance(prog, p, f"failed {p.label}: {why}")
+        for p in todo:
+            if p.switch in bench.contexts:
+                status = _measure_point(runner, store, run_id, bench, p, prog)
+                counts.add(status)
+        if len(bench.contexts) < 2:
+            return
+        group_deadline = min(deadline, time.monotonic() + share(len(bench.contexts)))
+
+        last: dict[str, dict[str, Any]] = {}
+
+        def record(p: Point, result: dict[str, Any]) -> None:
+            """Every round into the store (an interrupted run keeps it); the last one is the
+            point's record (results.jsonl, the progress line) when the rounds end."""
+            store.record_point(run_id, rounds_point(p, bench.duration), result, "done")
+            last[p.switch] = result
+
+        outcome = run_rounds(bench, {s: runnable[s] for s in bench.contexts}, previous,
+                             record, group_deadline, rng,
+                             progress=lambda m: runner._say(prog, f"{group_key_label(group)} {m}"))
+        for switch, result in last.items():
+            runner._record(store, run_id, rounds_point(runnable[switch], bench.duration),
+                           {**result, "outcome": outcome.reason}, "done", None, None)
+        runner._say(prog, f"{group_key_label(group)}: {outcome.rounds} rounds, {outcome.reason}")
+
+
+def group_key_label(group: list[Point]) -> str:
+    p = group[0]
+    role = role_of(p.switch)
+    size = "imix" if p.size == "imix" else f"{p.size} B"
+    return f"{p.scenario} {size} {role.stack if role else ''}".strip()
+
+
+def _measure_point(runner: Runner, store: ResultStore, run_id: str, bench: Bench,
+                   p: Point, prog: Any) -> str:
+    started = now()
+    began = time.monotonic()
+    try:
+        with bench.use(p.switch) as ctx:
+            result = execute_point(ctx, p, store, runner.campaign)
+            stats = switch_stats(ctx)
+        if p.kind == "search":
+            runner.search_seconds.setdefault(p.switch, []).append(time.monotonic() - began)
+        out = {**result, "switch_stats": stats} if stats else result
+        status, error = "done", None
+    except (UsageError, WriteFailed):
+        raise
+    except VswbenchError as exc:
+        out, status, error = None, "failed", str(exc)
+    runner._record(store, run_id, p, out, status, error, started)
+    runner._advance(prog, p, f"{status} {p.label}" + (f": {error}" if error else ""))
+    return status
