@@ -7,6 +7,8 @@ Names:
   p2p-pair   sender and receiver containers (engine gen / sink) through the switch (Ara et al.)
   pvp        tester -> switch -> nf (engine fwd) -> switch -> tester (Emmerich et al. Fig. 3b)
   chain:N    tester -> switch -> nf1 -> switch -> ... -> nfN -> switch -> tester (Raumer et al.)
+  pvp-vm, chain-vm:N   the same with every network function a virtual machine (its two virtio-net
+             ports on taps, the engine's fwd in the guest: host/vm_nf.py, Emmerich et al.)
   pairs:N    N sender/receiver pairs through one switch (Ara et al. S = NvsN)
   rr         client (engine loop, one port) <-> switch <-> server (engine reflect)
   remote     two emulated hosts (sites h1, h2), each a namespace with its own switch instance,
@@ -45,6 +47,7 @@ class Host:
     role: Role
     ports: tuple[str, ...]  # logical port names, e.g. ("p0", "p1") or ("in", "out")
     site: str = ""          # the emulated host whose switch it attaches to ("" = the one switch)
+    vm: bool = False        # a network function in a virtual machine (host/vm_nf.py), not a netns
 
 
 @dataclass(frozen=True)
@@ -87,10 +90,11 @@ def p2p_pair() -> Scenario:
                     (Hop("s1.p0", "r1.p0"),))
 
 
-def _through_nfs(first: str, n: int, last: str) -> tuple[list[Host], tuple[Hop, ...]]:
-    """Network functions nf1..nfN (ports in, out) and the hops from port `first` through each
-    of them, in order, to port `last`."""
-    nfs = [Host(f"nf{i}", Role.NF, ("in", "out")) for i in range(1, n + 1)]
+def _through_nfs(first: str, n: int, last: str,
+                 vm: bool = False) -> tuple[list[Host], tuple[Hop, ...]]:
+    """Network functions nf1..nfN (ports in, out; virtual machines with `vm`) and the hops from
+    port `first` through each of them, in order, to port `last`."""
+    nfs = [Host(f"nf{i}", Role.NF, ("in", "out"), vm=vm) for i in range(1, n + 1)]
     ports = [first, *(p for i in range(1, n + 1) for p in (f"nf{i}.in", f"nf{i}.out")), last]
     return nfs, tuple(Hop(src, dst) for src, dst in zip(ports[::2], ports[1::2], strict=True))
 
@@ -99,9 +103,15 @@ def _chain_name(n: int) -> str:
     return f"chain:{n}" if n != 1 else "pvp"
 
 
-def chain(n: int) -> Scenario:
-    nfs, hops = _through_nfs("tester.p0", n, "tester.p1")
-    return Scenario(_chain_name(n), (Host("tester", Role.TESTER, ("p0", "p1")), *nfs), hops)
+def chain(n: int, vm: bool = False) -> Scenario:
+    nfs, hops = _through_nfs("tester.p0", n, "tester.p1", vm)
+    name = (f"chain-vm:{n}" if n != 1 else "pvp-vm") if vm else _chain_name(n)
+    return Scenario(name, (Host("tester", Role.TESTER, ("p0", "p1")), *nfs), hops)
+
+
+def vm_hosts(s: Scenario) -> tuple[str, ...]:
+    """The network functions that are virtual machines (pvp-vm, chain-vm:N)."""
+    return tuple(h.name for h in s.hosts if h.vm)
 
 
 def socket_chain(n: int) -> Scenario:
@@ -166,11 +176,13 @@ def local_twin(s: Scenario) -> Scenario:
 REMOTE = {"remote": ("veth", False), "remote-rr": ("veth", True),
           "remote-vxlan": ("vxlan", False), "remote-vxlan-rr": ("vxlan", True)}
 MAX_CHAIN = 10
+MAX_CHAIN_VM = 4    # each guest holds 512 MiB and, under TCG, a host core while it forwards
 MAX_PAIRS = 8
 
 
 def parse(spec: str) -> Scenario:
-    """'p2p', 'p2p-pair', 'pvp', 'chain:N', 'pairs:N', 'rr', 'remote[-vxlan][-rr]', 'tester-dut'."""
+    """'p2p', 'p2p-pair', 'pvp', 'chain:N', 'pvp-vm', 'chain-vm:N', 'pairs:N', 'rr',
+    'remote[-vxlan][-rr]', 'tester-dut'."""
     s = spec.strip().lower()
     if s in REMOTE:
         return remote(*REMOTE[s])
@@ -180,10 +192,17 @@ def parse(spec: str) -> Scenario:
         return p2p_pair()
     if s == "pvp":
         return chain(1)
+    if s == "pvp-vm":
+        return chain(1, vm=True)
     if s == "rr":
         return rr()
     if s == "tester-dut":
         return tester_dut()
+    m = re.fullmatch(r"chain-vm:(\d+)", s)
+    if m:
+        if not 1 <= int(m.group(1)) <= MAX_CHAIN_VM:
+            raise UsageError(f"scenario {spec!r}: N must be 1..{MAX_CHAIN_VM}")
+        return chain(int(m.group(1)), vm=True)
     m = re.fullmatch(r"(chain|pairs):(\d+)", s)
     if m:
         n = int(m.group(2))
@@ -191,5 +210,6 @@ def parse(spec: str) -> Scenario:
         if not 1 <= n <= limit:
             raise UsageError(f"scenario {spec!r}: N must be 1..{limit}")
         return chain(n) if m.group(1) == "chain" else pairs(n)
-    raise UsageError(f"unknown scenario {spec!r}: expected p2p, p2p-pair, pvp, chain:N, pairs:N, "
-                     "rr, remote, remote-rr, remote-vxlan, remote-vxlan-rr or tester-dut")
+    raise UsageError(f"unknown scenario {spec!r}: expected p2p, p2p-pair, pvp, chain:N, pvp-vm, "
+                     "chain-vm:N, pairs:N, rr, remote, remote-rr, remote-vxlan, remote-vxlan-rr "
+                     "or tester-dut")

@@ -35,6 +35,8 @@ from vswbench.measure.hoststall import classify, open_monitor
 from vswbench.measure.profiling import profiled
 from vswbench.measure.trial import (
     READY_TIMEOUT,
+    ready_timeout,
+    start_long_running,
     PhaseOutcome,
     TrialResult,
     _daemon_pids,
@@ -286,15 +288,14 @@ class ControlSession(TrialSession):
         for c in tb.engine_commands(traffic, server_duration=SESSION_SERVER_SECONDS):
             self.commands[c.label] = c
             if c.long_running:
-                proc = EngineProcess(c.args, registry=run.registry, state=run.state,
-                                     label=f"{c.role.value} {c.label}", env=dict(c.env))
-                self.servers[c.label] = self._stack.enter_context(proc)
+                proc = start_long_running(c, tb, self._stack)
+                self.servers[c.label] = proc
                 if tb.dpdk:  # a memif client needs its server (the engine before) up
                     proc.wait_for_record("start", READY_TIMEOUT)
             else:
                 self.driver_cmd = c
-        for proc in self.servers.values():
-            proc.wait_for_record("start", READY_TIMEOUT)
+        for label, proc in self.servers.items():
+            proc.wait_for_record("start", ready_timeout(self.commands[label]))
         assert self.driver_cmd is not None
         args = ("control", *self.driver_cmd.args[1:])
         driver = EngineProcess(args, registry=run.registry, state=run.state,

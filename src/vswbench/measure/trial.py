@@ -112,6 +112,9 @@ class TrialResult:
     # and the links raised to it ({netns/ifname: mtu}; empty at 1500)
     mtu: int = STD_MTU
     mtu_links: dict[str, int] = field(default_factory=dict)
+    # pvp-vm, chain-vm:N: per VM network function its accelerator (tcg, kvm), mechanism, label
+    # and the frames its guest counted (vm_figures); empty without VMs
+    vm: dict[str, Any] = field(default_factory=dict)
 
     @property
     def counters_agree(self) -> bool:
@@ -220,6 +223,43 @@ class PhaseOutcome:
     traffic_start_ns: int | None = None
 
 
+def start_long_running(c: EngineCommand, testbed: Testbed, stack: ExitStack) -> EngineProcess:
+    """Start a network function, receiver or reflector. A VM network function (c.program: its
+    host/vm_nf.py) first reports QEMU's PID, recorded for `vswbench clean`."""
+    run = testbed.run
+    proc = EngineProcess(c.args, engine=c.program or None, registry=run.registry,
+                         state=run.state, label=f"{c.role.value} {c.label}", env=dict(c.env),
+                         stop_timeout=c.stop_timeout or 5.0)
+    stack.enter_context(proc)
+    if c.program:
+        vm = proc.wait_for_record("vm", c.ready_timeout or READY_TIMEOUT).data
+        if run.state is not None and isinstance(vm.get("qemu_pid"), int):
+            run.state.add_process(int(vm["qemu_pid"]), [str(a) for a in vm.get("argv") or []])
+    return proc
+
+
+def ready_timeout(c: EngineCommand) -> float:
+    return c.ready_timeout or READY_TIMEOUT
+
+
+def vm_figures(outcome_results: dict[str, EngineResult]) -> dict[str, Any]:
+    """The VM network functions' own view: accelerator, mechanism, label, and per VM the guest
+    engine's frames in and out and the guest kernel's port counters."""
+    out: dict[str, Any] = {}
+    for label, res in outcome_results.items():
+        vms = res.of_type("vm")
+        if not vms:
+            continue
+        raw = res.final.raw
+        out[label] = {"accel": vms[0].data.get("accel"), "mechanism": vms[0].data.get("mechanism"),
+                      "label": vms[0].data.get("label"),
+                      "engine_rx": int(raw.get("rx_frames", 0) or 0) + int(raw.get("foreign", 0)
+                                                                            or 0),
+                      "engine_forwarded": int(raw.get("forwarded", 0) or 0),
+                      "guest_ports": raw.get("guest")}
+    return out
+
+
 def _settle(testbed: Testbed, timeout: float = 3.0) -> None:
     """Wait until no host port counter changes for 100 ms (nothing left in flight)."""
     last = [testbed.activity()]
@@ -247,13 +287,12 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
         servers: dict[str, EngineProcess] = {}
         for c in cmds.values():
             if c.long_running:
-                proc = EngineProcess(c.args, registry=run.registry, state=run.state,
-                                     label=f"{c.role.value} {c.label}", env=dict(c.env))
-                servers[c.label] = stack.enter_context(proc)
+                proc = start_long_running(c, testbed, stack)
+                servers[c.label] = proc
                 if testbed.dpdk:  # a memif client needs its server (the engine before) up
                     proc.wait_for_record("start", READY_TIMEOUT)
-        for proc in servers.values():
-            proc.wait_for_record("start", READY_TIMEOUT)
+        for label, proc in servers.items():
+            proc.wait_for_record("start", ready_timeout(cmds[label]))
         k0 = testbed.kernel_counters() if measure else {}
         s0, b0 = switch.sample() if measure else ([], None)
         daemons = _daemon_pids(switch)
@@ -411,6 +450,8 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
     buckets = sorted((b for f in rx_finals for b in f.hist), key=lambda b: b.low_ns)
     delta = {k: outcome.kernel_after[k] - outcome.kernel_before[k] for k in outcome.kernel_after}
     warnings = [w for f in finals.values() for w in f.warnings] + testbed.placement_warnings()
+    vms = vm_figures(outcome.results)
+    warnings += sorted({str(v["label"]) for v in vms.values() if v.get("label")})
     try:
         dump = switch.config_dump()
     except VswbenchError as exc:
@@ -437,7 +478,7 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
         switch_versions=testbed.switch_cls.versions(), config_dump=dump, spec=asdict(spec),
         engines={lab: {"args": list(outcome.commands[lab].args), "final": f.raw}
                  for lab, f in finals.items()},
-        warnings=warnings, churn=_churn([finals[lab] for lab in drivers]),
+        warnings=warnings, vm=vms, churn=_churn([finals[lab] for lab in drivers]),
         mtu=testbed.mtu, mtu_links=dict(testbed.mtu_links),
         switch_useful_cycles_per_packet=(outcome.busy_after.per_packet_since(outcome.busy_before)
                                          if outcome.busy_after else None),

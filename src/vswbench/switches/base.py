@@ -32,7 +32,7 @@ from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
 from vswbench.switches.rules.functions import function_problem
 
-CHAIN_OPTIONS = frozenset({"nf", "nf_poll"})   # switches/chain/nf.py, any switch
+CHAIN_OPTIONS = frozenset({"nf", "nf_poll", "vm_accel"})   # chain/nf.py, testbed/vm.py
 FUNCTION_OPTIONS = frozenset({"function", "table_size"})   # switches/rules/functions.py, checked below
 
 

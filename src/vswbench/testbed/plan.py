@@ -36,6 +36,8 @@ from vswbench.switches.base import ForwardPath, HostPort, Placement, Switch
 from vswbench.switches.chain.nf import (AUTO, SLEEP, check_nf, effective_placement, nf_hosts,
                                        nf_poll, ports_in_switch_namespace, runs_engine)
 from vswbench.testbed.sites import remote_problem
+from vswbench.testbed.vm import (READY_TIMEOUT_S, STOP_TIMEOUT_S, vm_accel, vm_command,
+                                 vm_problem)
 
 LONG_RUNNING = (Role.NF, Role.RECEIVER, Role.SERVER)   # started first, stopped after the tester
 DRIVERS = (Role.TESTER, Role.SENDER, Role.CLIENT)
@@ -160,6 +162,11 @@ class EngineCommand:
     cpu: int | None
     ports: tuple[str, ...]       # HostPort keys it opens
     env: tuple[tuple[str, str], ...] = ()   # extra environment of the engine process
+    # a VM network function (testbed/vm.py): the program that stands for its engine (python -m
+    # vswbench.host.vm_nf), how long it may take to report its start and to stop
+    program: str = ""
+    ready_timeout: float = 0.0
+    stop_timeout: float = 0.0
 
     @property
     def long_running(self) -> bool:
@@ -385,9 +392,26 @@ class TestbedPlan:
                 # an engine's memif peer here is the switch (or its own other port), which stays:
                 # waiting at the end for it to leave first would only add the wait
                 env += (("VSB_DPDK_LINGER", "0"),)
+            if host.vm:
+                cmds.append(self._vm_command(host.name, wiring, keys, cpu, args))
+                continue
             cmds.append(EngineCommand(host.name, host.role, host.name, tuple(args), cpu,
                                       tuple(keys), env))
         return cmds
+
+    def _vm_command(self, host: str, wiring: Wiring, keys: list[str], cpu: int | None,
+                    fwd: list[str]) -> EngineCommand:
+        """The fwd of a VM network function: its MAC and duration arguments go to the guest's
+        engine, which sleeps when idle (under TCG a polling guest holds a host core)."""
+        start = fwd.index("--rewrite-mac")
+        guest = [a for a in fwd[start:] if a not in ("--no-busy-poll", "--ring", str(
+            SLEEPING_NF_RING))] + ["--no-busy-poll"]
+        program, args = vm_command(
+            run_id=self.run_id, host=host, abbr=host_abbr(host), netns=self.run_id.name(host),
+            ports=[wiring.ports[k].ifname for k in keys], macs=[wiring.ports[k].mac for k in keys],
+            cpu=cpu, accel=vm_accel(self.options), guest_args=guest)
+        return EngineCommand(host, Role.NF, host, tuple(args), cpu, tuple(keys), (), program,
+                             READY_TIMEOUT_S, STOP_TIMEOUT_S)
 
     def _shares_cpu(self, cpu: int | None, nf_index: int) -> bool:
         """Does NF number `nf_index` share its core with the tester or another NF engine? Then it
@@ -443,6 +467,10 @@ def plan_testbed(scenario: Scenario, switch_cls: type[Switch], run_id: RunId,
     if scenario.apart:
         apart_problem(placement or Placement())
     nf = check_nf(opts, scenario, switch_cls)
+    problem = vm_problem(scenario, switch_cls, nf)
+    if problem:
+        raise UsageError(problem)
+    vm_accel(opts)
     bridged = frozenset(nf_hosts(scenario) if ports_in_switch_namespace(nf) else ())
     return TestbedPlan(scenario, switch_cls, run_id,
                        effective_placement(nf, placement or Placement()), opts, nf,

@@ -1,0 +1,237 @@
+"""A network function in a virtual machine, seen from the trial as an engine process.
+
+`python -m vswbench.host.vm_nf --netns NS --port P0 --port P1 --tap T0 --tap T1 --mac M0 --mac M1
+--name NAME --accel tcg|kvm -- FWD_ARGS...` starts QEMU in the NF's namespace with two virtio-net
+ports on tap devices T0, T1 (QEMU's own tap backend under TCG; vhost-net under KVM), joins each tap
+to the namespace's port (P0, P1: the veth the switch reaches) by tc mirred both ways, and boots the
+cached guest (host/vm_guest.py), whose init runs `vswbench-engine fwd FWD_ARGS` between eth0 and
+eth1. On stdout it speaks the engine's protocol: first `{"type":"vm",...}` (QEMU's PID, the
+accelerator, the mechanism), then the guest engine's records relayed from the serial console, its
+final record carrying `guest` (the guest kernel's port counters) and `vm`. SIGTERM: a line on the
+console stops the guest's engine (its final record), the guest powers off. The guest must print its
+start record within --boot-timeout seconds, else the point fails with the console's last lines.
+QEMU dies with this process (PR_SET_PDEATHSIG); its name, process name and taps carry NAME.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import ctypes
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from vswbench.host.vm_guest import Guest, current
+
+TCG_LABEL = "emulated VM (TCG): functional check, not a performance figure"
+QEMU = "qemu-system-x86_64"
+PR_SET_PDEATHSIG = 1
+
+
+def mechanism(accel: str) -> str:
+    return "vhost-net (tap)" if accel == "kvm" else "emulated tap (QEMU's own tap backend)"
+
+
+def qemu_argv(guest: Guest, *, name: str, accel: str, taps: list[str], macs: list[str],
+              fwd_args: list[str], mode: str = "fwd", memory_mb: int = 512) -> list[str]:
+    """QEMU's command line (pure): serial console on stdio, no default devices, the guest's
+    engine arguments in kernel parameter vsbfwd."""
+    append = f"console=ttyS0 quiet loglevel=1 panic=-1 ipv6.disable=1 vsbmode={mode}"
+    if fwd_args:
+        append += " vsbfwd=" + ",".join(fwd_args)
+    argv = [QEMU, "-name", f"{name},process={name}", "-accel", accel, "-m", str(memory_mb),
+            "-cpu", "max", "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+            "-kernel", str(guest.kernel), "-initrd", str(guest.initrd), "-append", append,
+            "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con"]
+    for i, (tap, mac) in enumerate(zip(taps, macs, strict=True)):
+        vhost = "on" if accel == "kvm" else "off"
+        argv += ["-netdev", f"tap,id=n{i},ifname={tap},script=no,downscript=no,vhost={vhost}",
+                 "-device", f"virtio-net-pci,netdev=n{i},mac={mac},addr={3 + i:#x},romfile="]
+    return argv
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _emit(record: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(record) + "\n")
+    sys.stdout.flush()
+
+
+def _sh(argv: list[str]) -> None:
+    subprocess.run(argv, check=True, capture_output=True, timeout=10)
+
+
+def _join(netns: str, port: str, tap: str, deadline: float) -> None:
+    """tap up; clsact on both; every frame in on one leaves by the other (u32 match-all: the
+    kernel here has no matchall classifier)."""
+    while subprocess.run(["ip", "-n", netns, "link", "show", tap], capture_output=True,
+                         check=False).returncode != 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"QEMU made no tap {tap} in {netns}")
+        time.sleep(0.05)
+    _sh(["ip", "netns", "exec", netns, "sysctl", "-qw", f"net.ipv6.conf.{tap}.disable_ipv6=1"])
+    _sh(["ip", "-n", netns, "link", "set", tap, "up"])
+    for src, dst in ((port, tap), (tap, port)):
+        # a fresh clsact: the filters of an earlier VM on this port (an earlier phase) redirect
+        # to a tap that is gone
+        subprocess.run(["tc", "-n", netns, "qdisc", "del", "dev", src, "clsact"],
+                       capture_output=True, check=False)
+        _sh(["tc", "-n", netns, "qdisc", "add", "dev", src, "clsact"])
+        _sh(["tc", "-n", netns, "filter", "add", "dev", src, "ingress", "protocol", "all", "prio",
+             "1", "u32", "match", "u32", "0", "0", "action", "mirred", "egress", "redirect",
+             "dev", dst])
+
+
+class Console:
+    """QEMU's serial console: JSON records relayed (the final one held for the guest's counters),
+    every other line kept (the last 40) and logged."""
+
+    def __init__(self, log: Path | None, vm: dict[str, object]) -> None:
+        self.tail: collections.deque[str] = collections.deque(maxlen=40)
+        self.log = log.open("a") if log else None
+        self.vm = vm
+        self.started = threading.Event()
+        self.final: dict[str, object] | None = None
+        self.guest: dict[str, object] | None = None
+
+    def read(self, stream: object) -> None:
+        for raw in iter(stream.readline, b""):  # type: ignore[attr-defined]
+            line = raw.decode(errors="replace").strip("\r\n\x00 ")
+            if self.log:
+                self.log.write(line + "\n")
+                self.log.flush()
+            record = None
+            start = line.find('{"type"')
+            if start >= 0:
+                try:
+                    record = json.loads(line[start:])
+                except json.JSONDecodeError:
+                    record = None
+            if not isinstance(record, dict):
+                if line:
+                    self.tail.append(line)
+                continue
+            kind = record.get("type")
+            if kind == "final":
+                self.final = record
+            elif kind == "guest":
+                self.guest = record
+            else:
+                _emit(record)
+                if kind == "start":
+                    self.started.set()
+
+    def flush_final(self) -> bool:
+        if self.final is None:
+            return False
+        self.final["guest"] = self.guest
+        self.final["vm"] = self.vm
+        _emit(self.final)
+        return True
+
+    def last_lines(self, n: int = 15) -> str:
+        return "\n".join(list(self.tail)[-n:]) or "(the console printed nothing)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="vswbench.host.vm_nf")
+    ap.add_argument("--netns", required=True)
+    ap.add_argument("--port", action="append", default=[])
+    ap.add_argument("--tap", action="append", default=[])
+    ap.add_argument("--mac", action="append", default=[])
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--accel", choices=("tcg", "kvm"), default="tcg")
+    ap.add_argument("--boot-timeout", type=float, default=60.0)
+    ap.add_argument("--console-log", default="")
+    ap.add_argument("--cpu", type=int, default=None)
+    ap.add_argument("fwd_args", nargs="*")
+    opts = ap.parse_args(argv)
+    guest = current()
+    if guest is None:
+        print("no VM guest built: run ./setup.sh (python -m vswbench.host.vm_guest)",
+              file=sys.stderr)
+        return 1
+    if not shutil.which(QEMU):
+        print(f"{QEMU} missing: apt-get install qemu-system-x86", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    pin = ["taskset", "-c", str(opts.cpu)] if opts.cpu is not None else []
+    cmd = ["ip", "netns", "exec", opts.netns, *pin, *qemu_argv(
+        guest, name=opts.name, accel=opts.accel, taps=opts.tap, macs=opts.mac,
+        fwd_args=opts.fwd_args)]
+    qemu = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
+    vm: dict[str, object] = {"accel": opts.accel, "mechanism": mechanism(opts.accel),
+                             "qemu_pid": qemu.pid, "guest": guest.key,
+                             "kernel": guest.kernel_package}
+    if opts.accel == "tcg":
+        vm["label"] = TCG_LABEL
+    console = Console(Path(opts.console_log) if opts.console_log else None, vm)
+    reader = threading.Thread(target=console.read, args=(qemu.stdout,), daemon=True)
+    reader.start()
+    errors: list[str] = []
+    threading.Thread(target=lambda: errors.extend(
+        qemu.stderr.read().decode(errors="replace").splitlines()),  # type: ignore[union-attr]
+        daemon=True).start()
+
+    def fail(why: str) -> int:
+        if qemu.poll() is None:
+            qemu.kill()
+        qemu.wait()
+        reader.join(2)
+        print(f"{why}; QEMU: {' '.join(errors[-3:]) or '-'}; the console's last lines:\n"
+              f"{console.last_lines()}", file=sys.stderr)
+        return 1
+
+    try:
+        deadline = time.monotonic() + 10
+        for port, tap in zip(opts.port, opts.tap, strict=True):
+            _join(opts.netns, port, tap, deadline)
+    except (RuntimeError, subprocess.SubprocessError) as exc:
+        return fail(f"the VM's taps: {exc}")
+    _emit({"type": "vm", **vm, "argv": cmd})   # QEMU runs (it made the taps): its PID is QEMU's
+    boot_deadline = time.monotonic() + opts.boot_timeout
+    while not console.started.is_set():
+        if stop.is_set():
+            return fail("stopped before the guest's engine started")
+        if qemu.poll() is not None:
+            return fail(f"QEMU ended (status {qemu.returncode}) before the guest's engine started")
+        if time.monotonic() > boot_deadline:
+            return fail(f"the guest did not start its engine within {opts.boot_timeout:g} s "
+                        "(no boot, or a silent console)")
+        console.started.wait(0.1)
+    while not stop.is_set() and qemu.poll() is None:
+        stop.wait(0.2)
+    if qemu.poll() is None:
+        try:
+            assert qemu.stdin is not None
+            qemu.stdin.write(b"q\n")
+            qemu.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
+        try:
+            qemu.wait(30)
+        except subprocess.TimeoutExpired:
+            return fail("the guest did not power off within 30 s of the stop line")
+    reader.join(5)
+    if qemu.returncode < 0:
+        return fail(f"the VM (QEMU PID {qemu.pid}) was killed by "
+                    f"{signal.Signals(-qemu.returncode).name}")
+    if not console.flush_final():
+        return fail("the guest's engine printed no final record")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""Network functions in virtual machines (scenarios pvp-vm, chain-vm:N): what the plan needs.
+
+A VM network function keeps the NF's namespace and its two veth ports on the switch, as a
+container NF does; in that namespace host/vm_nf.py starts QEMU with two virtio-net ports on taps
+`<run id><abbr>t<j>` (vsb1a2bn1t0, ...), joins tap and veth by tc mirred, and runs the engine's
+fwd inside the guest. So every kernel switch reaches the VM through the taps; the guest's NICs
+carry the veth ports' MACs, so nothing on the switch side can tell the VM from a container.
+
+Backend option `vm_accel` (`--vm-accel`): tcg (the default: QEMU's emulation, its own tap backend;
+a functional check, never a performance figure) or kvm (vhost-net; refused with exit 2 where
+/dev/kvm is missing or a guest does not boot under KVM: host/vm_nf.py boot_probe).
+DPDK switches (ovs-dpdk, testpmd) would reach the guest by vhost-user with memfd-shared memory:
+not built yet, refused with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+from vswbench.errors import UsageError
+from vswbench.run.ids import RunId
+from vswbench.scenario import Scenario, vm_hosts
+from vswbench.switches.base import Switch
+
+OPTION = "vm_accel"
+ACCELS = ("tcg", "kvm")
+BOOT_TIMEOUT_S = 60.0      # TCG boots in about 3 s here; a loaded 2-core host takes longer
+READY_TIMEOUT_S = BOOT_TIMEOUT_S + 15
+STOP_TIMEOUT_S = 40.0      # the stop line, the guest engine's final record, power-off
+KVM_DEVICE = "/dev/kvm"
+
+
+def vm_accel(options: Mapping[str, str]) -> str:
+    value = options.get(OPTION, "tcg").strip().lower() or "tcg"
+    if value not in ACCELS:
+        raise UsageError(f"--vm-accel {value!r}: expected tcg or kvm")
+    return value
+
+
+def vm_problem(scenario: Scenario, switch_cls: type[Switch], nf: str) -> str | None:
+    """Why this VM scenario cannot run with this switch or nf option, or None."""
+    if not vm_hosts(scenario):
+        return None
+    if switch_cls.port_kind == "dpdk":
+        return (f"scenario {scenario.name} on {switch_cls.name}: a VM behind a DPDK switch needs "
+                "vhost-user ports (memfd-shared guest memory), not built yet; use a kernel, BPF "
+                "or OVS switch (bridge, ovs, ...) for now")
+    if nf != "fwd":
+        return f"scenario {scenario.name}: option nf={nf} does not apply (the VM runs fwd)"
+    return None
+
+
+def kvm_problem(device: str = KVM_DEVICE) -> str | None:
+    """Why --vm-accel kvm cannot be used here, or None (a boot under KVM is tried by the caller)."""
+    if not os.path.exists(device):
+        return f"{device} is missing (no KVM here): use --vm-accel tcg (emulated, functional only)"
+    if not os.access(device, os.R_OK | os.W_OK):
+        return f"{device} is not readable and writable by this user: run as root or join group kvm"
+    return None
+
+
+def tap_name(run_id: RunId, abbr: str, j: int) -> str:
+    return run_id.ifname(f"{abbr}t{j}")
+
+
+def vm_command(*, run_id: RunId, host: str, abbr: str, netns: str, ports: list[str],
+               macs: list[str], cpu: int | None, accel: str,
+               guest_args: list[str]) -> tuple[str, list[str]]:
+    """(program, arguments) of the process that stands for a VM network function's engine."""
+    args = ["-m", "vswbench.host.vm_nf", "--netns", netns, "--name", run_id.name(host),
+            "--accel", accel, "--boot-timeout", f"{BOOT_TIMEOUT_S:g}"]
+    for j, (port, mac) in enumerate(zip(ports, macs, strict=True)):
+        args += ["--port", port, "--tap", tap_name(run_id, abbr, j), "--mac", mac]
+    if cpu is not None:
+        args += ["--cpu", str(cpu)]
+    return sys.executable, [*args, "--", *guest_args]
