@@ -12,6 +12,7 @@ PACKAGES=(
 	iproute2 ethtool netsniff-ng iperf3 sockperf libclang-rt-14-dev python3-venv procps nftables
 	openvswitch-switch openvswitch-switch-dpdk dpdk-dev chromium openssh-server openssh-client
 	linux-perf containernetworking-plugins iptables
+	qemu-system-x86 busybox-static cpio
 )
 VENV=.venv
 PYTHON=${PYTHON:-python3}
@@ -83,4 +84,10 @@ ln -sfn "$PWD/$SOCKAPP" "$VENV/bin/vswbench-sockapp" || die "cannot link $VENV/b
 "$VENV/bin/vswbench" --version >/dev/null || die "$VENV/bin/vswbench does not run"
 "$VENV/bin/vswbench-engine" --help >/dev/null 2>&1 || [[ $? -le 2 ]] ||
 	die "$VENV/bin/vswbench-engine does not run"
+# 6. The VM guest of scenarios pvp-vm and chain-vm:N (docs/guide/vm.md): the kernel of
+# linux-image-cloud-amd64 (apt-get download, unpacked into the cache, never installed), busybox and
+# the engine in an initramfs. Rebuilt only when one of its inputs changed (engine/build/vm/).
+step "VM guest (engine/build/vm)"
+"$VENV/bin/python" -m vswbench.host.vm_guest || die "building the VM guest failed"
+
 step "ready: source $VENV/bin/activate  (vswbench, vswbench-engine on the PATH)"
