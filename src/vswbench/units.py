@@ -8,6 +8,7 @@ of preamble (8) and inter-frame gap (12).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,12 +28,16 @@ IMIX_DEFAULT_GENOME = "aaaaaaaddddg"
 _SCALE = {"k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9}
 
 
+NUMBER_RE = re.compile(r"[0-9]+(\.[0-9]+)?")
+
+
 def ascii_number(text: str) -> str:
-    """`text` unchanged if it is ASCII; ValueError otherwise. Python's int() and float() read
-    Arabic-Indic, full-width and other Unicode digits: a number written that way is refused,
-    as any other character a number cannot hold."""
-    if not text.isascii():
-        raise ValueError(f"{text!r}: write numbers with the ASCII digits 0-9")
+    """`text` unchanged if it is a plain decimal number: the ASCII digits 0-9 with at most one
+    decimal point inside; ValueError otherwise. Python's int() and float() also read Unicode
+    digits, '1_000', '+5', ' 5 ', '1e3', 'inf' and 'nan': all of those are refused here."""
+    if not text.isascii() or not NUMBER_RE.fullmatch(text):
+        raise ValueError(f"{text!r}: write numbers with the ASCII digits 0-9 and at most one "
+                         "decimal point (no sign, underscore, space or exponent)")
     return text
 
 

@@ -60,11 +60,15 @@ def _non_ascii_digit(text: str) -> str | None:
                 None)
 
 
+PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")    # what an int or float option reads
+
+
 @dataclass(frozen=True)
 class _ValueOption:
     param: str          # the parameter's name (the same for every spelling of the option)
     path: bool          # its value is a path
     multiple: bool      # it may be given more than once
+    number: bool = False    # an int or float: plain decimal digits (units.ascii_number)
 
 
 def _value_options(command: click.Command) -> tuple[dict[str, _ValueOption], bool]:
@@ -76,7 +80,10 @@ def _value_options(command: click.Command) -> tuple[dict[str, _ValueOption], boo
         is_path = isinstance(param.type, click.Path)
         if isinstance(param, click.Option):
             if not param.is_flag and not param.count:
-                taken = _ValueOption(param.name or "", is_path, param.multiple)
+                number = isinstance(param.type, (click.types.IntParamType,
+                                                 click.types.FloatParamType)) \
+                    or getattr(param.type, "plain_number", False)   # e.g. SecondsType
+                taken = _ValueOption(param.name or "", is_path, param.multiple, number)
                 options.update(dict.fromkeys(param.opts + param.secondary_opts, taken))
         elif is_path:
             path_argument = True
@@ -109,9 +116,9 @@ def argument_problem(group: click.Group, args: Sequence[str]) -> str | None:
     owner = ""                              # that option
     positional_only = False
     for arg in args:
-        value, where, taken = arg, "", None
+        value, where, taken, belongs = arg, "", None, None     # belongs: the value's option
         if expects is not None:
-            is_path, expects, where = expects.path, None, f"{owner} "
+            is_path, belongs, expects, where = expects.path, expects, None, f"{owner} "
         elif arg == "--" and not positional_only:
             positional_only = True
             continue
@@ -120,6 +127,7 @@ def argument_problem(group: click.Group, args: Sequence[str]) -> str | None:
             taken = options.get(name)
             if eq:                    # --option=value
                 is_path, where, value, owner = bool(taken and taken.path), f"{name} ", rest, name
+                belongs = taken
             else:
                 is_path, expects, owner = False, taken, name
         else:
@@ -135,6 +143,9 @@ def argument_problem(group: click.Group, args: Sequence[str]) -> str | None:
         if digit is not None:
             return (f"{where}{one_line(repr(value))}: {digit!r} is not an ASCII digit "
                     f"({unicodedata.name(digit, 'a digit').lower()}); write numbers with 0-9")
+        if belongs is not None and belongs.number and not PLAIN_NUMBER.fullmatch(value):
+            return (f"{owner} {one_line(repr(value))}: write a number with the digits 0-9 and at "
+                    "most one decimal point (no sign, underscore, space or exponent)")
     return None
 
 

@@ -197,7 +197,7 @@ def print_dry_run(name: str, points: list[Any], as_json: bool,
                "--dry-run)")
 
 
-def print_ranking(store_path: Path, fmt: str = "auto") -> None:
+def print_ranking(store_path: Path, fmt: str = "auto", say_empty: bool = False) -> None:
     """The ranking per frame size and stack (report.verdict: the verdict line, ties, baselines
     and the tester's ceiling as reference rows). fmt: rich (a table for a terminal), text
     (plain columns, every number whole: for a file or a pipe), md (Markdown) or auto (rich on a
@@ -208,6 +208,9 @@ def print_ranking(store_path: Path, fmt: str = "auto") -> None:
 
     model = build_model(load(store_path))
     if not model.verdicts:
+        if say_empty:               # asked for (report --print): say so rather than nothing
+            click.echo(f"nothing to rank in {store_path}: no search point (NDR, PDR) among "
+                       f"its results; `vswbench export {store_path}` lists what it holds")
         return
     if fmt == "auto":
         fmt = "rich" if out.is_terminal else "text"
@@ -243,7 +246,7 @@ def _write_report(out_dir: Path, console: Any = None) -> None:
 def report(directory: Path, print_fmt: str | None) -> int:
     """Write the HTML report (and PNG/SVG plots) of a results directory."""
     if print_fmt is not None:
-        print_ranking(directory, print_fmt)
+        print_ranking(directory, print_fmt, say_empty=True)
         return 0
     _write_report(directory)
     return 0

@@ -96,6 +96,7 @@ class SecondsType(click.ParamType):
     """A duration in seconds: finite, at least `low`, at most a day (nan, inf and 1e9 refused)."""
 
     name = "SECONDS"
+    plain_number = True     # arguments.argument_problem: the digits 0-9 and one point only
 
     def __init__(self, low: float = 0.1) -> None:
         self.low = low

@@ -143,14 +143,17 @@ def demo(duration: float, size: int, backends: tuple[str, ...], rtt_rate: str,
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--versions", "user_versions", is_flag=True,
+              help="Also run the `version` argv of the --switch-file switches (as the user "
+                   "running vswbench: root); without it they are listed, nothing is run.")
 @SWITCH_FILE_OPTION
-def switches(as_json: bool) -> int:
+def switches(as_json: bool, user_versions: bool) -> int:
     """Switch backends: available here or not, why, how to fix it, versions."""
     from dataclasses import asdict
 
     from vswbench.measure.plan import switch_rows
 
-    rows = switch_rows()
+    rows = switch_rows(user_versions)
     if as_json:
         click.echo(json.dumps([asdict(r) for r in rows], indent=1))
         return 0

@@ -40,13 +40,17 @@ class SwitchRow:
     description: str
 
 
-def switch_rows() -> list[SwitchRow]:
+def switch_rows(user_versions: bool = False) -> list[SwitchRow]:
+    """Every backend, available or not. A user's declared switch ([switch.NAME] of a switch
+    file) runs its `version` argv only with user_versions (`switches --versions`): listing
+    runs nothing of the user's."""
     from vswbench.switches.catalog import all_switches
 
     rows = []
     for name, cls in sorted(all_switches().items()):
         avail = cls.availability()
-        versions = cls.versions() if avail.ok else {}
+        declared = getattr(cls, "declaration", None) is not None
+        versions = cls.versions() if avail.ok and (user_versions or not declared) else {}
         rows.append(SwitchRow(name, avail.ok, avail.reason, avail.fix, versions,
                               getattr(cls, "description", "")))
     return rows

@@ -44,6 +44,25 @@ def process_exe(pid: int, proc: Path = PROC) -> str | None:
     return target[: -len(_DELETED)] if target.endswith(_DELETED) else target
 
 
+def process_cmdline(pid: int, proc: Path = PROC, limit: int = 200) -> str | None:
+    """The command line a live process runs now (/proc/PID/cmdline, its NULs as spaces, cut to
+    `limit` characters, unprintable characters escaped), or None if there is none to read (gone,
+    a zombie or a kernel thread)."""
+    try:
+        fd = os.open(proc / str(int(pid)) / "cmdline", os.O_RDONLY | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        raw = os.read(fd, limit * 4)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    text = raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", errors="replace")
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return (text[:limit - 3] + "...") if len(text) > limit else (text or None)
+
+
 def exec_target(argv: list[str]) -> str | None:
     """For `ip netns exec NS PROG ...`: the executable PROG resolves to (the wrapper execs it under
     the same PID), else None."""

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from vswbench.host.netns import ip, ip_json, list_namespaces, namespace_pids, run
 from vswbench.run.ids import PREFIX, is_project_name, run_name_parts
-from vswbench.run.procs import Identity, RecordedProcess, identify, signal_if_same
+from vswbench.run.procs import (Identity, RecordedProcess, identify, process_cmdline,
+                                signal_if_same)
 from vswbench.run.state import RunState, read_states
 from vswbench.switches.cni.plugin import recorded, undo_recorded
 
@@ -277,11 +278,12 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
         report(message)
 
     for run_id, proc in plan.processes:
+        label = process_label(proc)                 # what it runs now, before it is stopped
         try:
             outcome = _stop_recorded(proc)
         except ProcessLookupError:
             outcome = "already gone"
-        say(f"process {proc.pid} of run {run_id} ({command_name(proc.argv)}): {outcome}")
+        say(f"process {proc.pid} of run {run_id} ({label}): {outcome}")
     for path in plan.temp_dirs:   # CNI: DEL for every ADD recorded, while the namespaces exist
         owner = temp_dir_run_id(path.name)
         for message in undo_recorded(path, owner) if owner else []:
@@ -327,11 +329,20 @@ def command_name(argv: list[str]) -> str:
     return Path(rest[0]).name if rest else "?"
 
 
+def process_label(proc: RecordedProcess) -> str:
+    """A recorded process in words: the program its state file recorded, and beside it the
+    command line that PID runs now, read from /proc (a state file may be stale or planted: PID 1
+    recorded as `sleep` shows as what it really is)."""
+    real = process_cmdline(proc.pid)
+    now = f"running now: {real}" if real else "no command line now (gone or a kernel thread)"
+    return f"recorded: {command_name(proc.argv)}; {now}"
+
+
 def describe_skips(plan: CleanPlan) -> list[str]:
     notes = [f"left namespace {ns} alone: processes {', '.join(map(str, pids))} still run in it "
              f"(use --force to remove it anyway)" for ns, pids in plan.busy_namespaces.items()]
     notes += [f"left run {run_id} alone: it is still running" for run_id in plan.live_runs]
-    notes += [f"left process {p.pid} of run {run_id} ({command_name(p.argv)}) alone, not "
+    notes += [f"left process {p.pid} of run {run_id} ({process_label(p)}) alone, not "
               f"signalled: {why}" for run_id, p, why in plan.unconfirmed]
     notes += plan.problems
     notes += [f"left {name} alone: not named like a vswbench run's object (vsb + 4 hex digits "
@@ -340,7 +351,8 @@ def describe_skips(plan: CleanPlan) -> list[str]:
 
 
 def dry_run_lines(plan: CleanPlan) -> list[str]:
-    lines = [f"would stop process {p.pid} of run {r}" for r, p in plan.processes]
+    lines = [f"would stop process {p.pid} of run {r} ({process_label(p)})"
+             for r, p in plan.processes]
     lines += [f"would call CNI DEL for {record.stem} (recorded in {path})"
               for path in plan.temp_dirs for record in recorded(path)]
     lines += [f"would remove namespace {ns}" for ns in plan.namespaces]
