@@ -194,7 +194,8 @@ def placement_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--switch", "switch", required=True, help="Backend (see `vswbench switches`).",
                      shell_complete=complete_switch),
         click.option("--scenario", default="p2p", show_default=True,
-                     help="p2p, p2p-pair, pvp, chain:N, pairs:N, rr, remote[-vxlan][-rr], tester-dut."),
+                     help="p2p, p2p-pair, pvp, chain:N, pvp-vm, chain-vm:N, pairs:N, rr, "
+                     "remote[-vxlan][-rr], tester-dut."),
         click.option("--tester-cpu", type=int, default=None, help="CPU of the tester [0]."),
         click.option("--switch-cpu", type=int, default=None, help="CPU of the switch [next]."),
         click.option("--nf-cpus", default=None, help="CPUs of the network functions, e.g. 1."),
@@ -211,6 +212,10 @@ def placement_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      default=None, help="What the switch does per frame: l2 (default), l3 "
                      "(longest-prefix match), nat (source NAT, conntrack), acl (filter rules); "
                      "switches that cannot are refused with the reason."),
+        click.option("--vm-accel", "vm_accel", type=click.Choice(("tcg", "kvm")), default=None,
+                     help="pvp-vm, chain-vm:N: how the VMs run: tcg (the default; emulated, a "
+                     "functional check, not a performance figure) or kvm (refused where KVM "
+                     "does not boot a guest)."),
         click.option("--table-size", "table_size", type=click.IntRange(1, MAX_L3_TABLE),
                      default=None, help="l3: prefixes in the routing table; acl: filter rules "
                      f"[{DEFAULT_TABLE_SIZE}]."),
@@ -252,6 +257,9 @@ def flag_conflicts(kw: dict[str, Any]) -> None:
 
     keys = [item.partition("=")[0].strip() for item in kw.get("options") or ()]
     scenario = parse(kw["scenario"])
+    if not any(h.vm for h in scenario.hosts) and (kw.get("vm_accel") or "vm_accel" in keys):
+        raise UsageError(f"--vm-accel applies to scenarios pvp-vm and chain-vm:N, and "
+                         f"{scenario.name} has no VM (leave --vm-accel out)")
     if not any(h.role is Role.NF for h in scenario.hosts):
         for given, what in ((kw.get("nf_cpus") is not None, "--nf-cpus"),
                             ("nf" in keys, "option nf")):
@@ -268,6 +276,8 @@ def flag_conflicts(kw: dict[str, Any]) -> None:
 def function_options(kw: dict[str, Any]) -> tuple[str, ...]:
     """--function and --table-size as the backend options they set (switches/functions.py)."""
     extra = []
+    if kw.get("vm_accel"):
+        extra.append(f"vm_accel={kw['vm_accel']}")
     if kw.get("function") not in (None, "l2"):
         extra.append(f"function={kw['function']}")
     if kw.get("table_size") is not None:

@@ -188,4 +188,17 @@ def run_doctor(stall_seconds: float = 0.0,
         report.notes.append(f"kernel features unknown: the engine's probe failed: {exc}")
     if os.geteuid() != 0:
         report.notes.append("not root: trials need root (network namespaces)")
+    report.kernel.update(vm_checks())
     return report
+
+
+def vm_checks() -> dict[str, str]:
+    """Scenarios pvp-vm, chain-vm:N: does the guest boot under KVM and under TCG (one boot each;
+    the reason when not). A TCG guest is a functional check, never a performance figure."""
+    from vswbench.host.vm_nf import boot_probe
+
+    out = {}
+    for accel, what in (("kvm", "VM guest under KVM"), ("tcg", "VM guest under TCG (emulated)")):
+        boots, why = boot_probe(accel)
+        out[what] = why if boots else f"no: {why}"
+    return out

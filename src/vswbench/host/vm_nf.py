@@ -19,6 +19,7 @@ import argparse
 import collections
 import ctypes
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -27,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-from vswbench.host.vm_guest import Guest, current
+from vswbench.host.vm_guest import READY_LINE, Guest, current
 
 TCG_LABEL = "emulated VM (TCG): functional check, not a performance figure"
 QEMU = "qemu-system-x86_64"
@@ -54,6 +55,49 @@ def qemu_argv(guest: Guest, *, name: str, accel: str, taps: list[str], macs: lis
         argv += ["-netdev", f"tap,id=n{i},ifname={tap},script=no,downscript=no,vhost={vhost}",
                  "-device", f"virtio-net-pci,netdev=n{i},mac={mac},addr={3 + i:#x},romfile="]
     return argv
+
+
+KVM_DEVICE = "/dev/kvm"
+PROBE_TIMEOUT_S = 20.0
+
+
+def kvm_problem(device: str = KVM_DEVICE) -> str | None:
+    """Why KVM cannot be asked for at all, or None (whether a guest boots: boot_probe)."""
+    if not os.path.exists(device):
+        return f"{device} is missing (no KVM here)"
+    if not os.access(device, os.R_OK | os.W_OK):
+        return f"{device} is not readable and writable by this user (run as root)"
+    return None
+
+
+def boot_probe(accel: str, timeout: float = PROBE_TIMEOUT_S) -> tuple[bool, str]:
+    """Boot the cached guest once under `accel` (no network), wait for its init's line:
+    (boots, what happened). The QEMU process is named vsbprobe and killed at the deadline."""
+    if accel == "kvm" and (why := kvm_problem()):
+        return False, why
+    guest = current()
+    if guest is None:
+        return False, "no guest built (./setup.sh builds it)"
+    if not shutil.which(QEMU):
+        return False, f"{QEMU} missing (apt-get install qemu-system-x86)"
+    argv = qemu_argv(guest, name="vsbprobe", accel=accel, taps=[], macs=[], fwd_args=[],
+                     mode="probe", memory_mb=256)
+    t0 = time.monotonic()
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout, preexec_fn=_die_with_parent, check=False)
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode(errors="replace")
+        said = " ".join(out.split())[-160:] or "nothing"
+        return False, (f"no init within {timeout:g} s (the guest hangs; its console said: "
+                       f"{said})")
+    out = done.stdout.decode(errors="replace")
+    for line in out.splitlines():
+        if READY_LINE in line:
+            return True, (f"boots: init after {line.split()[-1]} s guest time, "
+                          f"{time.monotonic() - t0:.1f} s wall")
+    err = " ".join(done.stderr.decode(errors="replace").split())[-200:]
+    return False, f"QEMU exited {done.returncode} before init: {err or 'no message'}"
 
 
 def _die_with_parent() -> None:

@@ -16,6 +16,7 @@ from vswbench.errors import UsageError
 CHAIN_KEYS = {
     "nf": "how a chain's network functions forward: fwd, router, ovs, ovs-afxdp (switch veth)",
     "nf_poll": "how fwd network functions wait for frames: auto, busy, sleep",
+    "vm_accel": "pvp-vm, chain-vm:N: how the VMs run: tcg (emulated) or kvm (testbed/vm.py)",
 }
 FUNCTION_KEYS = {
     "function": "what the switch does per frame: l2, l3, nat, acl (switches/rules/functions.py)",

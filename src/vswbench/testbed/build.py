@@ -28,17 +28,18 @@ from dataclasses import asdict
 from typing import Any
 
 from vswbench.engine.params import TESTER_GAP_US, TrialParams
-from vswbench.errors import VswbenchError
+from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.netns import (LinkCounters, Namespace, add_address, addresses, ip_json,
                                  mac_address, namespace_pids, set_neighbour, sysctl, wait_link_up)
 from vswbench.host.tuning import run_namespaces, set_mtu
 from vswbench.run.scope import Run
-from vswbench.scenario import Scenario
+from vswbench.scenario import Scenario, vm_hosts
 from vswbench.switches.base import (Attachment, ForwardPath, HostPort, Placement, Switch,
                                     SwitchContext)
 from vswbench.switches.kernel.napi import Placed, place_napi
 from vswbench.testbed.plan import EngineCommand, PortInfo, Wiring, plan_testbed, unsupported
 from vswbench.testbed.sites import SiteSwitches
+from vswbench.testbed.vm import accel_problem, vm_accel
 from vswbench.units import STD_MTU
 
 __all__ = ["EngineCommand", "PortInfo", "Testbed", "unsupported"]
@@ -61,6 +62,8 @@ class Testbed:
                  options: Mapping[str, str] | None = None, flows: int = 1,
                  mtu: int = STD_MTU) -> None:
         self.plan = plan_testbed(scenario, switch_cls, run.id, placement, options, flows)
+        if vm_hosts(scenario) and (why := accel_problem(vm_accel(self.plan.options))):
+            raise UsageError(why)   # --vm-accel kvm where KVM does not boot a guest: exit 2
         self.run = run
         self.mtu = mtu                   # every link's MTU (above 1500: frames above 1518 B)
         self.mtu_links: dict[str, int] = {}   # {netns/ifname: mtu} where it was raised

@@ -15,11 +15,12 @@ not built yet, refused with the reason.
 
 from __future__ import annotations
 
-import os
+import functools
 import sys
 from collections.abc import Mapping
 
 from vswbench.errors import UsageError
+from vswbench.host.vm_nf import boot_probe, kvm_problem
 from vswbench.run.ids import RunId
 from vswbench.scenario import Scenario, vm_hosts
 from vswbench.switches.base import Switch
@@ -29,7 +30,6 @@ ACCELS = ("tcg", "kvm")
 BOOT_TIMEOUT_S = 60.0      # TCG boots in about 3 s here; a loaded 2-core host takes longer
 READY_TIMEOUT_S = BOOT_TIMEOUT_S + 15
 STOP_TIMEOUT_S = 40.0      # the stop line, the guest engine's final record, power-off
-KVM_DEVICE = "/dev/kvm"
 
 
 def vm_accel(options: Mapping[str, str]) -> str:
@@ -52,13 +52,19 @@ def vm_problem(scenario: Scenario, switch_cls: type[Switch], nf: str) -> str | N
     return None
 
 
-def kvm_problem(device: str = KVM_DEVICE) -> str | None:
-    """Why --vm-accel kvm cannot be used here, or None (a boot under KVM is tried by the caller)."""
-    if not os.path.exists(device):
-        return f"{device} is missing (no KVM here): use --vm-accel tcg (emulated, functional only)"
-    if not os.access(device, os.R_OK | os.W_OK):
-        return f"{device} is not readable and writable by this user: run as root or join group kvm"
-    return None
+@functools.cache
+def accel_problem(accel: str) -> str | None:
+    """Why this accelerator cannot run the guest here, or None: KVM needs /dev/kvm and a guest
+    that boots under it (one boot, once per process; nested KVM here hangs after the kernel is
+    decompressed). TCG is always offered: its guests fail their points with the reason."""
+    if accel != "kvm":
+        return None
+    why = kvm_problem()
+    if why is None:
+        boots, what = boot_probe("kvm")
+        why = None if boots else f"a guest does not boot under KVM here: {what}"
+    return (f"--vm-accel kvm: {why}; use --vm-accel tcg (emulated: a functional check, not a "
+            "performance figure)") if why else None
 
 
 def tap_name(run_id: RunId, abbr: str, j: int) -> str:
