@@ -146,23 +146,40 @@ def refuse_untrusted(path: str | Path, st: os.stat_result | None = None) -> None
                          f"be read back; check it, then `chmod go-w {path}`, or remove it")
 
 
+RESULTS_TREE = "results"      # ./results: the project's own tree, where defaults write
+
+
+def in_results_tree(directory: str | Path) -> bool:
+    """Is `directory` inside ./results (the default results tree: results/NAME,
+    results/papers/NAME, results/ab-DATE)? Only there are missing parents made."""
+    root = Path.cwd() / RESULTS_TREE
+    where = Path(os.path.abspath(directory))
+    return root in where.parents
+
+
 def check_output_dir(directory: str | Path, flag: str | None = None,
                      create: bool = True) -> Path:
     """The directory files will be written into: created if missing (one level only, mode
-    DIR_MODE whatever the umask) under a parent that must exist; it must be a directory (a link
-    to one is followed: the user named it) where a new file can be made. UsageError (exit 2)
-    otherwise, before anything is measured: a missing parent is named, never created (root
-    making /nonexistent/dir/ in / for a typo). create=False: a missing directory is not made
-    yet (a run that may still fail to start leaves nothing behind); its parent must be a
-    directory where one can be made."""
+    DIR_MODE at most whatever the umask) under a parent that must exist; it must be a directory
+    (a link to one is followed: the user named it) where a new file can be made. UsageError
+    (exit 2) otherwise, before anything is measured: a missing parent is named, never created
+    (root making /nonexistent/dir/ in / for a typo), except inside ./results, the default tree.
+    create=False: a missing directory is not made yet (a run that may still fail to start
+    leaves nothing behind); its parent must be a directory where one can be made."""
     directory = Path(directory)
     what = f"{flag} {directory}" if flag else str(directory)
     if not directory.exists() and not directory.is_symlink():
         parent = directory.absolute().parent
-        if not parent.exists():
+        if not parent.exists() and in_results_tree(directory):
+            if not create:                     # the nearest existing ancestor: writable
+                check_output_dir(next(p for p in parent.parents if p.exists()),
+                                 f"{what}: its parent", create=True)
+                return directory
+            check_output_dir(parent, flag, create=True)     # results/, results/papers/, ...
+        elif not parent.exists():
             raise UsageError(f"{what}: its parent {parent} does not exist: create it first, "
                              "or give a directory in an existing one (vswbench makes one level "
-                             "only)")
+                             "only, outside ./results)")
         if not parent.is_dir():
             raise UsageError(f"{what}: a part of the path is a file, not a directory: give a "
                              "directory")

@@ -95,6 +95,24 @@ def test_run_out_makes_one_level_under_an_existing_parent(tmp_path: Path) -> Non
     assert check_output_dir(tmp_path / "a", "--out").is_dir()           # one level: made
 
 
+def test_the_default_results_tree_is_made_whole(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """./results/papers/NAME (a default) is made with its parents; nothing else is."""
+    monkeypatch.chdir(tmp_path)
+    assert check_output_dir(Path("results/papers/x"), "--out", create=False)
+    assert not (tmp_path / "results").exists()            # checked, nothing made yet
+    check_output_dir(Path("results/papers/x"), "--out")
+    assert stat.S_IMODE((tmp_path / "results" / "papers").stat().st_mode) == 0o755 & ~_umask()
+    with pytest.raises(UsageError, match="does not exist"):
+        check_output_dir(Path("elsewhere/x"), "--out")
+
+
+def _umask() -> int:
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
 # -- 3. results files trusted only when they are what this user made -------------------------
 @pytest.mark.parametrize("name", [JSONL_NAME, "results.sqlite.lock", "results.sqlite"])
 def test_a_hard_link_in_a_results_directory_is_refused_on_resume(name: str, tmp_path: Path,

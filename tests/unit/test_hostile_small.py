@@ -162,3 +162,16 @@ def test_holder_text_is_json_of_the_lock(tmp_path: Path) -> None:
         with pytest.raises(VswbenchError, match="in use by run vsb1234"):
             ResultStore(path)
         assert json.loads((tmp_path / "results.sqlite.lock").read_text())["run_id"] == "vsb1234"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="run reaches its output check only as root")
+def test_run_without_out_names_no_out_flag(tmp_path: Path, monkeypatch, capsys) -> None:
+    """On 4df8ce3 an unwritable default results directory was reported as `--out ...`."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").write_text("a file where the results tree goes")
+    spec = tmp_path / "t.toml"
+    spec.write_text('[campaign]\nname = "t"\n[[study]]\nkind = "trial"\nswitch = "veth"\n'
+                    'rate = [1000]\n')
+    assert cli.main(["run", str(spec), "--yes", "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "results/t" in err and "--out" not in err, err

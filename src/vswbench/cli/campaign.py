@@ -120,13 +120,14 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     if refusal and not yes:
         raise UsageError(refusal)
     err.print(f"campaign {campaign.name}: {size.describe()} (estimated)", highlight=False)
+    out_flag = "--out" if out_dir is not None else "the results directory"   # only if given
     if out_dir is None:
         # a built-in suite measures afresh each time (a spec file's directory resumes)
         default = (f"results/{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
                    if spec is None else f"results/{campaign.name}")
         out_dir = Path(campaign.out or default)
     require_root("a campaign")
-    check_output_dir(out_dir, "--out", create=False)   # every output checked, nothing made yet
+    check_output_dir(out_dir, out_flag, create=False)   # every output checked, nothing made yet
 
     if not no_report:
         from vswbench.report import check_outputs

@@ -311,7 +311,8 @@ def testbed_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def writable_file(path: Path | None, flag: str = "--out") -> None:
     """Fail now, not after an hour of measuring, when `path` cannot be written (safefile: a
-    link, a device, a FIFO or a directory is refused): its directory is created if missing."""
+    link, a device, a FIFO or a directory is refused): its directory must exist (a missing
+    one is named, never created)."""
     if path is not None:
         check_output_file(path, flag)
 

@@ -150,7 +150,7 @@ def trend(history_file: Path, page: Path | None, fail_pct: float | None, recent:
 
     if page is not None:
         check_output_file(page, "--html")
-    with History(history_file, create=False) as h:
+    with History(history_file, create=False, flag=None) as h:     # an argument, not a flag
         rows = h.results()
     report = trends(rows, metric=metric, any_machine=any_machine,
                     fail_on=None if fail_pct is None else fail_pct / 100, recent=recent)

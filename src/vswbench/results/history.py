@@ -137,21 +137,25 @@ class History:
     """with History(path) as h: ... (create=False: it must exist, opened read-only unless
     `write`: `history remove`)."""
 
-    def __init__(self, path: str | Path, *, create: bool = True, write: bool = False) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, write: bool = False,
+                 flag: str | None = "--history") -> None:
+        """flag: the option that named the file, the only one its errors name (None: an
+        argument, as `trend HISTORY_FILE`)."""
         self.path = Path(path)
+        self.what = f"{flag} {self.path}" if flag else f"history {self.path}"
         self.writable = create or write
         if os.path.lexists(self.path) and not self.path.is_symlink():
-            check_input(self.path, "history")    # saferead: a regular file, opened O_NONBLOCK
+            check_input(self.path, "history", flag)    # saferead: a regular file, opened O_NONBLOCK
         for p in (self.path, self.path.with_name(self.path.name + "-journal")):
-            refuse_unsafe(p, "--history")
+            refuse_unsafe(p, flag)
         if self.path.exists() and self.path.stat().st_size == 0:
-            raise UsageError(f"--history {self.path} is an empty file, not a vswbench history: "
+            raise UsageError(f"{self.what} is an empty file, not a vswbench history: "
                              "remove it, or give another file")
         if not self.path.exists():
             if not create:
                 raise UsageError(f"no history at {self.path}: make one with `vswbench history "
                                  "add DIR --history FILE`")
-            check_output_dir(self.path.parent, f"--history {self.path}: its directory")
+            check_output_dir(self.path.parent, f"{self.what}: its directory")
         try:
             if self.writable:
                 self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
@@ -163,7 +167,7 @@ class History:
             self.close()
             if self.writable and "readonly" in str(exc).lower():
                 raise WriteFailed(self.path, str(exc)) from None
-            raise UsageError(f"--history {self.path} is not a vswbench history ({exc}): give "
+            raise UsageError(f"{self.what} is not a vswbench history ({exc}): give "
                              "the file `vswbench history add` wrote, or a new file name") from None
         except BaseException:
             self.close()
@@ -173,27 +177,27 @@ class History:
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
         app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
         if app_id == RESULTS_STORE_ID:
-            raise UsageError(f"--history {self.path} is a results store (what `vswbench run` "
+            raise UsageError(f"{self.what} is a results store (what `vswbench run` "
                              "writes), not a history: give a history file, e.g. "
                              f"{DEFAULT_HISTORY}, and the results directory to `history add`")
         if not tables and app_id == 0:
             if not self.writable:
-                raise UsageError(f"--history {self.path} is not a vswbench history")
+                raise UsageError(f"{self.what} is not a vswbench history")
             self.db.execute("PRAGMA journal_mode=DELETE")
             self.db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.db.executescript("BEGIN;" + SCHEMA + "COMMIT;")
             self.db.execute("INSERT INTO history_schema VALUES (?, ?)", (SCHEMA_VERSION, now()))
         elif app_id != APPLICATION_ID or "history_schema" not in tables:
-            raise UsageError(f"--history {self.path} is not a vswbench history: give the file "
+            raise UsageError(f"{self.what} is not a vswbench history: give the file "
                              "`vswbench history add` wrote, or a new file name")
         else:
             check = self.db.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
-                raise UsageError(f"--history {self.path} is damaged (SQLite: {check}): add the "
+                raise UsageError(f"{self.what} is damaged (SQLite: {check}): add the "
                                  "results directories again into a new history file")
             version = self.db.execute("SELECT MAX(version) FROM history_schema").fetchone()[0]
             if version is None or version > SCHEMA_VERSION:
-                raise UsageError(f"--history {self.path} was written by a newer vswbench "
+                raise UsageError(f"{self.what} was written by a newer vswbench "
                                  f"(history schema {version}, this one reads {SCHEMA_VERSION}): "
                                  "upgrade vswbench")
         if self.writable:
