@@ -212,3 +212,19 @@ def test_the_probes_commands_leave_a_decoy_tree_unchanged(tmp_path: Path, decoys
     os.link(decoys / "log", res / "report.html")
     assert cli.main(["report", str(res)]) == 2
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("where", ["report.html", "plots/cycles.svg"])
+def test_a_group_writable_report_or_plot_is_refused_before_drawing(where: str,
+                                                                   tmp_path: Path) -> None:
+    res = tmp_path / "res"
+    res.mkdir()
+    write_fixture_store(res / "results.sqlite", "quick")
+    (res / "plots").mkdir()
+    (res / where).write_text("planted")
+    os.chmod(res / where, 0o666)
+    from vswbench.report import check_outputs
+
+    with pytest.raises(UsageError, match="writable by group or others"):
+        check_outputs(res)
+    assert (res / where).read_text() == "planted"

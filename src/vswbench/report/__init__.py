@@ -43,7 +43,8 @@ from vswbench.report.profiles import FOLDED_DIR, write_folded
 from vswbench.report.sections import SECTION_IDS
 from vswbench.report.spread import error_bars_csv, error_bars_json
 from vswbench.results.points import load
-from vswbench.safefile import check_output_dir, make_dir, refuse_unsafe, write_bytes
+from vswbench.safefile import (check_output_dir, make_dir, refuse_unsafe, refuse_untrusted,
+                               write_bytes)
 from vswbench.units import DEFAULT_LINK_BPS
 
 REPORT_NAME = "report.html"
@@ -89,6 +90,10 @@ def check_outputs(out_dir: str | Path, create: bool = True) -> Path:
     for name in (REPORT_NAME, ERROR_BARS_JSON, ERROR_BARS_CSV, PRODUCT_BARS_JSON,
                  PRODUCT_BARS_CSV):
         refuse_unsafe(out / name)
+        refuse_untrusted(out / name)        # a hard link, another owner, group/other write
+    if (out / PLOTS_DIR).is_dir() and not (out / PLOTS_DIR).is_symlink():
+        for plot in (out / PLOTS_DIR).iterdir():
+            refuse_untrusted(plot)
     for name in (PLOTS_DIR, FOLDED_DIR):
         st = os.lstat(out / name) if os.path.lexists(out / name) else None
         if st is not None and (stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode)):
