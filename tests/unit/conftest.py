@@ -19,3 +19,13 @@ def fake_engine(tmp_path) -> Path:
 def private_state_dir(tmp_path, monkeypatch):
     """Unit tests never write /run/vswbench."""
     monkeypatch.setenv("VSWBENCH_STATE_DIR", str(tmp_path / "state"))
+
+
+@pytest.fixture(autouse=True)
+def no_vm_boots(monkeypatch):
+    """Unit tests boot no VM: doctor's guest checks (host/doctor.py vm_checks) say so."""
+    import vswbench.host.doctor
+
+    monkeypatch.setattr(vswbench.host.doctor, "vm_checks",
+                        lambda: {"VM guest under KVM": "not checked in unit tests",
+                                 "VM guest under TCG (emulated)": "not checked in unit tests"})

@@ -22,6 +22,7 @@ from vswbench.measure.trial import TrialResult
 from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
 from vswbench.switches.chain.nf import check_nf
+from vswbench.testbed.vm import vm_accel, vm_problem
 from vswbench.switches.options import check_keys
 from vswbench.units import STD_FRAME_MAX, FrameSize
 
@@ -210,7 +211,11 @@ def plan_trial(opts: TrialOptions) -> TrialPlan:
         raise UsageError(f"unknown switch {opts.switch!r}: choose from "
                          f"{', '.join(sorted(switches))} (see `vswbench switches`)")
     switch_cls = switches[opts.switch]
-    check_nf(options, scenario, switch_cls)   # option nf: veth chains only (switches/chain_nf.py)
+    nf = check_nf(options, scenario, switch_cls)   # option nf: veth chains only (chain/nf.py)
+    vm = vm_problem(scenario, switch_cls, nf)      # pvp-vm, chain-vm:N (testbed/vm.py)
+    if vm:
+        raise UsageError(vm)
+    vm_accel(options)
     problem = switch_cls.unread_options(options, params.io)
     if problem:
         raise UsageError(problem)
