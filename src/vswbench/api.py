@@ -30,6 +30,7 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.report.model import build_model
 from vswbench.report.verdict_entry import Entry
+from vswbench.results.confirm import confirmation
 from vswbench.results.export import headline, point_record
 from vswbench.results.loss import LoadLoss, LossAround
 from vswbench.results.points import Latency, PointRecord, StoredResults, load
@@ -50,9 +51,12 @@ class SwitchResult:
     stack: str                           # "kernel" or "DPDK"
     role: str                            # "switch", "baseline" (veth, memif) or "calibration"
     description: str
-    ndr_pps: float | None                # median over the campaign's repetitions
+    # RFC 2544's NDR, every trial counted (None: every trial of the search lost frames)
+    ndr_pps: float | None
     pdr_pps: float | None
-    noise_range_pps: tuple[float, float] | None   # the tie rule's range (report/verdict.py)
+    # the stated range of the headline (report/verdict_entry.py stated_range): its rounds'
+    # span, or that of two or more repetitions; None from a single search
+    noise_range_pps: tuple[float, float] | None
     generator_bound: bool                # at the tester's ceiling: a lower bound only
     generator_ceiling_pps: float | None
     latency_p50_us: float | None
@@ -70,13 +74,26 @@ class SwitchResult:
     latency_unreliable: tuple[str, ...] = ()   # percentiles above 1 - loss ratio: unreliable
     ndr_load_loss: LoadLoss | None = None      # what the trials at the NDR's load lost
     loss_around_ndr: LossAround | None = None    # ... and below it (.ill_defined: sporadic loss)
+    # MLRsearch's conditional throughput of the NDR goal (loss 0, exceed ratio 50 %, the
+    # preset's trials; host-stall trials excised), the median over repetitions (RFC 9971)
+    conditional_throughput_pps: float | None = None
+    # what the group is ranked by: "MRR" (the median of its paired rounds) or "conditional
+    # throughput" (no rounds), its value and whether it is a lower bound (the tester's limit)
+    headline_name: str = "conditional throughput"
+    headline_pps: float | None = None
+    at_least: bool = False
+    rounds: int = 0
+    # the confirmation trial (latency at 90 %): "confirmed", "not confirmed", "host stall" (its
+    # loss a measured stall's) or "none" (results/confirm.py)
+    confirmation: str = "none"
 
 
 def _switch_result(e: Entry, scenario: str, size: int | str, variant: str,
                    stack: str) -> SwitchResult:
     r, lat = e.row, e.row.latency
+    paired = e.paired is not None and e.paired.median_pps is not None
     return SwitchResult(e.switch, scenario, size, variant, stack, e.info.role,
-                        e.info.description, r.ndr_pps, r.pdr_pps, e.interval,
+                        e.info.description, r.classic_ndr_pps, r.pdr_pps, e.stated_range,
                         r.generator_bound, r.generator_ceiling_pps, r.latency_p50_us,
                         r.latency_p99_us, r.cycles_per_packet, r.repetitions, e.rank, e.tied,
                         e.info.forwarding_modes, e.info.versions, lat,
@@ -84,7 +101,10 @@ def _switch_result(e: Entry, scenario: str, size: int | str, variant: str,
                         None if lat is None else lat.loss_ratio,
                         None if lat is None else lat.counters_agree,
                         () if lat is None else lat.unreliable, r.ndr_load_loss,
-                        r.loss_around_ndr)
+                        r.loss_around_ndr, r.ndr_pps,
+                        "MRR" if paired else "conditional throughput", e.headline_pps,
+                        e.at_least, 0 if e.paired is None else len(e.paired.samples),
+                        confirmation(lat))
 
 
 class Results:
@@ -124,11 +144,21 @@ class Results:
                          f"size=, scenario= or variant= to pick one of: {choices}")
 
     def ndr(self, switch: str, **where: Any) -> float:
-        """The NDR (packets/s) of `switch` (see get); UsageError when it has none."""
+        """RFC 2544's NDR (packets/s) of `switch` (see get): every trial at and below it lost
+        no frame; UsageError when it has none."""
         row = self.get(switch, **where)
         if row.ndr_pps is None:
-            raise UsageError(f"switch {switch!r} has no NDR in {self.path}")
+            raise UsageError(f"switch {switch!r} has no NDR in {self.path}: every trial of its "
+                             "search lost frames; conditional_throughput() is MLRsearch's "
+                             "figure with an exceed ratio")
         return row.ndr_pps
+
+    def conditional_throughput(self, switch: str, **where: Any) -> float:
+        """MLRsearch's conditional throughput of the NDR goal (packets/s) of `switch`."""
+        row = self.get(switch, **where)
+        if row.conditional_throughput_pps is None:
+            raise UsageError(f"switch {switch!r} has no finished search in {self.path}")
+        return row.conditional_throughput_pps
 
     def records(self) -> list[dict[str, Any]]:
         """Every point as the JSON-lines record (schemas/point-record.schema.json)."""

@@ -40,14 +40,15 @@ def estimate(point: Point, twin_searched: bool = False) -> float:
         trials = len(point.fractions or (1,)) * ((point.duration or 5.0) + 0.1)
         if twin_searched:
             return trials
-        search = QUICK_SEARCH_SECONDS if point.preset == "quick" else EST_SECONDS["search"]
+        search = (QUICK_SEARCH_SECONDS if point.preset in ("quick", "brief")
+                  else EST_SECONDS["search"])
         return search + trials
     if point.proto is not None:        # stream, rr, crr: one client run (and its probe)
         return (point.duration or 5.0) + SOCKET_OVERHEAD_SECONDS
     extra = PROFILE_SECONDS if point.profile else 0.0
     if point.kind == "trial":
         return (point.duration or 5.0) + EST_SECONDS["trial"] + extra
-    if point.kind == "search" and point.preset == "quick":
+    if point.kind == "search" and point.preset in ("quick", "brief"):
         return QUICK_SEARCH_SECONDS + extra
     return EST_SECONDS.get(point.kind, 30.0) + extra
 

@@ -5,7 +5,8 @@ A group is one scenario, frame size, variant and stack (the verdict's groups). T
 `Bench`), measures each switch's points on it, then, while the group's share of the budget
 lasts, takes rounds: one SAMPLE_SECONDS sample of every switch (baseline included) per round, in
 a fresh random order each round (RMIT), until every adjacent pair of the ranked switches is
-decided (results/paired.py, at least MIN_ROUNDS rounds), MAX_ROUNDS, or the share is spent.
+decided (results/paired.py), MAX_ROUNDS, or the share is spent; MIN_ROUNDS rounds (the fewest
+that can decide a pair) are taken whatever the budget says.
 Each switch's samples are one stored point of kind "rounds" (its search point's parameters,
 kind rounds, duration the sample's), written again after every round, so an interrupted run
 keeps every finished round and a resumed one numbers its rounds on from there.
@@ -124,7 +125,7 @@ def run_rounds(bench: Bench, members: dict[str, Point], previous: dict[str, list
             return RoundsOutcome(count, False, "fewer than two switches to sample")
         need = (statistics.fmean(took) if took
                 else len(active) * (bench.duration + ROUND_OVERHEAD_S))
-        if time.monotonic() + need > deadline:
+        if count >= MIN_ROUNDS and time.monotonic() + need > deadline:
             return RoundsOutcome(count, False, "the budget's share for this group spent")
         order = list(active)
         rng.shuffle(order)

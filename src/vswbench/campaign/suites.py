@@ -7,11 +7,10 @@
 QUICK = """\
 [campaign]
 name = "quick"
-description = "Every switch, p2p, 64 and 1518 bytes: NDR/PDR (MLRsearch, fast's goals with 0.25 s trials), latency at 90 % of NDR; what 6.5 minutes leave repeats undecided neighbours"
-# at most 7 minutes on two cores, calibration included: the rest of the budget after the first
-# pass repeats the searches of neighbouring switches not yet decided (campaign/decide_phase.py).
-# The DPDK switches' second search (their throughput differs between instantiations of one
-# testbed) was a study of its own; the decide phase now spends it where their results overlap.
+description = "Every switch, p2p, 64 and 1518 bytes: conditional throughput, NDR and PDR (MLRsearch, brief goals), latency at 90 % of it, then each group's switches paired in rounds of MRR samples that rank them"
+# at most 7 minutes on two cores: each group's testbeds built once, its searches and latency
+# trials, then the group's share of what the budget leaves in paired rounds (at least
+# MIN_ROUNDS: campaign/rounds_phase.py), which decide the order.
 budget = "6m30s"
 
 [[study]]
@@ -19,7 +18,7 @@ kind = ["search", "latency"]
 switch = ["*"]
 scenario = "p2p"
 size = [64, 1518]
-preset = "quick"
+preset = "brief"
 fractions = [90]
 duration = 1
 """  # noqa: E501 (a TOML string value: one line)

@@ -40,7 +40,8 @@ SINGLE_SEARCH_NOISE = 0.10  # ten fast searches of the bridge: CV 3.8 %; 1.96 x 
 # switch-sizes 1.49x with host-stall trials repeated, bench/reproducibility); 30 % keeps a
 # single pair of quick searches from being decided on a gap the next run reverses (the rank test
 # over repetitions, or a 1.5x gap, decides such pairs instead).
-PRESET_NOISE = {"fast": SINGLE_SEARCH_NOISE, "quick": 0.30}
+# brief: not measured apart; quick's, whose trials it shares (its groups are ranked by rounds)
+PRESET_NOISE = {"fast": SINGLE_SEARCH_NOISE, "quick": 0.30, "brief": 0.30}
 
 
 def search_noise(preset: str | None) -> float:

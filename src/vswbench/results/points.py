@@ -271,6 +271,19 @@ class Headline:
     preset: str | None = None                # a search's preset (its noise band: noise.py)
 
 
+def _strict_ndr(r: dict[str, Any]) -> float | None:
+    """RFC 2544's NDR of a search stored before it was recorded (measure/search.classic_ndr):
+    the highest load of a lossless trial below the lowest load of a trial that lost or could
+    not send frames, every trial counted."""
+    trials = [t for t in r.get("trials") or [] if isinstance(t, dict)]
+    loads = [(number(t.get("intended_pps")), (_count(t.get("lost")) or 0)
+              + (_count(t.get("unsent")) or 0)) for t in trials]
+    lossy = [x for x, bad in loads if x is not None and bad > 0]
+    ceiling = min(lossy) if lossy else float("inf")
+    passing = [x for x, bad in loads if x is not None and bad == 0 and x < ceiling]
+    return round(max(passing), 1) if passing else None
+
+
 def headline_of(kind: str, r: dict[str, Any]) -> Headline:
     def n(k: str) -> float | None:
         return number(r.get(k))
@@ -309,7 +322,9 @@ def headline_of(kind: str, r: dict[str, Any]) -> Headline:
         b2b_frames=n("benchmark_frames") if kind == "b2b" else None,
         implied_buffer_s=n("implied_buffer_s"), corrected_buffer_s=n("corrected_buffer_s"),
         trial_count=_count(r.get("trial_count")), trial_seconds=n("trial_seconds"),
-        wall_seconds=n("wall_seconds"), classic_ndr_pps=n("classic_ndr_pps"),
+        wall_seconds=n("wall_seconds"),
+        classic_ndr_pps=(n("classic_ndr_pps") if "classic_ndr_pps" in r or kind != "search"
+                         else _strict_ndr(r)),
         trials_rejected=_count(r.get("trials_rejected")),
         preset=_text(r.get("preset")) if kind == "search" else None)
 

@@ -69,9 +69,11 @@ def _worst_loss(lats: Sequence[Latency]) -> dict[str, object]:
     lost = [x.lost_frames for x in lats if x.lost_frames is not None]
     ratios = [x.loss_ratio for x in lats if x.loss_ratio is not None]
     agree = [x.counters_agree for x in lats if x.counters_agree is not None]
+    worst = max(lats, key=lambda x: (x.loss_ratio or 0.0, x.lost_frames or 0))
     return {"lost_frames": max(lost) if lost else None,
             "loss_ratio": max(ratios) if ratios else None,
-            "counters_agree": all(agree) if agree else None}
+            "counters_agree": all(agree) if agree else None,
+            "host_stall": worst.host_stall}      # whether a stall explains the worst loss
 
 
 SUMMARY_FIELDS = ("p50", "p90", "p99", "p999", "p9999", "min", "max", "mean", "stddev", "p25",
