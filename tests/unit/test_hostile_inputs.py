@@ -171,6 +171,34 @@ def _papers_readme(k: str, t: Path) -> tuple[list[str], Path]:
     return ["papers", "table", str(t), "--readme", str(f)], f
 
 
+def _history_add(k: str, t: Path) -> tuple[list[str], Path]:
+    f = direct(k, t)
+    from tests.report_fixtures import write_fixture_store
+
+    write_fixture_store(t / "res" / "results.sqlite", "quick")
+    return ["history", "add", str(t / "res"), "--history", str(f)], f
+
+
+def _history_list(k: str, t: Path) -> tuple[list[str], Path]:
+    f = direct(k, t)
+    return ["history", "list", "--history", str(f)], f
+
+
+def _history_add_store(k: str, t: Path) -> tuple[list[str], Path]:
+    d = store_dir(k, t)
+    return ["history", "add", str(d), "--history", str(t / "h.sqlite")], d / "results.sqlite"
+
+
+def _model_fit_store(k: str, t: Path) -> tuple[list[str], Path]:
+    d = store_dir(k, t)
+    return ["model", "fit", str(d)], d / "results.sqlite"
+
+
+def _model_delay_store(k: str, t: Path) -> tuple[list[str], Path]:
+    d = store_dir(k, t)
+    return ["model", "delay", str(d), "--out", str(t / "models")], d / "results.sqlite"
+
+
 CASES: dict[str, Case] = {
     "run SPEC": _spec_arg, "run --inventory": _inventory, "run --history": _history_opt,
     "switches --switch-file": _switch_file, "trial --switch-file": _trial_switch_file,
@@ -178,6 +206,9 @@ CASES: dict[str, Case] = {
     "trend HISTORY_FILE": _trend, "model predict --model": _model, "merge STORES": _merge,
     "report DIR (its store)": _report_store, "export DIR (its store)": _export_store,
     "compare RUNS (a store)": _compare_store, "papers --readme": _papers_readme,
+    "history add --history": _history_add, "history list --history": _history_list,
+    "history add DIRS (a store)": _history_add_store, "model fit RESULTS_DIR": _model_fit_store,
+    "model delay RESULTS_DIR": _model_delay_store,
 }
 
 
