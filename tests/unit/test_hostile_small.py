@@ -175,3 +175,17 @@ def test_run_without_out_names_no_out_flag(tmp_path: Path, monkeypatch, capsys) 
     assert cli.main(["run", str(spec), "--yes", "--no-report"]) == 2
     err = capsys.readouterr().err
     assert "results/t" in err and "--out" not in err, err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a declared switch is available only as root")
+@pytest.mark.parametrize("key", ["teardown", "forward", "counters"])
+def test_every_command_of_a_switch_file_is_found_before_a_namespace(key: str, tmp_path: Path,
+                                                                    capsys) -> None:
+    """On 4df8ce3 only setup and attach were looked up: a missing teardown command was found
+    missing after the testbed was built, and what setup made stayed."""
+    value = ('["/nonexistent/vsb-tool"]' if key == "counters"     # an argv; the others: lists
+             else '[["vsb-no-such-tool"]]')
+    f = switch_file(tmp_path, f'setup = [["true"]]\n{key} = {value}\n')
+    assert cli.main(["switches", "--switch-file", str(f), "--json"]) == 0
+    row = next(r for r in json.loads(capsys.readouterr().out) if r["name"] == "mine")
+    assert not row["available"] and "not found" in row["reason"]

@@ -228,9 +228,13 @@ class ExternalSwitch(KernelSwitch):
             return Availability(False, "needs root (creates network namespaces and links)",
                                 "run as root")
         import shutil
-        for argv in (*cls.declaration.setup, *cls.declaration.attach):
-            if not (os.path.isabs(argv[0]) or argv[0].startswith("{")) \
-                    and shutil.which(argv[0]) is None:
+        decl = cls.declaration          # every command, before the first namespace
+        for argv in (*decl.setup, *decl.attach, *decl.forward, *decl.teardown,
+                     *((decl.counters,) if decl.counters else ())):
+            prog = argv[0]
+            found = (prog.startswith("{") or (os.access(prog, os.X_OK) if os.path.isabs(prog)
+                                              else shutil.which(prog) is not None))
+            if not found:
                 return Availability(False, f"{argv[0]} not found (a command of "
                                     f"[switch.{cls.name}])", f"install {argv[0]}")
         return Availability(True)
