@@ -56,7 +56,9 @@ HEADLINE_COLUMNS = [
     "campaign", "run_id", "point_key", "label", "status", "kind", "switch", "backend", "stack",
     "switch_versions", "scenario", "size",
     "flows", "churn", "burst", "placement", "io", "preset", "rate_pps", "shape_pps", "repetition",
-    "forwarding_mode", "ndr_pps", "ndr_gbps", "pdr_pps", "pdr_gbps", "lower_bound_pps",
+    "forwarding_mode", "ndr_pps", "conditional_throughput_pps", "conditional_throughput_gbps",
+    "throughput_goal", "confirmation", "mrr_pps", "rounds", "pdr_pps", "pdr_gbps",
+    "lower_bound_pps",
     "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv", "offered_pps",
     "achieved_pps", "loss_ratio", *NDR_LOAD_COLUMNS, *AROUND_NDR_COLUMNS,
     "latency_fraction_of_ndr",
@@ -66,7 +68,7 @@ HEADLINE_COLUMNS = [
     "trial_count", "trial_seconds", "wall_seconds", *SOCKET_COLUMNS, "error", "started",
     "finished"]
 _KNOBS = tuple(k.name for k in KNOBS if k.column)     # the knob columns, as stored
-_HEADLINE_FIELDS = ("forwarding_mode", "ndr_pps", "pdr_pps", "lower_bound_pps",
+_HEADLINE_FIELDS = ("forwarding_mode", "pdr_pps", "lower_bound_pps",
                     "upper_bound_pps", "generator_bound", "generator_ceiling_pps", "ndr_cv",
                     "offered_pps", "achieved_pps", "loss_ratio", "cycles_per_packet",
                     "useful_cycles_per_packet", "peak_achieved_pps", "highest_lossless_pps",
@@ -91,6 +93,35 @@ def versions_text(result: dict[str, Any] | None) -> str | None:
     return ", ".join(f"{k} {v}" for k, v in sorted(sv.items()))
 
 
+def goal_text(preset: str | None) -> str | None:
+    """The NDR goal of a search's preset, RFC 9971's terms: 'loss 0 %, exceed ratio 50 %,
+    0.25 s trials, 1 s duration sum'."""
+    from vswbench.measure.search import PRESETS
+
+    found = PRESETS.get(preset or "")
+    if found is None:
+        return None
+    g = found.goals[0]
+    return (f"loss {g.loss_ratio * 100:g} %, exceed ratio {g.exceed_ratio * 100:g} %, "
+            f"{g.final_trial_duration:g} s trials, {g.duration_sum:g} s duration sum")
+
+
+def _throughput(rec: PointRecord) -> dict[str, Any]:
+    """The throughput figures under their RFC 9971 names: ndr_pps RFC 2544's NDR (every trial
+    counted), MLRsearch's conditional throughput of the NDR goal with its goal, a latency
+    point's confirmation of it, and a rounds point's MRR (results/paired.py)."""
+    h, search = rec.headline, rec.kind == "search"
+    rounds = rec.kind == "rounds"
+    from vswbench.results.confirm import confirmation
+
+    return {"ndr_pps": h.classic_ndr_pps if search else None,
+            "conditional_throughput_pps": h.ndr_pps, "conditional_throughput_gbps": rec.ndr_gbps,
+            "throughput_goal": goal_text(h.preset) if search else None,
+            "confirmation": confirmation(h.latency) if rec.kind == "latency" else None,
+            "mrr_pps": h.achieved_pps if rounds else None,
+            "rounds": h.trial_count if rounds else None}
+
+
 def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict[str, Any]:
     """One flat row (HEADLINE_COLUMNS) of a point's record; absent fields stay empty (None).
     `result`: the point's stored result, for the versions it recorded."""
@@ -105,7 +136,7 @@ def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict
         "size": None if s.size == "?" else s.size, "rate_pps": rec.params.rate,
         "repetition": rec.repetition, **{k: rec.params.value(k) for k in _KNOBS},
         **{k: getattr(h, k) for k in _HEADLINE_FIELDS},
-        "ndr_gbps": rec.ndr_gbps, "pdr_gbps": rec.pdr_gbps,
+        **_throughput(rec), "pdr_gbps": rec.pdr_gbps,
         "latency_fraction_of_ndr": None if lat is None else lat.fraction_of_ndr,
         **{f"latency_{k}_us": None if lat is None else getattr(lat, f"{k}_us")
            for k in LATENCY_FIELDS},
