@@ -111,7 +111,7 @@ def test_run_ab_stores_interleaved_searches_and_judges_them(tmp_path):
     log: list = []
     plan = ABPlan(Side("A", "bridge"), Side("B", "bridge", (("function", "acl"),
                                                             ("table_size", "2000"))),
-                  rounds=6, seed=3)
+                  rounds=6, seed=3, method="searches")
     done = run_ab(plan, tmp_path / "ab", root=False, progress=lambda m: None,
                   measure=_fake_search({"A": 200_000, "B": 150_000}, log, random.Random(2)))
     assert list(done.order) == log and done.failed == 0
@@ -130,14 +130,15 @@ def test_the_command_with_a_stand_in_search(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(ab_mod, "require_root", lambda what: None)
     monkeypatch.setattr(ab_mod, "measure_here",
                         _fake_search({"A": 200_000, "B": 200_000}, [], rng))
-    same = ["ab", "--switch", "bridge", "--rounds", "5", "--seed", "1", "--json"]
+    same = ["ab", "--switch", "bridge", "--method", "searches", "--rounds", "5", "--seed", "1",
+            "--json"]
     assert main([*same, "--out", str(tmp_path / "same"), "--fail-if", "ndr:-5%"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["differs"] is False and data["verdict"].startswith("no difference")
     monkeypatch.setattr(ab_mod, "measure_here",
                         _fake_search({"A": 200_000, "B": 150_000}, [], rng))
-    slower = ["ab", "--switch", "bridge", "--b-opt", "function=acl", "--b-opt",
-              "table_size=2000", "--rounds", "5", "--out", str(tmp_path / "acl")]
+    slower = ["ab", "--switch", "bridge", "--method", "searches", "--b-opt", "function=acl",
+              "--b-opt", "table_size=2000", "--rounds", "5", "--out", str(tmp_path / "acl")]
     assert main([*slower, "--fail-if", "ndr:-5%"]) == 1
     text = capsys.readouterr()
     assert "B differs from A: B is slower" in text.out and "fail: B/A" in text.err
@@ -156,7 +157,7 @@ def test_bad_input_exits_2(argv, message, tmp_path, capsys):
 
 
 def test_most_trials_excised_is_warned(tmp_path):
-    plan = ABPlan(Side("A", "bridge"), Side("B", "bridge"), rounds=4, seed=1)
+    plan = ABPlan(Side("A", "bridge"), Side("B", "bridge"), rounds=4, seed=1, method="searches")
     done = run_ab(plan, tmp_path / "ab", root=False,
                   measure=_fake_search({"A": 1e5, "B": 1e5}, [], random.Random(3), stalls=9))
     warnings = judge(*sides_of(done.store)).warnings()
@@ -191,7 +192,8 @@ def test_two_builds_as_two_switch_files(tmp_path, monkeypatch, capsys, no_user_s
                         lambda side, point, store: measure(side, point, store) | {
                             "switch": side.switch})
     argv = ["ab", "--a-switch-file", str(EXAMPLES / "linux-bridge.toml"), "--b-switch-file",
-            str(EXAMPLES / "nft-fwd.toml"), "--rounds", "4", "--seed", "2", "--json",
+            str(EXAMPLES / "nft-fwd.toml"), "--method", "searches", "--rounds", "4", "--seed",
+            "2", "--json",
             "--out", str(tmp_path / "builds")]
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
@@ -217,3 +219,30 @@ def test_bad_switch_files_exit_2(files, extra, message, tmp_path, capsys, no_use
     assert main(argv) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def _rounds(side: str, rates: list[float]):
+    from vswbench.results.paired import Sample, SwitchRounds
+
+    return SwitchRounds(side, tuple(Sample(side, i, 0, 0.5, int(r * 0.5 / 0.8), int(r * 0.5))
+                                    for i, r in enumerate(rates)))
+
+
+def test_paired_rounds_catch_a_known_slowdown_through_the_hosts_drift():
+    """Synthetic rounds (NOT MEASUREMENTS): the host's mood moves 2x from round to round, B is
+    10 % slower than A in every round, with 3 % of noise on each sample."""
+    from vswbench.results.ab import judge_paired
+
+    rng = random.Random(5)
+    mood = [1 + rng.random() for _ in range(12)]
+    a = _rounds("A", [1e6 * m * (1 + rng.uniform(-0.03, 0.03)) for m in mood])
+    b = _rounds("B", [0.9e6 * m * (1 + rng.uniform(-0.03, 0.03)) for m in mood])
+    v = judge_paired(a, b)
+    assert v.differs and v.method == "rounds" and 0.85 < (v.ratio or 0) < 0.95
+    assert v.ci[0] is not None and v.ci[1] is not None and v.ci[0] < 0.9 < v.ci[1] < 1.0
+    assert v.describe().startswith("B differs from A: B is slower") and "12 paired" in \
+        v.describe()
+    same = judge_paired(a, _rounds("B", [x * 1.0 for x in a.rates]))
+    assert not same.differs and same.describe().startswith("no difference")
+    few = judge_paired(_rounds("A", [2e6] * 5), _rounds("B", [1e6] * 5))
+    assert not few.differs and "more --rounds" in few.describe()

@@ -15,6 +15,13 @@ B: two identical systems measured one after the other "differed" by up to 38 % i
 each search on a fresh testbed through the campaign runner's own point execution, its host-stall
 trials excised as every search's are, and every search written to the store the moment it ends.
 results/ab.py judges the two sides' NDRs.
+
+With method "rounds" (the default), both sides' testbeds are built once and kept up
+(measure/rounds.py Bench), and each round takes one short sample of each side at the tester's
+ceiling (MRR), in a random order: results/ab.py judges the per-round ratios B/A by the paired
+signed-rank test with a bootstrap interval (results/paired.py), as the campaign's rounds rank
+switches. Pairing in time cancels the host's drift that separate searches carry (on this VM
+rates measured minutes apart differ 1.2-2x, while alternating samples keep their order).
 """
 
 from __future__ import annotations
@@ -49,10 +56,12 @@ class Side:
     options: tuple[tuple[str, str], ...] = ()
     sysctls: tuple[tuple[str, str], ...] = ()
     switch_file: str = ""                      # absolute path of the file declaring `switch`
+    shape_pps: float | None = None             # the calibration device's shaper rate (shaped)
 
     def describe(self) -> str:
         declared = [f"(declared in {self.switch_file})"] if self.switch_file else []
-        parts = [self.switch, *declared, *(f"{k}={v}" for k, v in self.options),
+        shaped = [f"shaped at {self.shape_pps:,.0f} pps"] if self.shape_pps else []
+        parts = [self.switch, *declared, *shaped, *(f"{k}={v}" for k, v in self.options),
                  *(f"sysctl {k}={v}" for k, v in self.sysctls)]
         return " ".join(parts)
 
@@ -66,6 +75,7 @@ class ABPlan:
     preset: str = "quick"
     rounds: int = 5
     seed: int | None = None
+    method: str = "rounds"                     # "rounds": paired MRR samples; "searches"
 
 
 def parse_pairs(items: tuple[str, ...] | list[str], flag: str) -> tuple[tuple[str, str], ...]:
@@ -139,7 +149,8 @@ def side_spec(plan: ABPlan, side: Side) -> CampaignSpec:
              "[campaign]", f'name = "{CAMPAIGNS[side.name]}"', "",
              "[[study]]", 'kind = "search"', f"switch = {_toml_string(side.switch)}",
              f"scenario = {_toml_string(plan.scenario)}", f"size = {size}",
-             f"preset = {_toml_string(plan.preset)}", f"repetitions = {plan.rounds}"]
+             f"preset = {_toml_string(plan.preset)}", f"repetitions = {plan.rounds}",
+             *([f"shape_pps = {side.shape_pps:g}"] if side.shape_pps else [])]
     if side.options:
         table = ", ".join(f"{k} = {_toml_string(v)}" for k, v in side.options)
         lines.append(f"options = {{ {table} }}")
@@ -206,14 +217,17 @@ def run_ab(plan: ABPlan, out_dir: Path, *, measure: Measure | None = None,
         raise UsageError(f"--out {out_dir} already holds a results store: give `vswbench ab` a "
                          "new --out directory")
     check_output_dir(out_dir, "--out")
-    progress(f"A: {plan.a.describe()}; B: {plan.b.describe()}; {plan.rounds} rounds of "
-             f"{plan.preset} searches, each side once a round in a random order; results: "
-             f"{out_dir}")
+    what = ("MRR samples on testbeds kept up" if plan.method == "rounds"
+            else f"{plan.preset} searches")
+    progress(f"A: {plan.a.describe()}; B: {plan.b.describe()}; {plan.rounds} rounds of {what}, "
+             f"each side once a round in a random order; results: {out_dir}")
     rng = random.Random(plan.seed)
     order = schedule(plan.rounds, rng)
     start, failed = time.monotonic(), 0
     from vswbench.run.ids import new_run_id
 
+    if plan.method == "rounds":
+        return _run_rounds(plan, sides, points, store_path, rng, fingerprint, progress)
     with ResultStore(store_path) as store:
         runs = {s: str(new_run_id()) + s.lower() for s in SIDES}
         for s in SIDES:
@@ -243,3 +257,65 @@ def run_ab(plan: ABPlan, out_dir: Path, *, measure: Measure | None = None,
             for s in SIDES:
                 store.end_run(runs[s], status)
     return ABRun(store_path, tuple(order), failed, time.monotonic() - start)
+
+
+def _run_rounds(plan: ABPlan, sides: dict[str, Side], points: dict[str, list[Point]],
+                store_path: Path, rng: random.Random, fingerprint: Mapping[str, Any] | None,
+                progress: Callable[[str], None]) -> ABRun:
+    """Both sides' testbeds up at once, `plan.rounds` rounds of one MRR sample each in a random
+    order; each side's samples one rounds point of its campaign, written after every round."""
+    from vswbench.campaign.rounds_phase import result_of, rounds_point
+    from vswbench.host.netns import sysctl
+    from vswbench.measure.rounds import Bench, Member
+    from vswbench.results.paired import Sample, SwitchRounds
+    from vswbench.run.ids import new_run_id
+    from vswbench.switches.catalog import all_switches
+
+    start = time.monotonic()
+    members = [Member(s, plan_for(points[s][0]),
+                      bool(getattr(all_switches().get(sides[s].switch), "idle_polls", False)))
+               for s in SIDES]
+    order = schedule(plan.rounds, rng)
+    samples: dict[str, list[Sample]] = {s: [] for s in SIDES}
+    took: list[float] = []
+    with ResultStore(store_path) as store:
+        runs = {s: str(new_run_id()) + s.lower() for s in SIDES}
+        for s in SIDES:
+            store.begin_run(runs[s], specs_of(plan, sides)[s], dict(fingerprint or {}))
+        status = "failed"
+        try:
+            with Bench(members, progress=lambda m: None) as bench:
+                if bench.failed:
+                    raise VswbenchError("; ".join(f"side {s}: {why}"
+                                                  for s, why in bench.failed.items()))
+                for s in SIDES:
+                    if sides[s].sysctls:
+                        sysctl(bench.contexts[s].testbed.switch_ns, **dict(sides[s].sysctls))
+                for r in range(plan.rounds):
+                    began = time.monotonic()
+                    firsts = [x for x in order if x[0] == r]
+                    for position, (_, s) in enumerate(firsts):
+                        m = bench.sample(s)
+                        samples[s].append(Sample(s, r, position, m.duration_s, m.sent,
+                                                 m.received, m.stall_ms, m.host_stall))
+                    took.append(time.monotonic() - began)
+                    for s in SIDES:
+                        store.record_point(runs[s], rounds_point(points[s][0], bench.duration),
+                                           {**result_of(SwitchRounds(s, tuple(samples[s])),
+                                                        list(SIDES), bench, None, took),
+                                            "ab_side": s, "sysctls": dict(sides[s].sysctls)},
+                                           "done")
+                    progress(f"round {r + 1}/{plan.rounds}: " + ", ".join(
+                        f"{s} {samples[s][-1].received_pps / 1e3:,.0f} kpps" for _, s in firsts))
+            status = "done"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            for s in SIDES:
+                store.end_run(runs[s], status)
+    return ABRun(store_path, tuple(order), 0, time.monotonic() - start)
+
+
+def specs_of(plan: ABPlan, sides: dict[str, Side]) -> dict[str, CampaignSpec]:
+    return {s: side_spec(plan, sides[s]) for s in SIDES}

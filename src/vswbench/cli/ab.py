@@ -35,13 +35,21 @@ from vswbench.units import IMIX_DEFAULT_GENOME, MAX_FRAME, MIN_FRAME
               help="A net.* sysctl set in side A's switch namespace (repeatable).")
 @click.option("--b-sysctl", "b_sysctls", multiple=True, metavar="K=V",
               help="A net.* sysctl set in side B's switch namespace (repeatable).")
+@click.option("--a-shape-pps", type=click.FloatRange(1000, 1e9), default=None,
+              help="Side A's shaper rate in packets/s (switch shaped, the calibration device).")
+@click.option("--b-shape-pps", type=click.FloatRange(1000, 1e9), default=None,
+              help="Side B's shaper rate in packets/s (switch shaped): a known slowdown.")
 @click.option("--scenario", default="p2p", show_default=True)
 @size_option()
+@click.option("--method", type=click.Choice(["rounds", "searches"]), default="rounds",
+              show_default=True,
+              help="rounds: both testbeds kept up, one MRR sample of each side per round, judged "
+                   "by the paired signed-rank test (6 rounds or more can decide); searches: one "
+                   "search of each side per round on fresh testbeds (rank test, 4 or more).")
 @click.option("--preset", type=click.Choice(list(PRESETS)), default="quick", show_default=True,
-              help="The searches' preset.")
-@click.option("--rounds", type=click.IntRange(2, 100), default=5, show_default=True,
-              help="Rounds; each runs one search of A and one of B in a random order (4 or "
-                   "more can decide).")
+              help="The searches' preset (--method searches).")
+@click.option("--rounds", type=click.IntRange(2, 100), default=None,
+              help="Rounds, each side once a round in a random order [rounds: 12, searches: 5].")
 @click.option("--seed", type=click.IntRange(0), default=None,
               help="Seed of the rounds' order [random].")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -52,7 +60,7 @@ from vswbench.units import IMIX_DEFAULT_GENOME, MAX_FRAME, MIN_FRAME
 def ab(**kw: Any) -> int:
     """A/B: two configurations of a switch in randomised interleaved rounds; does B differ?"""
     from vswbench.campaign.ab import ABPlan, Side, parse_pairs, run_ab, side_switch
-    from vswbench.results.ab import judge, sides_of
+    from vswbench.results.ab import judge, judge_paired, paired_sides_of, sides_of
     from vswbench.results.compare import parse_threshold
 
     thresholds = [parse_threshold(t) for t in kw["fail_if"]]
@@ -66,36 +74,47 @@ def ab(**kw: Any) -> int:
         switch, path = side_switch(name, kw[f"{low}_switch"] or (None if file else kw["switch"]),
                                    file)
         sides.append(Side(name, switch, parse_pairs(kw[f"{low}_opts"], f"--{low}-opt"),
-                          parse_pairs(kw[f"{low}_sysctls"], f"--{low}-sysctl"), path))
+                          parse_pairs(kw[f"{low}_sysctls"], f"--{low}-sysctl"), path,
+                          kw[f"{low}_shape_pps"]))
     size = kw["size"]
     if size.is_imix and size.genome != IMIX_DEFAULT_GENOME:
         raise UsageError(f"--size: ab takes imix with its default genome, or bytes "
                          f"{MIN_FRAME}..{MAX_FRAME}")
+    method = kw["method"]
+    rounds = kw["rounds"] or (12 if method == "rounds" else 5)
     plan = ABPlan(sides[0], sides[1], kw["scenario"], "imix" if size.is_imix else
-                  int(size.bytes or 64), kw["preset"], kw["rounds"], kw["seed"])
+                  int(size.bytes or 64), kw["preset"], rounds, kw["seed"], method)
     out_dir = kw["out_dir"] or Path(f"results/ab-{time.strftime('%Y%m%d-%H%M%S')}")
     from vswbench.host.sysinfo import fingerprint
 
     done = run_ab(plan, out_dir, fingerprint=fingerprint().to_json(), progress=say)
-    a, b = sides_of(done.store)
-    verdict = judge(a, b)
+    paired = paired_sides_of(done.store) if method == "rounds" else None
+    if paired is not None:
+        verdict = judge_paired(*paired, label=f"{plan.scenario} {plan.size}")
+        a, b = verdict.a, verdict.b
+    else:
+        a, b = sides_of(done.store)
+        verdict = judge(a, b)
     failures = [f"B/A {verdict.ratio:.3f}, beyond {t.change * 100:+g} %" for t in thresholds
                 if verdict.differs and verdict.ratio is not None
                 and t.violated_by(verdict.ratio)]
     if kw["as_json"]:
         click.echo(json.dumps({
             "store": str(done.store), "order": [f"{r + 1}{s}" for r, s in done.order],
-            "sides": {s.side: {"setup": s.label, "ndr_pps": list(s.ndrs), "median": s.median,
+            "sides": {s.side: {"setup": s.label, ("mrr_pps" if verdict.method == "rounds"
+                                                  else "ndr_pps"): list(s.ndrs),
+                               "median": s.median,
                                "excised_trials": s.excised_trials, "trials": s.trials,
                                "generator_bound": s.generator_bound} for s in (a, b)},
-            "differs": verdict.differs, "p_value": verdict.p_value, "ratio": verdict.ratio,
+            "method": verdict.method, "differs": verdict.differs,
+            "p_value": verdict.p_value, "ratio": verdict.ratio,
             "ci": list(verdict.ci), "verdict": verdict.describe(), "failures": failures,
             "warnings": verdict.warnings()},
             indent=1))
     else:
         table = Table(title=f"A/B: {done.store.parent}")
-        for col in ("side", "configuration", "NDR pps per round", "median", "stall trials "
-                    "excised"):
+        figure = "MRR pps per round" if verdict.method == "rounds" else "NDR pps per round"
+        for col in ("side", "configuration", figure, "median", "stall trials excised"):
             table.add_column(col)
         for s, side in ((a, sides[0]), (b, sides[1])):
             table.add_row(s.side, side.describe(), ", ".join(num(v) for v in s.ndrs),

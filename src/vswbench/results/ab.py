@@ -27,6 +27,8 @@ from pathlib import Path
 
 from vswbench.errors import UsageError
 from vswbench.results.decide import ALPHA
+from vswbench.results.paired import MIN_ROUNDS as PAIRED_MIN
+from vswbench.results.paired import ROUNDS_KIND, SwitchRounds, decide_pair, samples_of
 from vswbench.results.points import load
 
 SIDES = ("A", "B")
@@ -58,6 +60,8 @@ class ABVerdict:
     ratio: float | None           # Hodges-Lehmann estimate of B / A
     ci: tuple[float | None, float | None]    # of the ratio; None: unbounded at this count
     reason: str                   # why not judged, or ""
+    method: str = "searches"      # "rounds": paired MRR samples (signed-rank, bootstrap CI)
+    wins: int = 0                 # rounds: rounds in which B carried more than A
 
     def warnings(self) -> list[str]:
         """A side whose searches excised most of their trials as host stalls measured the
@@ -81,6 +85,8 @@ class ABVerdict:
         n, m = len(self.a.ndrs), len(self.b.ndrs)
         if self.reason:
             return f"not judged: {self.reason}"
+        if self.method == "rounds":
+            return self._describe_rounds()
         assert self.ratio is not None and self.p_value is not None
         low, high = (f"{(v - 1) * 100:+.1f} %" if v is not None else "unbounded"
                      for v in self.ci)
@@ -93,6 +99,23 @@ class ABVerdict:
         hint = (f"; {n} and {m} searches with an NDR can never decide at {ALPHA:g} (it takes "
                 f"{MIN_ROUNDS} a side: more --rounds)" if min(n, m) < MIN_ROUNDS else "")
         return f"no difference: {size}; {test} > {ALPHA:g}{hint}"
+
+
+    def _describe_rounds(self) -> str:
+        assert self.ratio is not None
+        n = min(len(self.a.ndrs), len(self.b.ndrs))
+        low, high = (f"{(v - 1) * 100:+.1f} %" if v is not None else "unbounded"
+                     for v in self.ci)
+        size = (f"B/A {self.ratio:.3f} ({(self.ratio - 1) * 100:+.1f} %), "
+                f"{(1 - ALPHA) * 100:g} % CI [{low}, {high}] (bootstrap over {n} paired rounds)")
+        p = "n/a" if self.p_value is None else f"{self.p_value:.3g}"
+        test = f"Wilcoxon signed-rank p = {p}, B higher in {self.wins} of {n} rounds"
+        if self.differs:
+            way = "faster" if self.ratio > 1 else "slower"
+            return f"B differs from A: B is {way}, {size}; {test}"
+        hint = (f"; {n} rounds can never decide at {ALPHA:g} (it takes {PAIRED_MIN}: more "
+                "--rounds)" if n < PAIRED_MIN else "")
+        return f"no difference: {size}; {test}{hint}"
 
 
 def _p_value(a: Sequence[float], b: Sequence[float]) -> float:
@@ -152,3 +175,41 @@ def sides_of(store: str | Path) -> tuple[SideRuns, SideRuns]:
                               sum(bool(r.headline.generator_bound) for r in recs),
                               sum(r.headline.trial_count or 0 for r in recs)))
     return found[0], found[1]
+
+
+def paired_sides_of(store: str | Path) -> tuple[SwitchRounds, SwitchRounds] | None:
+    """The two sides' rounds of an A/B store measured in paired rounds (None: searches)."""
+    data = load(store)
+    found: dict[str, SwitchRounds] = {}
+    for p in data.points:
+        side = next((x for x in SIDES if p.campaign == CAMPAIGNS[x]), None)
+        if side is not None and p.kind == ROUNDS_KIND and p.status == "done":
+            found[side] = SwitchRounds(side, samples_of(p))
+    if set(found) != set(SIDES):
+        return None
+    return found["A"], found["B"]
+
+
+def judge_paired(a: SwitchRounds, b: SwitchRounds, label: str = "") -> ABVerdict:
+    """B against A over their paired rounds: the signed-rank test on log(B/A) per round and the
+    bootstrap interval of the ratio (results/paired.py decide_pair, as the campaign's rounds)."""
+    def side(r: SwitchRounds) -> SideRuns:
+        return SideRuns(r.switch, label, r.rates, 0, sum(x.tester_bound for x in r.samples),
+                        len(r.samples))
+    d = decide_pair(b, a)
+    if d.ratio is None or d.rounds < 2:
+        return ABVerdict(side(a), side(b), False, None, None, (None, None),
+                         "fewer than two rounds sampled both sides", "rounds")
+    b_up = d.upper == b.switch
+    ratio = d.ratio if b_up else 1 / d.ratio
+    ci: tuple[float | None, float | None] = (None, None)
+    if d.ci is not None:
+        ci = d.ci if b_up else (1 / d.ci[1], 1 / d.ci[0])
+    wins = d.wins if b_up else d.rounds - d.wins
+    if a.at_least and b.at_least:
+        return ABVerdict(side(a), side(b), False, d.p_value, ratio, ci,
+                         "both sides lost nothing in most rounds (the tester's limit, not the "
+                         "switch's)", "rounds", wins)
+    differs = (d.p_value is not None and d.p_value <= ALPHA and d.rounds >= PAIRED_MIN
+               and ci[0] is not None and ci[1] is not None and not ci[0] <= 1.0 <= ci[1])
+    return ABVerdict(side(a), side(b), differs, d.p_value, ratio, ci, "", "rounds", wins)
