@@ -2,7 +2,8 @@
 
 A short `vswbench trial --switch bridge --scenario pvp-vm` forwards every frame through the guest
 (the tester's counts, the guest engine's and the guest kernel's agree), is labelled emulated and
-leaves nothing behind; with the VM killed by SIGKILL mid-trial the trial fails naming the kill and
+leaves nothing behind, and so does `--switch testpmd` over vhost-user; with the VM killed by
+SIGKILL mid-trial the trial fails naming the kill and
 the console, and `vswbench clean --prefix <run id>` leaves nothing (no namespace, tap, QEMU, state
 file or temp dir); with vswbench itself killed, clean stops the VM (its PID is in the run state).
 Each test boots one or two guests (about 3 s each under TCG): keep them few.
@@ -99,6 +100,25 @@ def test_pvp_vm_forwards_through_the_emulated_guest(root, engine, guest):
     assert vm["accel"] == "tcg" and vm["label"] == TCG_LABEL
     assert TCG_LABEL in r["warnings"]
     assert not any(_leftovers(run_id).values()), _leftovers(run_id)
+
+
+def test_pvp_vm_through_testpmd_over_vhost_user(root, engine, guest):
+    from vswbench.switches.catalog import all_switches
+
+    avail = all_switches()["testpmd"].availability()
+    if not avail.ok:
+        pytest.skip(f"testpmd: {avail.reason}")
+    proc = subprocess.run([str(VSWBENCH), "trial", "--switch", "testpmd", "--scenario", "pvp-vm",
+                           "--rate", "2k", "--duration", "2", "--warmup", "0", "--json"],
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    vm = r["vm"]["nf1"]
+    ports = vm["guest_ports"]
+    summary = f"tx {r['tx_frames']} rx {r['rx_frames']} vm {vm}"
+    assert r["tx_frames"] > 0 and r["rx_frames"] == r["tx_frames"], summary
+    assert ports["eth0"]["rx_packets"] == ports["eth1"]["tx_packets"] == r["tx_frames"], summary
+    assert vm["mechanism"].startswith("vhost-user") and vm["label"] == TCG_LABEL
 
 
 def test_vm_killed_mid_trial_fails_the_trial_and_clean_leaves_nothing(root, engine, guest):

@@ -27,6 +27,10 @@ class _Testpmd:
     name, l3, direct, port_kind = "testpmd", False, False, "dpdk"
 
 
+class _Memif:
+    name, l3, direct, port_kind = "memif", False, True, "dpdk"
+
+
 def test_parse_vm_scenarios():
     s = parse("pvp-vm")
     assert s.name == "pvp-vm" and vm_hosts(s) == ("nf1",)
@@ -84,9 +88,24 @@ def test_kvm_refused_without_device(monkeypatch):
     assert why and "/dev/kvm is missing" in why and "--vm-accel tcg" in why
 
 
-def test_dpdk_switch_refused():
-    with pytest.raises(UsageError, match="vhost-user"):
-        wired_plan("pvp-vm", _Testpmd, Placement(0, 1, (1,)), RID)
+def test_dpdk_switch_gives_the_vm_its_vhost_user_sockets():
+    plan, wiring = wired_plan("pvp-vm", _Testpmd, Placement(0, 1, (1,)), RID)
+    vdevs = {k: f"virtio_user{i},path=/tmp/vsb-{RID}-x/p{i}.sock,queues=1,mac=02:76:73:1a:2b:0{i}"
+             for i, k in enumerate(wiring.ports)}
+    wiring = type(wiring)({k: type(p)(p.key, p.netns, vdevs[k], p.cidr, p.mac)
+                           for k, p in wiring.ports.items()})
+    nf = next(c for c in plan.engine_commands(wiring, Traffic(64, 5000, 3)) if c.label == "nf1")
+    args = list(nf.args)
+    socks = [args[i + 1] for i, a in enumerate(args) if a == "--vhost-user"]
+    assert socks == [f"/tmp/vsb-{RID}-x/p2.sock", f"/tmp/vsb-{RID}-x/p3.sock"]
+    assert [args[i + 1] for i, a in enumerate(args) if a == "--mac"] == [
+        "02:76:73:1a:2b:02", "02:76:73:1a:2b:03"]
+    assert "--tap" not in args and "--eal-args" not in args
+
+
+def test_memif_direct_refused():
+    with pytest.raises(UsageError, match="testpmd"):
+        wired_plan("pvp-vm", _Memif, Placement(0, 1, (1,)), RID)
 
 
 def test_qemu_argv():
@@ -101,6 +120,11 @@ def test_qemu_argv():
     assert "vsbfwd=--rewrite-mac,--duration,63" in text and "console=ttyS0" in text
     kvm = " ".join(qemu_argv(guest, name="x", accel="kvm", taps=["t0"], macs=["m"], fwd_args=[]))
     assert "vhost=on" in kvm
+    vu = " ".join(qemu_argv(guest, name="x", accel="tcg", taps=[], macs=["m"], fwd_args=[],
+                            vhost_user=["/s0"]))
+    assert "memory-backend-memfd,id=mem,size=512M,share=on" in vu and "-numa node,memdev=mem" in vu
+    assert "socket,id=v0,path=/s0" in vu and "vhost-user,id=n0,chardev=v0" in vu
+    assert "vectors=0" in vu   # QEMU 7.2 under TCG crashes setting up MSI-X for vhost
     assert TCG_LABEL == "emulated VM (TCG): functional check, not a performance figure"
 
 
@@ -121,7 +145,7 @@ def nothing_created(monkeypatch):
 
 
 @pytest.mark.parametrize("argv, needles", [
-    (["--switch", "testpmd", "--scenario", "pvp-vm"], ["vhost-user", "not built yet"]),
+    (["--switch", "memif", "--scenario", "pvp-vm"], ["memif", "testpmd"]),
     (["--switch", "bridge", "--scenario", "pvp", "--vm-accel", "kvm"],
      ["--vm-accel applies to scenarios pvp-vm and chain-vm:N"]),
     (["--switch", "bridge", "--scenario", "chain-vm:7"], ["N must be 1..4"]),

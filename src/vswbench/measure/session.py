@@ -291,7 +291,7 @@ class ControlSession(TrialSession):
                 proc = start_long_running(c, tb, self._stack)
                 self.servers[c.label] = proc
                 if tb.dpdk:  # a memif client needs its server (the engine before) up
-                    proc.wait_for_record("start", READY_TIMEOUT)
+                    proc.wait_for_record("start", ready_timeout(c))
             else:
                 self.driver_cmd = c
         for label, proc in self.servers.items():

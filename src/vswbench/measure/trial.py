@@ -290,7 +290,7 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
                 proc = start_long_running(c, testbed, stack)
                 servers[c.label] = proc
                 if testbed.dpdk:  # a memif client needs its server (the engine before) up
-                    proc.wait_for_record("start", READY_TIMEOUT)
+                    proc.wait_for_record("start", ready_timeout(c))
         for label, proc in servers.items():
             proc.wait_for_record("start", ready_timeout(cmds[label]))
         k0 = testbed.kernel_counters() if measure else {}

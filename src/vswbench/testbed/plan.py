@@ -409,7 +409,7 @@ class TestbedPlan:
         program, args = vm_command(
             run_id=self.run_id, host=host, abbr=host_abbr(host), netns=self.run_id.name(host),
             ports=[wiring.ports[k].ifname for k in keys], macs=[wiring.ports[k].mac for k in keys],
-            cpu=cpu, accel=vm_accel(self.options), guest_args=guest)
+            cpu=cpu, accel=vm_accel(self.options), guest_args=guest, dpdk=self.dpdk)
         return EngineCommand(host, Role.NF, host, tuple(args), cpu, tuple(keys), (), program,
                              READY_TIMEOUT_S, STOP_TIMEOUT_S)
 
@@ -446,7 +446,7 @@ class TestbedPlan:
             if host.role == Role.NF:
                 nf_index += 1
                 cpu = host_cpu(self.placement, host.role, nf_index)
-                if cpu is not None and cpu == sw:
+                if cpu is not None and cpu == sw and not host.vm:   # a guest's engine sleeps
                     shared.append(host.name)
         if not shared:
             return []

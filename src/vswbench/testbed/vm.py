@@ -9,8 +9,9 @@ carry the veth ports' MACs, so nothing on the switch side can tell the VM from a
 Backend option `vm_accel` (`--vm-accel`): tcg (the default: QEMU's emulation, its own tap backend;
 a functional check, never a performance figure) or kvm (vhost-net; refused with exit 2 where
 /dev/kvm is missing or a guest does not boot under KVM: host/vm_nf.py boot_probe).
-DPDK switches (ovs-dpdk, testpmd) would reach the guest by vhost-user with memfd-shared memory:
-not built yet, refused with the reason.
+DPDK switches (ovs-dpdk, testpmd) reach the guest by their vhost-user ports (option dpdk_port=vhost,
+their default): QEMU's vhost-user netdev connects to the switch's socket, the guest's memory a
+shared memfd (no hugepages).
 """
 
 from __future__ import annotations
@@ -43,10 +44,9 @@ def vm_problem(scenario: Scenario, switch_cls: type[Switch], nf: str) -> str | N
     """Why this VM scenario cannot run with this switch or nf option, or None."""
     if not vm_hosts(scenario):
         return None
-    if switch_cls.port_kind == "dpdk":
-        return (f"scenario {scenario.name} on {switch_cls.name}: a VM behind a DPDK switch needs "
-                "vhost-user ports (memfd-shared guest memory), not built yet; use a kernel, BPF "
-                "or OVS switch (bridge, ovs, ...) for now")
+    if switch_cls.port_kind == "dpdk" and switch_cls.direct:
+        return (f"scenario {scenario.name} on {switch_cls.name}: engines joined directly by "
+                "memif have no switch to give the VM a vhost-user port; use testpmd or ovs-dpdk")
     if nf != "fwd":
         return f"scenario {scenario.name}: option nf={nf} does not apply (the VM runs fwd)"
     return None
@@ -72,13 +72,20 @@ def tap_name(run_id: RunId, abbr: str, j: int) -> str:
 
 
 def vm_command(*, run_id: RunId, host: str, abbr: str, netns: str, ports: list[str],
-               macs: list[str], cpu: int | None, accel: str,
-               guest_args: list[str]) -> tuple[str, list[str]]:
-    """(program, arguments) of the process that stands for a VM network function's engine."""
+               macs: list[str], cpu: int | None, accel: str, guest_args: list[str],
+               dpdk: bool = False) -> tuple[str, list[str]]:
+    """(program, arguments) of the process that stands for a VM network function's engine.
+    Kernel switches: `ports` are the NF's veths, each joined to a tap. DPDK switches: `ports` are
+    the engine-side vdev strings (virtio_user,path=SOCKET,mac=MAC): QEMU connects its vhost-user
+    netdev to SOCKET, the switch's vhost-user server, with the vdev's MAC."""
     args = ["-m", "vswbench.host.vm_nf", "--netns", netns, "--name", run_id.name(host),
             "--accel", accel, "--boot-timeout", f"{BOOT_TIMEOUT_S:g}"]
     for j, (port, mac) in enumerate(zip(ports, macs, strict=True)):
-        args += ["--port", port, "--tap", tap_name(run_id, abbr, j), "--mac", mac]
+        if dpdk:
+            fields = dict(f.split("=", 1) for f in port.split(",")[1:] if "=" in f)
+            args += ["--vhost-user", fields["path"], "--mac", fields.get("mac", mac)]
+        else:
+            args += ["--port", port, "--tap", tap_name(run_id, abbr, j), "--mac", mac]
     if cpu is not None:
         args += ["--cpu", str(cpu)]
     return sys.executable, [*args, "--", *guest_args]
