@@ -96,3 +96,12 @@ def test_interval_spans_the_rounds() -> None:
 def test_sample_json_round_trip() -> None:
     x = Sample("bridge", 3, 1, 0.5, 1000, 900, 1.5, "stall")
     assert Sample.from_json("bridge", x.to_json()) == x
+
+
+def test_lossless_below_the_testers_ceiling_is_the_paths_limit() -> None:
+    """A DPDK port's full ring holds the tester back: nothing lost, but far below its ceiling,
+    so what arrived is the path's limit (ranked), not the tester's (at least)."""
+    pushed_back = Sample("testpmd", 0, 0, 0.5, 650_000, 650_000, ceiling_pps=6.5e6)
+    at_ceiling = Sample("xdp", 0, 0, 0.5, 3_000_000, 3_000_000, ceiling_pps=6.2e6)
+    lossy = Sample("bridge", 0, 0, 0.5, 3_000_000, 300_000, ceiling_pps=6.2e6)
+    assert not pushed_back.tester_bound and at_ceiling.tester_bound and not lossy.tester_bound

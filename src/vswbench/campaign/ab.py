@@ -297,7 +297,7 @@ def _run_rounds(plan: ABPlan, sides: dict[str, Side], points: dict[str, list[Poi
                     for position, (_, s) in enumerate(firsts):
                         m = bench.sample(s)
                         samples[s].append(Sample(s, r, position, m.duration_s, m.sent,
-                                                 m.received, m.stall_ms, m.host_stall))
+                                                 m.received, m.stall_ms, m.host_stall, m.ceiling_pps))
                     took.append(time.monotonic() - began)
                     for s in SIDES:
                         store.record_point(runs[s], rounds_point(points[s][0], bench.duration),

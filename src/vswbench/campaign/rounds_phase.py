@@ -137,7 +137,7 @@ def run_rounds(bench: Bench, members: dict[str, Point], previous: dict[str, list
                 errors[s] = str(exc)
                 continue
             samples[s].append(Sample(s, nxt, position, m.duration_s, m.sent, m.received,
-                                     m.stall_ms, m.host_stall))
+                                     m.stall_ms, m.host_stall, m.ceiling_pps))
         took.append(time.monotonic() - began)
         for s in switches:
             record(members[s], result_of(SwitchRounds(s, tuple(samples[s])), switches,

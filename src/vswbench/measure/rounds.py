@@ -47,6 +47,7 @@ class Measured:
     received: int
     stall_ms: float
     host_stall: str | None
+    ceiling_pps: float | None = None    # the tester's calibrated ceiling on this testbed
 
 
 def _open(member: Member, progress: Callable[[str], None]) -> AbstractContextManager[MethodContext]:
@@ -168,4 +169,4 @@ def _measure(ctx: MethodContext, duration: float) -> Measured:
     stalled = stalls.stalled_ms() if stalls is not None and stalls.monitored else 0.0
     took = r.duration_s if r.duration_s and r.duration_s > 0 else duration
     return Measured(round(took, 6), int(r.tx_frames), int(r.rx_frames), round(stalled, 3),
-                    getattr(r, "host_stall", None))
+                    getattr(r, "host_stall", None), ctx.ceiling)

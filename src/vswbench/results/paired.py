@@ -37,8 +37,12 @@ MIN_ROUNDS = 6                     # the fewest rounds that can decide a pair (2
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20171001          # fixed: one store, one page
 # A sample that lost at most this share of what the tester sent was not stopped by the switch:
-# every engine frame it was offered arrived (a few stragglers at the trial's end aside).
+# every engine frame it was offered arrived (a few stragglers at the trial's end aside)...
 TESTER_BOUND_LOSS = 0.001
+# ... if the tester also sent at (this share of) its calibrated ceiling; one that lost nothing
+# well below its ceiling was held back by the path (a DPDK port's full ring, a socket's
+# backpressure): what arrived is then the path's limit, not the tester's.
+TESTER_CEILING_SHARE = 0.9
 # The span of a switch's samples over one run's rounds, widened by this share on each side, is
 # the range stated with its headline: between-run drift of the host is wider than one run's
 # rounds show (issue 43: runs minutes apart differ 1.2-2x); checked by bench/reproducibility.
@@ -57,6 +61,7 @@ class Sample:
     received: int                  # engine frames that arrived
     stall_ms: float = 0.0          # host stalls the monitor recorded in the sample's window
     host_stall: str | None = None  # the trial's stall verdict (measure/hoststall.py), if any
+    ceiling_pps: float | None = None   # the tester's calibrated ceiling (None: not calibrated)
 
     @property
     def received_pps(self) -> float:
@@ -72,21 +77,25 @@ class Sample:
 
     @property
     def tester_bound(self) -> bool:
-        """Nothing dropped: the switch carried all the tester sent, so its limit is higher."""
-        return self.sent > 0 and self.loss_ratio <= TESTER_BOUND_LOSS
+        """Nothing dropped and the tester at its ceiling: the switch carried all the tester
+        could send, so its own limit is higher."""
+        if self.sent <= 0 or self.loss_ratio > TESTER_BOUND_LOSS:
+            return False
+        return self.ceiling_pps is None or self.sent_pps >= TESTER_CEILING_SHARE * self.ceiling_pps
 
     def to_json(self) -> dict[str, object]:
         return {"round": self.round, "position": self.position, "duration_s": self.duration_s,
                 "sent": self.sent, "received": self.received, "stall_ms": self.stall_ms,
-                "host_stall": self.host_stall}
+                "host_stall": self.host_stall, "ceiling_pps": self.ceiling_pps}
 
     @classmethod
     def from_json(cls, switch: str, d: dict[str, object]) -> Sample:
-        stall = d.get("host_stall")
+        stall, ceiling = d.get("host_stall"), d.get("ceiling_pps")
         return cls(switch, int(_num(d.get("round"))), int(_num(d.get("position"))),
                    float(_num(d.get("duration_s"))), int(_num(d.get("sent"))),
                    int(_num(d.get("received"))), float(_num(d.get("stall_ms"))),
-                   None if stall is None else str(stall))
+                   None if stall is None else str(stall),
+                   _num(ceiling) if isinstance(ceiling, (int, float)) else None)
 
 
 def _num(v: object) -> float:
