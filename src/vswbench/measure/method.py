@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
+from vswbench.host.vm_nf import TCG_LABEL
 from vswbench.measure.calibration import Calibration, baseline_switch, calibrate
 from vswbench.measure.plan import (TrialOptions, TrialPlan, ensure_runnable, jumbo_note,
                                    plan_trial, with_options)
@@ -20,8 +21,10 @@ from vswbench.measure.session import (DEFAULT_DRAIN_QUIET, TrialSession, control
                                       open_session)
 from vswbench.run.ids import RunId
 from vswbench.switches.catalog import all_switches, calibration_switches
+from vswbench.scenario import vm_hosts
 from vswbench.switches.chain.nf import calibration_target
 from vswbench.testbed.build import Testbed, unsupported
+from vswbench.testbed.vm import vm_accel
 from vswbench.units import STD_FRAME_MAX
 
 WARMUP_RATE = 10_000.0
@@ -107,6 +110,8 @@ def method_context(plan: MethodPlan, *, drain: float, drain_quiet: float = DEFAU
     from vswbench.run.scope import run_scope
 
     notes: list[str] = []
+    if vm_hosts(tp.scenario) and vm_accel(tp.options) == "tcg":
+        notes.append(TCG_LABEL)   # pvp-vm, chain-vm:N under emulation (docs/guide/vm.md)
     with run_scope(run_id=run_id) as run:
         cal = None
         base = all_switches()[baseline_switch(plan.trial.params.io)]
