@@ -159,3 +159,16 @@ def test_bad_vm_input_exits_2(capsys, nothing_created, argv, needles):
     assert code == 2, text
     assert all(n in text for n in needles), text
     assert "Traceback" not in text
+
+
+def test_report_first_screen_labels_emulated_vm_scenarios():
+    from vswbench.report.first_screen import emulated_vm, summary_section
+    from vswbench.report.verdict import Verdict
+
+    def verdict(scenario: str, variant: str = "") -> Verdict:
+        return Verdict(scenario, 64, variant, "kernel", (), (), None, "line")
+
+    html = summary_section([], [], [verdict("pvp-vm"), verdict("pvp")], [])
+    assert f"pvp-vm: {TCG_LABEL}" in html
+    assert TCG_LABEL not in summary_section([], [], [verdict("pvp")], [])
+    assert emulated_vm("chain-vm:2", "") and not emulated_vm("pvp-vm", "vm_accel=kvm")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from vswbench.host.vm_nf import TCG_LABEL
 from vswbench.report.backends import BASELINE
 from vswbench.report.marks import MARKS_NOTE, latency_loss_cell, ndr_loss_cell, percentile_cell
 from vswbench.report.summary import MachineSummary
@@ -24,6 +25,12 @@ def _num(value: float | int | None, digits: int = 1) -> str:
     return "–" if value is None else f"{value:,.{digits}f}"
 
 
+def emulated_vm(scenario: str, variant: str) -> bool:
+    """A VM scenario (pvp-vm, chain-vm:N) measured under TCG (no vm_accel=kvm in its variant)."""
+    return (scenario == "pvp-vm" or scenario.startswith("chain-vm:")) and \
+        "vm_accel=kvm" not in variant
+
+
 def summary_section(machines: Sequence[MachineSummary], presets: Sequence[str],
                     verdicts: Sequence[Verdict], left_out: Sequence[str]) -> str:
     parts = [f'<p class="machine">{escape(m.sentence())}</p>' for m in machines]
@@ -39,6 +46,10 @@ def summary_section(machines: Sequence[MachineSummary], presets: Sequence[str],
                      "ranking.</p>")
     else:
         parts.append('<p class="empty">no search in this campaign: no verdict</p>')
+    emulated = sorted({v.scenario for v in verdicts if emulated_vm(v.scenario, v.variant)})
+    if emulated:
+        parts.append(f'<p class="footnote emulated">{escape(", ".join(emulated))}: '
+                     f"{escape(TCG_LABEL)} (docs/guide/vm.md).</p>")
     if left_out:
         parts.append(f'<p class="footnote">Not in this report (no data in this campaign): '
                      f"{escape(', '.join(left_out))}.</p>")
