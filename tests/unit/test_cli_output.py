@@ -80,7 +80,7 @@ def test_dry_run_lists_every_point_of_each_shipped_spec(spec, capsys) -> None:
 
 def test_dry_run_of_a_suite_and_of_a_bad_spec(tmp_path, capsys) -> None:
     assert cli.main(["run", "--suite", "quick", "--dry-run"]) == 0
-    assert "search bridge p2p 64B quick" in capsys.readouterr().out
+    assert "search bridge p2p 64B brief" in capsys.readouterr().out
     bad = tmp_path / "bad.toml"
     bad.write_text('[campaign]\nname = "bad"\n[[study]]\nkind = "search"\nswitch = "vpp"\n')
     assert cli.main(["run", str(bad), "--dry-run"]) == 2

@@ -1,7 +1,7 @@
 """How long a campaign takes: each point's estimated seconds, the testbeds' builds, the budget.
 
 `vswbench run` prints the estimate first (and refuses more than 1,000 points or 12 hours
-without --yes); the runner's progress counts it down; the decide phase plans with it.
+without --yes); the runner's progress counts it down; the rounds phase plans with it.
 """
 
 from __future__ import annotations
@@ -91,6 +91,7 @@ def estimates(points: list[Point]) -> dict[str, float]:
 
 def campaign_size(points: list[Point], budget_s: float | None = None) -> CampaignSize:
     """The points and their estimated seconds; a campaign with a budget spends what its first
-    pass leaves of it on repetitions (the decide phase), so it takes about the budget."""
+    pass leaves of it on paired rounds (campaign/rounds_phase.py), so it takes about the
+    budget."""
     first_pass = sum(estimates(points).values())
     return CampaignSize(len(points), max(first_pass, budget_s or 0.0))

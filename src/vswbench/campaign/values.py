@@ -274,9 +274,10 @@ def did_you_mean(word: Any, choices: Any) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-# [campaign] budget: the whole run's wall time ("7m", "90s", "1h30m" or seconds); after the
-# first pass the runner repeats the searches of neighbouring switches still undecided while it
-# lasts (campaign/decide_phase.py). Without it, every point runs once.
+# [campaign] budget: the whole run's wall time ("7m", "90s", "1h30m" or seconds); the runner
+# then runs group by group and pairs each group's switches in rounds with what the first pass
+# leaves of it (campaign/grouped.py, rounds_phase.py; on another host: the decide phase,
+# campaign/decide_phase.py). Without it, every point runs once.
 BUDGET_RE = re.compile(r"(?:([0-9]{1,3})h)?(?:([0-9]{1,4})m)?(?:([0-9]{1,6})s)?")
 MAX_BUDGET_S = 7 * 86400.0
 

@@ -192,8 +192,8 @@ def print_dry_run(name: str, points: list[Any], as_json: bool,
     width = max((len(p.label) for p in points), default=0)
     for i, p in enumerate(points, start=1):
         click.echo(f"{i:>5}  {p.label.ljust(width)}  ~{seconds[p.key]:,.0f} s")
-    budget = (f"; its budget {budget_s / 60:.1f} min: what the first pass leaves of it repeats "
-              "the searches of switches not yet decided" if budget_s else "")
+    budget = (f"; its budget {budget_s / 60:.1f} min: what the first pass leaves of it pairs "
+              "each group's switches in rounds, at least 6" if budget_s else "")
     click.echo(f"campaign {name}: {size.describe()} (estimated{budget}; nothing measured: "
                "--dry-run)")
 

@@ -135,8 +135,13 @@ def _rank(entries: list[Entry]) -> list[Entry]:
         else:
             groups.append([e])
     out, position = [], 1
-    for group in groups:
+    for i, group in enumerate(groups):
+        # at least its figure (the tester's limit), below a switch the tester did not stop: it
+        # may beat that switch, so it is not ranked below it
+        bound = [e for e in group if i > 0 and e.row.generator_bound]
+        group = [e for e in group if e not in bound]
         out += [replace(e, rank=position, tied=len(group) > 1) for e in group]
+        out += [replace(e, rank=None, tied=False) for e in bound]
         position += len(group)
     return out
 
@@ -187,6 +192,10 @@ def _line(v: Verdict) -> str:
     unmeasured = [e for e in v.ranked if e.row.ndr_pps is None]
     if unmeasured:
         text += f"; no NDR for {_names(unmeasured)}"
+    at_least = [e for e in measured if e.rank is None]
+    if at_least:
+        text += "; not ranked: " + ", ".join(
+            f"{e.switch} ≥ {mpps(e.row.ndr_pps)} Mpps (the tester's limit)" for e in at_least)
     return text + tail + _above_baseline(v) + _ill_defined(v) + _unconfirmed(v.ranked) + "."
 
 
