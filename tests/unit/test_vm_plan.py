@@ -172,3 +172,11 @@ def test_report_first_screen_labels_emulated_vm_scenarios():
     assert f"pvp-vm: {TCG_LABEL}" in html
     assert TCG_LABEL not in summary_section([], [], [verdict("pvp")], [])
     assert emulated_vm("chain-vm:2", "") and not emulated_vm("pvp-vm", "vm_accel=kvm")
+
+
+def test_calibration_of_a_vm_scenario_is_its_container_twin():
+    from vswbench.switches.chain.nf import calibration_target
+
+    p = Placement(0, 1, (1,))
+    assert calibration_target({}, parse("pvp-vm"), p)[0].name == "pvp"
+    assert calibration_target({}, parse("chain-vm:3"), p)[0].name == "chain:3"
