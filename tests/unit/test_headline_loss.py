@@ -129,25 +129,21 @@ def test_latency_records_carry_their_trials_loss(lossy: Path) -> None:
         18000.0, 300.0, 4.5, 35.0)
 
 
-def test_the_terminal_table_and_the_text_ranking_show_the_loss(lossy: Path, capsys,
-                                                                monkeypatch) -> None:
-    from vswbench.cli import common
+def test_the_terminal_table_and_the_text_ranking_show_the_loss(lossy: Path, capsys) -> None:
     from vswbench.cli.campaign import print_ranking
+    from vswbench.cli.show import first_screen
 
-    monkeypatch.setattr(common.out, "width", 400)
-    print_ranking(lossy, "rich")
+    first_screen(lossy, wide=True)                  # `vswbench show DIR --wide`
     terminal = capsys.readouterr().out
     print_ranking(lossy, "text")
     text = capsys.readouterr().out
     for shown in (terminal, text):
-        bridge = next(line for line in shown.splitlines() if " bridge " in line
-                      and "leads" not in line)
+        bridge = next(line for line in shown.splitlines() if line.split()[1:2] == ["bridge"])
         assert "7,743 (1.86 %) ctr!" in bridge
         assert "40.0*" in bridge and "900.0!" in bridge      # p50 of survivors, p99 unreliable
         assert "40 (0.0346 %), 50 % of time" in bridge        # a trial at the NDR lost frames
         assert "unreliable" in shown
-        veth = next(line for line in shown.splitlines() if " veth " in line
-                    and "leads" not in line)
+        veth = next(line for line in shown.splitlines() if line.split()[1:2] == ["veth"])
         assert "900.0!" not in veth and "900.0*" not in veth
 
 

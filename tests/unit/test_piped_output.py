@@ -60,6 +60,8 @@ CASES: dict[str, Case] = {
                       ["run", str(ROOT / "specs" / "quick.toml"), "--dry-run"]],
     "report": lambda s: [["report", str(s["quick"]), "--print", "text"],
                          ["report", str(s["quick"]), "--print", "md"]],
+    "show": lambda s: [["show", str(s["quick"])], ["show", str(s["quick"]), "--wide"],
+                       ["show", str(s["quick"]), "--format", "md"]],
     "export": lambda s: [["export", str(s["quick"]), "--format", "csv"]],
     "compare": lambda s: [["compare", str(s["quick"]), str(s["full"])],
                           ["compare", str(s["night0"]), str(s["night1"])]],
@@ -127,3 +129,5 @@ def test_a_wide_table_is_not_cut_to_80_columns(runs) -> None:
     widths = {argv[0]: max((len(line) for line in done.stdout.splitlines()), default=0)
               for argv, done in runs if done.returncode == 0}
     assert widths["report"] > 80 and widths["compare"] > 80, widths
+    shown = [done.stdout for argv, done in runs if argv[0] == "show" and len(argv) == 2]
+    assert shown and max(len(line) for line in shown[0].splitlines()) <= 80   # fitted to 80

@@ -1,4 +1,10 @@
-"""The built-in campaign suites, as TOML texts (parsed and validated by campaign/spec.py)."""
+"""The built-in campaign suites, as TOML texts (parsed and validated by campaign/spec.py), and
+`adhoc`: quick's text for the switches and sizes given on the command line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
 
 # switch = ["*"] is every switch but the calibration device; the runner skips those unavailable
 # on the machine. quick is the README's main command: the fast search's NDR then latency at 90 %
@@ -48,3 +54,36 @@ duration = 1
 """
 
 BUILTIN: dict[str, str] = {"quick": QUICK, "standard": STANDARD}
+_QUICK_BUDGET = "6m30s"          # QUICK's budget and sizes, as its text has them
+_QUICK_SIZES = (64, 1518)
+
+
+ADHOC_NAME = "adhoc"
+MIN_ADHOC_BUDGET_S = 60.0
+
+
+def adhoc(switches: Sequence[str], sizes: Sequence[int | str]) -> str:
+    """The campaign `vswbench run --switches bridge,xdp --sizes 64` runs: the quick suite's text
+    (its studies, preset, latency fraction, paired rounds) with these switches and sizes, its
+    budget quick's per switch and size (quick spends its budget over every switch of "*" at its
+    two sizes) times theirs, at least MIN_ADHOC_BUDGET_S. Names and sizes are the caller's to
+    check (campaign/spec.py parses the text and names what is wrong)."""
+    from vswbench.campaign.values import parse_budget
+    from vswbench.switches.catalog import ranked_switches
+
+    quick_s = parse_budget(_QUICK_BUDGET, []) or MIN_ADHOC_BUDGET_S
+    per = quick_s / (max(1, len(ranked_switches())) * len(_QUICK_SIZES))
+    budget = max(MIN_ADHOC_BUDGET_S, per * len(switches) * len(sizes))
+    what = f"{', '.join(switches)} at {', '.join(f'{s}' for s in sizes)}"
+    text = QUICK
+    for old, new in (('name = "quick"', f'name = "{ADHOC_NAME}"'),
+                     (f'budget = "{_QUICK_BUDGET}"', f"budget = {round(budget)}"),
+                     ('switch = ["*"]', f"switch = {json.dumps(list(switches))}"),
+                     (f"size = {json.dumps(list(_QUICK_SIZES))}",
+                      f"size = {json.dumps(list(sizes))}"),
+                     ('description = "Every switch, p2p, 64 and 1518 bytes:',
+                      f"description = {json.dumps('quick for ' + what)[:-1]}:")):
+        if text.count(old) != 1:       # QUICK changed: this must follow it (a unit test runs it)
+            raise AssertionError(f"the quick suite's text has no single {old!r}")
+        text = text.replace(old, new)
+    return text

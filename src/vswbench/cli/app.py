@@ -21,7 +21,7 @@ import click
 
 from vswbench import __version__
 from vswbench.cli import (ab, agent, campaign, history, host, latency, methods, model, papers,
-                          rule_update, sockets, trial)
+                          rule_update, show, sockets, trial)
 from vswbench.cli.arguments import (argument_problem, one_line, short_lines, tolerant_output,
                                     usage_line)
 from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
@@ -56,6 +56,7 @@ COMMANDS: tuple[click.Command, ...] = (
     sockets.stream, sockets.rr, sockets.crr,                              # what applications see
     campaign.run, campaign.report, campaign.export, campaign.compare,     # campaigns, results
     campaign.merge,                                                       # several hosts' stores
+    show.show,                                                            # a run's first screen
     history.history, history.trend, ab.ab,                                # regressions
     model.model,                                                          # models
     agent.agent,                                                          # other hosts

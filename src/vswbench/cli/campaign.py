@@ -15,11 +15,20 @@ from vswbench.errors import UsageError, require_root
 from vswbench.safefile import check_output_dir, check_output_file
 
 
-def _load(spec_path: Path | None, suite: str | None) -> Any:
+def _load(spec_path: Path | None, suite: str | None, switches: str | None = None,
+          sizes: str | None = None) -> Any:
     from vswbench.campaign.spec import builtin, load_spec
 
     if spec_path is not None and suite is not None:
         raise UsageError("give a spec file or --suite, not both")
+    if switches is not None or sizes is not None:     # an ad-hoc campaign: quick's methodology
+        from vswbench.campaign.adhoc import adhoc_campaign
+
+        if spec_path is not None or suite is not None:
+            raise UsageError("--switches and --sizes make a campaign of their own: give them "
+                             "without a spec file or --suite (or put the switches and sizes "
+                             "in the spec)")
+        return adhoc_campaign(switches, sizes)
     if spec_path is not None:
         return load_spec(spec_path)
     return builtin(suite or "quick")
@@ -30,13 +39,19 @@ def _eta(seconds: float) -> str:
     return f"~{m}:{s:02d} left"
 
 
-RANKING_FORMATS = ("auto", "rich", "text", "md")
+RANKING_FORMATS = ("text", "md")
 
 
 @click.command()
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
 @click.option("--suite", type=click.Choice(["quick", "standard"]), default=None,
               help="A built-in suite instead of a spec file [quick].")
+@click.option("--switches", default=None, metavar="A,B,...",
+              help="Without a spec file: an ad-hoc campaign of these switches (`vswbench "
+                   "switches` lists them), measured as the quick suite measures [every switch].")
+@click.option("--sizes", default=None, metavar="64,1518,...",
+              help="Without a spec file: the ad-hoc campaign's frame sizes (bytes with the FCS, "
+                   "or imix) [64,1518].")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Results directory [a spec: results/<campaign name>; a suite: "
                    "results/<suite>-<date-time>]; rerun with the same --out to resume.")
@@ -49,10 +64,10 @@ RANKING_FORMATS = ("auto", "rich", "text", "md")
 @click.option("--json", "as_json", is_flag=True,
               help="Stream one JSON object per finished point on stdout (as results.jsonl); "
                    "with --dry-run, the points as JSON.")
-@click.option("--format", "fmt", type=click.Choice(RANKING_FORMATS), default="auto",
+@click.option("--format", "fmt", type=click.Choice(RANKING_FORMATS), default="text",
               show_default=True,
-              help="The ranking at the end: rich (a terminal's table), text (plain, every "
-                   "number whole) or md (Markdown); auto: rich on a terminal, else text.")
+              help="The first screen at the end (as `vswbench show` draws it): text (fitted "
+                   "to the terminal's width, every number whole) or md (Markdown).")
 @click.option("--inventory", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Ansible-style YAML inventory (groups tester, dut): run every point on a "
                    "DUT host through `vswbench agent` over SSH, store here.")
@@ -65,9 +80,11 @@ RANKING_FORMATS = ("auto", "rich", "text", "md")
                                  "`vswbench trend`), e.g. results/history.sqlite.")
 def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: bool,
         yes: bool, dry_run: bool, as_json: bool, fmt: str, inventory: Path | None = None,
-        dut: str | None = None, append: bool = False, history_path: Path | None = None) -> int:
-    """Run a campaign (TOML spec or built-in suite); resumable: finished points are skipped.
-    A directory of specs (specs/papers/) runs each into OUT/<campaign name> [results/papers]."""
+        dut: str | None = None, append: bool = False, history_path: Path | None = None,
+        switches: str | None = None, sizes: str | None = None) -> int:
+    """Run a campaign (TOML spec, built-in suite, or --switches/--sizes); resumable: finished
+    points are skipped. A directory of specs (specs/papers/) runs each into OUT/<campaign
+    name> [results/papers]."""
     import json
 
     if dut is not None and inventory is None:
@@ -79,8 +96,8 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     if spec is not None and spec.is_dir():
         from vswbench.cli.papers import run_directory
 
-        if suite is not None:
-            raise UsageError("give a spec directory or --suite, not both")
+        if suite is not None or switches is not None or sizes is not None:
+            raise UsageError("give a spec directory or --suite/--switches/--sizes, not both")
         if inventory is not None:
             raise UsageError("--inventory runs one spec at a time: give a spec file, not a directory")
         if history_path is not None:
@@ -100,7 +117,7 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
         from vswbench.campaign.inventory import load_inventory
 
         pair = load_inventory(inventory).pair(dut)
-    campaign = _load(spec, suite)
+    campaign = _load(spec, suite, switches, sizes)
     points = expand(campaign)
     check_points(points, local=inventory is None)   # every testbed, before anything is created
     size = campaign_size(points, campaign.budget_s)
@@ -124,7 +141,7 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     if out_dir is None:
         # a built-in suite measures afresh each time (a spec file's directory resumes)
         default = (f"results/{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-                   if spec is None else f"results/{campaign.name}")
+                   if spec is None else f"results/{campaign.name}")   # ad hoc: afresh too
         out_dir = Path(campaign.out or default)
     require_root("a campaign")
     check_output_dir(out_dir, out_flag, create=False)   # every output checked, nothing made yet
@@ -163,8 +180,10 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     say.print(f"campaign {campaign.name}: {summary.done} points measured, {summary.failed} failed, "
               f"{summary.skipped} skipped, {summary.already_done} already done "
               f"({summary.seconds:.0f} s)", highlight=False)
-    if not as_json:
-        print_ranking(summary.store, fmt)
+    if not as_json:                     # the first screen, at the terminal's width
+        from vswbench.cli.show import first_screen
+
+        first_screen(out_dir, fmt)
     if not no_report:
         _write_report(out_dir, say)
     say.print(f"results store: {summary.store}", highlight=False)
@@ -198,11 +217,11 @@ def print_dry_run(name: str, points: list[Any], as_json: bool,
                "--dry-run)")
 
 
-def print_ranking(store_path: Path, fmt: str = "auto", say_empty: bool = False) -> None:
-    """The ranking per frame size and stack (report.verdict: the verdict line, ties, baselines
-    and the tester's ceiling as reference rows). fmt: rich (a table for a terminal), text
-    (plain columns, every number whole: for a file or a pipe), md (Markdown) or auto (rich on a
-    terminal, else text)."""
+def print_ranking(store_path: Path, fmt: str = "text", say_empty: bool = False) -> None:
+    """Every column of the ranking per frame size and stack (report.verdict: the verdict line,
+    ties, baselines and the tester's ceiling as reference rows): fmt text (plain columns,
+    every number whole, as wide as they are) or md (Markdown). `vswbench show` draws the
+    first screen fitted to a width."""
     from vswbench.report.model import build_model
     from vswbench.report.text import ranking_text
     from vswbench.results.points import load
@@ -213,24 +232,7 @@ def print_ranking(store_path: Path, fmt: str = "auto", say_empty: bool = False) 
             click.echo(f"nothing to rank in {store_path}: no search point (NDR, PDR) among "
                        f"its results; `vswbench export {store_path}` lists what it holds")
         return
-    if fmt == "auto":
-        fmt = "rich" if out.is_terminal else "text"
-    if fmt != "rich":
-        click.echo(ranking_text(model.verdicts, fmt), nl=False)
-        return
-    from vswbench.report.marks import MARKS_NOTE
-    from vswbench.report.text import COLUMNS, FOOTNOTE, LEFT, table_rows
-
-    for v in model.verdicts:
-        caption = "\n".join((v.line, *(f"  {d}" for d in v.details)))
-        table = Table(title=v.title, caption=caption, caption_justify="left")
-        for i, col in enumerate(COLUMNS):
-            table.add_column(col, justify="left" if i in LEFT else "right",
-                             overflow="fold")
-        for row in table_rows(v):
-            table.add_row(*row)
-        out.print(table)
-    out.print(FOOTNOTE + MARKS_NOTE, style="yellow", highlight=False, markup=False)
+    click.echo(ranking_text(model.verdicts, fmt), nl=False)
 
 
 def _write_report(out_dir: Path, console: Any = None) -> None:

@@ -56,3 +56,13 @@ def ndr_loss_cell(loss: LoadLoss | None, missing: str = "-") -> str:
     return (f"{loss.worst_lost_frames:,} ({loss.worst_loss_ratio * 100:.3g} %), "
             f"{loss.time_over_goal * 100:.0f} % of time"
             + (f", {loss.excised_trials} excised" if loss.excised_trials else ""))
+
+
+def ndr_loss_mark(loss: LoadLoss | None, missing: str = "-") -> str:
+    """The loss cell of a narrow table (the first screen at 80 columns): "0", or the worst
+    trial's loss ratio at the NDR's load ("0.12%"); ndr_loss_cell says the rest."""
+    if loss is None:
+        return missing
+    if not loss.lossy_trials:
+        return "0"
+    return f"{loss.worst_loss_ratio * 100:.2g}%"
