@@ -21,12 +21,13 @@ from typing import Any, Protocol
 from vswbench.campaign.estimate import testbed_key
 from vswbench.campaign.execute import (availability_problem, execute_point, plan_for,
                                        switch_stats, unsupported_problem)
-from vswbench.campaign.rounds_phase import grouped, role_of, rounds_point, run_rounds
+from vswbench.campaign.rounds_phase import (ROUND_OVERHEAD_S, grouped, role_of, rounds_point,
+                                            run_rounds)
 from vswbench.campaign.spec import Point
 from vswbench.campaign.values import SOCKET_KINDS
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.rounds import SAMPLE_SECONDS, Bench, Member
-from vswbench.results.paired import samples_of
+from vswbench.results.paired import MIN_ROUNDS, samples_of
 from vswbench.results.store import ResultStore, now
 from vswbench.safefile import WriteFailed
 
@@ -74,6 +75,7 @@ def run_grouped(runner: Runner, store: ResultStore, run_id: str, all_points: lis
     groups = grouped(p for p in all_points if p.kind not in SOCKET_KINDS)
     rng = random.Random(run_id)
     for i, group in enumerate(groups):
+        prog.rounds_left_s = sum(fewest_rounds_s(g) for g in groups[i:])   # the ETA's share
         later = [p for g in groups[i + 1:] for p in g if p.key in todo_keys]
         later_s = sum(runner._estimates.get(p.key, 0.0) for p in later)
         members_left = sum(len({testbed_key(p) for p in g}) for g in groups[i:])
@@ -81,7 +83,15 @@ def run_grouped(runner: Runner, store: ResultStore, run_id: str, all_points: lis
                    share=lambda n, ls=later_s, m=members_left: max(
                        0.0, (deadline - time.monotonic() - ls) * n / m),
                    deadline=deadline)
+    prog.rounds_left_s = 0.0
     return counts.done, counts.skipped, counts.failed
+
+
+def fewest_rounds_s(group: list[Point]) -> float:
+    """The estimated time of a group's fewest rounds (MIN_ROUNDS, taken whatever the budget):
+    the progress bar's estimate counts it, the rounds themselves never read it."""
+    members = len({testbed_key(p) for p in group})
+    return MIN_ROUNDS * members * (SAMPLE_SECONDS + ROUND_OVERHEAD_S) if members >= 2 else 0.0
 
 
 def _run_group(runner: Runner, store: ResultStore, run_id: str, group: list[Point],

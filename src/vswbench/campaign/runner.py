@@ -47,13 +47,26 @@ JSONL_NAME = "results.jsonl"     # one export.point_record per finished point, a
 
 @dataclass
 class Progress:
-    """What the CLI shows: points done/total and an ETA from per-kind estimates."""
+    """What the CLI shows: points done of the spec's total (known from the start, never
+    growing: the decide phase's repetitions are counted apart, in `repeats`) and an ETA
+    (`eta_s`) from per-kind estimates, the rounds' share still to come and the budget."""
     total: int
     done: int = 0
     skipped_before: int = 0
     failed: int = 0
-    remaining_s: float = 0.0
+    remaining_s: float = 0.0        # the points still to measure, estimated
     started: float = field(default_factory=time.monotonic)
+    deadline: float | None = None   # the budget's end (time.monotonic), if any
+    rounds_left_s: float = 0.0      # the fewest rounds of the groups still to pair, estimated
+    repeats: int = 0                # decide-phase repetitions measured (beyond `total`)
+
+    def eta_s(self) -> float:
+        """Seconds left: the points and rounds still to come, and no less than the budget's
+        remainder (a campaign with a budget spends it)."""
+        left = self.remaining_s + self.rounds_left_s
+        if self.deadline is not None:
+            left = max(left, self.deadline - time.monotonic())
+        return max(0.0, left)
 
 
 @dataclass
@@ -85,6 +98,7 @@ class CampaignRunner:
         self.on_point = on_point          # each point as stored, the moment it is
         self.points = expand(spec)
         self._estimates = estimates(self.points)
+        self._keys = {p.key for p in self.points}
         # wall time of each search measured, per switch (the testbed's build not included)
         self.search_seconds: dict[str, list[float]] = defaultdict(list)
         self.decide_rounds = 0
@@ -104,7 +118,10 @@ class CampaignRunner:
             self.run_id = new_run_id()
             run_id = str(self.run_id)
             prog = Progress(len(self.points), skipped_before=len(self.points) - len(todo),
-                            remaining_s=sum(self._estimates[p.key] for p in todo))
+                            remaining_s=sum(self._estimates[p.key] for p in todo),
+                            deadline=None if self.spec.budget_s is None
+                            else start + self.spec.budget_s)
+            self.on_progress(prog, "started")
             fingerprint = self.fingerprint_json()        # the probe: before the run is begun
             status = "failed"
             store.begin_run(run_id, self.spec, fingerprint)
@@ -222,7 +239,6 @@ class CampaignRunner:
                 if time.monotonic() + per_search > deadline:
                     return done, skipped, failed
                 self._estimates[p.key] = per_search
-                prog.total += 1
                 prog.remaining_s += per_search
                 d, s, f = self._run_points(store, run_id, [p], prog)
                 done, skipped, failed = done + d, skipped + s, failed + f
@@ -242,7 +258,10 @@ class CampaignRunner:
         self.on_point(stored)
 
     def _advance(self, prog: Progress, p: Point, message: str) -> None:
-        prog.done += 1
+        if p.key in self._keys:
+            prog.done += 1
+        else:                            # a decide-phase repetition: not one of the spec's
+            prog.repeats += 1
         prog.remaining_s = max(0.0, prog.remaining_s - self._estimates[p.key])
         self.on_progress(prog, message)
 

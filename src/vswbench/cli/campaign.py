@@ -156,11 +156,15 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
                   TextColumn("{task.completed}/{task.total} points"),
                   TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=err,
                   transient=False) as bar:
-        task = bar.add_task(f"campaign {campaign.name}", total=None, eta="")
+        # the total is the spec's points from the start; the rounds and a decide phase's
+        # repetitions move the estimate, never the total (campaign/runner.py Progress)
+        task = bar.add_task(f"campaign {campaign.name}", total=size.points,
+                            eta=_eta(size.seconds))
 
         def on_progress(prog: Any, message: str) -> None:
             bar.update(task, total=prog.total, completed=prog.skipped_before + prog.done,
-                       eta=_eta(prog.remaining_s))
+                       eta=_eta(prog.eta_s()) + (f" (+{prog.repeats} repeated)"
+                                                 if prog.repeats else ""))
 
         def on_point(stored: Any) -> None:
             bar.console.print(point_line(read_point(stored)), style="dim", highlight=False,

@@ -1,0 +1,36 @@
+"""The progress bar of `vswbench run` (issue 44, part 6): its total is the spec's points from
+the start and never grows (a decide phase's repetitions are counted apart: test_decide.py); its
+estimate counts the fewest rounds of the groups still to pair and never falls below what the
+budget has left."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from vswbench.campaign.grouped import fewest_rounds_s
+from vswbench.campaign.rounds_phase import ROUND_OVERHEAD_S, grouped
+from vswbench.campaign.runner import Progress
+from vswbench.campaign.spec import builtin, expand
+from vswbench.measure.rounds import SAMPLE_SECONDS
+from vswbench.results.paired import MIN_ROUNDS
+
+
+def test_the_estimate_counts_points_rounds_and_the_budget() -> None:
+    prog = Progress(10, remaining_s=30.0, rounds_left_s=12.0)
+    assert prog.eta_s() == pytest.approx(42.0)
+    prog.deadline = time.monotonic() + 300
+    assert 295 < prog.eta_s() <= 300                  # a budget is spent whatever is left
+    prog.deadline = time.monotonic() - 5              # past it: the rounds still to come
+    assert prog.eta_s() == pytest.approx(42.0)
+    assert Progress(1, remaining_s=-3.0).eta_s() == 0.0
+
+
+def test_a_groups_fewest_rounds() -> None:
+    groups = grouped(p for p in expand(builtin("quick")) if p.kind != "stream")
+    kernel64 = next(g for g in groups if g[0].size == 64 and g[0].switch == "bridge")
+    members = len({p.switch for p in kernel64})
+    assert fewest_rounds_s(kernel64) == pytest.approx(
+        MIN_ROUNDS * members * (SAMPLE_SECONDS + ROUND_OVERHEAD_S))
+    assert fewest_rounds_s([kernel64[0]]) == 0.0      # one switch: no rounds
