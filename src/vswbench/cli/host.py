@@ -37,12 +37,15 @@ def _flatten(prefix: str, value: Any) -> list[tuple[str, str]]:
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the engine's probe JSON unchanged.")
 def probe(as_json: bool) -> int:
-    """What the engine can do here: I/O backends, kernel features, TSC."""
+    """What the engine can do here: I/O backends, kernel features, TSC; whether the VM guest of
+    pvp-vm boots under KVM and under TCG."""
     from vswbench.engine.probe import probe as run_probe
+    from vswbench.host.doctor import vm_checks
 
     result = run_probe()
+    vm = vm_checks()   # one boot under each (docs/guide/vm.md)
     if as_json:
-        click.echo(result.text.rstrip("\n"))
+        click.echo(json.dumps({**json.loads(result.text), "vm": vm}))
         return 0
     backends = Table(title="I/O backends")
     for column in ("backend", "usable", "reason"):
@@ -54,6 +57,8 @@ def probe(as_json: bool) -> int:
     facts.add_column("value")
     rest = {k: v for k, v in result.raw.items() if k not in ("backends", "type")}
     for key, value in _flatten("", rest):
+        facts.add_row(key, value)
+    for key, value in vm.items():
         facts.add_row(key, value)
     out.print(backends)
     out.print(facts)
