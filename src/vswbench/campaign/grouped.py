@@ -13,9 +13,10 @@ plain runner runs them.
 from __future__ import annotations
 
 import random
+import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vswbench.campaign.estimate import testbed_key
@@ -74,17 +75,37 @@ def run_grouped(runner: Runner, store: ResultStore, run_id: str, all_points: lis
     todo_keys = {p.key for p in todo}
     groups = grouped(p for p in all_points if p.kind not in SOCKET_KINDS)
     rng = random.Random(run_id)
+    pace = Pace()
     for i, group in enumerate(groups):
         prog.rounds_left_s = sum(fewest_rounds_s(g) for g in groups[i:])   # the ETA's share
         later = [p for g in groups[i + 1:] for p in g if p.key in todo_keys]
-        later_s = sum(runner._estimates.get(p.key, 0.0) for p in later)
+        later_members = sum(len({testbed_key(p) for p in g}) for g in groups[i + 1:])
         members_left = sum(len({testbed_key(p) for p in g}) for g in groups[i:])
         _run_group(runner, store, run_id, group, todo_keys, prog, counts, rng,
-                   share=lambda n, ls=later_s, m=members_left: max(
-                       0.0, (deadline - time.monotonic() - ls) * n / m),
-                   deadline=deadline)
+                   share=lambda n, lp=later, lm=later_members, m=members_left: max(
+                       0.0, (deadline - time.monotonic()
+                             - pace.estimate(lp, lm, runner._estimates)) * n / m),
+                   deadline=deadline, pace=pace)
     prog.rounds_left_s = 0.0
     return counts.done, counts.skipped, counts.failed
+
+
+@dataclass
+class Pace:
+    """What this run's groups took so far: a point of each kind, a testbed built and torn down;
+    the groups still to come are estimated from it (the estimates of campaign/estimate.py until
+    a group has measured it), so each group's rounds get their share of what is really left."""
+    point_s: dict[str, list[float]] = field(default_factory=dict)
+    testbed_s: list[float] = field(default_factory=list)     # per testbed: build and teardown
+
+    def estimate(self, points: list[Point], members: int, estimates: dict[str, float]) -> float:
+        total = 0.0
+        for p in points:
+            seen = self.point_s.get(p.kind)
+            total += statistics.fmean(seen) if seen else estimates.get(p.key, 0.0)
+        if self.testbed_s:
+            total += members * statistics.fmean(self.testbed_s)
+        return total
 
 
 def fewest_rounds_s(group: list[Point]) -> float:
@@ -96,7 +117,9 @@ def fewest_rounds_s(group: list[Point]) -> float:
 
 def _run_group(runner: Runner, store: ResultStore, run_id: str, group: list[Point],
                todo_keys: set[str], prog: Any, counts: Counts, rng: random.Random,
-               share: Callable[[int], float], deadline: float) -> None:
+               share: Callable[[int], float], deadline: float, pace: Pace | None = None
+               ) -> None:
+    pace = pace or Pace()
     heads: dict[str, Point] = {}
     for p in group:
         heads.setdefault(p.switch, p)
@@ -121,7 +144,9 @@ def _run_group(runner: Runner, store: ResultStore, run_id: str, group: list[Poin
         return                                   # resumed: measured and paired before
     members = [Member(s, plan_for(h), bool((r := role_of(s)) and r.idle_polls))
                for s, h in runnable.items()]
+    built = time.monotonic()
     with Bench(members) as bench:
+        pace.testbed_s.append((time.monotonic() - built) / max(1, len(members)))
         for switch, why in bench.failed.items():
             for p in todo:
                 if p.switch == switch:
@@ -130,7 +155,9 @@ def _run_group(runner: Runner, store: ResultStore, run_id: str, group: list[Poin
                     runner._advance(prog, p, f"failed {p.label}: {why}")
         for p in todo:
             if p.switch in bench.contexts:
+                began = time.monotonic()
                 status = _measure_point(runner, store, run_id, bench, p, prog)
+                pace.point_s.setdefault(p.kind, []).append(time.monotonic() - began)
                 counts.add(status)
         if len(bench.contexts) < 2:
             return
@@ -151,6 +178,8 @@ def _run_group(runner: Runner, store: ResultStore, run_id: str, group: list[Poin
             runner._record(store, run_id, rounds_point(runnable[switch], bench.duration),
                            {**result, "outcome": outcome.reason}, "done", None, None)
         runner._say(prog, f"{group_key_label(group)}: {outcome.rounds} rounds, {outcome.reason}")
+        torn = time.monotonic()
+    pace.testbed_s[-1] += (time.monotonic() - torn) / max(1, len(members))
 
 
 def group_key_label(group: list[Point]) -> str:

@@ -28,7 +28,7 @@ from vswbench.measure.method import MethodContext, MethodPlan, method_context
 from vswbench.measure.trial import _daemon_pids
 from vswbench.run.ids import new_run_id
 
-SAMPLE_SECONDS = 0.5
+SAMPLE_SECONDS = 0.25
 
 
 @dataclass(frozen=True)
