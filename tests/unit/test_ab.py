@@ -147,7 +147,7 @@ def test_the_command_with_a_stand_in_search(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--b-opt", "function"], "expected KEY=VALUE"),
     (["--b-opt", "a=1", "--b-opt", "a=2"], "given twice"),
-    (["--fail-if", "p99:+10%"], "ab compares the NDR"),
+    (["--fail-if", "p99:+10%"], "ab compares its sides' throughput"),
     (["--a-sysctl", "kernel.panic=1"], "net.*"),
 ])
 def test_bad_input_exits_2(argv, message, tmp_path, capsys):

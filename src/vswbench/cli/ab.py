@@ -65,8 +65,9 @@ def ab(**kw: Any) -> int:
 
     thresholds = [parse_threshold(t) for t in kw["fail_if"]]
     for t in thresholds:
-        if t.metric != "ndr":
-            raise UsageError(f"--fail-if {t.metric}: ab compares the NDR; give ndr:-N% or ndr:+N%")
+        if t.metric not in ("ndr", "mrr"):
+            raise UsageError(f"--fail-if {t.metric}: ab compares its sides' throughput (MRR in "
+                             "rounds, NDR in searches); give mrr:-N% or ndr:-N%")
     sides = []
     for name in ("A", "B"):
         low = name.lower()

@@ -23,13 +23,18 @@ every run and machine). For two runs, per point and metric: the ratio B/A and a 
   to run, so a change is real only beyond that). A figure whose latency trial lost enough frames
   to make the percentile unreliable (results/loss.py: percentiles above 1 - loss ratio) is
   shown, never judged. No common shift: a whole run's latency doubling is what a gate is for;
-- cycles per packet carry no measure of their own spread: judged only with repetitions.
+- cycles per packet carry no measure of their own spread: judged only with repetitions;
+- MRR (`mrr`, a campaign with paired rounds: results/paired.py): each round's sample of the switch
+  over the group's baseline's (veth, memif) in the same round, so that the host's mood, which
+  moves every rate of a run 1.2-2x between runs minutes apart, cancels; the bootstrap interval of
+  the ratio of the two runs' medians of those, significant when 1 is outside. This is the gate
+  that catches a 10-20 % drop a single search's noise band (30 % for quick) lets through.
 
 Over three or more runs, the series of each metric is split into groups by CSIT's `jumpavg`
 (minimum description length, results/changepoints.py); a new group at the end is a regression
 or progression.
 
-`--fail-if ndr:-5%` (NDR fell by more than 5 %, significantly), `pdr:-5%` or `p99:+10%` (p99
+`--fail-if ndr:-5%` (NDR fell by more than 5 %, significantly), `mrr:-5%`, `pdr:-5%` or `p99:+10%` (p99
 latency rose by more than 10 % and beyond its noise) make the command exit 1, so CI can gate on
 it.
 """
@@ -46,6 +51,7 @@ from typing import Any, cast
 from vswbench.errors import UsageError
 from vswbench.measure.stats import significant_difference
 from vswbench.results.changepoints import series_groups
+from vswbench.results.paired import SwitchRounds, stored_rounds, variant_key
 from vswbench.results.noise import (OUTLIER_Z, SINGLE_SEARCH_NOISE, Shift, common_shift, overlap,
                                     search_noise, transition_interval)
 from vswbench.results.points import Latency, Setup, load
@@ -54,6 +60,9 @@ from vswbench.results.sockets import socket_of
 
 METRICS = {  # name -> (compared_row column, higher is better)
     "ndr": ("ndr_pps", True), "pdr": ("pdr_pps", True),
+    # paired rounds (results/paired.py): the median MRR, judged on each round's sample over
+    # the group's baseline's in the same round (the host's drift cancels within a run)
+    "mrr": ("mrr_pps", True),
     "p50": ("latency_p50_us", False), "p99": ("latency_p99_us", False),
     "cycles": ("cycles_per_packet", False),
     # the socket kinds (results/sockets.py): one measurement each, ratios shown, not judged
@@ -147,6 +156,10 @@ class PointValues:
     repetitions: tuple[dict[str, Any], ...] = ()   # a campaign's repetitions: every result
     latencies: tuple[Latency, ...] = ()            # the setup's latency figures, one a repetition
     latency: Latency | None = None                 # the figure compared (its loss, unreliable)
+    # its rounds' samples over its group's baseline's in the same round (empty: no rounds, or
+    # no baseline sampled with it), and the baseline's name
+    mrr_relative: tuple[float, ...] = ()
+    mrr_baseline: str = ""
 
 
 def compared_row(s: SetupSearches) -> dict[str, Any]:
@@ -173,14 +186,21 @@ def load_points(path: Path) -> dict[str, PointValues]:
         if r.headline.latency is not None:
             lat_points.setdefault(r.setup, []).append(r.headline.latency)
     out: dict[str, PointValues] = {}
+    rounds = stored_rounds(data.points)
     for s in search_setups(data.records()):
         reps = sorted(s.repetitions, key=lambda r: r.repetition)
         label = reps[0].label
         if len(reps) > 1:
             label = f"{label.split(' #')[0]} ({len(reps)} repetitions)"
-        out[reps[0].key] = PointValues(label, compared_row(s), raw[s.chosen.key],
+        group = rounds.get((s.setup.scenario, s.setup.size, variant_key(s.setup.variant)), {})
+        row = compared_row(s)
+        mine = group.get(s.setup.switch)
+        row["mrr_pps"] = None if mine is None else mine.median_pps
+        relative, base = _relative(mine, group)
+        out[reps[0].key] = PointValues(label, row, raw[s.chosen.key],
                                        tuple(raw[r.key] for r in reps),
-                                       tuple(lat_points.get(s.setup, ())), s.latency)
+                                       tuple(lat_points.get(s.setup, ())), s.latency,
+                                       relative, base)
     for p in data.points:
         sock = socket_of(p)
         if sock is not None and p.result is not None:
@@ -188,6 +208,35 @@ def load_points(path: Path) -> dict[str, PointValues]:
                    sock.transactions_per_s, "connections_per_s": sock.connections_per_s}
             out[p.key] = PointValues(p.label, row, p.result, (p.result,))
     return out
+
+
+def _relative(mine: SwitchRounds | None, group: dict[str, SwitchRounds]
+              ) -> tuple[tuple[float, ...], str]:
+    """Each round's sample of `mine` over the group's baseline's (no switch: veth, memif) in
+    the same round; ((), "") without rounds or baseline."""
+    from vswbench.switches.catalog import all_switches
+
+    bases = [sr for name, sr in group.items()
+             if getattr(all_switches().get(name), "direct", False)]
+    if mine is None or not bases or bases[0] is mine:
+        return (), ""
+    base = bases[0].by_round()
+    return (tuple(x.received_pps / base[r].received_pps for r, x in mine.by_round().items()
+                  if r in base and base[r].received_pps > 0), bases[0].switch)
+
+
+def _judge_mrr(a: PointValues, b: PointValues, va: float, vb: float) -> Change:
+    """MRR: the bootstrap interval of the ratio of the two runs' medians of the per-round
+    samples relative to the baseline's (paired within each run: the host's mood cancels)."""
+    ra, rb = a.mrr_relative, b.mrr_relative
+    if len(ra) >= 2 and len(rb) >= 2 and a.mrr_baseline == b.mrr_baseline:
+        lo, hi, sig = significant_difference(list(ra), list(rb))
+        return Change("", a.label, "mrr", va, vb, sig,
+                      f"bootstrap CI of the ratio of medians of its rounds over "
+                      f"{a.mrr_baseline}'s in the same round ({len(ra)} and {len(rb)} rounds)",
+                      (round(lo, 5), round(hi, 5)))
+    return Change("", a.label, "mrr", va, vb, False,
+                  "no baseline sampled in both runs' rounds: not judged")
 
 
 def _interval(values: PointValues, goal: str) -> tuple[float, float] | None:
@@ -241,6 +290,8 @@ def judge(metric: str, a: PointValues, b: PointValues, noise: float) -> Change |
         return None
     if metric in LATENCY_METRICS:
         return _judge_latency(metric, a, b, float(va), float(vb))
+    if metric == "mrr":
+        return _judge_mrr(a, b, float(va), float(vb))
     reps_a, reps_b = _values(a.result, column), _values(b.result, column)
     if len(reps_a) >= 2 and len(reps_b) >= 2:
         lo, hi, sig = significant_difference(reps_a, reps_b)
