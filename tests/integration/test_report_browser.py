@@ -93,8 +93,8 @@ window.addEventListener("load", function () {
              references: Array.from(r.querySelectorAll("tr.reference td:nth-child(2)")).map(
                function (td) { return td.innerText; }),
              ceilings: r.querySelectorAll("tr.ceiling").length,
-             described: Array.from(r.querySelectorAll("tr[data-switch]")).map(
-               function (tr) { return tr.dataset.switch + ": " + tr.cells[2].innerText; })};
+             described: Array.from(r.querySelectorAll("tr[data-detail]")).map(
+               function (tr) { return tr.dataset.detail + ": " + tr.cells[1].textContent; })};
   var pre = document.createElement("pre");
   pre.id = "first-screen";
   pre.textContent = JSON.stringify(out);
@@ -119,8 +119,8 @@ def test_first_screen_reads_as_a_verdict(chromium, quick_report, tmp_path) -> No
     import html as html_lib
     seen = json.loads(html_lib.unescape(m.group(1)))
     assert seen["top"] < 900, "the summary is not on the first screen"
-    assert seen["verdicts"][0].startswith("64 B, kernel switches: xdp, tc-bpf and bridge lead")
-    assert any(v.startswith("64 B, DPDK switches: testpmd leads") for v in seen["verdicts"])
+    assert seen["verdicts"][0] == "64 B, kernel switches: xdp = tc-bpf = bridge > ovs"
+    assert "64 B, DPDK switches: testpmd > ovs-dpdk" in seen["verdicts"]
     assert "fixture-host" in seen["machine"] and "virtual machine" in seen["machine"]
     assert "2 logical CPUs" in seen["machine"]
     assert sorted(seen["references"]) == ["memif", "memif", "veth", "veth"]

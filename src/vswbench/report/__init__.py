@@ -14,12 +14,15 @@ model.py. Modules:
   summary.py (the machine and preset sentences), stalls.py (the sentence on host stalls),
   notes.py (warnings, fingerprints), spread.py and product_bars.py (parameter error bars, also
   written as JSON and CSV);
-- the sections' pieces: first_screen.py (the summary and ranking HTML), marks.py (loss beside the
+- the sections' pieces: first_screen.py (the summary HTML), ranking_html.py (the ranking tables,
+  fitted to 1280 px: eight columns, every other one behind a disclosure), marks.py (loss beside the
   numbers it touches), chain.py, delay.py, diagnostics.py, profiles.py (also the folded stacks),
   remote.py, studies.py (flow count, cloning) and functions.py (table size, rule update);
 - the page: sections/ (the sections in page order), figure.py (style, legends, colours, the
   rendered Plot), plots.py (every section's figures rendered), html.py (the page);
-- beside it: text.py (the ranking as plain text or Markdown), demo_page.py (the demo's page),
+- beside it: screen.py (the first screen at a terminal's width: `vswbench run`'s end, `vswbench
+  show`), text.py (every column of the ranking as plain text or Markdown), demo_page.py (the
+  demo's page),
   paper_claims.py, paper_page.py and paper_plots.py (a paper spec's verdicts and pages).
 
 The output is deterministic: the same store gives the same bytes.

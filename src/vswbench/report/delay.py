@@ -58,4 +58,5 @@ def delay_tables(model: ReportModel) -> str:
             f"{matrix.alpha:g}; it is a guide, not a test, since the packets of one trial are "
             "not independent samples. <code>vswbench model delay</code> exports these models "
             "(JSON ECDF, quantile CSV) for simulators.</p>")
-    return f"<h3>Conditions</h3>{conditions}<h3>KS distance between conditions</h3>{ks}{note}"
+    return (f"<h3>Conditions</h3>{conditions}<h3>KS distance between conditions</h3>"
+            f'<div class="scroll">{ks}</div>{note}')      # a wide matrix scrolls in its box

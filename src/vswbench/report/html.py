@@ -19,12 +19,24 @@ from vswbench.report.sections import SECTIONS
 from vswbench.report.sections.base import is_empty
 
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em 2em; color: #222; max-width: 80em; }
+body { font-family: system-ui, sans-serif; margin: 1em 1.5em; color: #222; max-width: 80em;
+       overflow-wrap: break-word; }
+h1 { font-size: 1.5em; margin: 0.3em 0; }
+body > p { margin: 0.3em 0; font-size: 0.9em; }
+nav { font-size: 0.9em; }
 nav a { margin-right: 0.8em; }
-section { margin: 2em 0; }
-h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
-table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
-th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; vertical-align: top; }
+section { margin: 1.2em 0; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; font-size: 1.3em; margin: 0.5em 0; }
+h3 { margin: 0.8em 0 0.3em; }
+.scroll { overflow-x: auto; max-width: 100%; }   /* and every table: wide ones scroll in place */
+details > summary { cursor: pointer; font-size: 0.9em; color: #345; }
+details.rule, details.left-out { display: inline-block; margin-right: 2em; vertical-align: top; }
+details.rule[open], details.left-out[open] { display: block; }
+table.ranking td { white-space: nowrap; }
+span.range { color: #555; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; display: block;
+        max-width: 100%; overflow-x: auto; }
+th, td { border: 1px solid #bbb; padding: 0.2em 0.6em; vertical-align: top; }
 th { background: #eee; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.group th { background: #dde6f0; }
@@ -35,9 +47,11 @@ p.empty { color: #777; font-style: italic; }
 p.footnote { font-size: 0.85em; color: #444; }
 pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
 td.cat-failed, td.cat-generator-bound { color: #a00; }
-ul.verdicts li { margin: 0.3em 0; font-size: 1.05em; }
-p.machine, p.preset { margin: 0.3em 0; }
-p.verdict { font-weight: 600; }
+ul.verdicts { margin: 0.4em 0; }
+ul.verdicts li { margin: 0.15em 0; font-weight: 600; }
+ul.verdicts a { color: inherit; text-decoration: none; }
+p.machine, p.preset { margin: 0.2em 0; font-size: 0.9em; }
+h3.verdict { font-size: 1.05em; }
 tr.reference td { background: #f3f3f3; font-style: italic; }
 tr.ceiling td { background: #fff4e0; }
 tr.tied td:first-child { color: #555; }

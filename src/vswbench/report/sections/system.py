@@ -3,10 +3,11 @@ offloads) and the campaign spec."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from vswbench.report.backends import BackendInfo
 from vswbench.report.figure import Plot
 from vswbench.report.model import ReportModel
 from vswbench.report.notes import RunInfo
@@ -54,7 +55,19 @@ def _offloads(offloads: Any) -> str:
             + _table(["interface", "namespace", *OFFLOAD_FEATURES, "error"], rows, set()))
 
 
-def system_section(runs: Sequence[RunInfo]) -> str:
+def point_versions(backends: Mapping[str, BackendInfo]) -> str:
+    """The versions the points recorded, each with its switches: the fingerprint is taken
+    before any switch runs, so its own switch_versions is empty."""
+    by: dict[str, list[str]] = {}
+    for switch, info in sorted(backends.items()):
+        for version in info.versions:
+            by.setdefault(version, []).append(switch)
+    return "; ".join(f"{v} ({', '.join(s)})" for v, s in by.items())
+
+
+def system_section(runs: Sequence[RunInfo],
+                   backends: Mapping[str, BackendInfo] | None = None) -> str:
+    versions = point_versions(backends or {})
     if not runs:
         return _empty("no run recorded in this store")
     parts = []
@@ -67,7 +80,10 @@ def system_section(runs: Sequence[RunInfo]) -> str:
                      f"{escape(info.version)}</p>")
         fp = info.fingerprint
         if fp:
-            rows = [[escape(k), escape(_value(k, v))] for k, v in fp.items() if k != "offloads"]
+            rows = [[escape(k), escape(f"{versions} (as the points recorded them)"
+                                       if k == "switch_versions" and not v and versions
+                                       else _value(k, v))]
+                    for k, v in fp.items() if k != "offloads"]
             parts.append(_table(["item", "value"], rows, set()) + _offloads(fp.get("offloads")))
         else:
             parts.append(_empty("no system fingerprint recorded for this run"))
@@ -81,7 +97,7 @@ class System(Section):
 
     def body(self, model: ReportModel, plots: Sequence[Plot],
              left_out: Sequence[str] = ()) -> str:
-        return system_section(model.runs)
+        return system_section(model.runs, model.backends)
 
 
 SECTION = System()
