@@ -13,6 +13,7 @@ number or a name. The same choice of columns as Markdown (`md`) and every figure
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from vswbench.report.marks import (latency_loss_cell, mark, ndr_loss_cell, ndr_l
 from vswbench.report.verdict import Verdict
 from vswbench.report.verdict_entry import Entry, mpps
 
+REFERENCE = re.compile(r"\b(?:baseline|calibration) \S+ (?:≥ )?[\d.]+(?![\d.]| Mpps)")
 MIN_WIDTH = 40                  # narrower, and the core columns themselves cannot fit
 GAP = "  "
 FORMATS = ("text", "md", "json")
@@ -174,6 +176,7 @@ def evidence(v: Verdict) -> list[str]:
         head, _, rest = v.line.partition(" Mpps")
         lines = [f"{v.rounds} paired rounds: " + head.split(": ", 1)[-1] + " Mpps", *v.details]
         rest = rest.strip().removeprefix(";").strip().removesuffix(".")
+        rest = REFERENCE.sub(r"\g<0> Mpps", rest)        # the order line's references: a unit
         return lines + ([rest] if rest else [])
     prefix = v.title + ": "
     line = v.line[len(prefix):] if v.line.startswith(prefix) else v.line
