@@ -259,6 +259,9 @@ def _stop_recorded(proc: RecordedProcess, grace: float = 3.0) -> str:
     found = signal_if_same(proc, signal.SIGTERM)
     if not found.same:
         return "already gone" if not found.alive else f"not signalled: {found.reason}"
+    # a run killed while it held a polling switch's processes frozen (measure/rounds.py) left
+    # them stopped: SIGCONT lets the SIGTERM take effect instead of waiting out the grace
+    signal_if_same(proc, signal.SIGCONT)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         if not identify(proc).same:
