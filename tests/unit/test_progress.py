@@ -34,3 +34,20 @@ def test_a_groups_fewest_rounds() -> None:
     assert fewest_rounds_s(kernel64) == pytest.approx(
         MIN_ROUNDS * members * (SAMPLE_SECONDS + ROUND_OVERHEAD_S))
     assert fewest_rounds_s([kernel64[0]]) == 0.0      # one switch: no rounds
+
+
+def test_the_bar_counts_down_between_reports_and_after_the_last_point() -> None:
+    from rich.progress import Progress as Bar
+
+    from vswbench.cli.campaign import _Elapsed, _Left
+
+    now = time.monotonic()
+    bar = Bar()
+    task_id = bar.add_task("campaign quick", total=8, began=now - 65, ends=now + 30, extra="")
+    bar.update(task_id, completed=8, extra=" (+2 repeated)")     # every point done: rounds go on
+    task = bar.tasks[0]
+    assert task.finished
+    assert _Left().render(task).plain in ("~0:29 left (+2 repeated)", "~0:30 left (+2 repeated)")
+    assert _Elapsed().render(task).plain in ("0:01:05", "0:01:06")   # still running
+    bar.update(task_id, ends=now - 5)
+    assert _Left().render(bar.tasks[0]).plain.startswith("~0:00 left")

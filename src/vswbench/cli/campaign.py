@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
+from rich.text import Text
 from rich.table import Table
 
 from vswbench.cli.common import FiniteRange, err, num, out, table_out
@@ -37,6 +38,23 @@ def _load(spec_path: Path | None, suite: str | None, switches: str | None = None
 def _eta(seconds: float) -> str:
     m, s = divmod(int(seconds), 60)
     return f"~{m}:{s:02d} left"
+
+
+class _Left(ProgressColumn):
+    """The estimate, counted down between the runner's reports (the probe, a testbed's build
+    and a round report nothing): the runner sets when it expects the end (`ends`)."""
+
+    def render(self, task: Task) -> Text:
+        return Text(_eta(max(0.0, task.fields["ends"] - time.monotonic()))
+                    + task.fields["extra"])
+
+
+class _Elapsed(ProgressColumn):
+    """Time since the start, still running after the last point (the rounds follow it)."""
+
+    def render(self, task: Task) -> Text:
+        m, s = divmod(int(time.monotonic() - task.fields["began"]), 60)
+        return Text(f"{m // 60}:{m % 60:02d}:{s:02d}", style="progress.elapsed")
 
 
 RANKING_FORMATS = ("text", "md")
@@ -154,17 +172,17 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
               f"--out {out_dir})", highlight=False)
     with Progress(TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total} points"),
-                  TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=err,
-                  transient=False) as bar:
+                  _Left(), _Elapsed(), console=err, transient=False) as bar:
         # the total is the spec's points from the start; the rounds and a decide phase's
         # repetitions move the estimate, never the total (campaign/runner.py Progress)
-        task = bar.add_task(f"campaign {campaign.name}", total=size.points,
-                            eta=_eta(size.seconds))
+        began = time.monotonic()
+        task = bar.add_task(f"campaign {campaign.name}", total=size.points, began=began,
+                            ends=began + size.seconds, extra="")
 
         def on_progress(prog: Any, message: str) -> None:
             bar.update(task, total=prog.total, completed=prog.skipped_before + prog.done,
-                       eta=_eta(prog.eta_s()) + (f" (+{prog.repeats} repeated)"
-                                                 if prog.repeats else ""))
+                       ends=time.monotonic() + prog.eta_s(),
+                       extra=f" (+{prog.repeats} repeated)" if prog.repeats else "")
 
         def on_point(stored: Any) -> None:
             bar.console.print(point_line(read_point(stored)), style="dim", highlight=False,

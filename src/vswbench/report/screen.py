@@ -145,8 +145,9 @@ def _line_width(v: Verdict, names: Sequence[str]) -> int:
 
 
 def order_text(v: Verdict) -> str:
-    """The verdict's first line: '64 B, kernel switches: xdp > tc-mirred > router = bridge; not
-    ranked: macvlan (the tester's limit)', every switch of the group named."""
+    """The verdict's first line: '64 B, kernel switches: xdp > tc-mirred > router = bridge; at
+    the tester's limit: macvlan', every switch of the group named (unranked: at least its
+    figure, the tester's limit, and not decided against the switches above it)."""
     parts: list[str] = []
     unranked, missing = [], []
     previous: Entry | None = None
@@ -162,8 +163,8 @@ def order_text(v: Verdict) -> str:
         parts.append(e.switch)
         previous = e
     text = f"{v.title}: " + (" ".join(parts) if parts else "no switch ranked")
-    if unranked:
-        text += f"; not ranked: {', '.join(unranked)} (at least: the tester's limit)"
+    if unranked:                       # at least its figure, undecided against those above
+        text += f"; at the tester's limit: {', '.join(unranked)}"
     if missing:
         text += f"; no figure: {', '.join(missing)}"
     return text
