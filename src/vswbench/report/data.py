@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from vswbench.errors import UsageError
+from vswbench.results.hostbound import HostBound
 from vswbench.results.loss import LoadLoss, LossAround
 from vswbench.results.points import Latency, Setup, StoredResults, size_order
 from vswbench.results.series import Bucket
@@ -55,6 +56,7 @@ class RankingRow:
     # no trial passed without loss). ndr_pps is MLRsearch's conditional throughput of the NDR
     # goal (an exceed ratio, host-stall trials excised): called NDR only where this equals it.
     classic_ndr_pps: float | None = None
+    host_bound: HostBound | None = None      # its search's tester gaps (results/hostbound.py)
 
     @property
     def ndr_mpps(self) -> float | None:
@@ -80,7 +82,7 @@ def ranking(data: StoredResults) -> list[RankingRow]:
                                bool(h.generator_bound), h.generator_ceiling_pps,
                                len(s.repetitions), s.ndr_cv, s.useful_cycles_per_packet,
                                lat, s.ndr_load_loss, s.loss_around_ndr,
-                               h.classic_ndr_pps))
+                               h.classic_ndr_pps, h.host_bound))
     rows.sort(key=lambda r: (r.setup.scenario, size_order(r.setup.size), r.setup.variant,
                              -(r.ndr_pps or -1.0), r.setup.switch))
     ranked, previous, rank = [], None, 0

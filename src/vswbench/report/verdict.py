@@ -138,7 +138,8 @@ def _rank(entries: list[Entry]) -> list[Entry]:
     for i, group in enumerate(groups):
         # at least its figure (the tester's limit), below a switch the tester did not stop: it
         # may beat that switch, so it is not ranked below it
-        bound = [e for e in group if i > 0 and e.row.generator_bound]
+        bound = [e for e in group if (i > 0 and e.row.generator_bound)
+                 or (e.row.host_bound is not None and e.row.host_bound.bound)]
         group = [e for e in group if e not in bound]
         out += [replace(e, rank=position, tied=len(group) > 1) for e in group]
         out += [replace(e, rank=None, tied=False) for e in bound]
@@ -192,11 +193,12 @@ def _line(v: Verdict) -> str:
     unmeasured = [e for e in v.ranked if e.row.ndr_pps is None]
     if unmeasured:
         text += f"; no NDR for {_names(unmeasured)}"
-    at_least = [e for e in measured if e.rank is None]
+    at_least = [e for e in measured if e.rank is None and not _host_bound_entry(e)]
     if at_least:
         text += "; not ranked: " + ", ".join(
             f"{e.switch} ≥ {mpps(e.row.ndr_pps)} Mpps (the tester's limit)" for e in at_least)
-    return text + tail + _above_baseline(v) + _ill_defined(v) + _unconfirmed(v.ranked) + "."
+    return (text + tail + _above_baseline(v) + _ill_defined(v) + _unconfirmed(v.ranked)
+            + _host_bound(v.ranked) + ".")
 
 
 def _how_decided(upper: Entry, lower: Entry) -> str:
@@ -298,7 +300,7 @@ def _paired_verdict(key: tuple[str, int | str, str, str], contenders: list[Entry
            if e.paired is not None and e.paired.median_pps else "no rounds")
         for e in refs)
     tail = f"; {refs_text}" if refs_text else ""
-    line = order_line(head, ranked, decisions, tail + _unconfirmed(ranked))
+    line = order_line(head, ranked, decisions, tail + _unconfirmed(ranked) + _host_bound(ranked))
     return replace(v, line=line, details=detail_lines(decisions))
 
 
@@ -308,3 +310,17 @@ def _unconfirmed(ranked: Sequence[Entry]) -> str:
     notes = [f"{e.switch} ({note})" for e in ranked
              if (note := _unconfirmed_one(e.row.latency)) is not None]
     return "; throughput not confirmed: " + ", ".join(notes) if notes else ""
+
+
+def _host_bound_entry(e: Entry) -> bool:
+    return e.row.host_bound is not None and e.row.host_bound.bound
+
+
+def _host_bound(ranked: Sequence[Entry]) -> str:
+    """"; conditional throughput host-bound: testpmd 0.382 Mpps (its tester skipped 38 % ...)"
+    for the switches whose search measured the host more than the switch (results/hostbound.py);
+    without paired rounds they are not ranked."""
+    notes = [f"{e.switch} {mpps(e.row.ndr_pps)} Mpps ({e.row.host_bound.describe()[12:]})"
+             for e in ranked if _host_bound_entry(e) and e.row.host_bound is not None]
+    return "; conditional throughput host-bound, not ranked by it: " + "; ".join(notes) \
+        if notes else ""

@@ -49,6 +49,7 @@ from vswbench.engine.records import LatencySummary, stored_latency
 from vswbench.errors import UsageError
 from vswbench.results.loss import (LoadLoss, LossAround, at_stored_load, loss_at_load,
                                    loss_around_load, unreliable_percentiles)
+from vswbench.results.hostbound import HostBound, host_bound
 from vswbench.results.params import KNOBS, PRESET_KINDS, Params, count, flag, number, text
 from vswbench.results.record import LoadPoint, Measured, measured_of
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun
@@ -269,6 +270,7 @@ class Headline:
     classic_ndr_pps: float | None = None
     trials_rejected: int | None = None
     preset: str | None = None                # a search's preset (its noise band: noise.py)
+    host_bound: HostBound | None = None      # a search's tester gaps and path stalls
 
 
 def _strict_ndr(r: dict[str, Any]) -> float | None:
@@ -326,7 +328,8 @@ def headline_of(kind: str, r: dict[str, Any]) -> Headline:
         classic_ndr_pps=(n("classic_ndr_pps") if "classic_ndr_pps" in r or kind != "search"
                          else _strict_ndr(r)),
         trials_rejected=_count(r.get("trials_rejected")),
-        preset=_text(r.get("preset")) if kind == "search" else None)
+        preset=_text(r.get("preset")) if kind == "search" else None,
+        host_bound=host_bound(r) if kind == "search" else None)
 
 
 # -- one stored point --------------------------------------------------------------------------
