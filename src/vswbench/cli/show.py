@@ -34,7 +34,8 @@ def first_screen(store_path: Path, fmt: str = "text", width: int | None = None,
             click.echo(f"nothing to rank in {store_path}: no search point (NDR, PDR) among "
                        f"its results; `vswbench export {store_path}` lists what it holds")
         return
-    more = "" if wide else f"Every column: vswbench show {store_path} --wide. "
+    where = str(store_path) if len(str(store_path)) <= 40 else "DIR"   # a long path: no wrap
+    more = "" if wide else f"Every column: vswbench show {where} --wide. "
     render = render_md if fmt == "md" else render_text
     click.echo(render(verdicts, width or terminal_width(), wide, more), nl=False)
 
