@@ -89,7 +89,7 @@ def test_unexplained_confirmation_loss_marks_the_headline(store) -> None:
     assert results.get("router").confirmation == "host stall"
     (line,) = results.verdicts
     marked = line.split("throughput not confirmed:", 1)[1]
-    assert "bridge (its 90 % trial lost 1 %, no host stall explains it)" in marked
+    assert "bridge (its 90 % trial lost 1 %, no stall explains it)" in marked
     assert "router" not in marked
 
 

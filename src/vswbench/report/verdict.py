@@ -320,7 +320,9 @@ def _host_bound(ranked: Sequence[Entry]) -> str:
     """"; conditional throughput host-bound: testpmd 0.382 Mpps (its tester skipped 38 % ...)"
     for the switches whose search measured the host more than the switch (results/hostbound.py);
     without paired rounds they are not ranked."""
-    notes = [f"{e.switch} {mpps(e.row.ndr_pps)} Mpps ({e.row.host_bound.describe()[12:]})"
+    notes = [f"{e.switch} {mpps(e.row.ndr_pps)} Mpps (tester skipped "
+             f"{e.row.host_bound.skipped_share * 100:.0f} % of its departures, path stopped "
+             f"{e.row.host_bound.stalled_share * 100:.0f} % of the time)"
              for e in ranked if _host_bound_entry(e) and e.row.host_bound is not None]
     return "; conditional throughput host-bound, not ranked by it: " + "; ".join(notes) \
         if notes else ""

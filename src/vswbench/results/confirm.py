@@ -26,7 +26,7 @@ def unconfirmed_note(latency: Latency | None) -> str | None:
         return None
     at = (f"{latency.fraction_of_ndr * 100:g} % trial"
           if latency.fraction_of_ndr is not None else "confirmation trial")
-    return f"its {at} lost {ratio * 100:.3g} %, no host stall explains it"
+    return f"its {at} lost {ratio * 100:.3g} %, no stall explains it"
 
 
 def confirmation(latency: Latency | None) -> str:
