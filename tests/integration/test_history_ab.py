@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from vswbench.host.netns import list_namespaces
+
 from vswbench.results.ab import sides_of
 from vswbench.results.history import History
 from vswbench.results.points import load
@@ -56,8 +58,9 @@ def test_run_adds_the_finished_run_to_the_history(root, engine, tmp_path) -> Non
 @pytest.mark.timeout(400)
 def test_ab_interleaves_two_rounds_into_one_store(root, engine, tmp_path) -> None:
     out = tmp_path / "ab"
-    done = vswbench("ab", "--switch", "veth", "--rounds", "2", "--b-sysctl",
-                    "net.core.somaxconn=1024", "--out", str(out), "--json", "--seed", "4")
+    done = vswbench("ab", "--switch", "veth", "--method", "searches", "--rounds", "2",
+                    "--b-sysctl", "net.core.somaxconn=1024", "--out", str(out), "--json",
+                    "--seed", "4")
     assert done.returncode == 0, done.stderr[-2000:]
     data = json.loads(done.stdout)
     assert sorted(data["order"]) == ["1A", "1B", "2A", "2B"]
@@ -73,14 +76,39 @@ def test_ab_interleaves_two_rounds_into_one_store(root, engine, tmp_path) -> Non
 
 
 @pytest.mark.timeout(400)
+def test_ab_in_paired_rounds_keeps_both_testbeds_up_and_judges_the_rounds(root, engine,
+                                                                          tmp_path) -> None:
+    """The default method: both sides' testbeds up at once, one MRR sample of each a round in a
+    random order, each side's samples one rounds point of its campaign; a known slowdown (side B
+    the shaper at a quarter of the plain path's rate) is found with its interval."""
+    from vswbench.results.ab import judge_paired, paired_sides_of
+
+    out = tmp_path / "rounds"
+    before = set(list_namespaces())
+    done = vswbench("ab", "--a-switch", "tc-mirred", "--b-switch", "shaped", "--b-shape-pps",
+                    "50000", "--rounds", "6", "--out", str(out), "--json", "--seed", "2")
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(done.stdout)
+    assert data["method"] == "rounds" and len(data["sides"]["A"]["mrr_pps"]) == 6
+    assert data["differs"] is True and data["ratio"] < 0.5
+    assert "B is slower" in data["verdict"] and "6 paired rounds" in data["verdict"]
+    sides = paired_sides_of(out)
+    assert sides is not None
+    a, b = sides
+    assert {x.round for x in a.samples} == {x.round for x in b.samples} == set(range(6))
+    assert judge_paired(a, b).differs
+    assert set(list_namespaces()) <= before          # both testbeds gone
+
+
+@pytest.mark.timeout(400)
 def test_ab_of_two_switch_files_measures_each_side_s_own_switch(root, engine, tmp_path) -> None:
     """Two "builds" as two files (examples/switches: a bridge built with ip, nftables' netdev
     fwd): each side's searches ran through its own declared switch, named in its stored spec."""
     examples = Path(__file__).resolve().parents[2] / "examples" / "switches"
     out = tmp_path / "builds"
     done = vswbench("ab", "--a-switch-file", str(examples / "linux-bridge.toml"),
-                    "--b-switch-file", str(examples / "nft-fwd.toml"), "--rounds", "2",
-                    "--out", str(out), "--json", "--seed", "1")
+                    "--b-switch-file", str(examples / "nft-fwd.toml"), "--method", "searches",
+                    "--rounds", "2", "--out", str(out), "--json", "--seed", "1")
     assert done.returncode == 0, done.stderr[-2000:]
     a, b = sides_of(out)
     assert a.label.startswith("ip-bridge p2p 64 B") and b.label.startswith("nft-fwd p2p 64 B")

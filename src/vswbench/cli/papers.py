@@ -76,6 +76,8 @@ def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: 
         raise UsageError("these specs together are estimated over 12 hours: add --yes")
     require_root("a campaign")
     targets = [Path(spec.out) if spec.out else root / spec.name for spec in specs]
+    if any(not spec.out for spec in specs):     # OUT itself one level, then OUT/<name> in it
+        check_output_dir(root, "--out")
     for target in targets:                      # every output checked before anything runs
         check_output_dir(target, "--out")
         if not no_report:
