@@ -31,6 +31,7 @@ from vswbench.errors import UsageError
 from vswbench.report.model import build_model
 from vswbench.report.verdict_entry import Entry
 from vswbench.results.confirm import confirmation
+from vswbench.results.paired import PairedDecision
 from vswbench.results.export import headline, point_record
 from vswbench.results.loss import LoadLoss, LossAround
 from vswbench.results.points import Latency, PointRecord, StoredResults, load
@@ -116,6 +117,10 @@ class Results:
         self.path: Path = data.store_path
         self.points: tuple[PointRecord, ...] = tuple(data.records())
         self.verdicts: tuple[str, ...] = tuple(v.line for v in model.verdicts if v.ranked)
+        # every adjacent pair a group's paired rounds decided or left open, with its group:
+        # (scenario, size, variant, stack, results.paired.PairedDecision)
+        self.pairs: tuple[tuple[str, int | str, str, str, PairedDecision], ...] = tuple(
+            (v.scenario, v.size, v.variant, v.stack, d) for v in model.verdicts for d in v.pairs)
         self.switches: tuple[SwitchResult, ...] = tuple(
             _switch_result(e, v.scenario, v.size, v.variant, v.stack)
             for v in model.verdicts for e in (*v.ranked, *v.references))

@@ -39,8 +39,8 @@ def test_known_order_is_decided_despite_drift() -> None:
 def test_no_order_is_a_tie_with_its_reason() -> None:
     rng = random.Random(7)
     mood = drifting(10, 2)
-    a = rounds("a", [500e3 * m * (1 + rng.uniform(-0.05, 0.05)) for m in mood])
-    b = rounds("b", [500e3 * m * (1 + rng.uniform(-0.05, 0.05)) for m in mood])
+    a = rounds("a", [500e3 * m * (1 + rng.uniform(-0.25, 0.25)) for m in mood])
+    b = rounds("b", [500e3 * m * (1 + rng.uniform(-0.25, 0.25)) for m in mood])
     d = decide_pair(a, b)
     assert not d.decided
     assert "tie" in d.describe() and ("p = " in d.reason or "includes 1" in d.reason)
@@ -78,8 +78,8 @@ def test_rank_ties_and_groups() -> None:
     mood = drifting(8, 5)
     rng = random.Random(9)
     a = rounds("a", [900e3 * m for m in mood])
-    b = rounds("b", [600e3 * m * (1 + rng.uniform(-0.04, 0.04)) for m in mood])
-    c = rounds("c", [600e3 * m * (1 + rng.uniform(-0.04, 0.04)) for m in mood])
+    b = rounds("b", [600e3 * m * (1 + rng.uniform(-0.25, 0.25)) for m in mood])
+    c = rounds("c", [600e3 * m * (1 + rng.uniform(-0.25, 0.25)) for m in mood])
     ranked, _ = rank([a, b, c])
     got = {r.rounds.switch: (r.rank, r.tied) for r in ranked}
     assert got["a"] == (1, False)
@@ -105,3 +105,18 @@ def test_lossless_below_the_testers_ceiling_is_the_paths_limit() -> None:
     at_ceiling = Sample("xdp", 0, 0, 0.5, 3_000_000, 3_000_000, ceiling_pps=6.2e6)
     lossy = Sample("bridge", 0, 0, 0.5, 3_000_000, 300_000, ceiling_pps=6.2e6)
     assert not pushed_back.tester_bound and at_ceiling.tester_bound and not lossy.tester_bound
+
+
+def test_a_pair_within_the_margin_is_decided_equal_not_left_open() -> None:
+    """Over 16 rounds two switches 1.00x apart with 3 % noise: the order is not decided, but
+    the ratio's interval lies within 10 %: equal within the margin, and the rounds may stop."""
+    rng = random.Random(21)
+    mood = drifting(16, 8)
+    a = rounds("bridge", [750e3 * m * (1 + rng.uniform(-0.03, 0.03)) for m in mood])
+    b = rounds("router", [750e3 * m * (1 + rng.uniform(-0.03, 0.03)) for m in mood])
+    d = decide_pair(a, b)
+    assert not d.decided and d.equivalent and d.settled
+    assert "are equal within 10 %" in d.describe()
+    assert all_decided([a, b])
+    few = decide_pair(rounds("x", [1e6] * 4), rounds("y", [1e6] * 4))
+    assert not few.equivalent                        # too few rounds for any decision

@@ -12,7 +12,7 @@ from vswbench.campaign.rounds_phase import MAX_ROUNDS, run_rounds
 from vswbench.measure.rounds import Measured
 from vswbench.results.paired import MIN_ROUNDS
 
-RATES = {"xdp": 2.0e6, "bridge": 0.5e6, "router": 0.6e6}
+RATES = {"xdp": 2.0e6, "bridge": 0.5e6, "router": 0.8e6}
 
 
 class FakeBench:
@@ -28,13 +28,14 @@ class FakeBench:
 
     def sample(self, switch: str) -> Measured:
         """The host's mood moves 2x from round to round, the same for every switch of a round;
-        switches of equal rate alternate +-2 % round by round (never one way throughout)."""
+        switches of equal rate alternate +-15 % round by round (never one way throughout, and
+        too far apart to be decided equal within 10 %)."""
         n = len(self.rates)
         if len(self.calls) % n == 0:
             self.moods.append(1 + self.mood.random())
         self.calls.append(switch)
         r = len(self.moods) - 1
-        jitter = 1 + 0.02 * (1 if (r + sorted(self.rates).index(switch)) % 2 else -1)
+        jitter = 1 + 0.15 * (1 if (r + sorted(self.rates).index(switch)) % 2 else -1)
         got = int(self.rates[switch] * self.duration * self.moods[-1] * jitter)
         return Measured(self.duration, got * 2, got, 0.0, None)
 

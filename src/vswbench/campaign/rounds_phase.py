@@ -33,7 +33,7 @@ from vswbench.measure.rounds import Bench
 from vswbench.results.paired import MIN_ROUNDS, Sample, SwitchRounds, all_decided
 
 ROUNDS_KIND = "rounds"
-MAX_ROUNDS = 16
+MAX_ROUNDS = 24
 ROUND_OVERHEAD_S = 0.3             # per sample beyond its duration: commands, counters (measured)
 
 

@@ -41,6 +41,7 @@ from vswbench.results.confirm import unconfirmed_note as _unconfirmed_one
 from vswbench.results.decide import (ALPHA, TIE_MAX_RATIO, PairDecision, decide,
                                      noise_range as _range)
 from vswbench.results.noise import PRESET_NOISE, overlap, search_noise
+from vswbench.results.paired import PairedDecision as Paired
 from vswbench.results.paired import SwitchRounds, stored_rounds, variant_key
 from vswbench.results.points import StoredResults, size_order
 from vswbench.results.setups import SetupSearches, search_setups
@@ -81,6 +82,7 @@ class Verdict:
     ceiling_pps: float | None            # the tester's calibrated ceiling of these searches
     line: str                            # the verdict in one sentence
     details: tuple[str, ...] = ()        # each step's evidence, a line each (paired rounds)
+    pairs: tuple[Paired, ...] = ()       # ... as decisions (results/paired.py)
     rounds: int = 0                      # the paired rounds behind the order (0: searches)
 
     @property
@@ -301,7 +303,7 @@ def _paired_verdict(key: tuple[str, int | str, str, str], contenders: list[Entry
         for e in refs)
     tail = f"; {refs_text}" if refs_text else ""
     line = order_line(head, ranked, decisions, tail + _unconfirmed(ranked) + _host_bound(ranked))
-    return replace(v, line=line, details=detail_lines(decisions))
+    return replace(v, line=line, details=detail_lines(decisions), pairs=tuple(decisions))
 
 
 def _unconfirmed(ranked: Sequence[Entry]) -> str:

@@ -51,9 +51,9 @@ def host_bound(result: dict[str, Any]) -> HostBound | None:
         if not isinstance(brief, dict):
             continue
         span = number(brief.get("window_s")) or 0.0
-        cpus = brief.get("cpus") if isinstance(brief.get("cpus"), dict) else {}
+        cpus = brief.get("cpus")
         worst = max((number(c.get("total_us")) or 0.0 for c in cpus.values()
-                     if isinstance(c, dict)), default=0.0)
+                     if isinstance(c, dict)), default=0.0) if isinstance(cpus, dict) else 0.0
         window += span
         stalled += min(worst / 1e6, span)
         skip = number(t.get("tx_skipped")) or 0.0

@@ -43,6 +43,10 @@ TESTER_BOUND_LOSS = 0.001
 # well below its ceiling was held back by the path (a DPDK port's full ring, a socket's
 # backpressure): what arrived is then the path's limit, not the tester's.
 TESTER_CEILING_SHARE = 0.9
+# Two switches whose ratio's 95 % interval lies within 1/(1 + m) .. 1 + m are decided *equal
+# within m* (an equivalence test, TOST's idea at the stricter 95 % interval): not an order, yet an
+# answer the data give (bridge, router and ovs-afxdp at 1518 B: 1.00x, 95 % CI 0.96-1.06).
+EQUIVALENCE_MARGIN = 0.10
 # The span of a switch's samples over one run's rounds, widened by this share on each side, is
 # the range stated with its headline: between-run drift of the host is wider than one run's
 # rounds show (issue 43: runs minutes apart differ 1.2-2x); checked by bench/reproducibility.
@@ -146,6 +150,12 @@ class PairedDecision:
     decided: bool
     reason: str = ""               # why it is open (empty when decided)
     lower_at_least: bool = field(default=False)
+    equivalent: bool = False       # not ordered, but equal within EQUIVALENCE_MARGIN
+
+    @property
+    def settled(self) -> bool:
+        """Decided one way, or decided equal within the margin: more rounds are not needed."""
+        return self.decided or self.equivalent
 
     def evidence(self) -> str:
         """'6 of 6 rounds, 1.12x (95 % CI 1.03-1.25)'."""
@@ -158,6 +168,9 @@ class PairedDecision:
         'router and bridge tie: 4 of 6 rounds, 1.02x (95 % CI 0.97-1.08); <reason>'."""
         if self.decided:
             return f"{self.upper} carries more than {self.lower}: {self.evidence()}"
+        if self.equivalent:
+            return (f"{self.upper} and {self.lower} are equal within "
+                    f"{EQUIVALENCE_MARGIN * 100:g} %: {self.evidence()}")
         return f"{self.upper} and {self.lower} tie: {self.evidence()}; {self.reason}"
 
 
@@ -209,8 +222,11 @@ def decide_pair(a: SwitchRounds, b: SwitchRounds) -> PairedDecision:
                        + f" > {ALPHA:g}")
     elif ci is not None and ci[0] <= 1.0:
         reasons.append("the ratio's 95 % interval includes 1")
+    equal = (bool(reasons) and not lower.at_least and len(common) >= MIN_ROUNDS
+             and ci is not None and ci[0] >= 1 / (1 + EQUIVALENCE_MARGIN)
+             and ci[1] <= 1 + EQUIVALENCE_MARGIN)
     return PairedDecision(upper.switch, lower.switch, len(common), wins, ratio, ci, p,
-                          not reasons, "; ".join(reasons), lower.at_least)
+                          not reasons, "; ".join(reasons), lower.at_least, equal)
 
 
 def mean_log_ratio(a: SwitchRounds, b: SwitchRounds) -> float:
@@ -281,7 +297,7 @@ def rank(group: Iterable[SwitchRounds]) -> tuple[list[RankedSwitch], list[Paired
 def all_decided(group: Iterable[SwitchRounds]) -> bool:
     """Is every adjacent pair of the group decided (the rounds may stop)?"""
     _, decisions = rank(group)
-    return all(d.decided or d.lower_at_least for d in decisions)
+    return all(d.settled or d.lower_at_least for d in decisions)
 
 
 # -- read from a store ------------------------------------------------------------------------
