@@ -193,7 +193,7 @@ def test_builtin_suites() -> None:
     assert {(p.kind, p.size, p.scenario) for p in pts} == {
         (k, s, "p2p") for k in ("search", "latency") for s in (64, 1518)}
     assert {p.fractions for p in pts if p.kind == "latency"} == {(0.9,)}
-    assert {p.preset for p in pts} == {"quick"}   # fast's goals, 0.25 s trials (search.py)
+    assert {p.preset for p in pts} == {"brief"}   # 0.25 s trials, 1 s sum: the rounds rank
     standard = expand(builtin("standard"))
     assert {p.size for p in standard} == {64, 512, 1518, "imix"}
     assert {p.scenario for p in standard} == {"p2p", "pvp"}

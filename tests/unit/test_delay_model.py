@@ -168,7 +168,7 @@ def test_malformed_json_rejected(m25, change, message) -> None:
 
 
 def test_malformed_files_rejected(tmp_path) -> None:
-    with pytest.raises(UsageError, match="cannot read delay model"):
+    with pytest.raises(UsageError, match="cannot read"):
         load_json(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

@@ -23,8 +23,9 @@ COMPUTED = {
     ("testbed/plan.py", "suffix"), ("testbed/plan.py", "host.name"),
     ("testbed/plan.py", "'e' + host_abbr(host.name)"),
     ("testbed/sites.py", "site"),
+    ("testbed/vm.py", "host"), ("testbed/plan.py", "host"),   # a VM host's name: the scenarios', below
 }
-ALL_SCENARIOS = (["p2p", "p2p-pair", "pvp", "rr", *scenarios.REMOTE]
+ALL_SCENARIOS = (["p2p", "p2p-pair", "pvp", "pvp-vm", "chain-vm:2", "rr", *scenarios.REMOTE]
                  + [f"chain:{n}" for n in range(1, scenarios.MAX_CHAIN + 1)]
                  + [f"pairs:{n}" for n in range(1, scenarios.MAX_PAIRS + 1)])
 

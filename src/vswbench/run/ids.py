@@ -43,6 +43,8 @@ ROLE_PATTERNS: dict[str, str] = {
     "DPDK file prefixes and vhost ports (testpmd.py, ovs_dpdk.py, build.py)":
         rf"tp|ovs|vhu{_N}|e{_HOST_ABBR}",
     "the service path's nftables table (host/tuning.py, measure/sockets.py)": "svc",
+    "a VM's taps (testbed/vm.py; the test names its host by a digit)":
+        rf"(?:{_HOST_ABBR}|{_N})t{_N}",
 }
 _ROLE_RE = "|".join(f"(?:{pattern})" for pattern in ROLE_PATTERNS.values())
 RUN_NAME_RE = re.compile(rf"^(vsb[0-9a-f]{{4}})({_ROLE_RE})\Z")
