@@ -31,6 +31,7 @@ from pathlib import Path
 
 from vswbench.engine.process import EngineNotFound, find_engine
 from vswbench.errors import VswbenchError
+from vswbench.safefile import write_bytes, write_text
 
 KERNEL_META = "linux-image-cloud-amd64"
 BUSYBOX = Path("/bin/busybox")
@@ -211,9 +212,11 @@ def ensure_guest(log: bool = False) -> tuple[Guest, bool]:
         vmlinuz = next((work / "deb" / "boot").glob("vmlinuz-*"))
         for old in cache.glob(f"{GUEST_PREFIX}*"):
             old.unlink()
-        shutil.copy2(vmlinuz, kernel)
-        shutil.move(str(work / "initrd.cpio.gz"), initrd)
-        (cache / f"{GUEST_PREFIX}{key}.package").write_text(package + "\n")
+        # into the cache by the one safe writer: temp file beside the target, renamed over a
+        # regular file only (the build's own files above live in its private temp directory)
+        write_bytes(kernel, vmlinuz.read_bytes())
+        write_bytes(initrd, (work / "initrd.cpio.gz").read_bytes())
+        write_text(cache / f"{GUEST_PREFIX}{key}.package", package + "\n")
     return Guest(kernel, initrd, key, package), True
 
 
