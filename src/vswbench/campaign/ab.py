@@ -26,12 +26,13 @@ rates measured minutes apart differ 1.2-2x, while alternating samples keep their
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -224,38 +225,24 @@ def run_ab(plan: ABPlan, out_dir: Path, *, measure: Measure | None = None,
     rng = random.Random(plan.seed)
     order = schedule(plan.rounds, rng)
     start, failed = time.monotonic(), 0
-    from vswbench.run.ids import new_run_id
-
     if plan.method == "rounds":
         return _run_rounds(plan, sides, points, store_path, rng, fingerprint, progress)
-    with ResultStore(store_path) as store:
-        runs = {s: str(new_run_id()) + s.lower() for s in SIDES}
-        for s in SIDES:
-            store.begin_run(runs[s], specs[s], dict(fingerprint or {}))
-        status = "failed"
-        try:
-            for n, (r, s) in enumerate(order, start=1):
-                point = points[s][r]
-                progress(f"round {r + 1}/{plan.rounds}, side {s} ({sides[s].describe()}): "
-                         f"search {n}/{len(order)}")
-                started = now()
-                try:
-                    result = measure(sides[s], point, store)
-                except VswbenchError as exc:
-                    if isinstance(exc, UsageError):
-                        raise
-                    store.record_point(runs[s], point, None, "failed", str(exc), started=started)
-                    failed += 1
-                    progress(f"side {s}: failed: {exc}")
-                    continue
-                store.record_point(runs[s], point, result, "done", started=started)
-            status = "done"
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        finally:
-            for s in SIDES:
-                store.end_run(runs[s], status)
+    with ResultStore(store_path) as store, side_runs(store, specs, fingerprint) as runs:
+        for n, (r, s) in enumerate(order, start=1):
+            point = points[s][r]
+            progress(f"round {r + 1}/{plan.rounds}, side {s} ({sides[s].describe()}): "
+                     f"search {n}/{len(order)}")
+            started = now()
+            try:
+                result = measure(sides[s], point, store)
+            except VswbenchError as exc:
+                if isinstance(exc, UsageError):
+                    raise
+                store.record_point(runs[s], point, None, "failed", str(exc), started=started)
+                failed += 1
+                progress(f"side {s}: failed: {exc}")
+                continue
+            store.record_point(runs[s], point, result, "done", started=started)
     return ABRun(store_path, tuple(order), failed, time.monotonic() - start)
 
 
@@ -268,7 +255,6 @@ def _run_rounds(plan: ABPlan, sides: dict[str, Side], points: dict[str, list[Poi
     from vswbench.host.netns import sysctl
     from vswbench.measure.rounds import Bench, Member
     from vswbench.results.paired import Sample, SwitchRounds
-    from vswbench.run.ids import new_run_id
     from vswbench.switches.catalog import all_switches
 
     start = time.monotonic()
@@ -278,44 +264,55 @@ def _run_rounds(plan: ABPlan, sides: dict[str, Side], points: dict[str, list[Poi
     order = schedule(plan.rounds, rng)
     samples: dict[str, list[Sample]] = {s: [] for s in SIDES}
     took: list[float] = []
-    with ResultStore(store_path) as store:
-        runs = {s: str(new_run_id()) + s.lower() for s in SIDES}
-        for s in SIDES:
-            store.begin_run(runs[s], specs_of(plan, sides)[s], dict(fingerprint or {}))
-        status = "failed"
-        try:
-            with Bench(members, progress=lambda m: None) as bench:
-                if bench.failed:
-                    raise VswbenchError("; ".join(f"side {s}: {why}"
-                                                  for s, why in bench.failed.items()))
-                for s in SIDES:
-                    if sides[s].sysctls:
-                        sysctl(bench.contexts[s].testbed.switch_ns, **dict(sides[s].sysctls))
-                for r in range(plan.rounds):
-                    began = time.monotonic()
-                    firsts = [x for x in order if x[0] == r]
-                    for position, (_, s) in enumerate(firsts):
-                        m = bench.sample(s)
-                        samples[s].append(Sample(s, r, position, m.duration_s, m.sent,
-                                                 m.received, m.stall_ms, m.host_stall, m.ceiling_pps))
-                    took.append(time.monotonic() - began)
-                    for s in SIDES:
-                        store.record_point(runs[s], rounds_point(points[s][0], bench.duration),
-                                           {**result_of(SwitchRounds(s, tuple(samples[s])),
-                                                        list(SIDES), bench, None, took),
-                                            "ab_side": s, "sysctls": dict(sides[s].sysctls)},
-                                           "done")
-                    progress(f"round {r + 1}/{plan.rounds}: " + ", ".join(
-                        f"{s} {samples[s][-1].received_pps / 1e3:,.0f} kpps" for _, s in firsts))
-            status = "done"
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        finally:
+    with ResultStore(store_path) as store, \
+            side_runs(store, specs_of(plan, sides), fingerprint) as runs:
+        with Bench(members, progress=lambda m: None) as bench:
+            if bench.failed:
+                raise VswbenchError("; ".join(f"side {s}: {why}"
+                                              for s, why in bench.failed.items()))
             for s in SIDES:
-                store.end_run(runs[s], status)
+                if sides[s].sysctls:
+                    sysctl(bench.contexts[s].testbed.switch_ns, **dict(sides[s].sysctls))
+            for r in range(plan.rounds):
+                began = time.monotonic()
+                firsts = [x for x in order if x[0] == r]
+                for position, (_, s) in enumerate(firsts):
+                    m = bench.sample(s)
+                    samples[s].append(Sample(s, r, position, m.duration_s, m.sent,
+                                             m.received, m.stall_ms, m.host_stall, m.ceiling_pps))
+                took.append(time.monotonic() - began)
+                for s in SIDES:
+                    store.record_point(runs[s], rounds_point(points[s][0], bench.duration),
+                                       {**result_of(SwitchRounds(s, tuple(samples[s])),
+                                                    list(SIDES), bench, None, took),
+                                        "ab_side": s, "sysctls": dict(sides[s].sysctls)},
+                                       "done")
+                progress(f"round {r + 1}/{plan.rounds}: " + ", ".join(
+                    f"{s} {samples[s][-1].received_pps / 1e3:,.0f} kpps" for _, s in firsts))
     return ABRun(store_path, tuple(order), 0, time.monotonic() - start)
 
 
 def specs_of(plan: ABPlan, sides: dict[str, Side]) -> dict[str, CampaignSpec]:
     return {s: side_spec(plan, sides[s]) for s in SIDES}
+
+
+@contextlib.contextmanager
+def side_runs(store: ResultStore, specs: Mapping[str, CampaignSpec],
+              fingerprint: Mapping[str, Any] | None) -> Iterator[dict[str, str]]:
+    """The two sides' runs in the store, begun together and ended with the run's status
+    (done, interrupted by Ctrl-C, or failed)."""
+    from vswbench.run.ids import new_run_id
+
+    runs = {s: str(new_run_id()) + s.lower() for s in SIDES}
+    for s in SIDES:
+        store.begin_run(runs[s], specs[s], dict(fingerprint or {}))
+    status = "failed"
+    try:
+        yield runs
+        status = "done"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        for s in SIDES:
+            store.end_run(runs[s], status)
