@@ -369,8 +369,8 @@ CHAIN_WIGGLE = (0.03, -0.02, 0.01, -0.03, 0.02, -0.01)
 def chain_search_json(point: Point) -> dict[str, Any]:
     """A chain:N search placed as execute.placement_cpus places it, its NDR invented from the chain
     cost model with invented costs and a few per cent of wiggle."""
-    from vswbench.models.chain_cost import PARAMS, CostModel, Layout, Parameter
     from vswbench.campaign.execute import placement_cpus
+    from vswbench.models.chain_cost import PARAMS, CostModel, Layout, Parameter
 
     n = 1 if point.scenario == "pvp" else int(point.scenario.split(":")[1])
     tester, switch, cpus = placement_cpus(point.placement, n)

@@ -31,9 +31,9 @@ from vswbench.errors import UsageError
 from vswbench.report.model import build_model
 from vswbench.report.verdict_entry import Entry
 from vswbench.results.confirm import confirmation
-from vswbench.results.paired import PairedDecision
 from vswbench.results.export import headline, point_record
 from vswbench.results.loss import LoadLoss, LossAround
+from vswbench.results.paired import PairedDecision
 from vswbench.results.points import Latency, PointRecord, StoredResults, load
 from vswbench.results.sockets import SOCKET_KINDS, SocketResult, socket_of
 

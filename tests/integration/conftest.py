@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.run.registry import CleanupRegistry
+from vswbench.engine.probe import ProbeResult, probe
 from vswbench.engine.process import EngineNotFound, find_engine
 from vswbench.host.pair import NamespacePair, namespace_pair
-from vswbench.engine.probe import ProbeResult, probe
 from vswbench.run.ids import RunId, new_run_id
+from vswbench.run.registry import CleanupRegistry
 
 BACKENDS = ("afpacket", "udp", "afxdp")
 

@@ -77,10 +77,10 @@ def test_killed_run_resumes_without_redoing_or_losing_points(root, engine, tmp_p
 
 @pytest.mark.timeout(120)
 def test_unavailable_switch_is_recorded_as_skipped(root, engine, tmp_path, monkeypatch):
-    from vswbench.campaign.spec import parse_spec
     from vswbench.campaign.runner import CampaignRunner
-    from vswbench.switches.catalog import all_switches
+    from vswbench.campaign.spec import parse_spec
     from vswbench.switches.base import Availability
+    from vswbench.switches.catalog import all_switches
 
     veth = all_switches()["veth"]
     monkeypatch.setattr(veth, "availability", classmethod(

@@ -14,7 +14,6 @@ import pytest
 from vswbench.host.netns import list_namespaces
 from vswbench.run.state import state_dir
 
-
 DEMO_NAMESPACE = re.compile(r"^vsb[0-9a-f]{4}[ab]$")  # a run's namespaces: <run id>a, <run id>b
 
 

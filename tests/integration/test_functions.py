@@ -22,13 +22,13 @@ from vswbench.measure.session import ControlSession
 from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
 from vswbench.switches.base import Placement
-from vswbench.switches.rules.functions import OVS_NAT_SOURCE, acl_denied
 from vswbench.switches.bpf.redirect import BpfRedirectSwitch
-from vswbench.switches.ovs.switch import BRIDGE, Ovs
-from vswbench.switches.kernel.bridge import BridgeSwitch
-from vswbench.switches.kernel.router import RouterSwitch
 from vswbench.switches.bpf.tc import TcBpfSwitch
 from vswbench.switches.bpf.xdp import XdpSwitch
+from vswbench.switches.kernel.bridge import BridgeSwitch
+from vswbench.switches.kernel.router import RouterSwitch
+from vswbench.switches.ovs.switch import BRIDGE, Ovs
+from vswbench.switches.rules.functions import OVS_NAT_SOURCE, acl_denied
 from vswbench.testbed.build import Testbed
 
 PLACEMENT = Placement(0, 1, (1,))

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from vswbench.host.netns import list_namespaces
-
 from vswbench.results.ab import sides_of
 from vswbench.results.history import History
 from vswbench.results.points import load

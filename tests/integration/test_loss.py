@@ -25,8 +25,15 @@ import pytest
 
 from tests.integration.integration_helpers import RX_CPU, TX_CPU, port_args
 from vswbench.engine.process import EngineProcess, run_engine
-from vswbench.host.netns import (Namespace, VethPair, add_address, mac_address, run, set_neighbour,
-                            set_offload)
+from vswbench.host.netns import (
+    Namespace,
+    VethPair,
+    add_address,
+    mac_address,
+    run,
+    set_neighbour,
+    set_offload,
+)
 from vswbench.host.pair import Endpoint
 
 COUNT = 20000

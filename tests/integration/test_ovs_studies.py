@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from vswbench.engine.params import TrialParams
 from vswbench.host.netns import list_namespaces
+from vswbench.measure.session import ControlSession
 from vswbench.run.scope import run_scope
 from vswbench.run.state import process_start_time, state_dir
 from vswbench.scenario import parse
-from vswbench.engine.params import TrialParams
-from vswbench.measure.session import ControlSession
 from vswbench.switches.base import Placement
 from vswbench.switches.ovs.switch import Ovs
 from vswbench.testbed.build import Testbed

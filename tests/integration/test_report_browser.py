@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from matplotlib import image as mpimg
 
-from vswbench.report import SECTION_IDS, build_report
 from tests.integration.browser import find_chromium, run_chromium
 from tests.report_fixtures import write_fixture_store
+from vswbench.report import SECTION_IDS, build_report
 
 WINDOW = (1400, 6000)
 

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from vswbench.engine.params import TrialParams
+from vswbench.host.netns import list_namespaces
 from vswbench.measure.b2b import B2BConfig, back_to_back
 from vswbench.measure.calibration import calibrate
 from vswbench.measure.loadcurve import latency_at, run_sweep, saturation
-from vswbench.host.netns import list_namespaces
+from vswbench.measure.session import ControlSession
 from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
-from vswbench.engine.params import TrialParams
-from vswbench.measure.session import ControlSession
-from vswbench.switches.catalog import all_switches
 from vswbench.switches.base import Placement
+from vswbench.switches.catalog import all_switches
 from vswbench.testbed.build import Testbed
 
 VSWBENCH = Path(sys.executable).parent / "vswbench"

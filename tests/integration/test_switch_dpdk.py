@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.run.scope import run_scope
-from vswbench.scenario import parse
 from vswbench.engine.params import TrialParams
 from vswbench.measure.session import ControlSession
+from vswbench.run.scope import run_scope
+from vswbench.scenario import parse
 from vswbench.switches.catalog import all_switches
 from vswbench.testbed.build import Testbed
 

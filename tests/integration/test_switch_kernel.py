@@ -12,13 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.run.registry import CleanupRegistry
 from vswbench.engine.process import EngineProcess, run_engine
 from vswbench.host.netns import Namespace, ip_json, list_namespaces, run
 from vswbench.run.ids import RunId
+from vswbench.run.registry import CleanupRegistry
+from vswbench.switches.base import (
+    Attachment,
+    ForwardPath,
+    HostPort,
+    Placement,
+    PortCounters,
+    Switch,
+    SwitchContext,
+)
 from vswbench.switches.catalog import all_switches
-from vswbench.switches.base import (Attachment, HostPort, ForwardPath, Placement, PortCounters, Switch,
-                                    SwitchContext)
 
 COUNT = 1000
 SWITCH_CPU = 1 if (os.cpu_count() or 1) > 1 else 0

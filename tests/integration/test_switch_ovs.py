@@ -27,15 +27,21 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.run.registry import CleanupRegistry
 from vswbench.engine.process import EngineProcess, find_engine, run_engine
-from vswbench.host.netns import (Namespace, link_counters, list_namespaces, run, set_neighbour,
-                            sysctl)
+from vswbench.host.netns import (
+    Namespace,
+    link_counters,
+    list_namespaces,
+    run,
+    set_neighbour,
+    sysctl,
+)
 from vswbench.run.ids import RunId, new_run_id
+from vswbench.run.registry import CleanupRegistry
 from vswbench.run.state import RunState, is_same_process, process_start_time, state_dir
-from vswbench.switches.base import (Attachment, HostPort, ForwardPath, PortCounters,
-                                    SwitchContext)
-from vswbench.switches.ovs.switch import Ovs, OvsAfxdp
+from vswbench.switches.base import Attachment, ForwardPath, HostPort, PortCounters, SwitchContext
+from vswbench.switches.ovs.afxdp import OvsAfxdp
+from vswbench.switches.ovs.switch import Ovs
 
 BACKENDS = {"ovs": Ovs, "ovs-afxdp": OvsAfxdp}
 COUNT = 1000

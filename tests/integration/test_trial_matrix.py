@@ -19,19 +19,19 @@ from pathlib import Path
 import pytest
 
 from tests.integration.integration_helpers import processes_mentioning
+from vswbench.engine.params import TrialParams
+from vswbench.errors import UsageError
 from vswbench.host.netns import ip_json, list_namespaces
 from vswbench.measure.plan import TrialOptions, make_placement
+from vswbench.measure.trial import run_trial
 from vswbench.run.ids import RunId
 from vswbench.run.scope import run_scope
 from vswbench.run.state import state_dir
 from vswbench.scenario import parse
-from vswbench.switches.catalog import all_switches
 from vswbench.switches.base import Placement
-from vswbench.errors import UsageError
+from vswbench.switches.catalog import all_switches
 from vswbench.testbed.build import Testbed
 from vswbench.testbed.plan import plan_testbed
-from vswbench.engine.params import TrialParams
-from vswbench.measure.trial import run_trial
 
 SWITCHES = sorted(n for n, c in all_switches().items() if not c.calibration)
 SCENARIOS = ("p2p", "p2p-pair", "pvp", "rr", "chain:3", "pairs:2")

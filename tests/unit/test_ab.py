@@ -12,8 +12,15 @@ from pathlib import Path
 import pytest
 
 from vswbench.campaign import ab as ab_mod
-from vswbench.campaign.ab import (ABPlan, Side, check_sysctls, run_ab, schedule, side_spec,
-                                  side_switch)
+from vswbench.campaign.ab import (
+    ABPlan,
+    Side,
+    check_sysctls,
+    run_ab,
+    schedule,
+    side_spec,
+    side_switch,
+)
 from vswbench.cli.app import main
 from vswbench.errors import UsageError
 from vswbench.results.ab import MIN_ROUNDS, SideRuns, hodges_lehmann, judge, sides_of

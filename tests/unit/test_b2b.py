@@ -9,9 +9,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from vswbench.measure.b2b import (B2BConfig, BurstSearch, back_to_back, corrected_buffer_time,
-                          implied_buffer_time, longest_burst)
 from vswbench.errors import UsageError
+from vswbench.measure.b2b import (
+    B2BConfig,
+    BurstSearch,
+    back_to_back,
+    corrected_buffer_time,
+    implied_buffer_time,
+    longest_burst,
+)
 from vswbench.measure.session import SessionTrial
 
 

@@ -1,8 +1,15 @@
 """campaign.py: spec validation (every mistake named by study and key), expansion, keys, suites."""
 import pytest
 
-from vswbench.campaign.spec import (BUILTIN, Point, builtin, expand, load_spec,
-                               parse_spec, search_twin)
+from vswbench.campaign.spec import (
+    BUILTIN,
+    Point,
+    builtin,
+    expand,
+    load_spec,
+    parse_spec,
+    search_twin,
+)
 from vswbench.errors import UsageError
 from vswbench.switches.catalog import all_switches, calibration_switches
 

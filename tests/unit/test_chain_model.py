@@ -7,16 +7,26 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from vswbench.cli import app as cli
+from vswbench.campaign.execute import placement_cpus
 from vswbench.campaign.spec import expand, parse_spec
+from vswbench.cli import app as cli
 from vswbench.errors import UsageError
 from vswbench.models.chain_analysis import analyze, read_models, save
-from vswbench.models.chain_cost import (PARAMS, ChainObservation, CostModel, Layout, Parameter,
-                                        classify, fit, holdout, layout_for, usable)
+from vswbench.models.chain_cost import (
+    PARAMS,
+    ChainObservation,
+    CostModel,
+    Layout,
+    Parameter,
+    classify,
+    fit,
+    holdout,
+    layout_for,
+    usable,
+)
 from vswbench.models.chain_data import from_points, layout_of
-from vswbench.results.record import Measured, measured_of
 from vswbench.models.student_t import t_quantile
-from vswbench.campaign.execute import placement_cpus
+from vswbench.results.record import Measured, measured_of
 from vswbench.results.store import ResultStore, StoredPoint
 
 F = 2.596e9
@@ -377,8 +387,8 @@ def test_breakdown_and_software_drop_costs() -> None:
 # -- the report section ------------------------------------------------------------------------------
 def test_report_section_shows_every_n_with_errors(chain_dir) -> None:
     from vswbench.report.chain import chain_empty, chain_figures, chain_tables
-    from vswbench.results.points import load
     from vswbench.report.model import build_model
+    from vswbench.results.points import load
 
     section = build_model(load(chain_dir)).chain
     assert len(section.analyses) == 1 and not section.failed

@@ -2,24 +2,23 @@
 planning, per-element counters and the parsers, without root (no kernel object is created)."""
 import pytest
 
-from vswbench.cli import app as cli
-from vswbench.switches.chain import nf as chain_nf
+from tests.unit.fake_testbed import wired_plan
 from vswbench.campaign.spec import parse_spec
+from vswbench.cli import app as cli
+from vswbench.engine.params import TrialParams as Traffic
 from vswbench.errors import UsageError
+from vswbench.host.netns import LinkCounters
+from vswbench.models.chain_cost import Layout
 from vswbench.models.chain_data import from_points, layout_of
 from vswbench.results.record import Measured, measured_of
-from vswbench.models.chain_cost import Layout
-from vswbench.host.netns import LinkCounters
+from vswbench.results.store import StoredPoint
 from vswbench.run.ids import RunId
 from vswbench.scenario import parse
-from vswbench.results.store import StoredPoint
 from vswbench.switches.base import Attachment, Placement, PortCounters, SwitchContext
+from vswbench.switches.chain import nf as chain_nf
 from vswbench.switches.chain.ovs import bridge_commands, parse_dpctl_ports, parse_interfaces
 from vswbench.switches.chain.router import plan_elements
-from vswbench.engine.params import TrialParams as Traffic
 from vswbench.testbed.plan import plan_paths, plan_ports
-
-from tests.unit.fake_testbed import wired_plan
 
 RID = RunId("vsb1a2b")
 

@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 from vswbench.run.procs import Identity
-from vswbench.testbed.leftovers import describe_skips, select_leftovers
 from vswbench.run.state import RecordedProcess, RunState, process_start_time
+from vswbench.testbed.leftovers import describe_skips, select_leftovers
 
 SAME = Identity(True, True, "")
 GONE = Identity(False, False, "no longer running")

@@ -4,8 +4,13 @@ import time
 
 import pytest
 
-from vswbench.run.registry import (CleanupRegistry, Terminated, cleanup_scope, tearing_down,
-                                    unwinding_signals)
+from vswbench.run.registry import (
+    CleanupRegistry,
+    Terminated,
+    cleanup_scope,
+    tearing_down,
+    unwinding_signals,
+)
 
 
 class FakeResource:

@@ -38,8 +38,8 @@ class FakeOk(FakeUnavailable):
 
 @pytest.fixture(autouse=True)
 def fake_switches(monkeypatch):
-    import vswbench.switches.catalog as sw
     import vswbench.run.scope
+    import vswbench.switches.catalog as sw
 
     monkeypatch.setattr(sw, "all_switches", lambda: {"fake-off": FakeUnavailable, "fake-on": FakeOk})
 
@@ -99,8 +99,8 @@ def test_switches_table_and_json(capsys):
 
 
 def test_doctor_json(capsys, monkeypatch):
-    import vswbench.host.doctor as doctor
     import vswbench.engine.probe
+    import vswbench.host.doctor as doctor
 
     monkeypatch.setattr(vswbench.engine.probe, "probe", lambda *a, **k: vswbench.engine.probe.parse_probe(
         '{"backends":[{"name":"afpacket","usable":true}],"kernel":{"af_xdp":true},'

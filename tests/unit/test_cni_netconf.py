@@ -7,8 +7,8 @@ import pytest
 
 from vswbench.errors import UsageError
 from vswbench.run.ids import RunId
-from vswbench.switches.base import HostPort, SwitchContext
 from vswbench.run.registry import CleanupRegistry
+from vswbench.switches.base import HostPort, SwitchContext
 from vswbench.switches.cni import netconf as nc
 from vswbench.switches.cni.plugin import Invocation, load_record, plugin_argv, record
 from vswbench.switches.cni.switch import CniBridge, CniBridgeBare, CniBridgeTuning, host_side

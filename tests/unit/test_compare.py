@@ -6,8 +6,8 @@ import pytest
 
 from vswbench.campaign.spec import expand, parse_spec
 from vswbench.cli.app import main
-from vswbench.results.compare import compare, parse_threshold
 from vswbench.errors import UsageError
+from vswbench.results.compare import compare, parse_threshold
 from vswbench.results.store import ResultStore
 
 SPEC = """

@@ -2,6 +2,7 @@
 engine's --cpu and every NAPI thread's core follow it, and 2 cores place as they always did."""
 import pytest
 
+from tests.unit.fake_testbed import wired_plan
 from vswbench.engine.params import TrialParams as Traffic
 from vswbench.errors import UsageError
 from vswbench.measure.plan import TrialOptions, make_placement
@@ -11,8 +12,6 @@ from vswbench.run.registry import CleanupRegistry
 from vswbench.switches.base import Placement, SwitchContext
 from vswbench.switches.kernel import napi
 from vswbench.testbed.plan import TestbedPlan
-
-from tests.unit.fake_testbed import wired_plan
 
 RID = RunId("vsb1a2b")
 SCENARIOS = ["p2p", "pvp", "rr", "pairs:1", "pairs:2", "pairs:8", "chain:1", "chain:3"]
@@ -173,8 +172,8 @@ def test_bad_lists_are_usage_errors(flags, words):
 
 def test_stored_placement_reads_back_typed():
     p = _place("pairs:8", 16)
-    from dataclasses import asdict
     import json
+    from dataclasses import asdict
     back = read_placement(json.loads(json.dumps(asdict(p))))     # as a result file holds it
     assert back is not None and back.tester_cpus == tuple(range(8))
     assert back.switch_cpus == tuple(range(8, 16)) and back.tester_cpu == 0
@@ -184,7 +183,9 @@ def test_stored_placement_reads_back_typed():
 
 
 def test_report_states_the_rule():
-    from vswbench.report.backends import RULE as SAID, BackendInfo, placement_text as shown
+    from vswbench.report.backends import RULE as SAID
+    from vswbench.report.backends import BackendInfo
+    from vswbench.report.backends import placement_text as shown
     from vswbench.results.record import Placement as Stored
     many = shown(Stored(0, 8, (8,), tester_cpus=tuple(range(8)), switch_cpus=tuple(range(8, 16))))
     assert many == "tester cpu0-7, switch cpu8-15"
@@ -197,6 +198,7 @@ def test_report_states_the_rule():
 
 def test_trial_table_shows_the_cores_only_where_a_side_has_several():
     from dataclasses import asdict
+
     from vswbench.cli.trial import _cores_text
     assert _cores_text(asdict(_place("pairs:8", 2))) == ""
     assert _cores_text(asdict(_place("pairs:8", 16))) == "tester cpu0-7, switch cpu8-15"

@@ -10,18 +10,30 @@ import math
 import numpy as np
 import pytest
 
-from vswbench.cli import app as cli
+from tests.report_fixtures import hist_bucket, latency_samples, summarize, write_fixture_store
 from vswbench.campaign.spec import expand, parse_spec
+from vswbench.cli import app as cli
 from vswbench.errors import UsageError
-from vswbench.models.delay import (QUANTILES, DelayCondition, DelayModel, dkw_bound,
-                                   engine_buckets_ns, ks_critical, load_json)
-from vswbench.models.delay_data import (INDEX_NAME, KS_NAME, file_stem, ks_matrix,
-                                        load_models, write_models)
-from vswbench.results.points import load
+from vswbench.models.delay import (
+    QUANTILES,
+    DelayCondition,
+    DelayModel,
+    dkw_bound,
+    engine_buckets_ns,
+    ks_critical,
+    load_json,
+)
+from vswbench.models.delay_data import (
+    INDEX_NAME,
+    KS_NAME,
+    file_stem,
+    ks_matrix,
+    load_models,
+    write_models,
+)
 from vswbench.report.delay import delay_empty, delay_tables
-from tests.report_fixtures import (hist_bucket, latency_samples, summarize,
-                                      write_fixture_store)
 from vswbench.report.model import build_model
+from vswbench.results.points import load
 from vswbench.results.store import ResultStore
 
 COND = DelayCondition("bridge", "p2p", 64, kind="latency", offered_pps=196_200.0,

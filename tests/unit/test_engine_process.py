@@ -3,8 +3,8 @@ import time
 
 import pytest
 
-from vswbench.run.registry import CleanupRegistry
 from vswbench.engine.process import EngineError, EngineProcess, run_engine
+from vswbench.run.registry import CleanupRegistry
 from vswbench.run.state import RunState, load_all
 
 

@@ -158,10 +158,9 @@ def test_the_report_shows_the_loss(lossy: Path, tmp_path: Path) -> None:
 
 def test_the_csv_json_lines_and_api_carry_the_loss(lossy: Path, tmp_path: Path) -> None:
     import jsonschema
-
-    from vswbench.api import load_results
     import pyarrow.parquet as pq
 
+    from vswbench.api import load_results
     from vswbench.results.export import export_csv, export_parquet, point_record
 
     with ResultStore(lossy / "results.sqlite", create=False) as store:

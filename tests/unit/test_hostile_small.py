@@ -21,10 +21,10 @@ from vswbench.cli import app as cli
 from vswbench.cli.arguments import argument_problem
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.results.store import ResultStore
+from vswbench.run.procs import Identity
 from vswbench.run.state import RecordedProcess
 from vswbench.switches import catalog
 from vswbench.testbed.leftovers import describe_skips, select_leftovers
-from vswbench.run.procs import Identity
 from vswbench.units import FrameSize, parse_rate
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from vswbench.campaign.values import BadValue, _size
 from vswbench.engine.params import TrialParams
-from vswbench.errors import UsageError
 from vswbench.engine.probe import parse_backends
+from vswbench.errors import UsageError
 from vswbench.measure.plan import SwitchUnavailable, check_io_frame, engine_io, jumbo_problem
 from vswbench.switches.catalog import all_switches
 from vswbench.units import MAX_FRAME, FrameSize

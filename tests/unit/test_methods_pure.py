@@ -2,9 +2,9 @@
 session's trial command."""
 import pytest
 
+from vswbench.engine.params import TrialParams
 from vswbench.errors import UsageError
 from vswbench.measure.loadcurve import parse_fractions, sweep_loads
-from vswbench.engine.params import TrialParams
 from vswbench.measure.session import ControlSession
 from vswbench.switches.kernel.shaped import Shaper, shaper_from_options
 

@@ -17,6 +17,7 @@ from tests.unit.decoys import DECOY_TEXT, make_decoy
 from vswbench.cli import app as cli
 from vswbench.errors import UsageError
 from vswbench.results.store import ResultStore
+
 TEMP_TAG = ".vsb-tmp-"                 # safefile.TEMP_TAG (kept here: the test runs on old code too)
 
 

@@ -5,13 +5,21 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.campaign.spec import load_spec, parse_spec
-from vswbench.measure.plan import TrialOptions, plan_trial
-from vswbench.errors import UsageError
 from vswbench.campaign.execute import plan_for
+from vswbench.campaign.spec import load_spec, parse_spec
+from vswbench.errors import UsageError
+from vswbench.measure.plan import TrialOptions, plan_trial
 from vswbench.switches.catalog import all_switches
-from vswbench.switches.ovs.rules import (FlowSource, OvsOptions, RulePath, check_flow_range,
-                                         flow_addresses, mac_plus, parse_ovs_options, rule_lines)
+from vswbench.switches.ovs.rules import (
+    FlowSource,
+    OvsOptions,
+    RulePath,
+    check_flow_range,
+    flow_addresses,
+    mac_plus,
+    parse_ovs_options,
+    rule_lines,
+)
 from vswbench.switches.ovs.stats import datapath_stats
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"

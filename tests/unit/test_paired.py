@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import random
 
-from vswbench.results.paired import (MIN_ROUNDS, Sample, SwitchRounds, all_decided, decide_pair,
-                                     rank)
+from vswbench.results.paired import MIN_ROUNDS, Sample, SwitchRounds, all_decided, decide_pair, rank
 
 
 def rounds(switch: str, rates: list[float], loss: float = 0.2) -> SwitchRounds:

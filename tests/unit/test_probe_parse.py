@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from vswbench.measure.demo import DemoOptions, choose_backends
-from vswbench.engine.process import EngineError
 from vswbench.engine.probe import parse_probe
+from vswbench.engine.process import EngineError
+from vswbench.measure.demo import DemoOptions, choose_backends
 
 
 @pytest.mark.parametrize("raw", [

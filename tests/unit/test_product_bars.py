@@ -11,12 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.report.product_bars import (ProductBar, product_bar_plot, product_bars,
-                                          product_bars_csv, product_bars_json)
+from tests.report_fixtures import TRIAL_ACHIEVED, write_fixture_store
+from vswbench.report.product_bars import (
+    ProductBar,
+    product_bar_plot,
+    product_bars,
+    product_bars_csv,
+    product_bars_json,
+)
 from vswbench.results.points import StoredResults, load
 from vswbench.results.store import StoredPoint
-
-from tests.report_fixtures import TRIAL_ACHIEVED, write_fixture_store
 
 
 def point(kind: str, result: dict | None, **params) -> StoredPoint:

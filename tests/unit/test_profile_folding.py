@@ -9,8 +9,14 @@ from pathlib import Path
 import pytest
 
 from vswbench.host.perf import summarize
-from vswbench.host.profile import (CATEGORIES, classify_folded, classify_frames,
-                                   fold_perf_script, parse_folded, split_folded)
+from vswbench.host.profile import (
+    CATEGORIES,
+    classify_folded,
+    classify_frames,
+    fold_perf_script,
+    parse_folded,
+    split_folded,
+)
 from vswbench.switches.catalog import daemon_comms
 
 DATA = Path(__file__).parent.parent / "data" / "profile"
@@ -145,8 +151,7 @@ def test_parse_interrupts_recorded() -> None:
 
 
 def test_irq_rates_from_recorded_samples() -> None:
-    from vswbench.host.irqstat import (IrqCounts, irq_rates, parse_interrupts,
-                                       parse_softirqs)
+    from vswbench.host.irqstat import IrqCounts, irq_rates, parse_interrupts, parse_softirqs
 
     def counts(n: str, at: float) -> IrqCounts:
         return IrqCounts(at, parse_softirqs((PROC / f"softirqs.{n}").read_text()),

@@ -1,8 +1,8 @@
 import json
+from dataclasses import asdict
 
 from vswbench.measure.demo import BackendResult, DemoOptions, DemoReport
 from vswbench.report.demo_page import save_report
-from dataclasses import asdict
 
 
 def sample_report():
@@ -41,10 +41,10 @@ def test_repeated_sweeps_share_one_legend_entry_per_setup() -> None:
     still lays out (matplotlib had collapsed the axes under 120 entries)."""
     import warnings
 
-    from vswbench.results.points import Setup
-    from vswbench.results.series import LoadPoint, LoadSeries
     from vswbench.report.figure import Colours, render
     from vswbench.report.sections.offered_achieved import offered_vs_achieved
+    from vswbench.results.points import Setup
+    from vswbench.results.series import LoadPoint, LoadSeries
 
     def sweep(n: int, rep: int) -> LoadSeries:
         loads = tuple(LoadPoint(x, min(x, 1000.0 * n) * (1 - 0.01 * rep), 0.0, None, ())

@@ -5,18 +5,31 @@ import math
 
 import pytest
 
+from tests.report_fixtures import (
+    NDR,
+    PAIRS_NDR,
+    TSC_HZ,
+    hist_bucket,
+    latency_samples,
+    summarize,
+    write_fixture_store,
+)
 from vswbench.errors import UsageError
+from vswbench.host.sysinfo import NA, missing_tuning
 from vswbench.report.data import ecdf, pairs_points, ranking, rebin_log
-from vswbench.results.points import (Setup, StoredResults, cycles_near_ndr, latency_at, load,
-                                     setup_of)
-from vswbench.results.series import load_series
-from vswbench.units import FrameSize, line_rate_pps, wire_gbps
-from tests.report_fixtures import (NDR, PAIRS_NDR, TSC_HZ, hist_bucket, latency_samples,
-                                      summarize, write_fixture_store)
 from vswbench.report.notes import fingerprint_from_json, warnings
 from vswbench.report.spread import error_bars
+from vswbench.results.points import (
+    Setup,
+    StoredResults,
+    cycles_near_ndr,
+    latency_at,
+    load,
+    setup_of,
+)
+from vswbench.results.series import load_series
 from vswbench.results.store import StoredPoint
-from vswbench.host.sysinfo import NA, missing_tuning
+from vswbench.units import FrameSize, line_rate_pps, wire_gbps
 
 
 @pytest.fixture(scope="module")

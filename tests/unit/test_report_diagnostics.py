@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vswbench.report.diagnostics import (drops_per_element, irq_latency, placement_ndr)
-from vswbench.report.profiles import (cpu_check_table, flame_graph, profiled_points,
-                                      write_folded)
+from vswbench.report.diagnostics import drops_per_element, irq_latency, placement_ndr
+from vswbench.report.profiles import cpu_check_table, flame_graph, profiled_points, write_folded
 from vswbench.results.points import StoredResults
 from vswbench.results.store import StoredPoint
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.report_fixtures import write_fixture_store
 from vswbench.errors import UsageError
 from vswbench.report import SECTION_IDS, build_report
-from tests.report_fixtures import write_fixture_store
 
 PLOT_SECTIONS = ("throughput-size", "offered-achieved", "latency-load", "latency-distribution",
                  "delay-model",

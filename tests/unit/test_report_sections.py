@@ -20,7 +20,7 @@ def test_every_section_module_is_listed_once() -> None:
 
 
 def test_ids_and_titles_are_unique_and_the_summary_is_first() -> None:
-    assert SECTION_IDS == tuple(s.id for s in SECTIONS)
+    assert tuple(s.id for s in SECTIONS) == SECTION_IDS
     assert len(set(SECTION_IDS)) == len(SECTIONS) and all(SECTION_IDS)
     assert len({s.name for s in SECTIONS}) == len(SECTIONS) and all(s.title for s in SECTIONS)
     assert [s.id for s in SECTIONS if s.always_shown] == ["summary"] == [SECTION_IDS[0]]

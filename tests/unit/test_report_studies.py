@@ -3,8 +3,8 @@ root."""
 
 from pathlib import Path
 
-from vswbench.results.points import StoredResults
 from vswbench.report.studies import cloning_points, flow_count_points
+from vswbench.results.points import StoredResults
 from vswbench.results.store import StoredPoint
 
 

@@ -10,13 +10,22 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiny_fs import tiny_fs  # noqa: F401 - a fixture (tests/tiny_fs.py)
 from tests.unit.decoys import DECOY_TEXT, make_decoy
 from vswbench.errors import UsageError
-from vswbench.safefile import (TEMP_TAG, WriteFailed, append_line, atomic_writer,
-                               check_output_dir, check_output_file, make_dir, open_regular,
-                               repair_lines, write_bytes, write_text)
-from tests.tiny_fs import tiny_fs  # noqa: F401 - a fixture (tests/tiny_fs.py)
-
+from vswbench.safefile import (
+    TEMP_TAG,
+    WriteFailed,
+    append_line,
+    atomic_writer,
+    check_output_dir,
+    check_output_file,
+    make_dir,
+    open_regular,
+    repair_lines,
+    write_bytes,
+    write_text,
+)
 
 
 @pytest.fixture

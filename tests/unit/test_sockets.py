@@ -11,10 +11,24 @@ import pytest
 from vswbench.cli import app as cli
 from vswbench.engine.sockapp import SockParams, parse_client, parse_server
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.socket_chain import (NF_ROUTING, ChainRoute, Router, chain_links,
-                                           forwarded_datagrams, plan_routing, socket_scenario)
-from vswbench.measure.sockets import (SocketOptions, SocketsUnsupported, both_ways, endpoints,
-                                      plan_sockets, quantile_us, summarize)
+from vswbench.measure.socket_chain import (
+    NF_ROUTING,
+    ChainRoute,
+    Router,
+    chain_links,
+    forwarded_datagrams,
+    plan_routing,
+    socket_scenario,
+)
+from vswbench.measure.sockets import (
+    SocketOptions,
+    SocketsUnsupported,
+    both_ways,
+    endpoints,
+    plan_sockets,
+    quantile_us,
+    summarize,
+)
 from vswbench.scenario import Hop, Role, parse, socket_chain
 from vswbench.testbed.plan import PortInfo
 from vswbench.units import parse_bitrate

@@ -6,8 +6,14 @@ import random
 import pytest
 
 from vswbench.errors import UsageError
-from vswbench.measure.stats import (Summary, noise_warning, outliers, significant_difference,
-                            steal_fraction, summarize)
+from vswbench.measure.stats import (
+    Summary,
+    noise_warning,
+    outliers,
+    significant_difference,
+    steal_fraction,
+    summarize,
+)
 
 
 def _noisy(center: float, spread: float, n: int, seed: int) -> list[float]:

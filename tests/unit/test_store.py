@@ -8,8 +8,13 @@ import pytest
 
 from vswbench.campaign.spec import expand, parse_spec
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.results.export import (HEADLINE_COLUMNS, export_csv, export_json, export_parquet,
-                                     headline)
+from vswbench.results.export import (
+    HEADLINE_COLUMNS,
+    export_csv,
+    export_json,
+    export_parquet,
+    headline,
+)
 from vswbench.results.store import ResultStore
 
 SPEC = parse_spec('[campaign]\nname = "demo"\n[[study]]\nkind = ["search", "latency"]\n'

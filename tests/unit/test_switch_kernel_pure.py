@@ -6,18 +6,24 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.run.registry import CleanupRegistry
 from vswbench.errors import UsageError
 from vswbench.run.ids import RunId
-from vswbench.switches.base import Attachment, HostPort, ForwardPath, PortCounters, SwitchContext
-from vswbench.switches.kernel.bridge import BridgeSwitch
+from vswbench.run.registry import CleanupRegistry
+from vswbench.switches.base import (
+    Attachment,
+    ForwardPath,
+    HostPort,
+    PortCounters,
+    SwitchContext,
+    link_pairs,
+)
+from vswbench.switches.bpf.tc import BPF_DIR, compile_argv
 from vswbench.switches.kernel.availability import parse_kernel_config
+from vswbench.switches.kernel.bridge import BridgeSwitch
 from vswbench.switches.kernel.counters import counters_from_link, switch_view
 from vswbench.switches.kernel.napi import Placed, kernel_mode, napi_priority, napi_thread_pids
 from vswbench.switches.kernel.router import gateway_for
-from vswbench.switches.bpf.tc import BPF_DIR, compile_argv
 from vswbench.switches.kernel.veth import VethSwitch
-from vswbench.switches.base import link_pairs
 
 RID = RunId("vsb1234")
 
@@ -58,7 +64,7 @@ def test_counters_without_stats():
 def test_compile_argv():
     argv = compile_argv(BPF_DIR / "tc_redirect.bpf.c", Path("/tmp/x.o"), {"OUT_IFINDEX": 7})
     assert argv[0] == "clang"
-    assert ["-target", "bpf"] == argv[argv.index("-target"):argv.index("-target") + 2]
+    assert argv[argv.index("-target"):argv.index("-target") + 2] == ["-target", "bpf"]
     assert "-I/usr/include/x86_64-linux-gnu" in argv
     assert "-DOUT_IFINDEX=7" in argv
     assert argv[-2:] == ["-o", "/tmp/x.o"]

@@ -1,11 +1,16 @@
 """Trial arithmetic without root: /proc/stat, cycles per packet, rates, latency merging."""
 import pytest
 
-from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, parse_pid_stat,
-                              parse_proc_stat)
-from vswbench.errors import UsageError
-from vswbench.engine.records import parse_final
 from vswbench.engine.params import TrialParams
+from vswbench.engine.records import parse_final
+from vswbench.errors import UsageError
+from vswbench.host.cpustat import (
+    busy_cycles,
+    core_usage,
+    cycles_per_packet,
+    parse_pid_stat,
+    parse_proc_stat,
+)
 from vswbench.measure.trial import merge_latency
 from vswbench.units import parse_rate
 

@@ -86,7 +86,7 @@ def test_switches_1_5x_apart_are_never_one_tie(tmp_path: Path) -> None:
     v = build_model(load(write(tmp_path / "run", wide))).verdicts[0]
     xdp, tc = v.ranked[0], v.ranked[1]
     assert xdp.interval[1] >= tc.interval[0] and tc.interval[1] >= xdp.interval[0]  # overlap
-    assert 1_000_000 / 661_000 >= TIE_MAX_RATIO and not xdp.tied and tc.rank == 2
+    assert TIE_MAX_RATIO <= 1_000_000 / 661_000 and not xdp.tied and tc.rank == 2
     for verdict in build_model(load(tmp_path / "run")).verdicts:
         for group in {e.rank for e in verdict.ranked}:
             ndrs = [e.row.ndr_pps for e in verdict.ranked if e.rank == group]

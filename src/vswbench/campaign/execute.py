@@ -13,8 +13,14 @@ from vswbench.campaign.run_sockets import socket_plan
 from vswbench.campaign.spec import Point, search_twin
 from vswbench.campaign.values import SOCKET_KINDS
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.method import (WARMUP_RATE, MethodOptions, MethodPlan, find_ndr,
-                                     plan_method, profile_at)
+from vswbench.measure.method import (
+    WARMUP_RATE,
+    MethodOptions,
+    MethodPlan,
+    find_ndr,
+    plan_method,
+    profile_at,
+)
 from vswbench.measure.plan import trial_options
 from vswbench.results.points import read_point
 from vswbench.results.store import ResultStore

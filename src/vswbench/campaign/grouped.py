@@ -20,10 +20,20 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vswbench.campaign.estimate import testbed_key
-from vswbench.campaign.execute import (availability_problem, execute_point, plan_for,
-                                       switch_stats, unsupported_problem)
-from vswbench.campaign.rounds_phase import (ROUND_OVERHEAD_S, grouped, role_of, rounds_point,
-                                            run_rounds)
+from vswbench.campaign.execute import (
+    availability_problem,
+    execute_point,
+    plan_for,
+    switch_stats,
+    unsupported_problem,
+)
+from vswbench.campaign.rounds_phase import (
+    ROUND_OVERHEAD_S,
+    grouped,
+    role_of,
+    rounds_point,
+    run_rounds,
+)
 from vswbench.campaign.spec import Point
 from vswbench.campaign.values import SOCKET_KINDS
 from vswbench.errors import UsageError, VswbenchError

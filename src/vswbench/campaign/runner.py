@@ -23,13 +23,29 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from vswbench.campaign.estimate import (EST_SECONDS, MAX_POINTS_WITHOUT_YES,  # noqa: F401
-                                       MAX_SECONDS_WITHOUT_YES, PROFILE_SECONDS,
-                                       QUICK_SEARCH_SECONDS, TESTBED_SECONDS, CampaignSize,
-                                       campaign_size, estimate, estimates, testbed_key)
-from vswbench.campaign.execute import (_tsc_hz, availability_problem, check_points,
-                                      execute_point, placement_cpus, plan_for, switch_stats,
-                                      unsupported_problem)
+from vswbench.campaign.estimate import (  # noqa: F401
+    EST_SECONDS,
+    MAX_POINTS_WITHOUT_YES,
+    MAX_SECONDS_WITHOUT_YES,
+    PROFILE_SECONDS,
+    QUICK_SEARCH_SECONDS,
+    TESTBED_SECONDS,
+    CampaignSize,
+    campaign_size,
+    estimate,
+    estimates,
+    testbed_key,
+)
+from vswbench.campaign.execute import (
+    _tsc_hz,
+    availability_problem,
+    check_points,
+    execute_point,
+    placement_cpus,
+    plan_for,
+    switch_stats,
+    unsupported_problem,
+)
 from vswbench.campaign.grouped import run_grouped
 from vswbench.campaign.identity import check_campaign
 from vswbench.campaign.run_sockets import run_socket_group, socket_plan
@@ -39,9 +55,17 @@ from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.method import method_context
 from vswbench.results.export import point_record
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
+from vswbench.safefile import (
+    WriteFailed,
+    append_line,
+    check_output_dir,
+    open_regular,
+    refuse_unsafe,
+    repair_lines,
+    write_text,
+)
 from vswbench.saferead import read_text
-from vswbench.safefile import (WriteFailed, append_line, check_output_dir, open_regular,
-                               refuse_unsafe, repair_lines, write_text)
+
 JSONL_NAME = "results.jsonl"     # one export.point_record per finished point, appended as it ends
 
 

@@ -44,17 +44,36 @@ from typing import Any
 from vswbench import scenario as scenarios
 from vswbench.campaign.paper import PaperInfo, parse_paper
 from vswbench.campaign.point import DEFAULT_DURATION, Point, search_twin  # noqa: F401 (theirs)
-from vswbench.campaign.spec_checks import (churn_problems, io_problems, option_problems,
-                                           shape_problems)
+from vswbench.campaign.spec_checks import (
+    churn_problems,
+    io_problems,
+    option_problems,
+    shape_problems,
+)
 from vswbench.campaign.spec_file import parse_toml, read_spec_text
 from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
+from vswbench.campaign.spec_sockets import (
+    SOCKET_KEYS,
+    socket_points,
+    socket_problems,
+    socket_switch_count,
+)
 from vswbench.campaign.spec_switches import declare_spec_switches
 from vswbench.campaign.suites import BUILTIN
-from vswbench.campaign.spec_sockets import (SOCKET_KEYS, socket_points, socket_problems,
-                                            socket_switch_count)
-from vswbench.campaign.values import (ALL_SWITCHES, KINDS, MAX_PROBLEMS, SOCKET_KINDS,
-                                      SCALAR_ONLY, BadValue, Problems, TooManyProblems,
-                                      check_value, did_you_mean, parse_budget, short)
+from vswbench.campaign.values import (
+    ALL_SWITCHES,
+    KINDS,
+    MAX_PROBLEMS,
+    SCALAR_ONLY,
+    SOCKET_KINDS,
+    BadValue,
+    Problems,
+    TooManyProblems,
+    check_value,
+    did_you_mean,
+    parse_budget,
+    short,
+)
 from vswbench.errors import UsageError
 from vswbench.switches.catalog import calibration_switches, nf_option_problems
 

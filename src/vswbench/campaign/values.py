@@ -20,8 +20,8 @@ from vswbench.measure.b2b import MAX_FRAMES_RANGE, TRIALS_RANGE
 from vswbench.measure.loadcurve import SWEEP_POINTS_RANGE
 from vswbench.measure.rule_update import MAX_RULES, UPDATE_RATE_RANGE
 from vswbench.measure.search import PRESETS
-from vswbench.switches.rules.functions import FUNCTIONS, MAX_L3_TABLE
 from vswbench.switches.options import unknown_key
+from vswbench.switches.rules.functions import FUNCTIONS, MAX_L3_TABLE
 from vswbench.units import MAX_FRAME, MIN_FRAME, FrameSize, parse_rate
 
 SOCKET_KINDS = ("stream", "rr", "crr")      # what applications see (measure/sockets.py)

@@ -11,8 +11,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (SWITCH_FILE_OPTION, err, num, out, say, size_option,
-                                 table_out)
+from vswbench.cli.common import SWITCH_FILE_OPTION, err, num, out, say, size_option, table_out
 from vswbench.errors import UsageError
 from vswbench.measure.search import PRESETS
 from vswbench.units import IMIX_DEFAULT_GENOME, MAX_FRAME, MIN_FRAME

@@ -20,15 +20,32 @@ import traceback
 import click
 
 from vswbench import __version__
-from vswbench.cli import (ab, agent, campaign, history, host, latency, methods, model, papers,
-                          rule_update, show, sockets, trial)
-from vswbench.cli.arguments import (argument_problem, one_line, short_lines, tolerant_output,
-                                    usage_line)
+from vswbench.cli import (
+    ab,
+    agent,
+    campaign,
+    history,
+    host,
+    latency,
+    methods,
+    model,
+    papers,
+    rule_update,
+    show,
+    sockets,
+    trial,
+)
+from vswbench.cli.arguments import (
+    argument_problem,
+    one_line,
+    short_lines,
+    tolerant_output,
+    usage_line,
+)
 from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
 from vswbench.engine.process import EngineError
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.run.registry import unwinding_signals
-
 
 EXIT_UNSUPPORTED = 3
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())   # click < 8.2: none

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
-from rich.text import Text
 from rich.table import Table
+from rich.text import Text
 
 from vswbench.cli.common import FiniteRange, err, num, out, table_out
 from vswbench.errors import UsageError, require_root
@@ -312,7 +312,8 @@ def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float | Non
     """Compare results directories point by point: ratios and whether they are significant."""
     import json
 
-    from vswbench.results.compare import compare as run_compare, parse_threshold
+    from vswbench.results.compare import compare as run_compare
+    from vswbench.results.compare import parse_threshold
 
     thresholds = [parse_threshold(t) for t in fail_if]
     result = run_compare(list(runs), noise=noise, thresholds=thresholds)
@@ -351,7 +352,8 @@ def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float | Non
                    "else the hostname in the run's fingerprint].")
 def merge(stores: tuple[Path, ...], out_dir: Path, hosts: tuple[str, ...]) -> int:
     """Merge the results stores of several hosts into one; each point keeps its host."""
-    from vswbench.results.merge import describe, merge as run_merge
+    from vswbench.results.merge import describe
+    from vswbench.results.merge import merge as run_merge
 
     check_output_dir(out_dir)
     out.print(describe(run_merge(stores, out_dir, hosts)), highlight=False)

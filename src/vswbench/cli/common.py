@@ -13,14 +13,18 @@ from typing import Any
 import click
 from rich.console import Console, ConsoleDimensions
 
-from vswbench.engine.params import (MAX_BURST, MAX_FLOWS, parse_churn,
-                                    seconds_problem)
+from vswbench.engine.params import MAX_BURST, MAX_FLOWS, parse_churn, seconds_problem
 from vswbench.errors import UsageError
-from vswbench.safefile import check_output_file, write_text
 from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
 from vswbench.measure.plan import TrialOptions, parse_options
 from vswbench.measure.plan import trial_options as build_trial_options
-from vswbench.switches.rules.functions import DEFAULT_TABLE_SIZE, FUNCTIONS, MAX_L3_TABLE, TABLE_FUNCTIONS
+from vswbench.safefile import check_output_file, write_text
+from vswbench.switches.rules.functions import (
+    DEFAULT_TABLE_SIZE,
+    FUNCTIONS,
+    MAX_L3_TABLE,
+    TABLE_FUNCTIONS,
+)
 from vswbench.units import JUMBO_MTU, MAX_FRAME, MIN_FRAME, STD_FRAME_MAX, FrameSize
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130

@@ -11,8 +11,17 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (EXIT_FAILURE, SWITCH_FILE_OPTION, FiniteRange, err, num, out,
-                                 seconds, table_out, versions_text)
+from vswbench.cli.common import (
+    EXIT_FAILURE,
+    SWITCH_FILE_OPTION,
+    FiniteRange,
+    err,
+    num,
+    out,
+    seconds,
+    table_out,
+    versions_text,
+)
 from vswbench.errors import require_root
 from vswbench.safefile import check_output_dir
 from vswbench.units import MAX_FRAME, MIN_FRAME

@@ -8,8 +8,21 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (KERNEL_IO, emit, err, io_option, method_plan, num, out, rate, say,
-                                 seconds, size_option, testbed_options, trial_line)
+from vswbench.cli.common import (
+    KERNEL_IO,
+    emit,
+    err,
+    io_option,
+    method_plan,
+    num,
+    out,
+    rate,
+    say,
+    seconds,
+    size_option,
+    testbed_options,
+    trial_line,
+)
 from vswbench.engine.params import MAX_FLOWS, TrialParams
 from vswbench.errors import UsageError, require_root
 from vswbench.measure.b2b import MAX_FRAMES_RANGE, TRIALS_RANGE
@@ -39,8 +52,12 @@ def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | N
               help="Then one extra trial at the NDR profiled by perf (never a latency trial).")
 def latency(**kw: Any) -> int:
     """Latency distributions at fixed fractions of the NDR (full histograms in --json)."""
-    from vswbench.measure.loadcurve import (check_fraction_loads, latency_at, parse_fractions,
-                                            repeated_points_json)
+    from vswbench.measure.loadcurve import (
+        check_fraction_loads,
+        latency_at,
+        parse_fractions,
+        repeated_points_json,
+    )
     from vswbench.measure.method import method_context
 
     plan = method_plan(kw)

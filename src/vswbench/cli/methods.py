@@ -8,8 +8,19 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (FiniteRange, emit, err, method_plan, num, out, rate, say,
-                                 seconds, testbed_options, trial_line)
+from vswbench.cli.common import (
+    FiniteRange,
+    emit,
+    err,
+    method_plan,
+    num,
+    out,
+    rate,
+    say,
+    seconds,
+    testbed_options,
+    trial_line,
+)
 from vswbench.errors import UsageError
 from vswbench.measure.loadcurve import SWEEP_POINTS_RANGE
 from vswbench.measure.search import PRESETS

@@ -34,8 +34,13 @@ def delay(results: Path, out_dir: Path, kinds: tuple[str, ...], per_repetition: 
           campaign: str | None, as_json: bool) -> int:
     """Empirical delay model per condition (switch, size, load): ECDF JSON, quantile CSV, KS
     distances between conditions. RESULTS is a `vswbench run` directory or its results.sqlite."""
-    from vswbench.models.delay_data import (DEFAULT_KINDS, INDEX_NAME, index_json, load_models,
-                                            write_models)
+    from vswbench.models.delay_data import (
+        DEFAULT_KINDS,
+        INDEX_NAME,
+        index_json,
+        load_models,
+        write_models,
+    )
 
     models = load_models(results, kinds or DEFAULT_KINDS, pool=not per_repetition,
                          campaign=campaign)

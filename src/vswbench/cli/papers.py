@@ -131,7 +131,6 @@ MARK_START, MARK_END = "<!-- papers-table -->", "<!-- /papers-table -->"
 def table(root: Path, readme: Path | None) -> int:
     """Print the Markdown table figure | command | time here | verdict from the stores."""
     from vswbench.report.paper_page import collect, readme_table
-
     from vswbench.saferead import read_text
 
     doc = read_text(readme, "README", "--readme", cap=4_000_000) if readme else ""  # first

@@ -8,8 +8,17 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (FiniteRange, emit, method_plan, num, out, rate, say, seconds,
-                                 testbed_options)
+from vswbench.cli.common import (
+    FiniteRange,
+    emit,
+    method_plan,
+    num,
+    out,
+    rate,
+    say,
+    seconds,
+    testbed_options,
+)
 from vswbench.errors import UsageError
 from vswbench.measure.rule_update import MAX_RULES
 
@@ -44,8 +53,13 @@ def _counts(text: str) -> list[int]:
 def rule_update(**kw: Any) -> int:
     """Rule-update time: install/remove N rules per mechanism; loss and latency during updates."""
     from vswbench.measure.method import find_ndr, method_context
-    from vswbench.measure.rule_update import (check_counts, during_updates, mechanisms_of,
-                                              rule_update_problem, time_updates)
+    from vswbench.measure.rule_update import (
+        check_counts,
+        during_updates,
+        mechanisms_of,
+        rule_update_problem,
+        time_updates,
+    )
 
     counts = _counts(kw["rules"])
     check_counts(counts + [kw["update_rules"]])

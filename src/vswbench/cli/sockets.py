@@ -11,8 +11,16 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (SWITCH_FILE_OPTION, complete_switch, emit, num, out, say, seconds,
-                                 writable_file)
+from vswbench.cli.common import (
+    SWITCH_FILE_OPTION,
+    complete_switch,
+    emit,
+    num,
+    out,
+    say,
+    seconds,
+    writable_file,
+)
 from vswbench.engine.sockapp import MAX_FLOWS, MAX_SIZE, SockParams
 from vswbench.host.tuning import MTUS, OFFLOADS
 from vswbench.units import parse_bitrate

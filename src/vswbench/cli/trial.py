@@ -8,8 +8,15 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (err, num, out, placement_options, seconds, traffic_options,
-                                 trial_options)
+from vswbench.cli.common import (
+    err,
+    num,
+    out,
+    placement_options,
+    seconds,
+    traffic_options,
+    trial_options,
+)
 from vswbench.cli.profile_view import print_profile
 from vswbench.units import parse_rate
 

@@ -20,8 +20,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vswbench.engine.records import (EngineRecord, FinalRecord, LatencySummary, RecordError,
-                                     parse_final, parse_line)
+from vswbench.engine.records import (
+    EngineRecord,
+    FinalRecord,
+    LatencySummary,
+    RecordError,
+    parse_final,
+    parse_line,
+)
 from vswbench.errors import VswbenchError
 from vswbench.run.registry import CleanupRegistry, Registration
 from vswbench.run.state import RunState

@@ -17,8 +17,13 @@ from typing import Any
 
 from vswbench import __version__
 from vswbench.engine.probe import DEMO_BACKENDS, ProbeResult, probe
-from vswbench.engine.process import (EngineError, EngineProcess, EngineResult, find_engine,
-                                     run_engine)
+from vswbench.engine.process import (
+    EngineError,
+    EngineProcess,
+    EngineResult,
+    find_engine,
+    run_engine,
+)
 from vswbench.errors import UsageError, require_root
 from vswbench.host.pair import Endpoint, NamespacePair, namespace_pair
 from vswbench.host.tuning import set_mtu

@@ -15,13 +15,23 @@ from typing import Any
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.vm_nf import TCG_LABEL
 from vswbench.measure.calibration import Calibration, baseline_switch, calibrate
-from vswbench.measure.plan import (TrialOptions, TrialPlan, ensure_runnable, jumbo_note,
-                                   plan_trial, with_options)
-from vswbench.measure.session import (DEFAULT_DRAIN_QUIET, TrialSession, control_capable,
-                                      open_session)
+from vswbench.measure.plan import (
+    TrialOptions,
+    TrialPlan,
+    ensure_runnable,
+    jumbo_note,
+    plan_trial,
+    with_options,
+)
+from vswbench.measure.session import (
+    DEFAULT_DRAIN_QUIET,
+    TrialSession,
+    control_capable,
+    open_session,
+)
 from vswbench.run.ids import RunId
-from vswbench.switches.catalog import all_switches, calibration_switches
 from vswbench.scenario import vm_hosts
+from vswbench.switches.catalog import all_switches, calibration_switches
 from vswbench.switches.chain.nf import calibration_target
 from vswbench.testbed.build import Testbed, unsupported
 from vswbench.testbed.vm import vm_accel

@@ -22,8 +22,8 @@ from vswbench.measure.trial import TrialResult
 from vswbench.scenario import Role, Scenario, parse
 from vswbench.switches.base import Placement, Switch
 from vswbench.switches.chain.nf import check_nf
-from vswbench.testbed.vm import vm_accel, vm_problem
 from vswbench.switches.options import check_keys
+from vswbench.testbed.vm import vm_accel, vm_problem
 from vswbench.units import STD_FRAME_MAX, FrameSize
 
 

@@ -33,8 +33,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.hoststall import (MAX_STALL_REPEATS, MAX_STALL_REPEATS_PER_SEARCH,
-                                        excisable, stall_policy, unoffered_load)
+from vswbench.measure.hoststall import (
+    MAX_STALL_REPEATS,
+    MAX_STALL_REPEATS_PER_SEARCH,
+    excisable,
+    stall_policy,
+    unoffered_load,
+)
 from vswbench.measure.session import DEFAULT_DRAIN_QUIET, SessionTrial, TrialSession
 
 GENERATOR_BOUND_FRACTION = 0.97   # a bound this close to the tester's ceiling is the tester's

@@ -17,7 +17,6 @@ as unsent (the tester reached its ceiling, or the path pushed back).
 from __future__ import annotations
 
 import os
-
 import time
 from abc import ABC, abstractmethod
 from contextlib import ExitStack
@@ -35,13 +34,13 @@ from vswbench.measure.hoststall import classify, open_monitor
 from vswbench.measure.profiling import profiled
 from vswbench.measure.trial import (
     READY_TIMEOUT,
-    ready_timeout,
-    start_long_running,
     PhaseOutcome,
     TrialResult,
     _daemon_pids,
     build_result,
+    ready_timeout,
     run_trial,
+    start_long_running,
 )
 from vswbench.scenario import Role, Scenario
 from vswbench.testbed.build import EngineCommand, Testbed

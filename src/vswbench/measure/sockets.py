@@ -23,19 +23,45 @@ from typing import Any
 
 from vswbench.engine.params import TrialParams
 from vswbench.engine.process import EngineProcess
-from vswbench.engine.sockapp import (BASE_PORT, MAX_FLOWS, MAX_SIZE, ClientResult, ServerResult,
-                                     SockParams, find_sockapp, parse_client, parse_server)
+from vswbench.engine.sockapp import (
+    BASE_PORT,
+    MAX_FLOWS,
+    MAX_SIZE,
+    ClientResult,
+    ServerResult,
+    SockParams,
+    find_sockapp,
+    parse_client,
+    parse_server,
+)
 from vswbench.errors import UsageError
-from vswbench.host.cpustat import (CoreUsage, busy_cycles, core_usage, process_cpu_s,
-                                   read_proc_stat)
+from vswbench.host.cpustat import CoreUsage, busy_cycles, core_usage, process_cpu_s, read_proc_stat
 from vswbench.host.netns import LinkCounters, sysctl
-from vswbench.host.tuning import (MTUS, OFFLOADS, SERVICE_VIP, add_service, run_namespaces,
-                                  set_mtu, set_offloads)
-from vswbench.measure.plan import (SwitchUnavailable, TrialOptions, ensure_runnable,
-                                   make_placement, plan_trial)
-from vswbench.measure.socket_chain import (NF_ROUTING, ChainRouting, apply_routing,
-                                           chain_problem, plan_routing, read_forwarded,
-                                           socket_scenario)
+from vswbench.host.tuning import (
+    MTUS,
+    OFFLOADS,
+    SERVICE_VIP,
+    add_service,
+    run_namespaces,
+    set_mtu,
+    set_offloads,
+)
+from vswbench.measure.plan import (
+    SwitchUnavailable,
+    TrialOptions,
+    ensure_runnable,
+    make_placement,
+    plan_trial,
+)
+from vswbench.measure.socket_chain import (
+    NF_ROUTING,
+    ChainRouting,
+    apply_routing,
+    chain_problem,
+    plan_routing,
+    read_forwarded,
+    socket_scenario,
+)
 from vswbench.run.ids import RunId
 from vswbench.run.scope import Run, run_scope
 from vswbench.scenario import Hop, Role, Scenario, parse

@@ -21,8 +21,13 @@ from vswbench.engine.process import EngineProcess, EngineResult, FinalRecord
 from vswbench.engine.records import HistogramBucket, LatencySummary
 from vswbench.engine.stalls import StallMonitor, TrialStalls, now_ns
 from vswbench.errors import VswbenchError
-from vswbench.host.cpustat import (busy_cycles, core_usage, cycles_per_packet, process_cpu_s,
-                                   read_proc_stat)
+from vswbench.host.cpustat import (
+    busy_cycles,
+    core_usage,
+    cycles_per_packet,
+    process_cpu_s,
+    read_proc_stat,
+)
 from vswbench.host.irqstat import IrqCounts, irq_rates, read_irq_counts
 from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
 from vswbench.measure.profiling import profiled

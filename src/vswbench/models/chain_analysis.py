@@ -13,12 +13,23 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.saferead import read_text
-from vswbench.safefile import write_text
-from vswbench.models.chain_cost import (RECOMMENDABLE, ChainObservation, CostModel, PointCheck,
-                                        check, fit, forwarding_rates, groups, holdout,
-                                        leave_one_n_out, measured_break_even, usable)
+from vswbench.models.chain_cost import (
+    RECOMMENDABLE,
+    ChainObservation,
+    CostModel,
+    PointCheck,
+    check,
+    fit,
+    forwarding_rates,
+    groups,
+    holdout,
+    leave_one_n_out,
+    measured_break_even,
+    usable,
+)
 from vswbench.models.chain_data import ChainData, constancy_note, extras
+from vswbench.safefile import write_text
+from vswbench.saferead import read_text
 
 MODEL_NAME = "chain-model.json"
 FORMAT = "vswbench chain cost model"

@@ -42,8 +42,14 @@ from typing import Any
 import numpy as np
 
 from vswbench.errors import UsageError
-from vswbench.models.chain_layout import (PARAMS, PLACEMENTS, Layout,  # noqa: F401
-                                          bottleneck_loads, classify, layout_for)
+from vswbench.models.chain_layout import (  # noqa: F401
+    PARAMS,
+    PLACEMENTS,
+    Layout,
+    bottleneck_loads,
+    classify,
+    layout_for,
+)
 from vswbench.models.student_t import t_quantile
 from vswbench.switches.chain.nf import OVS_KINDS
 

@@ -38,7 +38,8 @@ import numpy as np
 from vswbench.errors import UsageError
 from vswbench.models.chain_cost import LEVEL, ChainObservation, Group, Layout, Parameter
 from vswbench.models.student_t import t_quantile
-from vswbench.results.points import PointRecord, load as load_store, read_point
+from vswbench.results.points import PointRecord, read_point
+from vswbench.results.points import load as load_store
 from vswbench.results.record import LoadPoint, Measured
 from vswbench.results.store import StoredPoint, StoredRun
 from vswbench.switches.chain.nf import FWD, PER_ELEMENT

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.safefile import check_output_dir, write_text
 from vswbench.models.delay import ALPHA, DelayCondition, DelayModel, dumps, ks_critical
-from vswbench.results.points import (Setup, StoredResults, load, size_order)
+from vswbench.results.points import Setup, StoredResults, load, size_order
 from vswbench.results.series import LoadSeries, load_series
+from vswbench.safefile import check_output_dir, write_text
 
 KINDS = ("latency", "sweep", "trial")
 DEFAULT_KINDS = ("latency", "sweep")

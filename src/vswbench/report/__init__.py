@@ -46,8 +46,13 @@ from vswbench.report.profiles import FOLDED_DIR, write_folded
 from vswbench.report.sections import SECTION_IDS
 from vswbench.report.spread import error_bars_csv, error_bars_json
 from vswbench.results.points import load
-from vswbench.safefile import (check_output_dir, make_dir, refuse_unsafe, refuse_untrusted,
-                               write_bytes)
+from vswbench.safefile import (
+    check_output_dir,
+    make_dir,
+    refuse_unsafe,
+    refuse_untrusted,
+    write_bytes,
+)
 from vswbench.units import DEFAULT_LINK_BPS
 
 REPORT_NAME = "report.html"

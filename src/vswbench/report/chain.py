@@ -17,8 +17,7 @@ from matplotlib.figure import Figure
 from vswbench.models.chain_analysis import GroupAnalysis, analyze, verdict
 from vswbench.models.chain_cost import METRIC_TITLES, Parameter
 from vswbench.models.chain_data import ChainData, chain_length, from_points
-from vswbench.report.figure import (LINESTYLES, MARKERS, PALETTE, PPS, new_figure,
-                                    place_legend, slug)
+from vswbench.report.figure import LINESTYLES, MARKERS, PALETTE, PPS, new_figure, place_legend, slug
 from vswbench.results.points import StoredResults
 
 INTRO = (

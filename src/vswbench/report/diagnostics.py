@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+
 from matplotlib.figure import Figure
 
 from vswbench.report.figure import PPS, Colours, new_figure, place_legend, slug

@@ -19,9 +19,9 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from vswbench.engine.records import LatencySummary
 from vswbench.report.figure import LINESTYLES, MARKERS, PPS, new_figure, place_legend
 from vswbench.report.studies import StudyPoint, _by_series, _collect
-from vswbench.engine.records import LatencySummary
 from vswbench.results.points import PointRecord, StoredResults
 
 TABLE_SIZE_EMPTY = ("no table-size study (one setup measured at two or more table_size values) "

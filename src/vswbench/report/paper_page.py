@@ -19,8 +19,7 @@ from pathlib import Path
 from vswbench.campaign.paper import PaperInfo
 from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
-from vswbench.report.paper_claims import (ClaimVerdict, ReferenceRow, judge, overall,
-                                          references)
+from vswbench.report.paper_claims import ClaimVerdict, ReferenceRow, judge, overall, references
 from vswbench.report.paper_plots import DelayCurve, delay_curves, delay_ecdf_png
 from vswbench.results.points import StoredResults, load
 from vswbench.results.store import STORE_NAME

@@ -18,8 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from vswbench.models.delay import DelayCondition, DelayModel
-from vswbench.report.figure import MARKERS, LINESTYLES, new_figure, place_legend, render
-from vswbench.report.figure import report_style
+from vswbench.report.figure import (
+    LINESTYLES,
+    MARKERS,
+    new_figure,
+    place_legend,
+    render,
+    report_style,
+)
 from vswbench.results.points import PointRecord, StoredResults
 
 PROBABILITIES = np.linspace(0.005, 0.995, 199)

@@ -20,8 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from vswbench.report.backends import BASELINE
-from vswbench.report.marks import (latency_loss_cell, mark, ndr_loss_cell, ndr_loss_mark,
-                                   percentile_cell)
+from vswbench.report.marks import (
+    latency_loss_cell,
+    mark,
+    ndr_loss_cell,
+    ndr_loss_mark,
+    percentile_cell,
+)
 from vswbench.report.verdict import Verdict
 from vswbench.report.verdict_entry import Entry, mpps
 

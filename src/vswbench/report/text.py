@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vswbench.report.backends import BASELINE
-from vswbench.report.marks import (MARKS_NOTE, latency_loss_cell, ndr_loss_cell,
-                                   percentile_cell)
+from vswbench.report.marks import MARKS_NOTE, latency_loss_cell, ndr_loss_cell, percentile_cell
 from vswbench.report.verdict import Verdict
 from vswbench.report.verdict_entry import Entry, mpps
 from vswbench.results.loss import loss_text

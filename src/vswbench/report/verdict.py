@@ -38,8 +38,8 @@ from vswbench.report.data import RankingRow
 from vswbench.report.verdict_entry import Entry, mpps
 from vswbench.report.verdict_paired import detail_lines, order_line, paired_rank
 from vswbench.results.confirm import unconfirmed_note as _unconfirmed_one
-from vswbench.results.decide import (ALPHA, TIE_MAX_RATIO, PairDecision, decide,
-                                     noise_range as _range)
+from vswbench.results.decide import ALPHA, TIE_MAX_RATIO, PairDecision, decide
+from vswbench.results.decide import noise_range as _range
 from vswbench.results.noise import PRESET_NOISE, overlap, search_noise
 from vswbench.results.paired import PairedDecision as Paired
 from vswbench.results.paired import SwitchRounds, stored_rounds, variant_key

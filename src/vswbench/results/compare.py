@@ -51,9 +51,16 @@ from typing import Any, cast
 from vswbench.errors import UsageError
 from vswbench.measure.stats import significant_difference
 from vswbench.results.changepoints import series_groups
+from vswbench.results.noise import (
+    OUTLIER_Z,
+    SINGLE_SEARCH_NOISE,
+    Shift,
+    common_shift,
+    overlap,
+    search_noise,
+    transition_interval,
+)
 from vswbench.results.paired import SwitchRounds, stored_rounds, variant_key
-from vswbench.results.noise import (OUTLIER_Z, SINGLE_SEARCH_NOISE, Shift, common_shift, overlap,
-                                    search_noise, transition_interval)
 from vswbench.results.points import Latency, Setup, load
 from vswbench.results.setups import SetupSearches, search_setups
 from vswbench.results.sockets import socket_of

@@ -23,8 +23,8 @@ from typing import Any
 from vswbench import __version__
 from vswbench.errors import UsageError
 from vswbench.results.loss import LoadLoss, LossAround
-from vswbench.results.points import Latency, PointRecord, entry_at, read_point
 from vswbench.results.params import KNOBS, number
+from vswbench.results.points import Latency, PointRecord, entry_at, read_point
 from vswbench.results.sockets import SOCKET_LATENCY, socket_result
 from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
 from vswbench.safefile import atomic_writer

@@ -39,8 +39,8 @@ from vswbench.results.params import number
 from vswbench.results.points import load, store_file
 from vswbench.results.setups import search_setups
 from vswbench.results.store import now
-from vswbench.saferead import check_input
 from vswbench.safefile import WriteFailed, check_output_dir, refuse_unsafe
+from vswbench.saferead import check_input
 
 DEFAULT_HISTORY = Path("results/history.sqlite")
 SCHEMA_VERSION = 1

@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 ALPHA = 0.05                       # 95 % confidence
 MIN_ROUNDS = 6                     # the fewest rounds that can decide a pair (2 / 2**6 < ALPHA)

@@ -47,9 +47,15 @@ from typing import Any
 
 from vswbench.engine.records import LatencySummary, stored_latency
 from vswbench.errors import UsageError
-from vswbench.results.loss import (LoadLoss, LossAround, at_stored_load, loss_at_load,
-                                   loss_around_load, unreliable_percentiles)
 from vswbench.results.hostbound import HostBound, host_bound
+from vswbench.results.loss import (
+    LoadLoss,
+    LossAround,
+    at_stored_load,
+    loss_around_load,
+    loss_at_load,
+    unreliable_percentiles,
+)
 from vswbench.results.params import KNOBS, PRESET_KINDS, Params, count, flag, number, text
 from vswbench.results.record import LoadPoint, Measured, measured_of
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun

@@ -15,15 +15,29 @@ a stored dict (tests/unit/test_typed_reads.py checks that). points.py assembles 
 from __future__ import annotations
 
 import json
-
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vswbench.engine.records import (HistogramBucket, LatencySummary, stored_histogram,
-                                     stored_latency)
-from vswbench.results.params import (KNOB_DEFAULTS, KNOBS, PRESET_KINDS, Knob, Params, _dict,
-                                     _list, count, flag, number, text)
+from vswbench.engine.records import (
+    HistogramBucket,
+    LatencySummary,
+    stored_histogram,
+    stored_latency,
+)
+from vswbench.results.params import (
+    KNOB_DEFAULTS,
+    KNOBS,
+    PRESET_KINDS,
+    Knob,
+    Params,
+    _dict,
+    _list,
+    count,
+    flag,
+    number,
+    text,
+)
 
 # the parameters' names, importable from here as before (they live in params.py)
 __all__ = ["KNOB_DEFAULTS", "KNOBS", "PRESET_KINDS", "Knob", "Params", "count", "flag", "number",

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vswbench.engine.records import HistogramBucket, stored_histogram
-from vswbench.results.points import (Setup, StoredResults, repetition_of, setup_of,
-                                     size_order)
+from vswbench.results.points import Setup, StoredResults, repetition_of, setup_of, size_order
 from vswbench.results.record import LoadPoint, load_points, number
 
 Bucket = HistogramBucket                 # [low_ns, high_ns, count] as the engine writes it

@@ -31,9 +31,14 @@ from typing import Any
 
 from vswbench import __version__
 from vswbench.errors import UsageError, VswbenchError
+from vswbench.safefile import (
+    WriteFailed,
+    check_output_dir,
+    open_regular,
+    refuse_unsafe,
+    refuse_untrusted,
+)
 from vswbench.saferead import check_input
-from vswbench.safefile import (WriteFailed, check_output_dir, open_regular, refuse_unsafe,
-                               refuse_untrusted)
 
 STORE_NAME = "results.sqlite"       # the store's file name in a run's directory
 

@@ -20,8 +20,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from vswbench.run.procs import RecordedProcess, is_same_process, process_start_time
-from vswbench.run.statefile import (StateDirError, ensure_state_dir, parse_state, read_trusted,
-                                    scan_state_dir)
+from vswbench.run.statefile import (
+    StateDirError,
+    ensure_state_dir,
+    parse_state,
+    read_trusted,
+    scan_state_dir,
+)
 
 __all__ = ["RecordedProcess", "RunState", "StateDirError", "is_same_process", "load_all",
            "open_state", "process_start_time", "read_states", "state_dir"]

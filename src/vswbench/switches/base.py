@@ -24,8 +24,8 @@ removes it. Waiting for kernel state polls (netns.wait_until), never sleeps a gu
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from vswbench.run.ids import RunId

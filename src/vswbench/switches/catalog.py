@@ -10,14 +10,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from vswbench.errors import UsageError
 from vswbench.scenario import parse
 from vswbench.switches.base import Switch
+from vswbench.switches.bpf import TcBpfSwitch, XdpSwitch
 from vswbench.switches.chain import nf as chain_nf
 from vswbench.switches.cni import BACKENDS as CNI_BACKENDS
-from vswbench.switches.bpf import TcBpfSwitch, XdpSwitch
 from vswbench.switches.dpdk import Memif, Testpmd
 from vswbench.switches.external import Declaration, ExternalSwitch, load_file, make_class
-from vswbench.switches.kernel import (BridgeSwitch, DockerBridge, MacvlanSwitch,
-                                      RouterFlowtable, RouterSwitch, ShapedSwitch, TcMirredSwitch,
-                                      VethSwitch)
+from vswbench.switches.kernel import (
+    BridgeSwitch,
+    DockerBridge,
+    MacvlanSwitch,
+    RouterFlowtable,
+    RouterSwitch,
+    ShapedSwitch,
+    TcMirredSwitch,
+    VethSwitch,
+)
 from vswbench.switches.ovs import Ovs, OvsAfxdp, OvsDpdk
 
 BACKENDS: tuple[type[Switch], ...] = (

@@ -37,10 +37,16 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.saferead import read_text
 from vswbench.host.netns import in_netns, ip, namespace_exists, set_up, wait_link_up
-from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort,
-                                    PortCounters, SwitchContext)
+from vswbench.saferead import read_text
+from vswbench.switches.base import (
+    Attachment,
+    Availability,
+    ForwardPath,
+    HostPort,
+    PortCounters,
+    SwitchContext,
+)
 from vswbench.switches.kernel.counters import read_counters
 from vswbench.switches.kernel.napi import SWITCH_CPU, place_napi
 from vswbench.switches.kernel.switch import KernelSwitch

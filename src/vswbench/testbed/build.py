@@ -29,13 +29,29 @@ from typing import Any
 
 from vswbench.engine.params import TESTER_GAP_US, TrialParams
 from vswbench.errors import UsageError, VswbenchError
-from vswbench.host.netns import (LinkCounters, Namespace, add_address, addresses, ip_json,
-                                 mac_address, namespace_pids, set_neighbour, sysctl, wait_link_up)
+from vswbench.host.netns import (
+    LinkCounters,
+    Namespace,
+    add_address,
+    addresses,
+    ip_json,
+    mac_address,
+    namespace_pids,
+    set_neighbour,
+    sysctl,
+    wait_link_up,
+)
 from vswbench.host.tuning import run_namespaces, set_mtu
 from vswbench.run.scope import Run
 from vswbench.scenario import Scenario, vm_hosts
-from vswbench.switches.base import (Attachment, ForwardPath, HostPort, Placement, Switch,
-                                    SwitchContext)
+from vswbench.switches.base import (
+    Attachment,
+    ForwardPath,
+    HostPort,
+    Placement,
+    Switch,
+    SwitchContext,
+)
 from vswbench.switches.kernel.napi import Placed, place_napi
 from vswbench.testbed.plan import EngineCommand, PortInfo, Wiring, plan_testbed, unsupported
 from vswbench.testbed.sites import SiteSwitches

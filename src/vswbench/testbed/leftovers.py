@@ -32,8 +32,7 @@ from pathlib import Path
 
 from vswbench.host.netns import ip, ip_json, list_namespaces, namespace_pids, run
 from vswbench.run.ids import PREFIX, is_project_name, run_name_parts
-from vswbench.run.procs import (Identity, RecordedProcess, identify, process_cmdline,
-                                signal_if_same)
+from vswbench.run.procs import Identity, RecordedProcess, identify, process_cmdline, signal_if_same
 from vswbench.run.state import RunState, read_states
 from vswbench.switches.cni.plugin import recorded, undo_recorded
 

@@ -33,11 +33,18 @@ from vswbench.errors import UsageError, VswbenchError
 from vswbench.run.ids import RunId
 from vswbench.scenario import Role, Scenario
 from vswbench.switches.base import ForwardPath, HostPort, Placement, Switch
-from vswbench.switches.chain.nf import (AUTO, SLEEP, check_nf, effective_placement, nf_hosts,
-                                       nf_poll, ports_in_switch_namespace, runs_engine)
+from vswbench.switches.chain.nf import (
+    AUTO,
+    SLEEP,
+    check_nf,
+    effective_placement,
+    nf_hosts,
+    nf_poll,
+    ports_in_switch_namespace,
+    runs_engine,
+)
 from vswbench.testbed.sites import remote_problem
-from vswbench.testbed.vm import (READY_TIMEOUT_S, STOP_TIMEOUT_S, vm_accel, vm_command,
-                                 vm_problem)
+from vswbench.testbed.vm import READY_TIMEOUT_S, STOP_TIMEOUT_S, vm_accel, vm_command, vm_problem
 
 LONG_RUNNING = (Role.NF, Role.RECEIVER, Role.SERVER)   # started first, stopped after the tester
 DRIVERS = (Role.TESTER, Role.SENDER, Role.CLIENT)

@@ -22,12 +22,27 @@ from dataclasses import replace
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import (Namespace, VethPair, add_address, ip, namespace_pids, set_up,
-                                 wait_link_up)
+from vswbench.host.netns import (
+    Namespace,
+    VethPair,
+    add_address,
+    ip,
+    namespace_pids,
+    set_up,
+    wait_link_up,
+)
 from vswbench.run.registry import Registration
 from vswbench.scenario import Scenario
-from vswbench.switches.base import (Attachment, Availability, BusyCycles, ForwardPath, HostPort,
-                                    PortCounters, Switch, SwitchContext)
+from vswbench.switches.base import (
+    Attachment,
+    Availability,
+    BusyCycles,
+    ForwardPath,
+    HostPort,
+    PortCounters,
+    Switch,
+    SwitchContext,
+)
 
 VXLAN_VNI = "24"
 VXLAN_PORT = "4789"

@@ -8,12 +8,30 @@ base.py) and its place in this list.
 
 from __future__ import annotations
 
-from vswbench.report.sections import (chain_model, cloning, containers, cycles, delay_model,
+from vswbench.report.sections import (
+                                      chain_model,
+                                      cloning,
+                                      containers,
+                                      cycles,
+                                      delay_model,
                                       diagnostics,
-                                      error_bars, flow_count, latency_distribution, latency_load,
-                                      offered_achieved, pairs, profiles, ranking, remote,
-                                      rule_update, sockets, summary, system, table_size,
-                                      throughput_size, warnings)
+                                      error_bars,
+                                      flow_count,
+                                      latency_distribution,
+                                      latency_load,
+                                      offered_achieved,
+                                      pairs,
+                                      profiles,
+                                      ranking,
+                                      remote,
+                                      rule_update,
+                                      sockets,
+                                      summary,
+                                      system,
+                                      table_size,
+                                      throughput_size,
+                                      warnings,
+)
 from vswbench.report.sections.base import Section
 
 SECTIONS: tuple[Section, ...] = (

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from html import escape
 
 from vswbench.report.data import RankingRow
+from vswbench.report.figure import Plot
 from vswbench.report.model import ReportModel
 from vswbench.report.sections.base import Section, empty_note
-from vswbench.report.figure import Plot
 
 BASELINE = "bridge"
 # the hand-built mechanism each container network wires (default: the bridge)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vswbench.report.figure import Plot
-from vswbench.report.ranking_html import ranking_tables
 from vswbench.report.model import ReportModel
+from vswbench.report.ranking_html import ranking_tables
 from vswbench.report.sections.base import Section
 
 

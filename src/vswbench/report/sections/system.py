@@ -12,7 +12,8 @@ from vswbench.report.figure import Plot
 from vswbench.report.model import ReportModel
 from vswbench.report.notes import RunInfo
 from vswbench.report.sections.base import Section
-from vswbench.report.sections.base import empty_note as _empty, table as _table
+from vswbench.report.sections.base import empty_note as _empty
+from vswbench.report.sections.base import table as _table
 
 OFFLOAD_FEATURES = ("rx-checksumming", "tx-checksumming", "scatter-gather",
                     "tcp-segmentation-offload", "generic-segmentation-offload",

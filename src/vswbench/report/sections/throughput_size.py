@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from vswbench.report.data import RankingRow
-from vswbench.report.figure import (LINESTYLES, PPS, Colours, new_figure, place_legend,
-                                    spans_decades)
+from vswbench.report.figure import LINESTYLES, PPS, Colours, new_figure, place_legend, spans_decades
 from vswbench.report.model import ReportModel
 from vswbench.report.sections.base import Figures, Section
 from vswbench.report.verdict import Verdict

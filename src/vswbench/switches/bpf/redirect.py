@@ -16,10 +16,10 @@ from vswbench.host.netns import run
 from vswbench.run.state import open_state
 from vswbench.switches.base import ForwardPath, RuleMechanism
 from vswbench.switches.bpf.lpm_map import UPDATE_VALUE, LpmMap
-from vswbench.switches.rules.functions import (FunctionOptions, acl_denied, check_flows, l3_prefixes)
 from vswbench.switches.kernel.availability import kernel_versions
 from vswbench.switches.kernel.iface import ifindex
 from vswbench.switches.kernel.switch import KernelSwitch
+from vswbench.switches.rules.functions import FunctionOptions, acl_denied, check_flows, l3_prefixes
 
 BPF_DIR = Path(__file__).resolve().parents[2] / "bpf"   # src/vswbench/bpf: the programs
 BPF_INCLUDE = "/usr/include/x86_64-linux-gnu"   # asm/types.h for -target bpf (design.md)

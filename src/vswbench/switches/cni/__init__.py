@@ -4,9 +4,15 @@ protocol, the records `vswbench clean` undoes), switch (CniSwitch and the bridge
 backends), others (macvlan, ptp, host-device, vlan)."""
 
 from vswbench.switches.cni.others import CniHostDevice, CniMacvlan, CniPtp, CniVlan
-from vswbench.switches.cni.switch import (CniBridge, CniBridgeBandwidth, CniBridgeBare,
-                                          CniBridgeFirewall, CniBridgePromisc, CniBridgeTuning,
-                                          CniSwitch)
+from vswbench.switches.cni.switch import (
+                                          CniBridge,
+                                          CniBridgeBandwidth,
+                                          CniBridgeBare,
+                                          CniBridgeFirewall,
+                                          CniBridgePromisc,
+                                          CniBridgeTuning,
+                                          CniSwitch,
+)
 
 BACKENDS = (CniBridge, CniBridgePromisc, CniBridgeBare, CniBridgeBandwidth, CniBridgeFirewall,
             CniBridgeTuning, CniMacvlan, CniPtp, CniHostDevice, CniVlan)

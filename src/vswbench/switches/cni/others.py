@@ -16,12 +16,18 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from vswbench.errors import UsageError
-from vswbench.host.netns import (ip, mac_address, namespace_exists, run, set_neighbour, set_up,
-                                 wait_link_up)
-from vswbench.switches.base import (Attachment, ForwardPath, HostPort, PortCounters,
-                                    link_pairs)
 import vswbench.switches.cni.netconf as nc
+from vswbench.errors import UsageError
+from vswbench.host.netns import (
+    ip,
+    mac_address,
+    namespace_exists,
+    run,
+    set_neighbour,
+    set_up,
+    wait_link_up,
+)
+from vswbench.switches.base import Attachment, ForwardPath, HostPort, PortCounters, link_pairs
 from vswbench.switches.cni.plugin import PACKAGE
 from vswbench.switches.cni.switch import CniSwitch, container_side
 from vswbench.switches.kernel.counters import read_counters, section, switch_view

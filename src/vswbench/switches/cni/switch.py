@@ -32,12 +32,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import vswbench.switches.cni.netconf as nc
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.netns import ip, mac_address, namespace_exists, wait_link_up
 from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort, SwitchContext
-import vswbench.switches.cni.netconf as nc
-from vswbench.switches.cni.plugin import (PACKAGE, Invocation, add, delete, plugin_versions,
-                                          record, record_path)
+from vswbench.switches.cni.plugin import (
+    PACKAGE,
+    Invocation,
+    add,
+    delete,
+    plugin_versions,
+    record,
+    record_path,
+)
 from vswbench.switches.kernel.availability import basic_availability, kernel_versions
 from vswbench.switches.kernel.bridge import fdb_mode, static_fdb
 from vswbench.switches.kernel.counters import section

@@ -12,8 +12,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
-                                    Switch, SwitchContext, link_pairs)
+from vswbench.switches.base import (
+    Attachment,
+    Availability,
+    ForwardPath,
+    HostPort,
+    PortCounters,
+    Switch,
+    SwitchContext,
+    link_pairs,
+)
 from vswbench.switches.dpdk.ports import DPDK_FIX, engine_dpdk, port_mac
 
 

@@ -22,12 +22,28 @@ from pathlib import Path
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import in_netns
 from vswbench.run.state import open_state
-from vswbench.switches.base import (Attachment, Availability, BusyCycles, ForwardPath, HostPort,
-                                    PortCounters, Switch, SwitchContext, link_pairs)
-from vswbench.switches.dpdk.ports import (DPDK_PORT_HELP, DPDK_THREADS, DpdkLink, dpdk_availability,
-                                          eal_common, parse_transport, port_mac,
-                                          remove_runtime_dir)
+from vswbench.switches.base import (
+    Attachment,
+    Availability,
+    BusyCycles,
+    ForwardPath,
+    HostPort,
+    PortCounters,
+    Switch,
+    SwitchContext,
+    link_pairs,
+)
 from vswbench.switches.dpdk.interactive import InteractiveProcess
+from vswbench.switches.dpdk.ports import (
+    DPDK_PORT_HELP,
+    DPDK_THREADS,
+    DpdkLink,
+    dpdk_availability,
+    eal_common,
+    parse_transport,
+    port_mac,
+    remove_runtime_dir,
+)
 
 TESTPMD = "dpdk-testpmd"
 FIX = "apt-get install dpdk-dev (it ships dpdk-testpmd and the PMDs), or run ./setup.sh"

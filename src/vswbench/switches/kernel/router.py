@@ -26,16 +26,27 @@ from __future__ import annotations
 import ipaddress
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import (BENCHMARK_NET, add_address, ip, namespace_exists, set_neighbour,
-                                 sysctl)
-from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort,
-                                    RuleMechanism)
-from vswbench.switches.rules.functions import (FunctionOptions, check_flows, l3_prefixes, nft_acl,
-                                         nft_nat, route_batch)
+from vswbench.host.netns import (
+    BENCHMARK_NET,
+    add_address,
+    ip,
+    namespace_exists,
+    set_neighbour,
+    sysctl,
+)
+from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort, RuleMechanism
 from vswbench.switches.kernel.availability import basic_availability, kernel_versions
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.kernel.switch import KernelSwitch
 from vswbench.switches.rules.batch import ip_batch, nft_file
+from vswbench.switches.rules.functions import (
+    FunctionOptions,
+    check_flows,
+    l3_prefixes,
+    nft_acl,
+    nft_nat,
+    route_batch,
+)
 
 TABLE_BASE = 100
 NFT_TABLE = "vsbfn"          # inside the switch namespace only

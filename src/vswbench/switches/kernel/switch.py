@@ -10,13 +10,24 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.host.netns import mac_address, set_up, wait_link_up
 from vswbench.run.registry import Registration
-from vswbench.switches.base import (Attachment, ForwardPath, HostPort, PortCounters, Switch,
-                                    SwitchContext)
+from vswbench.switches.base import (
+    Attachment,
+    ForwardPath,
+    HostPort,
+    PortCounters,
+    Switch,
+    SwitchContext,
+)
 from vswbench.switches.kernel.availability import KERNEL_TOOLS
 from vswbench.switches.kernel.counters import read_counters
 from vswbench.switches.kernel.links import create_veth, finish_host_end, switch_ifname
-from vswbench.switches.kernel.napi import (PLACEMENT_HELP, PLACEMENT_OPTIONS, Placed, place_napi,
-                                          placement_option)
+from vswbench.switches.kernel.napi import (
+    PLACEMENT_HELP,
+    PLACEMENT_OPTIONS,
+    Placed,
+    place_napi,
+    placement_option,
+)
 
 
 class KernelSwitch(Switch):

@@ -34,8 +34,15 @@ from collections.abc import Mapping
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.netns import mac_address, wait_link_up
 from vswbench.safefile import write_text
-from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
-                                    SwitchContext, link_pairs)
+from vswbench.switches.base import (
+    Attachment,
+    Availability,
+    ForwardPath,
+    HostPort,
+    PortCounters,
+    SwitchContext,
+    link_pairs,
+)
 from vswbench.switches.chain.nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
 from vswbench.switches.kernel.availability import basic_availability, kernel_versions
 from vswbench.switches.kernel.counters import read_counters, section, switch_view

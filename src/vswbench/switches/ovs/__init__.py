@@ -2,7 +2,8 @@
 ovsdb-server and ovs-vswitchd per run (daemon.py), the options and OpenFlow rules (rules.py) and
 the datapath and PMD statistics (stats.py)."""
 
+from vswbench.switches.ovs.afxdp import OvsAfxdp
 from vswbench.switches.ovs.dpdk import OvsDpdk
-from vswbench.switches.ovs.switch import Ovs, OvsAfxdp
+from vswbench.switches.ovs.switch import Ovs
 
 __all__ = ["Ovs", "OvsAfxdp", "OvsDpdk"]

@@ -21,12 +21,19 @@ from pathlib import Path
 from vswbench.errors import CommandError, UsageError, VswbenchError
 from vswbench.host.netns import run, wait_until
 from vswbench.switches.base import Attachment, Availability, BusyCycles, HostPort, PortCounters
-from vswbench.switches.dpdk.ports import (DPDK_PORT_HELP, DPDK_THREADS, DpdkLink, dpdk_availability,
-                                          eal_common, parse_transport, port_mac,
-                                          remove_runtime_dir)
-from vswbench.switches.ovs.switch import BRIDGE, Ovs, OvsPort
+from vswbench.switches.dpdk.ports import (
+    DPDK_PORT_HELP,
+    DPDK_THREADS,
+    DpdkLink,
+    dpdk_availability,
+    eal_common,
+    parse_transport,
+    port_mac,
+    remove_runtime_dir,
+)
 from vswbench.switches.ovs.daemon import OvsInstance
 from vswbench.switches.ovs.rules import parse_ovs_options
+from vswbench.switches.ovs.switch import BRIDGE, Ovs, OvsPort
 
 VSWITCHD_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 FIX = "apt-get install openvswitch-switch-dpdk (or run ./setup.sh)"

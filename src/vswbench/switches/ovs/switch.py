@@ -20,26 +20,62 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from vswbench.errors import CommandError, UsageError, VswbenchError
-from vswbench.host.netns import (Namespace, VethPair, add_address, ip_json, mac_address, run,
-                                 run_in, set_offload, set_up, wait_link_up, wait_until)
+from vswbench.host.netns import (
+    Namespace,
+    VethPair,
+    add_address,
+    ip_json,
+    mac_address,
+    run,
+    run_in,
+    set_offload,
+    set_up,
+    wait_link_up,
+    wait_until,
+)
 from vswbench.run.registry import Registration
-from vswbench.switches.base import (Attachment, Availability, ForwardPath, HostPort, PortCounters,
-                                    RuleMechanism, Switch, SwitchContext)
-from vswbench.switches.ovs.daemon import (BINARIES, INSTALL_FIX, OvsError, OvsInstance, find_schema,
-                                          missing_binaries, pmd_on)
-from vswbench.switches.ovs.rules import (ENGINE_FLOW_FIELD, EXACT_COOKIE, FLOW_LIMIT, PORT_COOKIE,
-                                         FlowSource, RulePath, clone_outputs, parse_ovs_options,
-                                         rule_lines)
+from vswbench.switches.base import (
+    Attachment,
+    Availability,
+    ForwardPath,
+    HostPort,
+    PortCounters,
+    RuleMechanism,
+    Switch,
+    SwitchContext,
+)
+from vswbench.switches.ovs.daemon import (
+    BINARIES,
+    INSTALL_FIX,
+    OvsError,
+    OvsInstance,
+    find_schema,
+    missing_binaries,
+)
+from vswbench.switches.ovs.rules import (
+    ENGINE_FLOW_FIELD,
+    EXACT_COOKIE,
+    FLOW_LIMIT,
+    PORT_COOKIE,
+    FlowSource,
+    RulePath,
+    clone_outputs,
+    parse_ovs_options,
+    rule_lines,
+)
 from vswbench.switches.ovs.sockets import packet_socket_drops
 from vswbench.switches.ovs.stats import datapath_stats
-from vswbench.switches.rules.functions import (FunctionOptions, check_flows, ovs_function_rules,
-                                         parse_function)
+from vswbench.switches.rules.functions import (
+    FunctionOptions,
+    check_flows,
+    ovs_function_rules,
+    parse_function,
+)
 
 BRIDGE = "br0"
 TUNNEL_BRIDGE = "brphy"   # scenario remote-vxlan: the underlay bridge of OVS's VXLAN port
@@ -410,60 +446,3 @@ class Ovs(FunctionOptions, Switch):
     def forwarding_mode(self) -> str:
         cpu = self._switch_cpu()
         return f"ovs-vswitchd pinned cpu{cpu}" if cpu is not None else "ovs-vswitchd unpinned"
-
-
-def _afxdp_in_binary() -> bool:
-    """Does the installed ovs-vswitchd know the afxdp netdev class (built with --enable-afxdp)?"""
-    path = Path(os.path.realpath("/usr/sbin/ovs-vswitchd"))
-    try:
-        return b"afxdp" in path.read_bytes()
-    except OSError:
-        return False
-
-
-class OvsAfxdp(Ovs):
-    name = "ovs-afxdp"
-    idle_polls = True                   # its PMD thread polls the AF_XDP sockets
-    description = "Open vSwitch, userspace datapath, AF_XDP ports, PMD thread pinned"
-    kernel_tx_ok = True                 # OVS's XDP programs on the switch side give NAPI
-    port_type = "afxdp"
-    wire_capable = False    # its ports are afxdp: a system-port wire would mix two port kinds
-
-    @classmethod
-    def jumbo_problem(cls, options: Mapping[str, str]) -> str | None:
-        return ("switch ovs-afxdp: the XDP programs of its AF_XDP ports hold the veths below "
-                "MTU 9000 (measured: `mtu greater than device maximum`), and its UMEM frames "
-                "are 2048 B; use ovs (kernel datapath) for frames above 1518 B")
-
-    @classmethod
-    def availability(cls) -> Availability:
-        base = super().availability()
-        if not base.ok:
-            return base
-        if not _afxdp_in_binary():
-            return Availability(False, "this ovs-vswitchd is built without AF_XDP support "
-                                "(no afxdp netdev class)",
-                                "install an Open vSwitch built with --enable-afxdp "
-                                "(Debian's openvswitch-switch >= 2.17 is)")
-        if os.geteuid() == 0:
-            try:
-                socket.socket(AF_XDP, socket.SOCK_RAW, 0).close()
-            except OSError as exc:
-                return Availability(False, f"the kernel refuses AF_XDP sockets: {exc}",
-                                    "use a kernel with CONFIG_XDP_SOCKETS=y")
-        return Availability(True)
-
-    def other_config(self) -> dict[str, str]:
-        return pmd_on(self._switch_cpu())
-
-    def setup(self) -> None:
-        super().setup()
-        self._instance().require_port_type("afxdp", self.name)
-
-    def interface_settings(self) -> list[str]:
-        return ["type=afxdp"]
-
-    def forwarding_mode(self) -> str:
-        cpu = self._switch_cpu()
-        return f"pmd cpu{cpu}" if cpu is not None else "pmd unpinned"
-
