@@ -76,14 +76,16 @@ class Lab:
         host_pub = (d / "host_key.pub").read_text().split()
         (d / "known_hosts").write_text(f"[{DUT_IP}]:{PORT} {host_pub[0]} {host_pub[1]}\n")
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)   # sshd's privilege separation dir
-        self.sshd = subprocess.Popen(
-            ["ip", "netns", "exec", self.dut, SSHD, "-D", "-e", "-f", "/dev/null",
-             "-o", f"ListenAddress={DUT_IP}", "-o", f"Port={PORT}",
-             "-o", f"HostKey={d / 'host_key'}", "-o", f"AuthorizedKeysFile={d / 'authorized_keys'}",
-             "-o", f"PidFile={d / 'sshd.pid'}", "-o", "StrictModes=no", "-o", "UsePAM=no",
-             "-o", "PermitRootLogin=prohibit-password", "-o", "PasswordAuthentication=no",
-             "-o", "ClientAliveInterval=1", "-o", "ClientAliveCountMax=3"],
-            stdout=subprocess.DEVNULL, stderr=open(d / "sshd.log", "w"), text=True)
+        with open(d / "sshd.log", "w") as log:   # sshd writes to its own copy
+            self.sshd = subprocess.Popen(
+                ["ip", "netns", "exec", self.dut, SSHD, "-D", "-e", "-f", "/dev/null",
+                 "-o", f"ListenAddress={DUT_IP}", "-o", f"Port={PORT}",
+                 "-o", f"HostKey={d / 'host_key'}",
+                 "-o", f"AuthorizedKeysFile={d / 'authorized_keys'}",
+                 "-o", f"PidFile={d / 'sshd.pid'}", "-o", "StrictModes=no", "-o", "UsePAM=no",
+                 "-o", "PermitRootLogin=prohibit-password", "-o", "PasswordAuthentication=no",
+                 "-o", "ClientAliveInterval=1", "-o", "ClientAliveCountMax=3"],
+                stdout=subprocess.DEVNULL, stderr=log, text=True)
         deadline = time.monotonic() + 15
         while f"{DUT_IP}:{PORT}" not in sh("ip", "netns", "exec", self.dut, "ss", "-ltn"):
             assert self.sshd.poll() is None, (d / "sshd.log").read_text()

@@ -133,15 +133,15 @@ def test_l3_forwards_by_the_longest_prefix(l3_switch) -> None:
     switch = l3_switch
     rate, seconds, flows = 2000.0, 2.0, 4
     options = {"function": "l3", "table_size": "100"}
-    with run_scope() as run, Testbed(parse("p2p"), switch, run, PLACEMENT, options,
-                                     flows=flows) as tb:
-        with ControlSession(tb, TrialParams(64, flows=flows)) as s:
-            assert "dip" in s.driver.argv and "198.19.0.0" in s.driver.argv
-            s.warm_up(rate, 0.5)
-            before = s.measure(rate, seconds).result
-            _blackhole_leaf(tb)
-            s.warm_up(rate, 0.5)
-            after = s.measure(rate, seconds).result
+    with (run_scope() as run,
+          Testbed(parse("p2p"), switch, run, PLACEMENT, options, flows=flows) as tb,
+          ControlSession(tb, TrialParams(64, flows=flows)) as s):
+        assert "dip" in s.driver.argv and "198.19.0.0" in s.driver.argv
+        s.warm_up(rate, 0.5)
+        before = s.measure(rate, seconds).result
+        _blackhole_leaf(tb)
+        s.warm_up(rate, 0.5)
+        after = s.measure(rate, seconds).result
     assert before.loss_ratio <= 0.05, f"all routes forward: {before.lost} of {before.tx_frames}"
     # one destination of four (the even .0 of the pair 198.19.0.0/31) matched its /32
     assert 0.22 <= after.loss_ratio <= 0.30, (f"{after.lost} of {after.tx_frames} lost: "

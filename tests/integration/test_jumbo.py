@@ -157,9 +157,10 @@ def test_xdp_switch_ports_refuse_mtu_9000(root, engine):
     if not avail.ok:
         pytest.skip(f"xdp: {avail.reason}")
     placement = make_placement(TrialOptions(switch="xdp", scenario="p2p"))
-    with pytest.raises(TuningUnsupported) as e:
-        with run_scope() as run, Testbed(parse("p2p"), cls, run, placement, mtu=9000):
-            pass
+    with (pytest.raises(TuningUnsupported) as e,
+          run_scope() as run,
+          Testbed(parse("p2p"), cls, run, placement, mtu=9000)):
+        pass
     assert e.value.exit_code == 3 and "MTU 9000" in str(e.value)
     assert not [ns for ns in list_namespaces() if str(run.id) in ns]
 

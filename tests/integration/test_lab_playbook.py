@@ -72,13 +72,16 @@ class TwoDuts:
                 sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", ifname)
                 sh("ip", "-n", ns, "link", "set", ifname, "up")
             known.append(f"[{dip}]:{PORT} {host_pub[0]} {host_pub[1]}")
-            self.sshd.append(subprocess.Popen(
-                ["ip", "netns", "exec", dut, SSHD, "-D", "-e", "-f", "/dev/null",
-                 "-o", f"ListenAddress={dip}", "-o", f"Port={PORT}",
-                 "-o", f"HostKey={d / 'host_key'}", "-o", f"AuthorizedKeysFile={d / 'authorized_keys'}",
-                 "-o", f"PidFile={d / f'sshd{i}.pid'}", "-o", "StrictModes=no", "-o", "UsePAM=no",
-                 "-o", "PermitRootLogin=prohibit-password", "-o", "PasswordAuthentication=no"],
-                stdout=subprocess.DEVNULL, stderr=open(d / f"sshd{i}.log", "w"), text=True))
+            with open(d / f"sshd{i}.log", "w") as log:   # sshd writes to its own copy
+                self.sshd.append(subprocess.Popen(
+                    ["ip", "netns", "exec", dut, SSHD, "-D", "-e", "-f", "/dev/null",
+                     "-o", f"ListenAddress={dip}", "-o", f"Port={PORT}",
+                     "-o", f"HostKey={d / 'host_key'}",
+                     "-o", f"AuthorizedKeysFile={d / 'authorized_keys'}",
+                     "-o", f"PidFile={d / f'sshd{i}.pid'}", "-o", "StrictModes=no",
+                     "-o", "UsePAM=no", "-o", "PermitRootLogin=prohibit-password",
+                     "-o", "PasswordAuthentication=no"],
+                    stdout=subprocess.DEVNULL, stderr=log, text=True))
         (d / "known_hosts").write_text("\n".join(known) + "\n")
         for i, (dut, (_, dip)) in enumerate(zip(self.duts, self.ips, strict=True)):
             deadline = time.monotonic() + 15

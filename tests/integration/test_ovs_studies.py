@@ -45,13 +45,13 @@ def ovs(root, engine) -> type[Ovs]:
 def session(options: dict[str, str], flows: int, seen: list[tuple[str, list[int]]]
             ) -> Iterator[tuple[Testbed, ControlSession]]:
     """An ovs p2p testbed and its session; records the run id and the OVS daemons' PIDs."""
-    with run_scope() as run:
-        with Testbed(parse("p2p"), Ovs, run, PLACEMENT, options, flows=flows) as tb:
-            assert isinstance(tb.switch, Ovs) and tb.switch.ovs is not None
-            seen.append((str(run.id), tb.switch.ovs.pids()))
-            with ControlSession(tb, TrialParams(64, flows=flows)) as s:
-                s.warm_up(RATE, 0.5)
-                yield tb, s
+    with (run_scope() as run,
+          Testbed(parse("p2p"), Ovs, run, PLACEMENT, options, flows=flows) as tb):
+        assert isinstance(tb.switch, Ovs) and tb.switch.ovs is not None
+        seen.append((str(run.id), tb.switch.ovs.pids()))
+        with ControlSession(tb, TrialParams(64, flows=flows)) as s:
+            s.warm_up(RATE, 0.5)
+            yield tb, s
 
 
 def assert_nothing_left(seen: list[tuple[str, list[int]]]) -> None:

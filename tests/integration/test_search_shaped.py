@@ -84,18 +84,18 @@ def test_sweep_latency_and_back_to_back_on_one_testbed(root, engine):
     with run_scope() as run:
         prefix = str(run.id)
         ceiling = calibrate(run, parse("p2p"), TrialParams(64), PLACEMENT).ceiling_pps
-        with Testbed(parse("p2p"), shaped, run, PLACEMENT,
-                     {"shape_pps": "50000", "shape_frame_size": "64"}) as tb:
-            with ControlSession(tb, TrialParams(64)) as session:
-                session.warm_up(10_000, 0.3)
-                # below: 40 % and 70 % of the shaper, so that a tester stall of a few ms on a
-                # shared CI VM (a catch-up burst into the 0.5 ms bucket) is not read as loss;
-                # 90 % failed CI once (stop 14) with the shaper working
-                points = run_sweep(session, [20_000, 35_000, 75_000, 100_000], 0.5)
-                lat = latency_at(session, 50_000, (0.1, 0.5, 0.7), 0.5)
-                b2b = back_to_back(session, B2BConfig(trials=2, max_frames=50_000,
-                                                      tester_pps=ceiling),
-                                   throughput_pps=50_000)
+        with (Testbed(parse("p2p"), shaped, run, PLACEMENT,
+                      {"shape_pps": "50000", "shape_frame_size": "64"}) as tb,
+              ControlSession(tb, TrialParams(64)) as session):
+            session.warm_up(10_000, 0.3)
+            # below: 40 % and 70 % of the shaper, so that a tester stall of a few ms on a
+            # shared CI VM (a catch-up burst into the 0.5 ms bucket) is not read as loss;
+            # 90 % failed CI once (stop 14) with the shaper working
+            points = run_sweep(session, [20_000, 35_000, 75_000, 100_000], 0.5)
+            lat = latency_at(session, 50_000, (0.1, 0.5, 0.7), 0.5)
+            b2b = back_to_back(session, B2BConfig(trials=2, max_frames=50_000,
+                                                  tester_pps=ceiling),
+                               throughput_pps=50_000)
     assert_nothing_left(prefix)
     below, above = points[:2], points[2:]
     seen = [(p.offered_pps, p.trial.result.lost, p.trial.unsent_count) for p in points]

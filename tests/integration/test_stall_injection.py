@@ -114,24 +114,24 @@ def test_injected_stalls_are_flagged_and_quiet_trials_are_not(root, engine):
     veth = all_switches()["veth"]
     with run_scope() as run:
         comms = (f"napi/{run.id}", "vswbench-engin")
-        with Testbed(parse("p2p"), veth, run, PLACEMENT) as tb:
-            with ControlSession(tb, TrialParams(64, io="xdplive")) as session:
-                assert session.monitor is not None and session.monitor.running, \
-                    session.monitor.reason if session.monitor else "no monitor"
-                # the tester at SCHED_FIFO 1 (our own child, by PID): other work on its CPU would
-                # otherwise stop the traffic often, and a burst without traffic delays nothing.
-                # Half-second trials with the session's pauses between them keep it under RT
-                # throttling (950 ms a second), which would stop it for 50 ms: a stall of its own
-                assert session.driver is not None
-                os.sched_setscheduler(session.driver.pid, os.SCHED_FIFO, os.sched_param(1))
-                session.warm_up(10_000, 0.3)
-                quiet = measured(session, QUIET_TRIALS, comms)
-                hog = Hog(SWITCH_CPU)
-                try:
-                    injected = [t for t, _, _ in measured(session, TRIALS, comms)]
-                finally:
-                    bursts = hog.stop()
-                stalls = session.monitor.stalls()
+        with (Testbed(parse("p2p"), veth, run, PLACEMENT) as tb,
+              ControlSession(tb, TrialParams(64, io="xdplive")) as session):
+            assert session.monitor is not None and session.monitor.running, \
+                session.monitor.reason if session.monitor else "no monitor"
+            # the tester at SCHED_FIFO 1 (our own child, by PID): other work on its CPU would
+            # otherwise stop the traffic often, and a burst without traffic delays nothing.
+            # Half-second trials with the session's pauses between them keep it under RT
+            # throttling (950 ms a second), which would stop it for 50 ms: a stall of its own
+            assert session.driver is not None
+            os.sched_setscheduler(session.driver.pid, os.SCHED_FIFO, os.sched_param(1))
+            session.warm_up(10_000, 0.3)
+            quiet = measured(session, QUIET_TRIALS, comms)
+            hog = Hog(SWITCH_CPU)
+            try:
+                injected = [t for t, _, _ in measured(session, TRIALS, comms)]
+            finally:
+                bursts = hog.stop()
+            stalls = session.monitor.stalls()
 
     def overlapping(cpu: int, b: tuple[int, int], min_us: float) -> bool:
         return any(s.cpu == cpu and s.start_ns < b[1] and s.end_ns > b[0] and s.len_us >= min_us

@@ -60,11 +60,10 @@ def test_steal_is_read_where_the_kernel_accounts_it(root, engine):
                                           "CONFIG_FAIR_GROUP_SCHED")]
     if not all(configs):
         pytest.skip(f"the kernel does not account steal per run queue ({configs})")
-    with child(SPIN):
-        with StallMonitor([CPU]) as mon:
-            if not mon.running:
-                pytest.skip(mon.reason)
-            time.sleep(0.5)
+    with child(SPIN), StallMonitor([CPU]) as mon:
+        if not mon.running:
+            pytest.skip(mon.reason)
+        time.sleep(0.5)
     assert mon.final is not None
     (cpu,) = mon.final["cpus"]
     # every heartbeat of a busy CPU reads it: about 1000 in half a second

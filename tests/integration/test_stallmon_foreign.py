@@ -53,17 +53,17 @@ def runq_wait_s(monitor: StallMonitor, t0: int, t1: int, comm: str) -> tuple[flo
 def test_path_threads_taking_turns_are_not_stalls(root, engine):
     if (os.cpu_count() or 1) <= CPU:
         pytest.skip(f"needs CPU {CPU}")
-    with spinners("vsbspinA", "vsbspinB") as (a, b):
-        with StallMonitor([CPU], watch_pids=[a, b]) as both_mon, \
-                StallMonitor([CPU], watch_pids=[a]) as one_mon:
-            for mon in (both_mon, one_mon):
-                if not mon.running:
-                    pytest.skip(f"stall monitor unavailable: {mon.reason}")
-            t0 = time.monotonic_ns()
-            time.sleep(WATCH_S)     # the window the monitors watch, not a wait for some state
-            t1 = time.monotonic_ns()
-            both, _ = runq_wait_s(both_mon, t0, t1, "vsbspinA")
-            one, held = runq_wait_s(one_mon, t0, t1, "vsbspinA")
+    with (spinners("vsbspinA", "vsbspinB") as (a, b),
+          StallMonitor([CPU], watch_pids=[a, b]) as both_mon,
+          StallMonitor([CPU], watch_pids=[a]) as one_mon):
+        for mon in (both_mon, one_mon):
+            if not mon.running:
+                pytest.skip(f"stall monitor unavailable: {mon.reason}")
+        t0 = time.monotonic_ns()
+        time.sleep(WATCH_S)     # the window the monitors watch, not a wait for some state
+        t1 = time.monotonic_ns()
+        both, _ = runq_wait_s(both_mon, t0, t1, "vsbspinA")
+        one, held = runq_wait_s(one_mon, t0, t1, "vsbspinA")
     print(f"\nrunq stall time of spinner A over {WATCH_S:g} s: A and B watched {both:.3f} s, "
           f"A alone watched {one:.3f} s (held by {sorted(held)})")
     # watched alone, A's waits while B ran (about half the CPU) are stalls too

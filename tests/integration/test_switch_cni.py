@@ -110,21 +110,21 @@ def test_search_through_cni_bridge_and_docker_bridge(root, engine, name):
 @pytest.mark.timeout(120)
 def test_del_takes_away_what_add_installed(root):
     require("cni-bridge")
-    with run_scope(record_state=False) as scope:
-        with Testbed(parse("p2p"), all_switches()["cni-bridge"], scope) as tb:
-            ns = tb.switch_ns
-            netconf = tb.switch.stats()["cni_netconf"]   # type: ignore[union-attr]
-            data_dir = Path(netconf["plugins"][0]["ipam"]["dataDir"]) / netconf["name"]
-            assert "masquerade" in nft_ruleset(ns), "ipMasq installs a nat chain"
-            assert {p.name for p in data_dir.iterdir()} >= {"198.18.1.1", "198.18.1.2"}
-            veths = [link["ifname"] for link in ip_json("link", "show", netns=ns)
-                     if link.get("link_type") == "ether" and link["ifname"] != f"{scope.id}br"]
-            assert len(veths) == 2, veths
-            tb.switch.teardown()                            # type: ignore[union-attr]
-            assert "CNI-" not in nft_ruleset(ns), nft_ruleset(ns)
-            assert not [p for p in data_dir.iterdir() if p.name.startswith("198.")]
-            left = [link["ifname"] for link in ip_json("link", "show", netns=ns)]
-            assert left == ["lo"], left
+    with (run_scope(record_state=False) as scope,
+          Testbed(parse("p2p"), all_switches()["cni-bridge"], scope) as tb):
+        ns = tb.switch_ns
+        netconf = tb.switch.stats()["cni_netconf"]   # type: ignore[union-attr]
+        data_dir = Path(netconf["plugins"][0]["ipam"]["dataDir"]) / netconf["name"]
+        assert "masquerade" in nft_ruleset(ns), "ipMasq installs a nat chain"
+        assert {p.name for p in data_dir.iterdir()} >= {"198.18.1.1", "198.18.1.2"}
+        veths = [link["ifname"] for link in ip_json("link", "show", netns=ns)
+                 if link.get("link_type") == "ether" and link["ifname"] != f"{scope.id}br"]
+        assert len(veths) == 2, veths
+        tb.switch.teardown()                            # type: ignore[union-attr]
+        assert "CNI-" not in nft_ruleset(ns), nft_ruleset(ns)
+        assert not [p for p in data_dir.iterdir() if p.name.startswith("198.")]
+        left = [link["ifname"] for link in ip_json("link", "show", netns=ns)]
+        assert left == ["lo"], left
 
 
 @pytest.mark.timeout(180)

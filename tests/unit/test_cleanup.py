@@ -86,14 +86,12 @@ def test_discard_forgets_without_running():
                                           (signal.SIGINT, KeyboardInterrupt, None)])
 def test_signal_unwinds_and_tears_down(sig, exc, code):
     journal = []
-    with pytest.raises(exc) as info:
-        with cleanup_scope(CleanupRegistry(log=lambda m: None)) as registry:
-            FakeResource("ns-a", journal, registry).__enter__()
-            with FakeResource("veth", journal, registry):
-                with FakeResource("engine", journal, registry):
-                    FakeResource("leftover", journal, registry).__enter__()
-                    os.kill(os.getpid(), sig)
-                    wait_for_signal_delivery()
+    with pytest.raises(exc) as info, cleanup_scope(CleanupRegistry(log=lambda m: None)) as registry:
+        FakeResource("ns-a", journal, registry).__enter__()
+        with FakeResource("veth", journal, registry), FakeResource("engine", journal, registry):
+            FakeResource("leftover", journal, registry).__enter__()
+            os.kill(os.getpid(), sig)
+            wait_for_signal_delivery()
     if code is not None:   # SIGTERM takes Ctrl-C's path: a KeyboardInterrupt naming the signal
         assert isinstance(info.value, KeyboardInterrupt) and info.value.signal_name == code
     # with-blocks unwind innermost first; the registry removes what is left, newest first

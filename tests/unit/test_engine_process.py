@@ -94,16 +94,16 @@ def test_sigkill_only_after_timeout(fake_engine):
 
 
 def test_wait_for_record_when_engine_exits_early(fake_engine):
-    with EngineProcess(["unsupported"], engine=fake_engine) as proc:
-        with pytest.raises(EngineError) as info:
-            proc.wait_for_record("start", timeout=10)
+    with (EngineProcess(["unsupported"], engine=fake_engine) as proc,
+          pytest.raises(EngineError) as info):
+        proc.wait_for_record("start", timeout=10)
     assert info.value.not_supported
 
 
 def test_wait_for_record_times_out(fake_engine):
-    with EngineProcess(["sink"], engine=fake_engine) as proc:
-        with pytest.raises(EngineError, match="no 'never' record"):
-            proc.wait_for_record("never", timeout=0.2)
+    with (EngineProcess(["sink"], engine=fake_engine) as proc,
+          pytest.raises(EngineError, match="no 'never' record")):
+        proc.wait_for_record("never", timeout=0.2)
 
 
 def test_pipes_do_not_deadlock(fake_engine):

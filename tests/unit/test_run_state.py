@@ -73,9 +73,9 @@ def test_a_directory_others_can_write_is_refused(state_dir, mode):
         RunState.create("vsb0b0b")
     states, problems = read_states()
     assert states == [] and "not trusted" in problems[0]
-    with pytest.raises(StateDirError):   # run_scope refuses too (exit 2), nothing half-made
-        with run_scope():
-            pass
+    # run_scope refuses too (exit 2), nothing half-made
+    with pytest.raises(StateDirError), run_scope():
+        pass
 
 
 def test_a_directory_of_another_owner_is_refused(state_dir):

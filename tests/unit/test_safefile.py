@@ -125,10 +125,9 @@ def test_replacing_a_regular_file_keeps_its_mode_and_leaves_no_temp(tmp_path) ->
 def test_a_failure_while_writing_changes_nothing(tmp_path) -> None:
     path = tmp_path / "out.csv"
     path.write_text("old")
-    with pytest.raises(UsageError, match="boom"):
-        with atomic_writer(path) as f:
-            f.write("half")
-            raise UsageError("boom")
+    with pytest.raises(UsageError, match="boom"), atomic_writer(path) as f:
+        f.write("half")
+        raise UsageError("boom")
     assert path.read_text() == "old" and leftovers(tmp_path) == []
 
 

@@ -241,6 +241,6 @@ def test_empty_damaged_and_read_only_stores(tmp_path, db) -> None:
     for i in range(page, len(data)):                       # overwrite every page but the header
         data[i] = 0xA5
     damaged.write_bytes(bytes(data))
-    with pytest.raises(UsageError, match="damaged|not a vswbench"):
-        with ResultStore(damaged, create=False) as reader:
-            reader.points()
+    with (pytest.raises(UsageError, match="damaged|not a vswbench"),
+          ResultStore(damaged, create=False) as reader):
+        reader.points()

@@ -103,9 +103,9 @@ def test_results_jsonl_that_is_a_link_or_a_directory_is_refused(tmp_path) -> Non
         out.mkdir()
         make(out / JSONL_NAME)
         runner = CampaignRunner(SPEC, out)
-        with pytest.raises(UsageError, match="not a regular file"):
-            with ResultStore(out / "results.sqlite") as store, runner._jsonl(store):
-                pass
+        with (pytest.raises(UsageError, match="not a regular file"),
+              ResultStore(out / "results.sqlite") as store, runner._jsonl(store)):
+            pass
     assert decoy.read_text() == "mine\n"
 
 

@@ -264,31 +264,31 @@ def _run_rounds(plan: ABPlan, sides: dict[str, Side], points: dict[str, list[Poi
     order = schedule(plan.rounds, rng)
     samples: dict[str, list[Sample]] = {s: [] for s in SIDES}
     took: list[float] = []
-    with ResultStore(store_path) as store, \
-            side_runs(store, specs_of(plan, sides), fingerprint) as runs:
-        with Bench(members, progress=lambda m: None) as bench:
-            if bench.failed:
-                raise VswbenchError("; ".join(f"side {s}: {why}"
-                                              for s, why in bench.failed.items()))
+    with (ResultStore(store_path) as store,
+          side_runs(store, specs_of(plan, sides), fingerprint) as runs,
+          Bench(members, progress=lambda m: None) as bench):
+        if bench.failed:
+            raise VswbenchError("; ".join(f"side {s}: {why}"
+                                          for s, why in bench.failed.items()))
+        for s in SIDES:
+            if sides[s].sysctls:
+                sysctl(bench.contexts[s].testbed.switch_ns, **dict(sides[s].sysctls))
+        for r in range(plan.rounds):
+            began = time.monotonic()
+            firsts = [x for x in order if x[0] == r]
+            for position, (_, s) in enumerate(firsts):
+                m = bench.sample(s)
+                samples[s].append(Sample(s, r, position, m.duration_s, m.sent,
+                                         m.received, m.stall_ms, m.host_stall, m.ceiling_pps))
+            took.append(time.monotonic() - began)
             for s in SIDES:
-                if sides[s].sysctls:
-                    sysctl(bench.contexts[s].testbed.switch_ns, **dict(sides[s].sysctls))
-            for r in range(plan.rounds):
-                began = time.monotonic()
-                firsts = [x for x in order if x[0] == r]
-                for position, (_, s) in enumerate(firsts):
-                    m = bench.sample(s)
-                    samples[s].append(Sample(s, r, position, m.duration_s, m.sent,
-                                             m.received, m.stall_ms, m.host_stall, m.ceiling_pps))
-                took.append(time.monotonic() - began)
-                for s in SIDES:
-                    store.record_point(runs[s], rounds_point(points[s][0], bench.duration),
-                                       {**result_of(SwitchRounds(s, tuple(samples[s])),
-                                                    list(SIDES), bench, None, took),
-                                        "ab_side": s, "sysctls": dict(sides[s].sysctls)},
-                                       "done")
-                progress(f"round {r + 1}/{plan.rounds}: " + ", ".join(
-                    f"{s} {samples[s][-1].received_pps / 1e3:,.0f} kpps" for _, s in firsts))
+                store.record_point(runs[s], rounds_point(points[s][0], bench.duration),
+                                   {**result_of(SwitchRounds(s, tuple(samples[s])),
+                                                list(SIDES), bench, None, took),
+                                    "ab_side": s, "sysctls": dict(sides[s].sysctls)},
+                                   "done")
+            progress(f"round {r + 1}/{plan.rounds}: " + ", ".join(
+                f"{s} {samples[s][-1].received_pps / 1e3:,.0f} kpps" for _, s in firsts))
     return ABRun(store_path, tuple(order), 0, time.monotonic() - start)
 
 

@@ -77,25 +77,25 @@ def run_group(request: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -
     points = [p for p in expand(spec) if p.key in keys]
     if not points:
         raise UsageError("agent: no point of the spec has the requested keys")
-    with tempfile.TemporaryDirectory(prefix=f"vsb-{run_id}-agent-") as tmp:
-        with ResultStore(Path(tmp) / STORE_NAME) as store:
-            store.begin_run(str(run_id), spec, None)
-            plan = plan_for(points[0])
-            with method_context(plan, drain=0.05, progress=lambda m: None, run_id=run_id) as ctx:
-                for p in points:
-                    started = now()
-                    try:
-                        result: dict[str, Any] | None = execute_point(ctx, p, store, spec.name)
-                        stats = switch_stats(ctx)
-                        result = {**result, "switch_stats": stats} if stats else result
-                        status, error = "done", None
-                    except UsageError:
-                        raise
-                    except VswbenchError as exc:
-                        result, status, error = None, "failed", str(exc)
-                    store.record_point(str(run_id), p, result, status, error, started=started)
-                    emit({"type": "point", "key": p.key, "status": status, "result": result,
-                          "error": error, "started": started})
+    with (tempfile.TemporaryDirectory(prefix=f"vsb-{run_id}-agent-") as tmp,
+          ResultStore(Path(tmp) / STORE_NAME) as store):
+        store.begin_run(str(run_id), spec, None)
+        plan = plan_for(points[0])
+        with method_context(plan, drain=0.05, progress=lambda m: None, run_id=run_id) as ctx:
+            for p in points:
+                started = now()
+                try:
+                    result: dict[str, Any] | None = execute_point(ctx, p, store, spec.name)
+                    stats = switch_stats(ctx)
+                    result = {**result, "switch_stats": stats} if stats else result
+                    status, error = "done", None
+                except UsageError:
+                    raise
+                except VswbenchError as exc:
+                    result, status, error = None, "failed", str(exc)
+                store.record_point(str(run_id), p, result, status, error, started=started)
+                emit({"type": "point", "key": p.key, "status": status, "result": result,
+                      "error": error, "started": started})
 
 
 def clean(run_id: str) -> list[str]:

@@ -5,6 +5,7 @@ encoding lacks a character (the C locale)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 import unicodedata
@@ -155,7 +156,6 @@ def tolerant_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            try:
+            # a closed or detached stream: nothing to print to
+            with contextlib.suppress(ValueError, OSError):
                 reconfigure(errors="backslashreplace")
-            except (ValueError, OSError):   # a closed or detached stream: nothing to print to
-                pass

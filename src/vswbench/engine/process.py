@@ -8,6 +8,7 @@ engine's stderr and exit status (3 = "not supported here").
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -344,10 +345,8 @@ class EngineProcess:
 
     def _signal(self, sig: signal.Signals) -> None:
         assert self.proc is not None
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(self.proc.pid, sig)  # by our own child's PID, never by name
-        except ProcessLookupError:
-            pass
 
     def _finish(self, timeout: float) -> EngineResult:
         assert self.proc is not None

@@ -10,6 +10,7 @@ received) when it gets SIGTERM.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Mapping
@@ -42,10 +43,8 @@ def find_sockapp(env: Mapping[str, str] | None = None) -> Path:
             raise EngineNotFound(f"VSWBENCH_SOCKAPP={override} is not an executable file")
         return Path(override)
     candidates = [CHECKOUT / "engine" / "build" / SOCKAPP_NAME]
-    try:
+    with contextlib.suppress(EngineNotFound):
         candidates.append(find_engine(env).resolve().parent / SOCKAPP_NAME)
-    except EngineNotFound:
-        pass
     for path in candidates:
         if path.is_file() and os.access(path, os.X_OK):
             return path

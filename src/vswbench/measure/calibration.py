@@ -166,14 +166,14 @@ def measure(run: Run, scenario: Scenario, workload: TrialParams, placement: Plac
     if not control_capable(scenario):
         raise_unsupported(scenario)
     base = all_switches()[baseline_switch(workload.io)]
-    with Testbed(scenario, base, run, placement, mtu=workload.size.link_mtu) as tb:
-        with ControlSession(tb, workload) as session:
-            session.warm_up(10_000, 0.3)
-            rx, tx = [], []
-            for _ in range(CAL_TRIALS):
-                trial = session.measure(0, CAL_SECONDS)
-                rx.append(trial.result.achieved_pps)
-                tx.append(trial.result.tx_pps)
+    with (Testbed(scenario, base, run, placement, mtu=workload.size.link_mtu) as tb,
+          ControlSession(tb, workload) as session):
+        session.warm_up(10_000, 0.3)
+        rx, tx = [], []
+        for _ in range(CAL_TRIALS):
+            trial = session.measure(0, CAL_SECONDS)
+            rx.append(trial.result.achieved_pps)
+            tx.append(trial.result.tx_pps)
     return Calibration(cache_key(scenario, workload, placement), round(statistics.median(rx), 1),
                        round(statistics.median(tx), 1), CAL_TRIALS, CAL_SECONDS, time.time(),
                        scenario.name, workload.frame_size, workload.io, workload.flows)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 
 from vswbench.errors import VswbenchError
@@ -88,10 +88,8 @@ def _engine_pids(ctx: MethodContext) -> list[int]:
 
 def _signal_all(pids: list[int], sig: signal.Signals) -> None:
     for pid in pids:
-        try:
+        with suppress(ProcessLookupError):
             os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
 
 
 class Bench:

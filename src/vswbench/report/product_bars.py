@@ -66,7 +66,8 @@ def product_bars(data: StoredResults) -> list[ProductBar]:
         median = statistics.median(values)
         if len(values) < 2 or not median > 0:
             continue        # one point is no product (its repetitions have spread.py's bar)
-        varied = sorted(k for k in {k for prm, _ in pts.values() for k in prm.keys()}
+        # Params has keys() but is no mapping (not iterable): SIM118's `in prm` would fail
+        varied = sorted(k for k in {k for prm, _ in pts.values() for k in prm.keys()}  # noqa: SIM118
                         if k not in NOT_PRODUCT
                         and len({prm.json(k) for prm, _ in pts.values()}) > 1)
         bars.append(ProductBar(switch, function, metric, median, min(values), max(values),

@@ -20,6 +20,7 @@ it so. An empty file, a damaged file and a foreign database are each named as su
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -31,6 +32,7 @@ from typing import Any
 
 from vswbench import __version__
 from vswbench.errors import UsageError, VswbenchError
+from vswbench.results.fingerprint import RunFingerprint
 from vswbench.safefile import (
     WriteFailed,
     check_output_dir,
@@ -73,6 +75,11 @@ class StoredRun:
     spec_text: str
     fingerprint: dict[str, Any] | None
     version: str
+
+    @property
+    def system(self) -> RunFingerprint | None:
+        """The stored fingerprint, typed (results/fingerprint.py); None: none recorded."""
+        return None if self.fingerprint is None else RunFingerprint.from_json(self.fingerprint)
 
 
 @dataclass(frozen=True)
@@ -199,10 +206,8 @@ class ResultStore:
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.lock_path.unlink(missing_ok=True)
-            except OSError:
-                pass
             os.close(self._lock_fd)
             self._lock_fd = None
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from vswbench.engine.params import TESTER_GAP_US, TrialParams
@@ -238,7 +239,7 @@ class Testbed:
         known = {p.pid for p in state.processes}
         for pid in sorted(pids - known):
             try:
-                argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
             state.add_process(pid, [a.decode(errors="replace") for a in argv if a])

@@ -2,7 +2,7 @@
 
 Removed: namespaces, root-namespace links, pinned BPF objects and DPDK leftovers named exactly as
 a run names them (`vsb` + 4 hex digits of the run id + one of the roles the code gives its objects,
-nothing after: run/ids.py ROLE_PATTERNS), the engine's own DPDK prefix `vsbdpdk<pid>` (exactly),
+nothing after: switches/catalog.py role_patterns), the engine's own DPDK prefix `vsbdpdk<pid>` (exactly),
 CNI attachments recorded in a killed run's temp directory (DEL called for each, as a runtime would,
 before its namespaces go: switches/cni/plugin.py), temporary directories `vsb-<run id>-XXXXXXXX`
 (or `-ovs-`/`-bpf-`/`-agent-` before the 8 random
@@ -19,6 +19,7 @@ someone else could have written (run/statefile.py).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -31,9 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vswbench.host.netns import ip, ip_json, list_namespaces, namespace_pids, run
-from vswbench.run.ids import PREFIX, is_project_name, run_name_parts
+from vswbench.run.ids import PREFIX, is_project_name
 from vswbench.run.procs import Identity, RecordedProcess, identify, process_cmdline, signal_if_same
 from vswbench.run.state import RunState, read_states
+from vswbench.switches.catalog import run_name_parts
 from vswbench.switches.cni.plugin import recorded, undo_recorded
 
 TEMP_ROOT = Path("/tmp")
@@ -235,10 +237,8 @@ def paths_in_use(proc: Path = Path("/proc")) -> Callable[[Path], bool]:
             continue
         try:
             for fd in (entry / "fd").iterdir():
-                try:
+                with contextlib.suppress(OSError):
                     held.add(os.readlink(fd))
-                except OSError:
-                    pass
             for line in (entry / "maps").read_text().splitlines():
                 parts = line.split(maxsplit=5)
                 if len(parts) == 6 and parts[5].startswith("/"):

@@ -7,6 +7,7 @@ by PID: registered with the cleanup registry and recorded in the run state the m
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import threading
 import time
@@ -103,10 +104,8 @@ class InteractiveProcess:
                 pass
             wait_or_kill(self.proc, timeout)
         if self.proc.stdin is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-            except OSError:
-                pass
         self._reader.join(2.0)
         if self._reg is not None:
             self._reg.discard()

@@ -9,6 +9,7 @@ on the DPDK switches is calibrated here, as the kernel switches' is on veth.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -76,10 +77,8 @@ class Memif(Switch):
 
     def teardown(self) -> None:
         for _src, _dst, sock in self.links:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(sock)
-            except OSError:
-                pass
         self.links.clear()
 
     def config_dump(self) -> str:

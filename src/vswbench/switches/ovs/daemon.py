@@ -13,6 +13,7 @@ registered with the cleanup registry and recorded in the run state the moment it
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -137,16 +138,16 @@ class OvsDaemon:
 
     def start(self, ready_timeout: float = 20.0) -> OvsDaemon:
         argv = in_netns(self.netns, self.argv)
-        out = open(self.paths.root / f"{self.name}.out", "wb")
-        try:
-            # Own process group: a terminal's Ctrl-C reaches only us; we stop the daemon ourselves.
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT, env=self.paths.env(),
-                                         process_group=0)
-        except OSError as exc:
-            raise OvsError(f"cannot start {self.name}: {exc}") from exc
-        finally:
-            out.close()
+        # the daemon writes to its own copy of the file: ours is closed once it has started
+        with open(self.paths.root / f"{self.name}.out", "wb") as out:
+            try:
+                # Own process group: a terminal's Ctrl-C reaches only us; we stop the daemon
+                # ourselves.
+                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
+                                             stderr=subprocess.STDOUT, env=self.paths.env(),
+                                             process_group=0)
+            except OSError as exc:
+                raise OvsError(f"cannot start {self.name}: {exc}") from exc
         self._reg = self.registry.register(f"{self.name} (PID {self.proc.pid})", self.stop)
         if self.state is not None:
             self.state.add_process(self.proc.pid, argv)
@@ -174,11 +175,9 @@ class OvsDaemon:
         if self.proc is None:
             return
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):   # the signals below stop it
                 ovs_cmd(self.paths, ["ovs-appctl", "-t", str(self.ctl), "exit"], check=False,
                         timeout=timeout)
-            except subprocess.TimeoutExpired:
-                pass  # the signals below still stop it
             wait_or_kill(self.proc, timeout)
         if self._reg is not None:
             self._reg.discard()
