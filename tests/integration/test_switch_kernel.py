@@ -25,7 +25,7 @@ from vswbench.switches.base import (
     Switch,
     SwitchContext,
 )
-from vswbench.switches.catalog import all_switches
+from vswbench.switches.catalog import all_switches, kernel_switches
 
 COUNT = 1000
 SWITCH_CPU = 1 if (os.cpu_count() or 1) > 1 else 0
@@ -145,7 +145,7 @@ def _is_napi_of(pid: str, built: Built) -> bool:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("name", ["veth", "bridge", "router", "macvlan", "tc-bpf", "xdp"])
+@pytest.mark.parametrize("name", kernel_switches())
 def test_forwards_both_ways(name, build, engine, registry, run_id):
     built = build(name)
     sw = built.switch

@@ -29,11 +29,11 @@ from vswbench.run.scope import run_scope
 from vswbench.run.state import state_dir
 from vswbench.scenario import parse
 from vswbench.switches.base import Placement
-from vswbench.switches.catalog import all_switches
+from vswbench.switches.catalog import all_switches, matrix_switches
 from vswbench.testbed.build import Testbed
 from vswbench.testbed.plan import plan_testbed
 
-SWITCHES = sorted(n for n, c in all_switches().items() if not c.calibration)
+SWITCHES = matrix_switches()
 SCENARIOS = ("p2p", "p2p-pair", "pvp", "rr", "chain:3", "pairs:2")
 SPEC = TrialParams(64, rate_pps=10_000, duration=2.0, warmup=0.5)
 VSWBENCH = Path(sys.executable).parent / "vswbench"

@@ -1,5 +1,6 @@
-"""Every name a run makes is one `vswbench clean` recognises (run/ids.py ROLE_PATTERNS), and
-nothing else is: the role list is checked against the code that names things."""
+"""Every name a run makes is one `vswbench clean` recognises (switches/catalog.py role_patterns:
+run/ids.py RUN_ROLES and each backend's link_roles), and nothing else is: the role list is checked
+against the code that names things."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from vswbench import scenario as scenarios
-from vswbench.run.ids import RunId, is_run_name, run_name_parts
+from vswbench.run.ids import RunId
+from vswbench.switches.catalog import is_run_name, run_name_parts
 from vswbench.testbed.plan import host_abbr, plan_ports
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "vswbench"
@@ -63,7 +65,7 @@ def test_every_literal_role_in_the_code_is_a_run_name():
             continue
         for n in (0, 1, 9, 12):
             role = re.sub(r"\{[^}]*\}", str(n), literal.group(1))
-            assert is_run_name(f"{RID}{role}"), f"{where}: role {role!r} is not in ROLE_PATTERNS"
+            assert is_run_name(f"{RID}{role}"), f"{where}: role {role!r} is not in role_patterns()"
     assert computed == COMPUTED, "a new computed name: enumerate its values in this test"
 
 

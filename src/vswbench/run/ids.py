@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,34 +21,33 @@ _RUN_ID_RE = re.compile(r"^vsb[0-9a-f]{4}\Z")
 _SUFFIX_RE = re.compile(r"^[A-Za-z0-9_.-]*\Z")
 
 # The roles a run gives its objects: what follows the run id in the name of a namespace, an
-# interface, a DPDK file prefix or a vhost port. Collected from every caller of RunId.name/ifname
-# (tests/unit/test_run_roles.py checks that each name those callers make is one of these);
-# `vswbench clean` removes a vsb name only if it is a run id and exactly one of these roles.
-_N = r"[0-9]{1,3}"
-_HOST_ABBR = rf"(?:t|c|v|s{_N}|r{_N}|n{_N})"           # testbed/build.py host_abbr
-ROLE_PATTERNS: dict[str, str] = {
-    "host namespaces (scenario.py hosts, testbed/build.py)":
-        rf"tester|client|server|s{_N}|r{_N}|nf{_N}",
-    "the switch namespace (testbed/build.py)": "sw",
-    "site namespaces and switches (scenario.SITES, testbed/sites.py)": rf"h{_N}",
-    "the sink namespace (switches/ovs.py)": "sink",
-    "host ports (testbed/build.py plan_ports)": rf"{_HOST_ABBR}p{_N}|h{_N}",
-    "kernel switch veth ends (switches/kernel.py)": rf"sw{_N}",
-    "bridges (switches/bridge.py, nf_ovs.py)": rf"br|br{_N}",
-    "macvlan ports (switches/macvlan.py, cni/others.py)": "mvp|mvq",
-    "CNI masters and moved devices (switches/cni/others.py)": rf"vm{_N}|vq{_N}|hd{_N}",
-    "CNI networks' names (switches/cni/switch.py, others.py)": rf"cni|cni{_N}",
-    "ovs ports (switches/ovs.py)": rf"o{_N}|oc{_N}|ok{_N}|vx",
-    "the wire between sites (testbed/sites.py)": rf"w{_N}|x{_N}",
-    "the demo's namespace pair (host/pair.py)": "a|b|a0|b0",
-    "DPDK file prefixes and vhost ports (testpmd.py, ovs_dpdk.py, build.py)":
-        rf"tp|ovs|vhu{_N}|e{_HOST_ABBR}",
-    "the service path's nftables table (host/tuning.py, measure/sockets.py)": "svc",
-    "a VM's taps (testbed/vm.py; the test names its host by a digit)":
-        rf"(?:{_HOST_ABBR}|{_N})t{_N}",
+# interface, a DPDK file prefix or a vhost port. The testbed's own roles are here; each switch
+# backend declares the roles of its objects (Switch.link_roles), and switches/catalog.py joins
+# both into the pattern `vswbench clean` matches (tests/unit/test_run_roles.py checks that each
+# name the code makes is one of them); a vsb name is removed only if it is a run id and exactly
+# one role.
+NUM = r"[0-9]{1,3}"
+HOST_ABBR = rf"(?:t|c|v|s{NUM}|r{NUM}|n{NUM})"          # testbed/plan.py host_abbr
+RUN_ROLES: dict[str, str] = {
+    rf"tester|client|server|s{NUM}|r{NUM}|nf{NUM}":
+        "host namespaces (scenario.py hosts, testbed/plan.py)",
+    "sw": "the switch namespace (testbed/plan.py)",
+    rf"h{NUM}": "site namespaces and switches (scenario.SITES, testbed/sites.py)",
+    rf"{HOST_ABBR}p{NUM}|h{NUM}": "host ports (testbed/plan.py plan_ports)",
+    rf"w{NUM}|x{NUM}": "the wire between sites (testbed/sites.py)",
+    "a|b|a0|b0": "the demo's namespace pair (host/pair.py)",
+    rf"e{HOST_ABBR}": "the engines' DPDK file prefixes (testbed/plan.py)",
+    "svc": "the service path's nftables table (host/tuning.py, measure/sockets.py)",
+    rf"(?:{HOST_ABBR}|{NUM})t{NUM}":
+        "a VM's taps (testbed/vm.py; the test names its host by a digit)",
 }
-_ROLE_RE = "|".join(f"(?:{pattern})" for pattern in ROLE_PATTERNS.values())
-RUN_NAME_RE = re.compile(rf"^(vsb[0-9a-f]{{4}})({_ROLE_RE})\Z")
+
+
+def run_name_re(roles: Iterable[str]) -> re.Pattern[str]:
+    """The names a run makes with these roles (regexes): a run id and exactly one role,
+    nothing after; group 1 is the run id, group 2 the role."""
+    alternatives = "|".join(f"(?:{pattern})" for pattern in dict.fromkeys(roles))
+    return re.compile(rf"^(vsb[0-9a-f]{{4}})({alternatives})\Z")
 
 
 @dataclass(frozen=True)
@@ -95,16 +95,7 @@ def new_run_id() -> RunId:
 
 
 def is_project_name(name: str) -> bool:
-    """Does this name start with the project's prefix? (A name a run makes is is_run_name.)"""
+    """Does this name start with the project's prefix? (Whether a run made it: switches/catalog.py
+    is_run_name.)"""
     return name.startswith(PREFIX)
 
-
-def run_name_parts(name: str) -> tuple[str, str] | None:
-    """(run id, role) of a name made exactly as a run makes it (run id + one of ROLE_PATTERNS,
-    nothing after), else None: `vsbcafebabe` and `vsbbeefeth0` are not a run's names."""
-    match = RUN_NAME_RE.match(name)
-    return (match.group(1), match.group(2)) if match else None
-
-
-def is_run_name(name: str) -> bool:
-    return run_name_parts(name) is not None

@@ -211,6 +211,14 @@ class Switch(ABC):
     # forwarding functions this backend implements (switches/rules/functions.py: l2, l3, nat, acl);
     # any other is refused before anything is built, with this list as the reason
     functions: ClassVar[frozenset[str]] = frozenset({"l2"})
+    # The roles (regexes) of the names it gives its objects after the run id (ctx.run_id.name /
+    # ifname), each with what carries it: `vswbench clean` removes a leftover named run id + one
+    # of the roles of any backend in the catalog (switches/catalog.py run_name_parts). Roles of
+    # the testbed's own objects (namespaces, host ports) are run/ids.py RUN_ROLES.
+    link_roles: ClassVar[Mapping[str, str]] = {}
+    # A container network: the hand-built backend it wires, which the report's containers
+    # section compares it with (None: not a container network)
+    baseline: ClassVar[str | None] = None
     # Frames the path can hold while a CPU of it stops (a host stall): a kernel path's receive
     # queue is veth's 256-frame NAPI/XDP ring (VETH_RING_SIZE). A trial that lost frames while a
     # stall of length L hit a CPU of the path, with L x rate > this, is a "host stall" trial

@@ -1,13 +1,17 @@
 """Every switch backend by name (an explicit table: backends are classes handed in), what other
 packages need of all of them (the suites' "*", the calibration baseline, the daemons the profile
-classifier knows, the tools doctor checks), and the checks of chain option nf that need the whole
-table. Adding a backend: its module and its entry in BACKENDS."""
+classifier knows, the tools doctor checks, the roles of the names `clean` removes, the lists the
+integration tests run), and the checks of chain option nf that need the whole table. Adding a
+backend: its module and its entry in BACKENDS."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from vswbench.errors import UsageError
+from vswbench.run.ids import RUN_ROLES, run_name_re
 from vswbench.scenario import parse
 from vswbench.switches.base import Switch
 from vswbench.switches.bpf import TcBpfSwitch, XdpSwitch
@@ -18,6 +22,7 @@ from vswbench.switches.external import Declaration, ExternalSwitch, load_file, m
 from vswbench.switches.kernel import (
     BridgeSwitch,
     DockerBridge,
+    KernelSwitch,
     MacvlanSwitch,
     RouterFlowtable,
     RouterSwitch,
@@ -80,6 +85,51 @@ def baseline_switch(io: str) -> str:
     kernel I/O paths, memif for DPDK): where the tester's ceiling is measured."""
     kind = "dpdk" if io == "dpdk" else "kernel"
     return next(cls.name for cls in BACKENDS if cls.direct and cls.port_kind == kind)
+
+
+def matrix_switches() -> list[str]:
+    """Every backend that forwards (all but the calibration devices), sorted: the integration
+    tests' trial matrix (tests/integration/test_trial_matrix.py)."""
+    return sorted(cls.name for cls in BACKENDS if not cls.calibration)
+
+
+def kernel_switches() -> list[str]:
+    """The ranked switches built on KernelSwitch (the kernel forwards between veth or macvlan
+    ports in the switch namespace), in the catalog's order: tests/integration/
+    test_switch_kernel.py builds each and sends both ways."""
+    ranked = set(ranked_switches())
+    return [cls.name for cls in BACKENDS if cls.name in ranked and issubclass(cls, KernelSwitch)]
+
+
+def role_patterns() -> dict[str, str]:
+    """Every role (a regex of what follows the run id in a name) a run gives its objects, with
+    what carries it: the testbed's (run/ids.py RUN_ROLES) and each backend's link_roles (a
+    --switch-file switch's too: ExternalSwitch's), which `vswbench clean` recognises."""
+    return _roles(BACKENDS)
+
+
+def _roles(backends: tuple[type[Switch], ...]) -> dict[str, str]:
+    roles = dict(RUN_ROLES)
+    for cls in (*backends, ExternalSwitch):
+        for pattern, what in cls.link_roles.items():
+            roles.setdefault(pattern, what)
+    return roles
+
+
+@lru_cache(maxsize=4)
+def _run_name_re(backends: tuple[type[Switch], ...]) -> re.Pattern[str]:
+    return run_name_re(_roles(backends))
+
+
+def run_name_parts(name: str) -> tuple[str, str] | None:
+    """(run id, role) of a name made exactly as a run makes it (run id + one of role_patterns,
+    nothing after), else None: `vsbcafebabe` and `vsbbeefeth0` are not a run's names."""
+    match = _run_name_re(BACKENDS).match(name)
+    return (match.group(1), match.group(2)) if match else None
+
+
+def is_run_name(name: str) -> bool:
+    return run_name_parts(name) is not None
 
 
 def daemon_comms() -> tuple[str, ...]:

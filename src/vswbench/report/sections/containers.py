@@ -15,10 +15,9 @@ from vswbench.report.data import RankingRow
 from vswbench.report.figure import Plot
 from vswbench.report.model import ReportModel
 from vswbench.report.sections.base import Section, empty_note
+from vswbench.switches import catalog
 
 BASELINE = "bridge"
-# the hand-built mechanism each container network wires (default: the bridge)
-BASELINE_OF = {"cni-macvlan": "macvlan", "cni-ptp": "router", "cni-host-device": "veth"}
 INTRO = ("Each container network against the mechanism it wires, built by hand, on the same "
          "scenario and frame size (the bridge; cni-macvlan: macvlan, cni-ptp: router, "
          "cni-host-device: veth): the CNI plugins as a runtime calls them "
@@ -30,13 +29,18 @@ INTRO = ("Each container network against the mechanism it wires, built by hand, 
          "over repetitions only.")
 
 
+def baselines() -> dict[str, str]:
+    """Each container network -> the hand-built mechanism it wires (its backend's baseline)."""
+    return {cls.name: cls.baseline for cls in catalog.BACKENDS if cls.baseline}
+
+
 def container_switch(name: str) -> bool:
     return (name.startswith("cni-") or name in ("docker-bridge", BASELINE)
-            or name in BASELINE_OF.values())
+            or name in baselines().values())
 
 
 def baseline_of(name: str) -> str:
-    return BASELINE_OF.get(name, BASELINE)
+    return baselines().get(name, BASELINE)
 
 
 def container_rows(ranking: Sequence[RankingRow]) -> dict[tuple[str, str, str],

@@ -27,6 +27,7 @@ from vswbench.host.netns import (
     set_up,
     wait_link_up,
 )
+from vswbench.run.ids import NUM
 from vswbench.switches.base import Attachment, ForwardPath, HostPort, PortCounters, link_pairs
 from vswbench.switches.cni.plugin import PACKAGE
 from vswbench.switches.cni.switch import CniSwitch, container_side
@@ -63,6 +64,8 @@ class HostEndCounters(CniSwitch):
 
 class CniMacvlan(HostEndCounters):
     name = "cni-macvlan"
+    link_roles = {**CniSwitch.link_roles, "mvp|mvq": "the macvlan master and its peer (cni/others.py)"}
+    baseline = "macvlan"
     description = "CNI macvlan plugin, mode bridge, on one veth master; host-local IPAM"
     plugin = "macvlan"
     kernel_tx_ok = False                # the tester's ports are macvlan devices: no XDP_TX
@@ -97,6 +100,8 @@ class CniPtp(CniSwitch):
     gives l3 ports): ptp puts a route to its gateway /32 into the container, and two ports of
     one container on one network would collide there (the tester has two)."""
     name = "cni-ptp"
+    link_roles = {**CniSwitch.link_roles, rf"cni{NUM}": "a network per port (cni/others.py)"}
+    baseline = "router"
     description = ("CNI ptp plugin: a veth pair per container, routed in the switch namespace "
                    "(each port a /24 network, its gateway /32 on the host end); host-local IPAM")
     plugin = "ptp"
@@ -139,6 +144,8 @@ class CniPtp(CniSwitch):
 
 class CniHostDevice(HostEndCounters):
     name = "cni-host-device"
+    link_roles = {**CniSwitch.link_roles, rf"hd{NUM}": "the moved veth ends (cni/others.py)"}
+    baseline = "veth"
     description = ("CNI host-device plugin: the two ends of a veth pair made in the switch "
                    "namespace, moved into the containers (no switch); host-local IPAM")
     plugin = "host-device"
@@ -184,6 +191,8 @@ class CniHostDevice(HostEndCounters):
 
 class CniVlan(HostEndCounters):
     name = "cni-vlan"
+    link_roles = {**CniSwitch.link_roles, "br": "the bridge (cni/others.py)",
+                  rf"vm{NUM}|vq{NUM}": "each port's veth master and peer (cni/others.py)"}
     description = ("CNI vlan plugin: a VLAN 100 child per container on its own veth master, "
                    "the masters' peers ports of one bridge; host-local IPAM")
     plugin = "vlan"

@@ -71,6 +71,8 @@ def container_side(result: Mapping[str, Any]) -> tuple[str, str]:
 
 class CniSwitch(KernelSwitch):
     """A backend whose ports are made by one CNI network (a conflist)."""
+    link_roles = {**KernelSwitch.link_roles, "cni": "the CNI network's name (cni/switch.py)"}
+    baseline = "bridge"         # the containers section compares it with the bridge
     container_network = True    # left out of switch = ["*"]: specs/containers.toml
     plugin: ClassVar[str] = ""                  # the main plugin
     chain: ClassVar[tuple[str, ...]] = ()       # plugins chained after it
@@ -185,6 +187,7 @@ class CniSwitch(KernelSwitch):
 
 class CniBridge(CniSwitch):
     name = "cni-bridge"
+    link_roles = {**CniSwitch.link_roles, "br": "the bridge (cni/switch.py)"}
     description = ("CNI bridge plugin (Debian containernetworking-plugins), Podman's default "
                    "netconf: isGateway, ipMasq, hairpinMode; host-local IPAM")
     plugin = "bridge"

@@ -83,6 +83,7 @@ def _bare_prompt(lines: list[str]) -> bool:
 
 class Testpmd(Switch):
     name = "testpmd"
+    link_roles = {"tp": "its DPDK file prefix (dpdk/testpmd.py)"}
     idle_polls = True                   # testpmd's forwarding lcore polls its ports
     options_read = DPDK_PORT_HELP
     tools = {TESTPMD: "dpdk-dev"}

@@ -40,6 +40,7 @@ def fdb_mode(options: Mapping[str, str]) -> str:
 
 class BridgeSwitch(FunctionOptions, KernelSwitch):
     name = "bridge"
+    link_roles = {**KernelSwitch.link_roles, "br": "the bridge (kernel/bridge.py)"}
     description = "Linux bridge (learning) in its own namespace, veth ports"
     options_read = {**KernelSwitch.options_read,
                     "bridge_fdb": "bridge: static or learning forwarding database"}

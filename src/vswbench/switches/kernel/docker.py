@@ -117,6 +117,7 @@ def br_netfilter_problem(netns: str) -> str | None:
 class DockerBridge(BridgeSwitch):
     container_network = True    # left out of switch = ["*"]: specs/containers.toml
     name = "docker-bridge"
+    baseline = "bridge"         # the containers section compares it with the bridge
     description = ("Docker's default bridge network without Docker: bridge with the gateway "
                    "address, br_netfilter, conntrack, Docker 20.10-27.x's NAT and filter rules "
                    "(nftables)")

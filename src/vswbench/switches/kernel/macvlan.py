@@ -29,6 +29,7 @@ from vswbench.switches.kernel.switch import KernelSwitch
 
 class MacvlanSwitch(KernelSwitch):
     name = "macvlan"
+    link_roles = {"mvp|mvq": "the macvlan master and its peer (kernel/macvlan.py)"}
     description = "macvlan children of one parent, bridge mode"
     kernel_tx_ok = False                # the tester's ports are macvlan devices: no XDP_TX
     tools = {"ip": "iproute2", "ethtool": "ethtool", "tee": "coreutils"}

@@ -9,6 +9,7 @@ from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.host.netns import mac_address, set_up, wait_link_up
+from vswbench.run.ids import NUM
 from vswbench.run.registry import Registration
 from vswbench.switches.base import (
     Attachment,
@@ -35,6 +36,7 @@ class KernelSwitch(Switch):
     switch-side end (vsb<id>swN) lives in ctx.netns; teardown releases what this instance
     registered, newest first (idempotent); counters come from the switch-side ends."""
 
+    link_roles = {rf"sw{NUM}": "the switch-side veth end of each port (kernel/links.py)"}
     options_read = PLACEMENT_HELP
     tools = KERNEL_TOOLS
     spreads_cores = True                # one napi thread per port, round robin over switch_cpus

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.host.netns import mac_address, wait_link_up
+from vswbench.run.ids import NUM
 from vswbench.safefile import write_text
 from vswbench.switches.base import (
     Attachment,
@@ -53,6 +54,8 @@ from vswbench.switches.kernel.switch import KernelSwitch
 
 class VethSwitch(KernelSwitch):
     name = "veth"
+    link_roles = {**KernelSwitch.link_roles,
+                  rf"br{NUM}": "the OVS bridges of option nf=ovs (chain/ovs.py)"}
     description = "direct veth link between the hosts (baseline, no switch)"
     direct = True
 

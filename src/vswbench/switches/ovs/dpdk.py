@@ -20,6 +20,7 @@ from pathlib import Path
 
 from vswbench.errors import CommandError, UsageError, VswbenchError
 from vswbench.host.netns import run, wait_until
+from vswbench.run.ids import NUM
 from vswbench.switches.base import Attachment, Availability, BusyCycles, HostPort, PortCounters
 from vswbench.switches.dpdk.ports import (
     DPDK_PORT_HELP,
@@ -72,6 +73,8 @@ def parse_flow_counts(text: str) -> tuple[dict[int, int], dict[int, int]]:
 
 class OvsDpdk(Ovs):
     name = "ovs-dpdk"
+    link_roles = {**Ovs.link_roles,
+                  rf"ovs|vhu{NUM}": "its DPDK file prefix and vhost ports (ovs/dpdk.py)"}
     idle_polls = True                   # its PMD thread polls the DPDK ports
     description = "Open vSwitch with DPDK, PMD thread pinned, vhost-user ports"
     options_read = {**Ovs.options_read, **DPDK_PORT_HELP}

@@ -38,6 +38,7 @@ from vswbench.host.netns import (
     wait_link_up,
     wait_until,
 )
+from vswbench.run.ids import NUM
 from vswbench.run.registry import Registration
 from vswbench.switches.base import (
     Attachment,
@@ -107,6 +108,8 @@ class OvsPort:
 
 class Ovs(FunctionOptions, Switch):
     name = "ovs"
+    link_roles = {"sink": "the sink namespace (ovs/switch.py)",
+                  rf"o{NUM}|oc{NUM}|ok{NUM}|vx": "ovs ports (ovs/switch.py)"}
     description = "Open vSwitch, userspace datapath (netdev), system ports"
     options_read = {"ovs_mode": "OVS backends: p2p (port-to-port rules) or normal (MAC learning)",
                     "flow_table": "OVS backends: port (a rule per path) or exact (a rule per flow)",
