@@ -110,7 +110,8 @@ def role_patterns() -> dict[str, str]:
 
 def _roles(backends: tuple[type[Switch], ...]) -> dict[str, str]:
     roles = dict(RUN_ROLES)
-    for cls in (*backends, ExternalSwitch):
+    classes: tuple[type[Switch], ...] = (*backends, ExternalSwitch)
+    for cls in classes:
         for pattern, what in cls.link_roles.items():
             roles.setdefault(pattern, what)
     return roles

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from vswbench.run.ids import RunId
 from vswbench.switches.base import Availability
@@ -93,7 +94,7 @@ def engine_dpdk() -> tuple[bool, str]:
         return False, str(exc)
     except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
         return False, f"cannot probe the engine: {exc}"
-    dpdk = next((b for b in data.get("backends") or [] if b.get("name") == "dpdk"), {})
+    dpdk: dict[str, Any] = next((b for b in data.get("backends") or [] if b.get("name") == "dpdk"), {})
     if not dpdk.get("compiled"):
         return False, "the engine was built without its DPDK backend (no libdpdk at build time)"
     if not dpdk.get("usable"):

@@ -59,7 +59,8 @@ class BridgeSwitch(FunctionOptions, KernelSwitch):
 
     @property
     def bridge_name(self) -> str:
-        return self.ctx.run_id.ifname("br")
+        name: str = self.ctx.run_id.ifname("br")   # ctx is FunctionOptions' (Any) before Switch's
+        return name
 
     @classmethod
     def check_options(cls, options: Mapping[str, str]) -> None:

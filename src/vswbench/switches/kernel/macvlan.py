@@ -81,7 +81,7 @@ class MacvlanSwitch(KernelSwitch):
         self.out_of(paths)  # validates the keys; bridge mode switches by destination MAC
 
     def port_counters(self) -> list[PortCounters]:
-        out = []
+        out: list[PortCounters] = []
         for att in self.attachments.values():
             out += map(switch_view, read_counters(att.host.netns, [att.host.ifname]))
         return out  # the host ends, seen from the switch (rx = frames the host sent)

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from vswbench.errors import CommandError, UsageError, VswbenchError
 from vswbench.host.netns import (
@@ -115,7 +116,8 @@ class Ovs(FunctionOptions, Switch):
                     "flow_table": "OVS backends: port (a rule per path) or exact (a rule per flow)",
                     "clones": "OVS backends: output ports per frame (1 = no copy)"}
     tools = {binary: "openvswitch-switch" for binary in BINARIES}
-    daemons = ("ovs-vswitchd", "ovsdb-server", "pmd", "handler", "revalidator", "urcu")
+    daemons: ClassVar[tuple[str, ...]] = ("ovs-vswitchd", "ovsdb-server", "pmd", "handler",
+                                         "revalidator", "urcu")
     functions = frozenset({"l2", "l3", "nat", "acl"})
     port_type = ""          # "" = system: a plain netdev port on the switch-side veth
     wire_capable = True     # the wire of scenario remote: a system port (adopt())

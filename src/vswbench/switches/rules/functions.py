@@ -22,7 +22,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from vswbench.errors import UsageError
 
@@ -82,7 +82,7 @@ class FunctionOptions:
     it before the backend's base class so these override the base's defaults."""
 
     ctx: Any
-    name: str
+    name: ClassVar[str]
 
     @property
     def function(self) -> Function:
