@@ -68,7 +68,7 @@ def test_rfc_presets_wait_the_whole_drain():
 def test_repeat_statistics_and_noise_warning():
     from types import SimpleNamespace
 
-    from vswbench.measure.plan import repeat_statistics
+    from vswbench.measure.repeat import trial_statistics as repeat_statistics
 
     def result(pps, p99):
         return SimpleNamespace(achieved_pps=pps, loss_ratio=0.0, cycles_per_packet=5000.0,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
@@ -21,10 +20,21 @@ from vswbench.cli.common import (
     testbed_options,
     trial_line,
 )
+from vswbench.cli.profile_view import print_profile
 from vswbench.errors import UsageError
-from vswbench.measure.loadcurve import SWEEP_POINTS_RANGE
-from vswbench.measure.search import PRESETS
-from vswbench.measure.stats import steal_fraction
+from vswbench.host.perf import perf_problem
+from vswbench.measure.loadcurve import (
+    SWEEP_POINTS_RANGE,
+    check_fraction_loads,
+    parse_fractions,
+    repeated_points_json,
+    run_sweep,
+    saturation,
+    sweep_loads,
+)
+from vswbench.measure.method import SearchRequest, method_context, search_method
+from vswbench.measure.search import PRESETS, SearchResult, preset
+from vswbench.results.points import ndr_load_loss
 
 
 # -- search ------------------------------------------------------------------------------------
@@ -47,19 +57,22 @@ from vswbench.measure.stats import steal_fraction
               default=None, help="The PDR's loss ratio in percent [the preset's, 0.5].")
 def search(**kw: Any) -> int:
     """NDR and PDR by MLRsearch (or RFC 2544 binary search), with bounds and trial counts."""
-    from vswbench.measure.loadcurve import check_fraction_loads, latency_at, parse_fractions
-    from vswbench.measure.method import method_context
-    from vswbench.measure.search import preset
-    from vswbench.measure.search import search as run_search
-
     plan = method_plan(kw)
+    run = search_method(plan, _search_request(kw), say=say, progress=trial_line)
+    emit(run.data, kw)
+    if not kw["as_json"]:
+        _print_search(run.results, run.data)
+        if run.data.get("profile_at_ndr"):
+            print_profile(run.data["profile_at_ndr"]["profile"])
+    return 0
+
+
+def _search_request(kw: dict[str, Any]) -> SearchRequest:
+    """The search's flags checked (nothing built yet): preset, load range, latency fractions."""
     p = preset(kw["preset_name"], trial_duration=kw["trial_duration"],
                pdr_loss=None if kw["pdr_loss"] is None else kw["pdr_loss"] / 100)
-    if kw["profile"]:
-        from vswbench.host.perf import perf_problem
-
-        if perf_problem():
-            raise click.UsageError(f"--profile: {perf_problem()}")
+    if kw["profile"] and perf_problem():
+        raise click.UsageError(f"--profile: {perf_problem()}")
     min_load, max_given = rate(kw["min_load"]), rate(kw["max_load"])
     if min_load is not None and max_given is not None and min_load >= max_given:
         raise UsageError(f"--min-load {kw['min_load']} is not below --max-load {kw['max_load']}: "
@@ -67,70 +80,11 @@ def search(**kw: Any) -> int:
     fractions = parse_fractions(kw["latency_at"]) if kw["latency_at"] else ()
     if fractions and max_given is not None:
         check_fraction_loads(max_given, fractions, "--latency-at", "--max-load", upper_only=True)
-    with method_context(plan, drain=p.drain_s, drain_quiet=p.drain_quiet_s, progress=say) as ctx:
-        max_load = ctx.max_load(max_given)
-        results = []
-        stat0 = Path("/proc/stat").read_text()
-        for i in range(kw["repeat"]):
-            say(f"search {i + 1}/{kw['repeat']} ({p.name}: {p.description})")
-            ctx.session.trials.clear()
-            results.append(run_search(ctx.session, p, min_load=min_load or 1000.0,
-                                      max_load=max_load, generator_ceiling=ctx.ceiling,
-                                      progress=trial_line))
-        steal = steal_fraction(stat0, Path("/proc/stat").read_text())
-        data = _search_json(results, ctx.environment(), ctx.notes, steal)
-        ndr = data.get("ndr_pps")
-        if fractions and ndr:
-            points = latency_at(ctx.session, ndr, fractions, kw["latency_duration"],
-                                progress=lambda pt: trial_line(pt.trial))
-            data["latency_at_ndr"] = [pt.to_json() for pt in points]
-        if kw["profile"] and ndr:
-            from vswbench.measure.method import profile_at
-
-            say(f"profiling one extra trial at the NDR, {ndr:,.0f} pps")
-            data["profile_at_ndr"] = profile_at(ctx.session, ndr)
-    emit(data, kw)
-    if not kw["as_json"]:
-        _print_search(results, data)
-        if data.get("profile_at_ndr"):
-            from vswbench.cli.profile_view import print_profile
-
-            print_profile(data["profile_at_ndr"]["profile"])
-    return 0
+    return SearchRequest(p, min_load or 1000.0, max_given, kw["repeat"], fractions,
+                         kw["latency_duration"], kw["profile"])
 
 
-def _search_json(results: list[Any], env: dict[str, Any], notes: list[str],
-                 steal: float | None = None) -> dict[str, Any]:
-    ordered = sorted(results, key=lambda r: r.ndr_pps or 0.0)
-    chosen = ordered[len(ordered) // 2]
-    data = {**env, **chosen.to_json()}
-    data["notes"] = [*notes, *data["notes"]]
-    data["ndr"] = chosen.describe_ndr()
-    data["repetitions"] = len(results)
-    data["steal_fraction"] = steal
-    if len(results) > 1:
-        from vswbench.measure.stats import noise_warning, summarize
-
-        stats = {}
-        warnings = []
-        for metric in ("ndr_pps", "pdr_pps"):
-            values = [getattr(r, metric) for r in results if getattr(r, metric) is not None]
-            if values:
-                s = summarize(values)
-                stats[metric] = {**s.to_json(), "worst_of_n": s.worst(higher_is_better=True),
-                                 "best_of_n": s.best(higher_is_better=True)}
-                w = noise_warning(metric, s, steal_fraction=steal)
-                if w:
-                    warnings.append(w)
-        data["statistics"] = stats
-        data["warnings"] = warnings
-        data["searches"] = [{k: v for k, v in r.to_json().items() if k != "trials"}
-                            for r in results]
-        data["total_trial_seconds"] = round(sum(r.trial_seconds for r in results), 3)
-    return data
-
-
-def _print_search(results: list[Any], data: dict[str, Any]) -> None:
+def _print_search(results: list[SearchResult], data: dict[str, Any]) -> None:
     table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
                         f"{data['preset']} ({data['forwarding_mode']})")
     for col in ("#", "NDR pps", "PDR pps", "NDR bounds", "trials", "trial s", "wall s",
@@ -144,8 +98,6 @@ def _print_search(results: list[Any], data: dict[str, Any]) -> None:
                       f"{r.session.get('mean_s', 0) * 1000:.0f} ms")
     out.print(table)
     out.print(f"NDR: {data['ndr']}", highlight=False)
-    from vswbench.results.points import ndr_load_loss
-
     at_ndr = ndr_load_loss(data)
     if at_ndr is not None and at_ndr.lossy_trials:
         out.print(f"[yellow]{at_ndr.describe()}[/]", highlight=False)
@@ -178,9 +130,6 @@ def _print_search(results: list[Any], data: dict[str, Any]) -> None:
               help="Run the whole sweep N times (statistics per point).")
 def sweep(**kw: Any) -> int:
     """Offered load from low to beyond saturation: achieved throughput, loss, latency."""
-    from vswbench.measure.loadcurve import repeated_points_json, run_sweep, saturation, sweep_loads
-    from vswbench.measure.method import method_context
-
     plan = method_plan(kw)
     max_given, min_given = rate(kw["max_load"]), rate(kw["min_load"])
     if max_given is not None:

@@ -18,10 +18,13 @@ from vswbench.cli.common import (
     trial_options,
 )
 from vswbench.cli.profile_view import print_profile
+from vswbench.measure.plan import execute_trials, plan_trial
+from vswbench.measure.repeat import trial_statistics
+from vswbench.measure.trial import TrialResult
 from vswbench.units import parse_rate
 
 
-def _stalls_text(result: Any) -> str:
+def _stalls_text(result: TrialResult) -> str:
     s = result.stalls
     if s is None or not s.monitored:
         return "not monitored" + (f" ({s.reason})" if s is not None and s.reason else "")
@@ -49,64 +52,72 @@ def _num(value: float | None, digits: int = 1) -> str:
 def trial(rate: str, duration: float, repeat: int, as_json: bool, profile: bool,
           **kw: Any) -> int:
     """One trial: fixed offered load through a switch in a scenario."""
-    from vswbench.measure.plan import execute_trials, plan_trial, repeat_statistics
-
     plan = plan_trial(trial_options(kw, rate_pps=parse_rate(rate), duration=duration))
     results = execute_trials(plan, repeat,
                              progress=lambda m: err.print(m, style="dim", highlight=False),
                              profile=profile)
     if repeat > 1:
-        stats, warnings = repeat_statistics(results)
-        if as_json:
-            click.echo(json.dumps({"trials": [r.to_json() for r in results],
-                                   "statistics": stats, "warnings": warnings}, indent=1))
-            return 0
-        table = Table(title=f"{results[0].switch} / {results[0].scenario} / "
-                            f"{results[0].frame_size} B: {repeat} trials")
-        for column in ("metric", "median", "min", "max", "95 % CI", "CV %"):
-            table.add_column(column, justify="right")
-        for metric, s in stats.items():
-            digits = 6 if metric == "loss_ratio" else 1
-            table.add_row(metric, *(_num(s[k], digits) for k in ("median", "min", "max")),
-                          f"{_num(s['ci_low'], digits)}..{_num(s['ci_high'], digits)}",
-                          "–" if s["cv"] is None else f"{s['cv'] * 100:.2f}")
-        out.print(table)
-        for w in warnings:
-            err.print(f"[yellow]warning: {w}[/]", highlight=False)
-        return 0
-    result = results[0]
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=1))
+        _print_repeated(results, as_json)
+    elif as_json:
+        click.echo(json.dumps(results[0].to_json(), indent=1))
     else:
-        table = Table(title=f"{result.switch} / {result.scenario} / {result.frame_size} B "
-                            f"({result.forwarding_mode})")
-        table.add_column("metric")
-        table.add_column("value", justify="right")
-        lat = result.latency_us
-        rows = [("offered pps", _num(result.offered_pps, 0)), ("tx pps", _num(result.tx_pps, 0)),
-                ("achieved pps", _num(result.achieved_pps, 0)),
-                ("tx / rx frames", f"{result.tx_frames:,} / {result.rx_frames:,}"),
-                ("loss", f"{result.lost:,} ({result.loss_ratio * 100:.3f} %)"),
-                (f"latency µs ({result.latency_kind or '–'}) min/p50/p99/max",
-                 " / ".join(_num(lat.get(k), 1) for k in ("min", "p50", "p99", "max"))),
-                ("cycles per packet (all cores)", _num(result.cycles_per_packet, 0)),
-                ("CPU busy per core", ", ".join(f"cpu{c} {u['busy'] * 100:.0f} %"
-                                                for c, u in result.cpu.items())),
-                ("drops", ", ".join(f"{k} {v}" for k, v in result.drops.items() if v) or "none"),
-                ("kernel counters agree", "yes" if result.counters_agree else "[red]no[/]"),
-                ("host stalls per CPU (count, longest; steal)", _stalls_text(result))]
-        if result.host_stall:
-            rows.append(("classified", f"[yellow]{result.host_stall}[/]"))
-        cores = _cores_text(result.placement)
-        if cores:
-            rows.append(("cores (rule: docs/methodology, CPU placement)", cores))
-        for key, value in rows:
-            table.add_row(key, value)
-        out.print(table)
-        print_profile(result.profile)
-        for w in result.warnings:
-            err.print(f"[yellow]warning: {w}[/]", highlight=False)
+        _print_trial(results[0])
     return 0
+
+
+def _print_repeated(results: list[TrialResult], as_json: bool) -> None:
+    stats, warnings = trial_statistics(results)
+    if as_json:
+        click.echo(json.dumps({"trials": [r.to_json() for r in results],
+                               "statistics": stats, "warnings": warnings}, indent=1))
+        return
+    table = Table(title=f"{results[0].switch} / {results[0].scenario} / "
+                        f"{results[0].frame_size} B: {len(results)} trials")
+    for column in ("metric", "median", "min", "max", "95 % CI", "CV %"):
+        table.add_column(column, justify="right")
+    for metric, s in stats.items():
+        digits = 6 if metric == "loss_ratio" else 1
+        table.add_row(metric, *(_num(s[k], digits) for k in ("median", "min", "max")),
+                      f"{_num(s['ci_low'], digits)}..{_num(s['ci_high'], digits)}",
+                      "–" if s["cv"] is None else f"{s['cv'] * 100:.2f}")
+    out.print(table)
+    for w in warnings:
+        err.print(f"[yellow]warning: {w}[/]", highlight=False)
+
+
+def _print_trial(result: TrialResult) -> None:
+    table = Table(title=f"{result.switch} / {result.scenario} / {result.frame_size} B "
+                        f"({result.forwarding_mode})")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, value in _trial_rows(result):
+        table.add_row(key, value)
+    out.print(table)
+    print_profile(result.profile)
+    for w in result.warnings:
+        err.print(f"[yellow]warning: {w}[/]", highlight=False)
+
+
+def _trial_rows(result: TrialResult) -> list[tuple[str, str]]:
+    lat = result.latency_us
+    rows = [("offered pps", _num(result.offered_pps, 0)), ("tx pps", _num(result.tx_pps, 0)),
+            ("achieved pps", _num(result.achieved_pps, 0)),
+            ("tx / rx frames", f"{result.tx_frames:,} / {result.rx_frames:,}"),
+            ("loss", f"{result.lost:,} ({result.loss_ratio * 100:.3f} %)"),
+            (f"latency µs ({result.latency_kind or '–'}) min/p50/p99/max",
+             " / ".join(_num(lat.get(k), 1) for k in ("min", "p50", "p99", "max"))),
+            ("cycles per packet (all cores)", _num(result.cycles_per_packet, 0)),
+            ("CPU busy per core", ", ".join(f"cpu{c} {u['busy'] * 100:.0f} %"
+                                            for c, u in result.cpu.items())),
+            ("drops", ", ".join(f"{k} {v}" for k, v in result.drops.items() if v) or "none"),
+            ("kernel counters agree", "yes" if result.counters_agree else "[red]no[/]"),
+            ("host stalls per CPU (count, longest; steal)", _stalls_text(result))]
+    if result.host_stall:
+        rows.append(("classified", f"[yellow]{result.host_stall}[/]"))
+    cores = _cores_text(result.placement)
+    if cores:
+        rows.append(("cores (rule: docs/methodology, CPU placement)", cores))
+    return rows
 
 
 def _cores_text(placement: dict[str, Any]) -> str:

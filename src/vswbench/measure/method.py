@@ -23,8 +23,10 @@ from vswbench.measure.plan import (
     plan_trial,
     with_options,
 )
+from vswbench.measure.search import Preset, SearchResult
 from vswbench.measure.session import (
     DEFAULT_DRAIN_QUIET,
+    SessionTrial,
     TrialSession,
     control_capable,
     open_session,
@@ -156,6 +158,49 @@ def method_context(plan: MethodPlan, *, drain: float, drain_quiet: float = DEFAU
                 except KeyboardInterrupt:
                     progress(interrupted_summary(session.trials))
                     raise
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """A `vswbench search` as given: the preset, load range (no highest: the tester's ceiling),
+    repetitions and what follows at the NDR (latency at fractions of it, one profiled trial)."""
+    preset: Preset
+    min_load: float
+    max_load: float | None
+    repeat: int = 1
+    latency_fractions: tuple[float, ...] = ()
+    latency_duration: float = 5.0
+    profile: bool = False
+
+
+@dataclass(frozen=True)
+class SearchRun:
+    results: list[SearchResult]
+    data: dict[str, Any]          # the median search's record, statistics, points at the NDR
+
+
+def search_method(plan: MethodPlan, req: SearchRequest, *, say: Callable[[str], None],
+                  progress: Callable[[SessionTrial], None]) -> SearchRun:
+    """The body of `vswbench search`: the repeated searches (measure/repeat.py), then latency
+    at fractions of the median NDR and one extra profiled trial at it, as requested."""
+    from vswbench.measure.loadcurve import latency_at
+    from vswbench.measure.repeat import repeat_search, search_json
+
+    p = req.preset
+    with method_context(plan, drain=p.drain_s, drain_quiet=p.drain_quiet_s, progress=say) as ctx:
+        repeated = repeat_search(ctx.session, p, req.repeat, min_load=req.min_load,
+                                 max_load=ctx.max_load(req.max_load),
+                                 generator_ceiling=ctx.ceiling, say=say, progress=progress)
+        data = search_json(repeated, ctx.environment(), ctx.notes)
+        ndr = data.get("ndr_pps")
+        if req.latency_fractions and ndr:
+            points = latency_at(ctx.session, ndr, req.latency_fractions, req.latency_duration,
+                                progress=lambda pt: progress(pt.trial))
+            data["latency_at_ndr"] = [pt.to_json() for pt in points]
+        if req.profile and ndr:
+            say(f"profiling one extra trial at the NDR, {ndr:,.0f} pps")
+            data["profile_at_ndr"] = profile_at(ctx.session, ndr)
+    return SearchRun(repeated.results, data)
 
 
 def interrupted_summary(trials: list[Any]) -> str:

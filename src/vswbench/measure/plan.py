@@ -13,7 +13,6 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
 
 from vswbench.engine.params import TrialParams, parse_churn
 from vswbench.errors import UsageError, VswbenchError, require_root
@@ -370,33 +369,3 @@ def execute_trials(plan: TrialPlan, repeat: int,
                 monitor.stop()
             return results
 
-
-REPEATED_METRICS = ("achieved_pps", "loss_ratio", "p50_us", "p99_us", "cycles_per_packet")
-
-
-def repeat_statistics(results: list[TrialResult]) -> tuple[dict[str, Any], list[str]]:
-    """Summary of each metric over repeated trials, and noise warnings (stats.py)."""
-    from vswbench.measure.stats import noise_warning, summarize
-
-    values: dict[str, list[float]] = {m: [] for m in REPEATED_METRICS}
-    for r in results:
-        for metric, value in (("achieved_pps", r.achieved_pps), ("loss_ratio", r.loss_ratio),
-                              ("p50_us", r.latency_us.get("p50")),
-                              ("p99_us", r.latency_us.get("p99")),
-                              ("cycles_per_packet", r.cycles_per_packet)):
-            if value is not None:
-                values[metric].append(float(value))
-    stats: dict[str, Any] = {}
-    warnings = []
-    for metric, vals in values.items():
-        if not vals:
-            continue
-        s = summarize(vals)
-        higher_better = metric == "achieved_pps"
-        stats[metric] = {**s.to_json(), "worst_of_n": s.worst(higher_is_better=higher_better),
-                         "best_of_n": s.best(higher_is_better=higher_better)}
-        if metric != "loss_ratio":
-            w = noise_warning(metric, s)
-            if w:
-                warnings.append(w)
-    return stats, warnings
