@@ -1,5 +1,6 @@
 """The linter and the type checker, run for real on the tree: zero findings (configuration in
-pyproject.toml, [tool.ruff] and [tool.mypy]; setup.sh installs both with the test extras).
+pyproject.toml, [tool.ruff] and [tool.mypy]; setup.sh installs both with the test extras). bench/'s
+scripts, Python without the .py extension, are checked by both.
 
 By hand, from the repository root:
     .venv/bin/ruff check .
@@ -7,14 +8,18 @@ By hand, from the repository root:
 """
 from __future__ import annotations
 
+import glob
 import importlib.util
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+BENCH_SCRIPTS = sorted(p for p in (ROOT / "bench").iterdir()
+                       if p.is_file() and not p.name.startswith("."))
 
 
 def _tool(module: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -34,6 +39,31 @@ def test_mypy_finds_nothing():
     done = _tool("mypy")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success: no issues found" in done.stdout, done.stdout
+
+
+def test_bench_scripts_are_among_the_checked_files():
+    """Every file in bench/ is one ruff checks and one of mypy's configured files (scripts named
+    without .py are neither by default: ruff skips them, mypy names them all __main__)."""
+    assert BENCH_SCRIPTS, "bench/ has no scripts"
+    done = _tool("ruff", "check", "--no-cache", "--show-files", ".")
+    shown = {Path(line.strip()) for line in done.stdout.splitlines() if line.strip()}
+    assert [p for p in BENCH_SCRIPTS if p not in shown] == [], "pyproject.toml: ruff extend-include"
+    mypy = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    files = {Path(p).resolve() for f in mypy["files"] for p in glob.glob(str(ROOT / f))}
+    assert [p for p in BENCH_SCRIPTS if p not in files] == [], "pyproject.toml: [tool.mypy] files"
+    assert mypy.get("scripts_are_modules") is True
+
+
+def test_mypy_checks_every_script_without_an_extension(tmp_path: Path):
+    """With the project's configuration two scripts without .py are each checked (without
+    scripts_are_modules both are module __main__ and mypy stops before checking either)."""
+    (tmp_path / "one").write_text("def f(x):\n    return x\n")
+    (tmp_path / "two").write_text("y: int = 'a'\n")
+    done = _tool("mypy", "--cache-dir", str(tmp_path / "cache"), str(tmp_path / "one"),
+                 str(tmp_path / "two"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Incompatible types in assignment" in done.stdout, done.stdout
+    assert "Function is missing a type annotation" in done.stdout, done.stdout
 
 
 def test_the_tools_report_a_finding(tmp_path: Path):
