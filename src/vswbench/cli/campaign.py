@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
@@ -12,27 +13,21 @@ from rich.table import Table
 from rich.text import Text
 
 from vswbench.cli.common import FiniteRange, err, num, out, table_out
+from vswbench.cli.history import add_to_history
+from vswbench.cli.papers import run_directory
+from vswbench.cli.show import first_screen
 from vswbench.errors import UsageError, require_root
+from vswbench.report import build_report, check_outputs
+from vswbench.report.model import build_model
+from vswbench.results.points import load, read_point, store_file
+from vswbench.results.store import ResultStore, StoredPoint
 from vswbench.safefile import check_output_dir, check_output_file
 
-
-def _load(spec_path: Path | None, suite: str | None, switches: str | None = None,
-          sizes: str | None = None) -> Any:
-    from vswbench.campaign.spec import builtin, load_spec
-
-    if spec_path is not None and suite is not None:
-        raise UsageError("give a spec file or --suite, not both")
-    if switches is not None or sizes is not None:     # an ad-hoc campaign: quick's methodology
-        from vswbench.campaign.adhoc import adhoc_campaign
-
-        if spec_path is not None or suite is not None:
-            raise UsageError("--switches and --sizes make a campaign of their own: give them "
-                             "without a spec file or --suite (or put the switches and sizes "
-                             "in the spec)")
-        return adhoc_campaign(switches, sizes)
-    if spec_path is not None:
-        return load_spec(spec_path)
-    return builtin(suite or "quick")
+if TYPE_CHECKING:      # campaign/ is imported when a campaign runs, not at start-up
+    from vswbench.campaign.launch import Launch
+    from vswbench.campaign.point import Point
+    from vswbench.campaign.runner import Progress as CampaignProgress
+    from vswbench.campaign.runner import RunSummary
 
 
 def _eta(seconds: float) -> str:
@@ -103,125 +98,107 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     """Run a campaign (TOML spec, built-in suite, or --switches/--sizes); resumable: finished
     points are skipped. A directory of specs (specs/papers/) runs each into OUT/<campaign
     name> [results/papers]."""
-    import json
+    from vswbench.campaign.launch import LaunchRequest, plan_launch
 
+    _check_dut(inventory, dut)
+    if spec is not None and spec.is_dir():
+        _check_directory_flags(suite, switches, sizes, inventory, history_path)
+        return run_directory(spec, out_dir, no_report, yes, dry_run, fmt, append)
+    plan = plan_launch(LaunchRequest(spec, suite, switches, sizes, inventory, dut, history_path))
+    if dry_run:
+        print_dry_run(plan.campaign.name, plan.points, as_json, plan.campaign.budget_s)
+        return 0
+    out_dir = _checked_out(plan, out_dir, yes, no_report)
+    summary = _measure(plan, out_dir, as_json, append)
+    say = err if as_json else out       # --json keeps stdout to the JSON lines
+    say.print(f"campaign {plan.campaign.name}: {summary.done} points measured, "
+              f"{summary.failed} failed, {summary.skipped} skipped, {summary.already_done} "
+              f"already done ({summary.seconds:.0f} s)", highlight=False)
+    if not as_json:                     # the first screen, at the terminal's width
+        first_screen(out_dir, fmt)
+    if not no_report:
+        _write_report(out_dir, say)
+    say.print(f"results store: {summary.store}", highlight=False)
+    if history_path is not None:
+        add_to_history(history_path, [out_dir])
+    return 0 if summary.failed == 0 else 1
+
+
+def _check_dut(inventory: Path | None, dut: str | None) -> None:
     if dut is not None and inventory is None:
         raise UsageError(f"--dut {dut}: a DUT host is named in an inventory; give --inventory "
                          "hosts.yml too (or leave --dut out to measure here)")
     if dut is not None and not dut.strip():
         raise UsageError("--dut is empty: give a DUT host of the inventory (or leave --dut out "
                          "for the first)")
-    if spec is not None and spec.is_dir():
-        from vswbench.cli.papers import run_directory
 
-        if suite is not None or switches is not None or sizes is not None:
-            raise UsageError("give a spec directory or --suite/--switches/--sizes, not both")
-        if inventory is not None:
-            raise UsageError("--inventory runs one spec at a time: give a spec file, not a directory")
-        if history_path is not None:
-            raise UsageError("--history adds one run: give a spec file, not a directory (then "
-                             "`vswbench history add` the directories)")
-        return run_directory(spec, out_dir, no_report, yes, dry_run, fmt, append)
 
-    from vswbench.campaign.execute import check_points
-    from vswbench.campaign.runner import CampaignRunner, campaign_size
-    from vswbench.campaign.spec import expand
-    from vswbench.report.text import point_line
-    from vswbench.results.export import point_record
-    from vswbench.results.points import read_point
+def _check_directory_flags(suite: str | None, switches: str | None, sizes: str | None,
+                           inventory: Path | None, history_path: Path | None) -> None:
+    """A directory of specs runs each spec as it is: no flag that makes or sends one run."""
+    if suite is not None or switches is not None or sizes is not None:
+        raise UsageError("give a spec directory or --suite/--switches/--sizes, not both")
+    if inventory is not None:
+        raise UsageError("--inventory runs one spec at a time: give a spec file, not a directory")
+    if history_path is not None:
+        raise UsageError("--history adds one run: give a spec file, not a directory (then "
+                         "`vswbench history add` the directories)")
 
-    pair = None
-    if inventory is not None:      # its hosts checked before anything is printed or made
-        from vswbench.campaign.inventory import load_inventory
 
-        pair = load_inventory(inventory).pair(dut)
-    campaign = _load(spec, suite, switches, sizes)
-    points = expand(campaign)
-    check_points(points, local=inventory is None)   # every testbed, before anything is created
-    size = campaign_size(points, campaign.budget_s)
-    if history_path is not None:          # a history (or nothing yet) where one can be made
-        from vswbench.results.history import History
-        from vswbench.safefile import refuse_unsafe
-
-        refuse_unsafe(history_path, "--history")
-        check_output_dir(history_path.parent, f"--history {history_path}: its directory",
-                         create=False)
-        if history_path.exists():
-            History(history_path, create=False).close()
-    if dry_run:
-        print_dry_run(campaign.name, points, as_json, campaign.budget_s)
-        return 0
-    refusal = size.refusal()
+def _checked_out(plan: Launch, out_dir: Path | None, yes: bool, no_report: bool) -> Path:
+    """The size agreed to (--yes), root, and the results directory and the report's files
+    checked (nothing made yet): the directory, printed with how to resume."""
+    refusal = plan.size.refusal()
     if refusal and not yes:
         raise UsageError(refusal)
-    err.print(f"campaign {campaign.name}: {size.describe()} (estimated)", highlight=False)
+    err.print(f"campaign {plan.campaign.name}: {plan.size.describe()} (estimated)",
+              highlight=False)
     out_flag = "--out" if out_dir is not None else "the results directory"   # only if given
     if out_dir is None:
-        # a built-in suite measures afresh each time (a spec file's directory resumes)
-        default = (f"results/{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-                   if spec is None else f"results/{campaign.name}")   # ad hoc: afresh too
-        out_dir = Path(campaign.out or default)
+        out_dir = plan.default_out()
     require_root("a campaign")
     check_output_dir(out_dir, out_flag, create=False)   # every output checked, nothing made yet
-
     if not no_report:
-        from vswbench.report import check_outputs
-
         check_outputs(out_dir, create=False)
     err.print(f"results: {out_dir} (to resume after an interruption: the same command with "
               f"--out {out_dir})", highlight=False)
+    return out_dir
+
+
+def _measure(plan: Launch, out_dir: Path, as_json: bool, append: bool) -> RunSummary:
+    """The campaign measured under a progress bar (a line per finished point; with --json its
+    JSON line on stdout too)."""
+    from vswbench.campaign.launch import launch
+    from vswbench.report.text import point_line
+    from vswbench.results.export import point_record
+
     with Progress(TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total} points"),
                   _Left(), _Elapsed(), console=err, transient=False) as bar:
         # the total is the spec's points from the start; the rounds and a decide phase's
         # repetitions move the estimate, never the total (campaign/runner.py Progress)
         began = time.monotonic()
-        task = bar.add_task(f"campaign {campaign.name}", total=size.points, began=began,
-                            ends=began + size.seconds, extra="")
+        task = bar.add_task(f"campaign {plan.campaign.name}", total=plan.size.points,
+                            began=began, ends=began + plan.size.seconds, extra="")
 
-        def on_progress(prog: Any, message: str) -> None:
+        def on_progress(prog: CampaignProgress, message: str) -> None:
             bar.update(task, total=prog.total, completed=prog.skipped_before + prog.done,
                        ends=time.monotonic() + prog.eta_s(),
                        extra=f" (+{prog.repeats} repeated)" if prog.repeats else "")
 
-        def on_point(stored: Any) -> None:
+        def on_point(stored: StoredPoint) -> None:
             bar.console.print(point_line(read_point(stored)), style="dim", highlight=False,
                               markup=False)
             if as_json:
                 click.echo(json.dumps(point_record(stored), default=str))
 
-        if pair is not None:   # the points run on the DUT host (campaign/remote.py)
-            from vswbench.campaign.remote import AgentRunner
-
-            summary = AgentRunner(campaign, out_dir, on_progress, on_point, pair=pair,
-                                  append=append).run()
-        else:
-            summary = CampaignRunner(campaign, out_dir, on_progress, on_point,
-                                     append=append).run()
-    say = err if as_json else out       # --json keeps stdout to the JSON lines
-    say.print(f"campaign {campaign.name}: {summary.done} points measured, {summary.failed} failed, "
-              f"{summary.skipped} skipped, {summary.already_done} already done "
-              f"({summary.seconds:.0f} s)", highlight=False)
-    if not as_json:                     # the first screen, at the terminal's width
-        from vswbench.cli.show import first_screen
-
-        first_screen(out_dir, fmt)
-    if not no_report:
-        _write_report(out_dir, say)
-    say.print(f"results store: {summary.store}", highlight=False)
-    if history_path is not None:
-        from vswbench.cli.history import add_to_history
-
-        add_to_history(history_path, [out_dir])
-    return 0 if summary.failed == 0 else 1
+        return launch(plan, out_dir, on_progress, on_point, append=append)
 
 
-def print_dry_run(name: str, points: list[Any], as_json: bool,
+def print_dry_run(name: str, points: list[Point], as_json: bool,
                   budget_s: float | None = None) -> None:
-    """The points a spec expands to, each with its estimated seconds (campaign/runner.py)."""
-    import json
-
-    from vswbench.campaign.runner import campaign_size, estimates
+    """The points a spec expands to, each with its estimated seconds (campaign/estimate.py)."""
+    from vswbench.campaign.estimate import campaign_size, estimates
 
     size, seconds = campaign_size(points, budget_s), estimates(points)
     if as_json:
@@ -244,9 +221,7 @@ def print_ranking(store_path: Path, fmt: str = "text", say_empty: bool = False) 
     ties, baselines and the tester's ceiling as reference rows): fmt text (plain columns,
     every number whole, as wide as they are) or md (Markdown). `vswbench show` draws the
     first screen fitted to a width."""
-    from vswbench.report.model import build_model
     from vswbench.report.text import ranking_text
-    from vswbench.results.points import load
 
     model = build_model(load(store_path))
     if not model.verdicts:
@@ -258,8 +233,6 @@ def print_ranking(store_path: Path, fmt: str = "text", say_empty: bool = False) 
 
 
 def _write_report(out_dir: Path, console: Any = None) -> None:
-    from vswbench.report import build_report
-
     files = build_report(out_dir, out_dir)
     (console or out).print(f"report: {files.html}", highlight=False)
 
@@ -288,8 +261,6 @@ def report(directory: Path, print_fmt: str | None) -> int:
 def export(directory: Path, fmt: str, target: Path | None) -> int:
     """Export a results store to JSON, CSV, Parquet, JSON lines or HdrHistogram logs."""
     from vswbench.results.export import export as write_export
-    from vswbench.results.points import store_file
-    from vswbench.results.store import ResultStore
 
     target = check_output_file(target or directory / f"results.{fmt}", "--to")
     with ResultStore(store_file(directory), create=False) as store:
@@ -310,8 +281,6 @@ def export(directory: Path, fmt: str, target: Path | None) -> int:
 def compare(runs: tuple[Path, ...], fail_if: tuple[str, ...], noise: float | None,
             as_json: bool) -> int:
     """Compare results directories point by point: ratios and whether they are significant."""
-    import json
-
     from vswbench.results.compare import compare as run_compare
     from vswbench.results.compare import parse_threshold
 
