@@ -168,24 +168,41 @@ def check_output_dir(directory: str | Path, flag: str | None = None,
     leaves nothing behind); its parent must be a directory where one can be made."""
     directory = Path(directory)
     what = f"{flag} {directory}" if flag else str(directory)
-    if not directory.exists() and not directory.is_symlink():
-        parent = directory.absolute().parent
-        if not parent.exists() and in_results_tree(directory):
-            if not create:                     # the nearest existing ancestor: writable
-                check_output_dir(next(p for p in parent.parents if p.exists()),
-                                 f"{what}: its parent", create=True)
-                return directory
-            check_output_dir(parent, flag, create=True)     # results/, results/papers/, ...
-        elif not parent.exists():
-            raise UsageError(f"{what}: its parent {parent} does not exist: create it first, "
-                             "or give a directory in an existing one (vswbench makes one level "
-                             "only, outside ./results)")
-        if not parent.is_dir():
-            raise UsageError(f"{what}: a part of the path is a file, not a directory: give a "
-                             "directory")
-        if not create:
-            check_output_dir(parent, f"{what}: its parent", create=True)
-            return directory
+    missing = not directory.exists() and not directory.is_symlink()
+    if missing and not _check_parent(directory, what, flag, create):
+        return directory                       # create=False: its parent can take it
+    _make_dir(directory, what)
+    if not directory.is_dir():
+        raise UsageError(f"{what} is a file, not a directory: give a directory")
+    _probe_writable(directory, what)
+    return directory
+
+
+def _check_parent(directory: Path, what: str, flag: str | None, create: bool) -> bool:
+    """For a missing directory: its parent exists (made inside ./results) and is a directory
+    (where one can be made, for create=False). Whether to make the directory now (create)."""
+    parent = directory.absolute().parent
+    if not parent.exists() and in_results_tree(directory):
+        if not create:                     # the nearest existing ancestor: writable
+            check_output_dir(next(p for p in parent.parents if p.exists()),
+                             f"{what}: its parent", create=True)
+            return False
+        check_output_dir(parent, flag, create=True)     # results/, results/papers/, ...
+    elif not parent.exists():
+        raise UsageError(f"{what}: its parent {parent} does not exist: create it first, "
+                         "or give a directory in an existing one (vswbench makes one level "
+                         "only, outside ./results)")
+    if not parent.is_dir():
+        raise UsageError(f"{what}: a part of the path is a file, not a directory: give a "
+                         "directory")
+    if not create:
+        check_output_dir(parent, f"{what}: its parent", create=True)
+    return create
+
+
+def _make_dir(directory: Path, what: str) -> None:
+    """Make the directory (mode DIR_MODE at most), or find it there; UsageError for what is
+    in the way."""
     try:
         directory.mkdir(mode=dir_mode())
         os.chmod(directory, dir_mode())             # umask 000 does not make it 0777
@@ -202,16 +219,18 @@ def check_output_dir(directory: str | Path, flag: str | None = None,
     except OSError as exc:
         raise UsageError(f"{what}: cannot create it ({exc.strerror}): give a directory you "
                          "may write") from None
-    if not directory.is_dir():
-        raise UsageError(f"{what} is a file, not a directory: give a directory")
-    try:                 # the only sure test: make a file there (read-only mounts, /proc, ACLs)
+
+
+def _probe_writable(directory: Path, what: str) -> None:
+    """The only sure test that a file can be made there (read-only mounts, /proc, ACLs): make
+    one, and remove it."""
+    try:
         fd, tmp = _create_temp(directory / "probe")
     except OSError as exc:
         raise UsageError(f"{what}: cannot write there ({exc.strerror}): give a directory you "
                          "may write") from None
     os.close(fd)
     os.unlink(tmp)
-    return directory
 
 
 def make_dir(directory: str | Path) -> Path:

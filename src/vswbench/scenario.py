@@ -26,6 +26,7 @@ Scenario.sites lists them and Scenario.wire says how they are joined (testbed/si
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -186,18 +187,25 @@ def parse(spec: str) -> Scenario:
     s = spec.strip().lower()
     if s in REMOTE:
         return remote(*REMOTE[s])
-    if s == "p2p":
-        return p2p()
-    if s == "p2p-pair":
-        return p2p_pair()
-    if s == "pvp":
-        return chain(1)
-    if s == "pvp-vm":
-        return chain(1, vm=True)
-    if s == "rr":
-        return rr()
-    if s == "tester-dut":
-        return tester_dut()
+    fixed = _FIXED.get(s)
+    if fixed is not None:
+        return fixed()
+    numbered = _numbered(spec, s)
+    if numbered is not None:
+        return numbered
+    raise UsageError(f"unknown scenario {spec!r}: expected p2p, p2p-pair, pvp, chain:N, pvp-vm, "
+                     "chain-vm:N, pairs:N, rr, remote, remote-rr, remote-vxlan, remote-vxlan-rr "
+                     "or tester-dut")
+
+
+# the scenarios named by one word (the remote ones: REMOTE)
+_FIXED: dict[str, Callable[[], Scenario]] = {
+    "p2p": p2p, "p2p-pair": p2p_pair, "pvp": lambda: chain(1),
+    "pvp-vm": lambda: chain(1, vm=True), "rr": rr, "tester-dut": tester_dut}
+
+
+def _numbered(spec: str, s: str) -> Scenario | None:
+    """chain-vm:N, chain:N, pairs:N (N within its limit), or None for another name."""
     m = re.fullmatch(r"chain-vm:(\d+)", s)
     if m:
         if not 1 <= int(m.group(1)) <= MAX_CHAIN_VM:
@@ -210,6 +218,4 @@ def parse(spec: str) -> Scenario:
         if not 1 <= n <= limit:
             raise UsageError(f"scenario {spec!r}: N must be 1..{limit}")
         return chain(n) if m.group(1) == "chain" else pairs(n)
-    raise UsageError(f"unknown scenario {spec!r}: expected p2p, p2p-pair, pvp, chain:N, pvp-vm, "
-                     "chain-vm:N, pairs:N, rr, remote, remote-rr, remote-vxlan, remote-vxlan-rr "
-                     "or tester-dut")
+    return None

@@ -67,6 +67,10 @@ class SockParams:
     rate_bps: float | None = None  # UDP stream: each client's payload bits/s (None: unpaced)
 
     def problems(self) -> list[str]:
+        return self._kind_problems() + self._range_problems() + self._option_problems()
+
+    def _kind_problems(self) -> list[str]:
+        """Mode and protocol: known, and a pair the client can run."""
         out = []
         if self.mode not in MODES:
             out.append(f"mode {self.mode!r}: expected one of {', '.join(MODES)}")
@@ -74,6 +78,11 @@ class SockParams:
             out.append(f"proto {self.proto!r}: expected tcp or udp")
         if self.mode == "crr" and self.proto != "tcp":
             out.append("crr opens a TCP connection per transaction: use proto tcp")
+        return out
+
+    def _range_problems(self) -> list[str]:
+        """Flows, size and duration within their bounds."""
+        out = []
         if not 1 <= self.flows <= MAX_FLOWS:
             out.append(f"flows {self.flows}: expected 1..{MAX_FLOWS}")
         if not 1 <= self.size <= (UDP_MAX if self.proto == "udp" else MAX_SIZE):
@@ -81,6 +90,11 @@ class SockParams:
                        " bytes")
         if not 0.1 <= self.duration <= 86400:
             out.append(f"duration {self.duration:g}: expected 0.1..86400 s")
+        return out
+
+    def _option_problems(self) -> list[str]:
+        """The read size and the rate: within their bounds, and given where they apply."""
+        out = []
         if self.read_size is not None and not 1 <= self.read_size <= MAX_SIZE:
             out.append(f"read size {self.read_size}: expected 1..{MAX_SIZE} bytes")
         if self.read_size is not None and (self.mode, self.proto) != ("stream", "tcp"):

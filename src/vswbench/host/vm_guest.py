@@ -158,17 +158,58 @@ def current(cache: Path | None = None) -> Guest | None:
     return None
 
 
-def ensure_guest(log: bool = False) -> tuple[Guest, bool]:
-    """The guest for the current inputs, built if missing; (guest, built now)."""
+def _check_build_tools() -> Path:
+    """The engine to put into the guest, once busybox and the build's tools are there."""
     if not BUSYBOX.is_file():
         raise VswbenchError(f"guest build: {BUSYBOX} missing: apt-get install busybox-static")
     for tool in ("cpio", "gzip", "dpkg-deb"):
         if not shutil.which(tool):
             raise VswbenchError(f"guest build: {tool} missing: apt-get install {tool}")
     try:
-        engine = find_engine().resolve()
+        return find_engine().resolve()
     except EngineNotFound as exc:
         raise VswbenchError(f"guest build: {exc}") from None
+
+
+def _fill_root(work: Path, deb: Path, engine: Path, libs: list[Path]) -> Path:
+    """The guest's root file system in work/root: busybox, the engine and its libraries, the
+    kernel modules it loads (from the unpacked package in work/deb) and /init."""
+    root = work / "root"
+    for d in ("bin", "proc", "sys", "dev", "lib/modules", "tmp"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    shutil.copy2(BUSYBOX, root / "bin" / "busybox")
+    shutil.copy2(engine, root / "bin" / "vswbench-engine")
+    for lib in libs:
+        dest = root / str(lib).lstrip("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(lib.resolve(), dest)
+    for name in MODULES:
+        found = list((work / "deb").glob(f"lib/modules/*/kernel/**/{name}.ko"))
+        if not found:
+            raise VswbenchError(f"guest build: module {name}.ko not in {deb.name}")
+        shutil.copy2(found[0], root / "lib" / "modules" / f"{name}.ko")
+    (root / "init").write_text(INIT)
+    (root / "init").chmod(0o755)
+    return root
+
+
+def _pack_initrd(work: Path, root: Path) -> Path:
+    """work/initrd.cpio.gz of the root file system."""
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    raw = work / "initrd.cpio"
+    with raw.open("wb") as out:
+        done = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root,
+                              input=("\n".join([".", *files]) + "\n").encode(),
+                              stdout=out, stderr=subprocess.PIPE, check=False)
+    if done.returncode != 0:
+        raise VswbenchError(f"guest build: cpio failed: {done.stderr.decode()[-400:]}")
+    _run(["gzip", "-6", "-n", str(raw)])
+    return work / "initrd.cpio.gz"
+
+
+def ensure_guest(log: bool = False) -> tuple[Guest, bool]:
+    """The guest for the current inputs, built if missing; (guest, built now)."""
+    engine = _check_build_tools()
     cache = cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     deb = kernel_deb(cache)
@@ -184,38 +225,14 @@ def ensure_guest(log: bool = False) -> tuple[Guest, bool]:
     with tempfile.TemporaryDirectory(prefix=".guest-build-", dir=cache) as tmp:
         work = Path(tmp)
         _run(["dpkg-deb", "-x", str(deb), str(work / "deb")])
-        root = work / "root"
-        for d in ("bin", "proc", "sys", "dev", "lib/modules", "tmp"):
-            (root / d).mkdir(parents=True, exist_ok=True)
-        shutil.copy2(BUSYBOX, root / "bin" / "busybox")
-        shutil.copy2(engine, root / "bin" / "vswbench-engine")
-        for lib in libs:
-            dest = root / str(lib).lstrip("/")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(lib.resolve(), dest)
-        for name in MODULES:
-            found = list((work / "deb").glob(f"lib/modules/*/kernel/**/{name}.ko"))
-            if not found:
-                raise VswbenchError(f"guest build: module {name}.ko not in {deb.name}")
-            shutil.copy2(found[0], root / "lib" / "modules" / f"{name}.ko")
-        (root / "init").write_text(INIT)
-        (root / "init").chmod(0o755)
-        files = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
-        raw = work / "initrd.cpio"
-        with raw.open("wb") as out:
-            done = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root,
-                                  input=("\n".join([".", *files]) + "\n").encode(),
-                                  stdout=out, stderr=subprocess.PIPE, check=False)
-        if done.returncode != 0:
-            raise VswbenchError(f"guest build: cpio failed: {done.stderr.decode()[-400:]}")
-        _run(["gzip", "-6", "-n", str(raw)])
+        packed = _pack_initrd(work, _fill_root(work, deb, engine, libs))
         vmlinuz = next((work / "deb" / "boot").glob("vmlinuz-*"))
         for old in cache.glob(f"{GUEST_PREFIX}*"):
             old.unlink()
         # into the cache by the one safe writer: temp file beside the target, renamed over a
         # regular file only (the build's own files above live in its private temp directory)
         write_bytes(kernel, vmlinuz.read_bytes())
-        write_bytes(initrd, (work / "initrd.cpio.gz").read_bytes())
+        write_bytes(initrd, packed.read_bytes())
         write_text(cache / f"{GUEST_PREFIX}{key}.package", package + "\n")
     return Guest(kernel, initrd, key, package), True
 

@@ -209,7 +209,7 @@ class Console:
         return "\n".join(list(self.tail)[-n:]) or "(the console printed nothing)"
 
 
-def main(argv: list[str] | None = None) -> int:
+def _options(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="vswbench.host.vm_nf")
     ap.add_argument("--netns", required=True)
     ap.add_argument("--port", action="append", default=[])
@@ -222,7 +222,107 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu", type=int, default=None)
     ap.add_argument("--vhost-user", action="append", default=[])
     ap.add_argument("fwd_args", nargs="*")
-    opts = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+class VmRun:
+    """One QEMU process and its console, from start to power-off; each step returns the exit
+    status of the wrapper when it fails (1, the reason and the console's last lines on stderr),
+    None when it went well."""
+
+    def __init__(self, opts: argparse.Namespace, guest: Guest, stop: threading.Event) -> None:
+        self.opts, self.stop = opts, stop
+        pin = ["taskset", "-c", str(opts.cpu)] if opts.cpu is not None else []
+        self.cmd = ["ip", "netns", "exec", opts.netns, *pin, *qemu_argv(
+            guest, name=opts.name, accel=opts.accel, taps=opts.tap, macs=opts.mac,
+            fwd_args=opts.fwd_args, vhost_user=opts.vhost_user)]
+        self.qemu = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
+        self.vm: dict[str, object] = {"accel": opts.accel,
+                                      "mechanism": mechanism(opts.accel, bool(opts.vhost_user)),
+                                      "qemu_pid": self.qemu.pid, "guest": guest.key,
+                                      "kernel": guest.kernel_package}
+        if opts.accel == "tcg":
+            self.vm["label"] = TCG_LABEL
+        self.console = Console(Path(opts.console_log) if opts.console_log else None, self.vm)
+        self.reader = threading.Thread(target=self.console.read, args=(self.qemu.stdout,),
+                                       daemon=True)
+        self.reader.start()
+        self.errors: list[str] = []
+        threading.Thread(target=lambda: self.errors.extend(
+            self.qemu.stderr.read().decode(errors="replace").splitlines()),  # type: ignore[union-attr]
+            daemon=True).start()
+
+    def fail(self, why: str) -> int:
+        if self.qemu.poll() is None:
+            self.qemu.kill()
+        self.qemu.wait()
+        self.reader.join(2)
+        print(f"{why}; QEMU: {' '.join(self.errors[-3:]) or '-'}; the console's last lines:\n"
+              f"{self.console.last_lines()}", file=sys.stderr)
+        return 1
+
+    def join_ports(self) -> int | None:
+        """The taps QEMU made joined to the VM's ports (and, with vhost-user, QEMU running)."""
+        opts, qemu = self.opts, self.qemu
+        try:
+            deadline = time.monotonic() + 10
+            for port, tap in zip(opts.port, opts.tap, strict=True):
+                _join(opts.netns, port, tap, deadline)
+            while opts.vhost_user and not _exe_is_qemu(qemu.pid):
+                if qemu.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("QEMU did not start")
+                time.sleep(0.05)
+        except (RuntimeError, subprocess.SubprocessError) as exc:
+            return self.fail(f"the VM's ports: {exc}")
+        _emit({"type": "vm", **self.vm, "argv": self.cmd})   # QEMU runs (it made the taps)
+        return None
+
+    def wait_boot(self) -> int | None:
+        """Until the guest's engine said it started."""
+        boot_deadline = time.monotonic() + self.opts.boot_timeout
+        while not self.console.started.is_set():
+            if self.stop.is_set():
+                return self.fail("stopped before the guest's engine started")
+            if self.qemu.poll() is not None:
+                return self.fail(f"QEMU ended (status {self.qemu.returncode}) before the "
+                                 "guest's engine started")
+            if time.monotonic() > boot_deadline:
+                return self.fail(f"the guest did not start its engine within "
+                                 f"{self.opts.boot_timeout:g} s (no boot, or a silent console)")
+            self.console.started.wait(0.1)
+        return None
+
+    def power_off(self) -> int | None:
+        """After the stop signal: the stop line to the guest, and QEMU's end within 30 s."""
+        qemu = self.qemu
+        if qemu.poll() is not None:
+            return None
+        try:
+            assert qemu.stdin is not None
+            qemu.stdin.write(b"q\n")
+            qemu.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
+        try:
+            qemu.wait(30)
+        except subprocess.TimeoutExpired:
+            return self.fail("the guest did not power off within 30 s of the stop line")
+        return None
+
+    def finish(self) -> int:
+        """The guest's final record out, once QEMU ended by itself."""
+        self.reader.join(5)
+        if self.qemu.returncode < 0:
+            return self.fail(f"the VM (QEMU PID {self.qemu.pid}) was killed by "
+                             f"{signal.Signals(-self.qemu.returncode).name}")
+        if not self.console.flush_final():
+            return self.fail("the guest's engine printed no final record")
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = _options(argv)
     guest = current()
     if guest is None:
         print("no VM guest built: run ./setup.sh (python -m vswbench.host.vm_guest)",
@@ -234,76 +334,16 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    pin = ["taskset", "-c", str(opts.cpu)] if opts.cpu is not None else []
-    cmd = ["ip", "netns", "exec", opts.netns, *pin, *qemu_argv(
-        guest, name=opts.name, accel=opts.accel, taps=opts.tap, macs=opts.mac,
-        fwd_args=opts.fwd_args, vhost_user=opts.vhost_user)]
-    qemu = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
-    vm: dict[str, object] = {"accel": opts.accel,
-                             "mechanism": mechanism(opts.accel, bool(opts.vhost_user)),
-                             "qemu_pid": qemu.pid, "guest": guest.key,
-                             "kernel": guest.kernel_package}
-    if opts.accel == "tcg":
-        vm["label"] = TCG_LABEL
-    console = Console(Path(opts.console_log) if opts.console_log else None, vm)
-    reader = threading.Thread(target=console.read, args=(qemu.stdout,), daemon=True)
-    reader.start()
-    errors: list[str] = []
-    threading.Thread(target=lambda: errors.extend(
-        qemu.stderr.read().decode(errors="replace").splitlines()),  # type: ignore[union-attr]
-        daemon=True).start()
-
-    def fail(why: str) -> int:
-        if qemu.poll() is None:
-            qemu.kill()
-        qemu.wait()
-        reader.join(2)
-        print(f"{why}; QEMU: {' '.join(errors[-3:]) or '-'}; the console's last lines:\n"
-              f"{console.last_lines()}", file=sys.stderr)
-        return 1
-
-    try:
-        deadline = time.monotonic() + 10
-        for port, tap in zip(opts.port, opts.tap, strict=True):
-            _join(opts.netns, port, tap, deadline)
-        while opts.vhost_user and not _exe_is_qemu(qemu.pid):
-            if qemu.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("QEMU did not start")
-            time.sleep(0.05)
-    except (RuntimeError, subprocess.SubprocessError) as exc:
-        return fail(f"the VM's ports: {exc}")
-    _emit({"type": "vm", **vm, "argv": cmd})   # QEMU runs (it made the taps): its PID is QEMU's
-    boot_deadline = time.monotonic() + opts.boot_timeout
-    while not console.started.is_set():
-        if stop.is_set():
-            return fail("stopped before the guest's engine started")
-        if qemu.poll() is not None:
-            return fail(f"QEMU ended (status {qemu.returncode}) before the guest's engine started")
-        if time.monotonic() > boot_deadline:
-            return fail(f"the guest did not start its engine within {opts.boot_timeout:g} s "
-                        "(no boot, or a silent console)")
-        console.started.wait(0.1)
-    while not stop.is_set() and qemu.poll() is None:
+    run = VmRun(opts, guest, stop)
+    failed = run.join_ports()
+    if failed is None:
+        failed = run.wait_boot()
+    if failed is not None:
+        return failed
+    while not stop.is_set() and run.qemu.poll() is None:
         stop.wait(0.2)
-    if qemu.poll() is None:
-        try:
-            assert qemu.stdin is not None
-            qemu.stdin.write(b"q\n")
-            qemu.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass
-        try:
-            qemu.wait(30)
-        except subprocess.TimeoutExpired:
-            return fail("the guest did not power off within 30 s of the stop line")
-    reader.join(5)
-    if qemu.returncode < 0:
-        return fail(f"the VM (QEMU PID {qemu.pid}) was killed by "
-                    f"{signal.Signals(-qemu.returncode).name}")
-    if not console.flush_final():
-        return fail("the guest's engine printed no final record")
-    return 0
+    failed = run.power_off()
+    return failed if failed is not None else run.finish()
 
 
 if __name__ == "__main__":

@@ -106,6 +106,26 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
     if not is_project_name(prefix):
         raise ValueError(f"clean prefix {prefix!r} does not start with {PREFIX!r}")
     plan = CleanPlan(problems=list(problems))
+    protected_dirs, recorded_dirs = _read_states(plan, states, prefix, identify_process)
+    ours = _ours(plan, prefix)
+    _select_namespaces(plan, namespaces, ours, pids_in_namespace, force)
+    plan.links = [name for name in links if ours(name)]
+    plan.bpf_pins = [path for path in bpf_pins if ours(path.name)]
+    # DPDK leaves its runtime dir (and, with hugepages, hugepage files) after a SIGKILL; a live
+    # DPDK process keeps them open, so only files nobody holds are removed
+    dpdk_ours = _dpdk_ours(prefix, ours)
+    plan.dpdk_files = [path for path in dpdk_files if dpdk_ours(path) and not path_in_use(path)]
+    plan.not_ours = sorted(set(plan.not_ours))
+    _select_temp_dirs(plan, [*temp_dirs, *recorded_dirs], protected_dirs, prefix, own_dir)
+    return plan
+
+
+def _read_states(plan: CleanPlan, states: Iterable[RunState], prefix: str,
+                 identify_process: Callable[[RecordedProcess], Identity]
+                 ) -> tuple[set[str], list[Path]]:
+    """The runs under `prefix` into the plan: a live one's id (its temp dirs protected), a dead
+    one's processes (confirmed or not) and state file. (The protected dirs, the dead runs'
+    recorded temp dirs.)"""
     protected_dirs: set[str] = set()
     recorded_dirs: list[Path] = []
     for state in states:
@@ -125,6 +145,12 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
                           if temp_dir_run_id(Path(d).name) == state.run_id]
         if state.path is not None:
             plan.state_files.append(state.path)
+    return protected_dirs, recorded_dirs
+
+
+def _ours(plan: CleanPlan, prefix: str) -> Callable[[str], bool]:
+    """Is a name under `prefix` one a run makes, of a run not alive? (A vsb name no run makes
+    goes to plan.not_ours.)"""
     live = set(plan.live_runs)
 
     def ours(name: str) -> bool:
@@ -135,7 +161,12 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
             plan.not_ours.append(name)
             return False
         return parts[0] not in live
+    return ours
 
+
+def _select_namespaces(plan: CleanPlan, namespaces: Iterable[str], ours: Callable[[str], bool],
+                       pids_in_namespace: Callable[[str], list[int]], force: bool) -> None:
+    """Our namespaces: removed, or busy (a process not being stopped runs in it) unless force."""
     doomed = {p.pid for _, p in plan.processes}
     for ns in namespaces:
         if not ours(ns):
@@ -145,10 +176,11 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
             plan.busy_namespaces[ns] = busy
         else:
             plan.namespaces.append(ns)
-    plan.links = [name for name in links if ours(name)]
-    plan.bpf_pins = [path for path in bpf_pins if ours(path.name)]
-    # DPDK leaves its runtime dir (and, with hugepages, hugepage files) after a SIGKILL; a live
-    # DPDK process keeps them open, so only files nobody holds are removed
+
+
+def _dpdk_ours(prefix: str, ours: Callable[[str], bool]) -> Callable[[Path], bool]:
+    """Is a DPDK runtime dir or hugepage file ours: a run's file prefix, or the engine's own
+    (vsbdpdk<pid>) when the prefix covers it?"""
     engine_default = prefix == PREFIX or prefix.startswith("vsbdpdk")
 
     def dpdk_ours(path: Path) -> bool:
@@ -156,17 +188,21 @@ def select_leftovers(*, namespaces: Iterable[str], links: Iterable[str],
         if ENGINE_DPDK_RE.match(name):
             return engine_default and name.startswith(prefix)
         return ours(name)
-    plan.dpdk_files = [path for path in dpdk_files if dpdk_ours(path) and not path_in_use(path)]
-    plan.not_ours = sorted(set(plan.not_ours))
+    return dpdk_ours
+
+
+def _select_temp_dirs(plan: CleanPlan, paths: list[Path], protected_dirs: set[str], prefix: str,
+                      own_dir: Callable[[Path], bool]) -> None:
+    """Temp dirs named by a run under `prefix` that is not alive, once each, if really ours."""
+    live = set(plan.live_runs)
     seen: set[Path] = set()
-    for path in [*temp_dirs, *recorded_dirs]:
+    for path in paths:
         run_id = temp_dir_run_id(path.name)
         if (path in seen or run_id is None or str(path) in protected_dirs or run_id in live
                 or not run_id.startswith(prefix) or not own_dir(path)):
             continue
         seen.add(path)
         plan.temp_dirs.append(path)
-    return plan
 
 
 def project_temp_dirs(root: Path) -> list[Path]:
@@ -279,13 +315,7 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
         done.append(message)
         report(message)
 
-    for run_id, proc in plan.processes:
-        label = process_label(proc)                 # what it runs now, before it is stopped
-        try:
-            outcome = _stop_recorded(proc)
-        except ProcessLookupError:
-            outcome = "already gone"
-        say(f"process {proc.pid} of run {run_id} ({label}): {outcome}")
+    _stop_processes(plan, say)
     for path in plan.temp_dirs:   # CNI: DEL for every ADD recorded, while the namespaces exist
         owner = temp_dir_run_id(path.name)
         for message in undo_recorded(path, owner) if owner else []:
@@ -293,12 +323,32 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
     for ns in plan.namespaces:
         run(["ip", "netns", "delete", ns])
         say(f"removed namespace {ns}")
-    existing = {str(link["ifname"]) for link in ip_json("link", "show")} if plan.links else set()
-    for name in plan.links:
+    _remove_links(plan.links, say)
+    _remove_files(plan, say)
+    return done
+
+
+def _stop_processes(plan: CleanPlan, say: Callable[[str], None]) -> None:
+    for run_id, proc in plan.processes:
+        label = process_label(proc)                 # what it runs now, before it is stopped
+        try:
+            outcome = _stop_recorded(proc)
+        except ProcessLookupError:
+            outcome = "already gone"
+        say(f"process {proc.pid} of run {run_id} ({label}): {outcome}")
+
+
+def _remove_links(links: list[str], say: Callable[[str], None]) -> None:
+    existing = {str(link["ifname"]) for link in ip_json("link", "show")} if links else set()
+    for name in links:
         if name in existing:  # deleting one end of a veth pair also removes the other
             ip("link", "del", name, check=False)
             say(f"removed link {name}")
             existing = {str(link["ifname"]) for link in ip_json("link", "show")}
+
+
+def _remove_files(plan: CleanPlan, say: Callable[[str], None]) -> None:
+    """Temp dirs, BPF pins, DPDK leftovers and state files, in that order."""
     for path in plan.temp_dirs:
         shutil.rmtree(path, ignore_errors=True)
         say(f"removed directory {path}")
@@ -312,7 +362,6 @@ def execute(plan: CleanPlan, report: Callable[[str], None] = print) -> list[str]
         path.unlink(missing_ok=True)
         path.with_name(f".{path.name}.tmp").unlink(missing_ok=True)  # a save cut short by kill -9
         say(f"removed state file {path}")
-    return done
 
 
 def _remove(path: Path) -> None:

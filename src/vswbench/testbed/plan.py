@@ -31,7 +31,7 @@ from types import MappingProxyType
 from vswbench.engine.params import GEN_ONLY_IO, TrialParams
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.run.ids import RunId
-from vswbench.scenario import Role, Scenario
+from vswbench.scenario import Host, Role, Scenario
 from vswbench.switches.base import ForwardPath, HostPort, Placement, Switch
 from vswbench.switches.chain.nf import (
     AUTO,
@@ -329,82 +329,95 @@ class TestbedPlan:
         that (engine --gap-us), where the tester's core is its alone (tester_core_alone)."""
         cmds: list[EngineCommand] = []
         next_hop = self.next_hop_macs(wiring)
-        senders = [h for h in self.scenario.hosts if h.role in DRIVERS]
         server_duration = server_duration or traffic.duration + 60
-        stream = stream_base
-        nf_index, pairs = 0, pair_indexes(self.scenario)
+        send = traffic.send_args(len([h for h in self.scenario.hosts if h.role in DRIVERS]))
+        send += ["--flow-field", flow_field] if flow_field else []
+        if tester_gap_us > 0 and self.tester_core_alone():
+            send += ["--gap-us", _fmt(tester_gap_us)]
+        stream, nf_index, pairs = stream_base, 0, pair_indexes(self.scenario)
         for host in self.scenario.hosts:
-            ns = self.run_id.name(host.name)
             if host.role == Role.NF:
                 nf_index += 1
                 if not runs_engine(self.nf):
                     continue  # the backend builds this network function (nf=router|ovs)
             cpu = host_cpu(self.placement, host.role, nf_index, pairs.get(host.name, 0))
             keys = [f"{host.name}.{p}" for p in host.ports]
-            io = "dpdk" if self.dpdk else traffic.io
-            if io == "auto":
-                raise VswbenchError("io auto reached the testbed unresolved: plan the trial with "
-                                    "measure.plan.plan_trial, which chooses the tester")
-            if io in GEN_ONLY_IO and host.role in (Role.NF, Role.SERVER):
-                io = "afpacket"   # no fwd/reflect in the kernel generator: these keep afpacket
-            common = ["--netns", ns, "--io", io, *(["--cpu", str(cpu)] if cpu is not None
-                                                   else [])]
-            if self.dpdk:  # a DPDK file prefix of its own, carrying the run id
-                common += ["--eal-args",
-                           f"--file-prefix {self.run_id.name('e' + host_abbr(host.name))}"]
-            for key in keys:
-                common += ["--port", wiring.ports[key].ifname]
-            send = traffic.send_args(len(senders))
-            send += ["--flow-field", flow_field] if flow_field else []
-            if tester_gap_us > 0 and self.tester_core_alone():
-                send += ["--gap-us", _fmt(tester_gap_us)]
+            common = self._common_args(host, traffic.io, cpu, [wiring.ports[k].ifname for k in keys])
             if host.role in DRIVERS:
-                first = self.hop_from(keys[0])
-                dst = self.final_destination(wiring, keys[0])
+                first, dst = self.hop_from(keys[0]), self.final_destination(wiring, keys[0])
                 mode = "gen" if host.role == Role.SENDER else "loop"
                 args = [mode, *common, *send, "--dst-mac", next_hop[(first.src, first.dst)],
                         "--dst-ip", destination_ip(dst.ip) if destination_ip else dst.ip,
                         "--stream-id", str(stream)]
                 stream += 1
             elif host.role == Role.NF:
-                into_in = self.hop_into(keys[0])
-                # frames leaving `in` go back towards the previous hop: in l2 its source port,
-                # in l3 the gateway of `in`; frames leaving `out` take out's hop.
-                reverse = (into_in.dst, into_in.src)
-                back = (next_hop[reverse] if reverse in next_hop
-                        else self._gateway(wiring, keys[0]) if self.switch_cls.l3
-                        else wiring.ports[into_in.src].mac)
-                ahead = self.hop_from(keys[1])
-                args = ["fwd", *common, "--rewrite-mac", "--dst-mac", back,
-                        "--dst-mac", next_hop[(ahead.src, ahead.dst)],
-                        "--duration", _fmt(server_duration)]
-                if not self.dpdk and (self.nf_poll == SLEEP or (
-                        self.nf_poll == AUTO and self._shares_cpu(cpu, nf_index))):
-                    # idle: give the core to its neighbours; a ring as deep as a sleeping sink's
-                    # rides out their time slices (NF drops were all inside its socket ring)
-                    args += ["--no-busy-poll", "--ring", str(SLEEPING_NF_RING)]
-            elif host.role == Role.RECEIVER:
-                args = ["sink", *common, "--duration", _fmt(server_duration)]
-            else:  # SERVER
-                args = ["reflect", *common, "--duration", _fmt(server_duration)]
-                if cpu is not None and cpu in (*self.placement.switch_cpus,
-                                               *self.placement.tester_cpus):
-                    args.append("--no-busy-poll")  # sharing a core: do not starve its partner
-            # A long-running DPDK engine reports ready before its memif peers exist (the drivers
-            # start after it): it must not wait for its links to come up.
-            env: tuple[tuple[str, str], ...] = ()
-            if self.dpdk and host.role in LONG_RUNNING:
-                env += (("VSB_DPDK_LINK_WAIT", "0"),)
-            if self.dpdk:
-                # an engine's memif peer here is the switch (or its own other port), which stays:
-                # waiting at the end for it to leave first would only add the wait
-                env += (("VSB_DPDK_LINGER", "0"),)
+                args = self._nf_args(wiring, keys, common, next_hop, (cpu, nf_index),
+                                     server_duration)
+            else:
+                args = self._server_args(host.role, common, cpu, server_duration)
             if host.vm:
                 cmds.append(self._vm_command(host.name, wiring, keys, cpu, args))
-                continue
-            cmds.append(EngineCommand(host.name, host.role, host.name, tuple(args), cpu,
-                                      tuple(keys), env))
+            else:
+                cmds.append(EngineCommand(host.name, host.role, host.name, tuple(args), cpu,
+                                          tuple(keys), self._engine_env(host.role)))
         return cmds
+
+    def _common_args(self, host: Host, io: str, cpu: int | None, ifnames: list[str]) -> list[str]:
+        """An engine's namespace, io, core, DPDK file prefix and ports."""
+        io = "dpdk" if self.dpdk else io
+        if io == "auto":
+            raise VswbenchError("io auto reached the testbed unresolved: plan the trial with "
+                                "measure.plan.plan_trial, which chooses the tester")
+        if io in GEN_ONLY_IO and host.role in (Role.NF, Role.SERVER):
+            io = "afpacket"   # no fwd/reflect in the kernel generator: these keep afpacket
+        common = ["--netns", self.run_id.name(host.name), "--io", io,
+                  *(["--cpu", str(cpu)] if cpu is not None else [])]
+        if self.dpdk:  # a DPDK file prefix of its own, carrying the run id
+            common += ["--eal-args",
+                       f"--file-prefix {self.run_id.name('e' + host_abbr(host.name))}"]
+        for ifname in ifnames:
+            common += ["--port", ifname]
+        return common
+
+    def _nf_args(self, wiring: Wiring, keys: list[str], common: list[str],
+                 next_hop: dict[tuple[str, str], str], core: tuple[int | None, int],
+                 server_duration: float) -> list[str]:
+        """fwd of NF `core[1]` on CPU core[0]: frames leaving `in` go back towards the previous
+        hop (l2: its source port, l3: the gateway of `in`), frames leaving `out` take out's."""
+        cpu, nf_index = core
+        into_in = self.hop_into(keys[0])
+        reverse = (into_in.dst, into_in.src)
+        back = (next_hop[reverse] if reverse in next_hop
+                else self._gateway(wiring, keys[0]) if self.switch_cls.l3
+                else wiring.ports[into_in.src].mac)
+        ahead = self.hop_from(keys[1])
+        args = ["fwd", *common, "--rewrite-mac", "--dst-mac", back,
+                "--dst-mac", next_hop[(ahead.src, ahead.dst)],
+                "--duration", _fmt(server_duration)]
+        if not self.dpdk and (self.nf_poll == SLEEP or (
+                self.nf_poll == AUTO and self._shares_cpu(cpu, nf_index))):
+            # idle: give the core to its neighbours; a ring as deep as a sleeping sink's
+            # rides out their time slices (NF drops were all inside its socket ring)
+            args += ["--no-busy-poll", "--ring", str(SLEEPING_NF_RING)]
+        return args
+
+    def _server_args(self, role: Role, common: list[str], cpu: int | None,
+                     server_duration: float) -> list[str]:
+        """sink of a receiver, reflect of a server (which yields a core it shares)."""
+        if role == Role.RECEIVER:
+            return ["sink", *common, "--duration", _fmt(server_duration)]
+        args = ["reflect", *common, "--duration", _fmt(server_duration)]
+        if cpu is not None and cpu in (*self.placement.switch_cpus, *self.placement.tester_cpus):
+            args.append("--no-busy-poll")  # sharing a core: do not starve its partner
+        return args
+
+    def _engine_env(self, role: Role) -> tuple[tuple[str, str], ...]:
+        """A DPDK engine's: a long-running one must not wait for its links (its memif peers come
+        after it), none waits at the end for its peer (the switch, which stays) to leave."""
+        if not self.dpdk:
+            return ()
+        wait = (("VSB_DPDK_LINK_WAIT", "0"),) if role in LONG_RUNNING else ()
+        return (*wait, ("VSB_DPDK_LINGER", "0"))
 
     def _vm_command(self, host: str, wiring: Wiring, keys: list[str], cpu: int | None,
                     fwd: list[str]) -> EngineCommand:

@@ -145,20 +145,27 @@ def place_napi(ctx: SwitchContext, netns: str | None, ifname: str, placed: Place
         if not pids:
             placed.notes.append(f"{ifname}: threaded NAPI set but no napi/{ifname}-* thread")
             return
-        if cpu is not None:
-            for pid in pids:
-                pin(pid, cpu)
-        mode = f"napi-threaded cpu{cpu}" if cpu is not None else "napi-threaded"
-        if fifo:
-            try:
-                for pid in pids:
-                    make_fifo(pid)
-                mode += " fifo"
-            except OSError as exc:
-                placed.notes.append(f"{ifname}: napi thread not made SCHED_FIFO: {exc}")
-        placed.modes.append(mode)
+        placed.modes.append(_place_threads(ifname, pids, cpu, fifo, placed))
     except CommandError as exc:
         placed.notes.append(f"{ifname}: threaded NAPI not possible: {exc.stderr or exc}")
+
+
+def _place_threads(ifname: str, pids: list[int], cpu: int | None, fifo: bool,
+                   placed: Placed) -> str:
+    """Pin the napi threads of `ifname` to `cpu` (None: leave them) and, with fifo, make them
+    SCHED_FIFO (a failure noted in `placed`); the forwarding mode that makes."""
+    if cpu is not None:
+        for pid in pids:
+            pin(pid, cpu)
+    mode = f"napi-threaded cpu{cpu}" if cpu is not None else "napi-threaded"
+    if fifo:
+        try:
+            for pid in pids:
+                make_fifo(pid)
+            mode += " fifo"
+        except OSError as exc:
+            placed.notes.append(f"{ifname}: napi thread not made SCHED_FIFO: {exc}")
+    return mode
 
 
 def place_rps(ctx: SwitchContext, netns: str | None, ifname: str, placed: Placed) -> None:

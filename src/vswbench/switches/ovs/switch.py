@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TextIO
 
 from vswbench.errors import CommandError, UsageError, VswbenchError
 from vswbench.host.netns import (
@@ -285,6 +285,23 @@ class Ovs(FunctionOptions, Switch):
         ovs = self._instance()
         if self.mode == "normal":
             return  # the learning NORMAL flow of the standalone bridge forwards everything
+        outputs = self._outputs(paths)
+        extra = self._clone_ports()
+        rules = [RulePath(self.ports[src].ofport, (*outs, *extra), self._flow_source(src))
+                 for src, outs in outputs.items()]
+        flow_file = self._paths_root() / "flows.txt"
+        with flow_file.open("w") as out:         # 100k rules: one file, one add-flows
+            self._write_port_rules(out, rules)
+            self._write_function_rules(out, outputs)
+        self._drop_port_rules(flow_file)
+        ovs.ofctl("del-flows", BRIDGE)
+        # one OpenFlow bundle: 100k rules in about 1.5 s here (8 s as single flow mods)
+        ovs.ofctl("add-flows", BRIDGE, str(flow_file), timeout=300.0, options=("--bundle",))
+        if self.exact_rules:   # no ramp from 10,000 datapath flows (see rules.py)
+            ovs.appctl("upcall/set-flow-limit", str(max(FLOW_LIMIT, self.exact_rules)))
+
+    def _outputs(self, paths: list[ForwardPath]) -> dict[str, list[int]]:
+        """Each source port key -> the OpenFlow ports its paths lead to."""
         outputs: dict[str, list[int]] = {}
         for path in paths:
             for key in (path.src, path.dst):
@@ -292,32 +309,29 @@ class Ovs(FunctionOptions, Switch):
                     raise VswbenchError(f"{self.name}: path {path.src} -> {path.dst}: port {key} "
                                         f"is not attached")
             outputs.setdefault(path.src, []).append(self.ports[path.dst].ofport)
-        extra = self._clone_ports()
-        rules = [RulePath(self.ports[src].ofport, (*outs, *extra), self._flow_source(src))
-                 for src, outs in outputs.items()]
-        flow_file = self._paths_root() / "flows.txt"
+        return outputs
+
+    def _write_port_rules(self, out: TextIO, rules: list[RulePath]) -> None:
+        """The paths' rules, counting the exact-match ones (the first three kept for the dump)."""
         self.exact_rules, self._first_rules = 0, []
-        with flow_file.open("w") as out:         # 100k rules: one file, one add-flows
-            for line in rule_lines(rules, self.ctx.flows, self.name):
-                if line.startswith(f"cookie={EXACT_COOKIE:#x},"):
-                    self.exact_rules += 1
-                    if len(self._first_rules) < 3:
-                        self._first_rules.append(line)
-                out.write(line + "\n")
-            fn = self.function
-            check_flows(fn, self.ctx.flows)
-            for src, outs in (outputs.items() if fn.name != "l2" else ()):
-                if src.split(".")[0] not in self.ctx.long_running_hosts:   # a driver's path
-                    rule = f"cookie={PORT_COOKIE:#x},in_port={self.ports[src].ofport},"
-                    for line in ovs_function_rules(fn, self.ports[src].ofport, outs[0]):
-                        out.write(line + "\n")
-                    self.function_ports.append(rule)
-        self._drop_port_rules(flow_file)
-        ovs.ofctl("del-flows", BRIDGE)
-        # one OpenFlow bundle: 100k rules in about 1.5 s here (8 s as single flow mods)
-        ovs.ofctl("add-flows", BRIDGE, str(flow_file), timeout=300.0, options=("--bundle",))
-        if self.exact_rules:   # no ramp from 10,000 datapath flows (see rules.py)
-            ovs.appctl("upcall/set-flow-limit", str(max(FLOW_LIMIT, self.exact_rules)))
+        for line in rule_lines(rules, self.ctx.flows, self.name):
+            if line.startswith(f"cookie={EXACT_COOKIE:#x},"):
+                self.exact_rules += 1
+                if len(self._first_rules) < 3:
+                    self._first_rules.append(line)
+            out.write(line + "\n")
+
+    def _write_function_rules(self, out: TextIO, outputs: dict[str, list[int]]) -> None:
+        """The forwarding function's rules (l3, nat, acl) on each driver's path, whose port
+        rules they replace (noted in function_ports)."""
+        fn = self.function
+        check_flows(fn, self.ctx.flows)
+        for src, outs in (outputs.items() if fn.name != "l2" else ()):
+            if src.split(".")[0] not in self.ctx.long_running_hosts:   # a driver's path
+                rule = f"cookie={PORT_COOKIE:#x},in_port={self.ports[src].ofport},"
+                for line in ovs_function_rules(fn, self.ports[src].ofport, outs[0]):
+                    out.write(line + "\n")
+                self.function_ports.append(rule)
 
     def rule_mechanisms(self) -> list[RuleMechanism]:
         from vswbench.switches.rules.mechanisms import OfBundle
