@@ -421,44 +421,56 @@ def socket_json(point: Any) -> dict[str, Any]:
 
 
 # -- the stores --------------------------------------------------------------------------------
+def _full_search(p: Point, size: int) -> dict[str, Any] | None:
+    """A search point's result in the full store (None: the fixture's failed point)."""
+    options = dict(p.options)
+    if p.switch == "veth":
+        return chain_search_json(p)
+    if "flow_table" in options:
+        return {**search_json(p, FLOWS_NDR[p.flows]),
+                "switch_stats": {"datapath_flows": p.flows, "exact_rules": p.flows}}
+    if "table_size" in options:
+        return search_json(p, TABLE_NDR[int(options["table_size"])])
+    if "clones" in options:
+        return search_json(p, CLONES_NDR[int(options["clones"])])
+    if p.scenario in REMOTE_NDR:
+        return search_json(p, REMOTE_NDR[p.scenario])
+    if p.scenario.startswith("pairs:"):
+        return search_json(p, PAIRS_NDR[int(p.scenario[6:])])
+    if (p.switch, size) in NDR:
+        result = search_json(p, NDR[(p.switch, size)],
+                             generator_bound=(p.switch, size) == ("xdp", 64),
+                             cv=0.08 if (p.switch, size) == ("bridge", 64) else None)
+        if p.switch == "cni-bridge":
+            result["switch_stats"] = {"cni_plugins": ["bridge"], "cni_netconf": CNI_NETCONF}
+        return result
+    return None
+
+
+def _full_result(p: Point) -> dict[str, Any] | None:
+    """A point's result in the full store, by its kind (None: the fixture's failed point)."""
+    size = p.size if isinstance(p.size, int) else 64
+    if p.kind == "search":
+        return _full_search(p, size)
+    if p.kind == "rule-update":
+        return rule_update_json(p)
+    if p.kind in ("stream", "rr", "crr"):
+        return socket_json(p)
+    if p.kind == "latency" and (p.switch, size) in NDR:
+        return latency_json(p, NDR[(p.switch, size)], LATENCY_MEDIAN_US[p.switch])
+    if p.kind == "sweep":
+        return sweep_json(p, NDR[(p.switch, 64)] * 1.06, LATENCY_MEDIAN_US[p.switch])
+    if p.kind == "trial":
+        return trial_json(p, TRIAL_ACHIEVED[(size, p.flows)] * (1 + 0.02 * p.repetition),
+                          diagnostics=True)
+    if p.kind == "b2b":
+        return b2b_json(p)
+    return None
+
+
 def _record_full(store: ResultStore, spec: CampaignSpec) -> None:
     for p in spec.points():
-        size = p.size if isinstance(p.size, int) else 64
-        options = dict(p.options)
-        if p.kind == "search" and p.switch == "veth":
-            result: dict[str, Any] | None = chain_search_json(p)
-        elif p.kind == "search" and "flow_table" in options:
-            result = {**search_json(p, FLOWS_NDR[p.flows]),
-                      "switch_stats": {"datapath_flows": p.flows, "exact_rules": p.flows}}
-        elif p.kind == "search" and "table_size" in options:
-            result = search_json(p, TABLE_NDR[int(options["table_size"])])
-        elif p.kind == "rule-update":
-            result = rule_update_json(p)
-        elif p.kind in ("stream", "rr", "crr"):
-            result = socket_json(p)
-        elif p.kind == "search" and "clones" in options:
-            result = search_json(p, CLONES_NDR[int(options["clones"])])
-        elif p.kind == "search" and p.scenario in REMOTE_NDR:
-            result = search_json(p, REMOTE_NDR[p.scenario])
-        elif p.kind == "search" and p.scenario.startswith("pairs:"):
-            result = search_json(p, PAIRS_NDR[int(p.scenario[6:])])
-        elif p.kind == "search" and (p.switch, size) in NDR:
-            result = search_json(p, NDR[(p.switch, size)],
-                                 generator_bound=(p.switch, size) == ("xdp", 64),
-                                 cv=0.08 if (p.switch, size) == ("bridge", 64) else None)
-            if p.switch == "cni-bridge":
-                result["switch_stats"] = {"cni_plugins": ["bridge"], "cni_netconf": CNI_NETCONF}
-        elif p.kind == "latency" and (p.switch, size) in NDR:
-            result = latency_json(p, NDR[(p.switch, size)], LATENCY_MEDIAN_US[p.switch])
-        elif p.kind == "sweep":
-            result = sweep_json(p, NDR[(p.switch, 64)] * 1.06, LATENCY_MEDIAN_US[p.switch])
-        elif p.kind == "trial":
-            result = trial_json(p, TRIAL_ACHIEVED[(size, p.flows)] * (1 + 0.02 * p.repetition),
-                                diagnostics=True)
-        elif p.kind == "b2b":
-            result = b2b_json(p)
-        else:
-            result = None
+        result = _full_result(p)
         if result is None:
             store.record_point(RUN_ID, p, None, "failed",
                                "testbed: xdp_redirect did not attach (fixture failure)")

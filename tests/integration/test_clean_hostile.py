@@ -113,16 +113,23 @@ def test_decoys_named_like_a_run_survive_clean(root, private_state):
         assert not real_tmp.exists()
         assert (dpdk_decoy / "config").exists() and not dpdk_real.exists()
     finally:
-        for ns in decoy_ns + real_ns:
-            if namespace_exists(ns):
-                run(["ip", "netns", "delete", ns], check=False)
-        for link in ("vsbbeefeth0", "vsbbeefw1"):
-            run(["ip", "link", "del", link], check=False)
-        for path in (mydata, real_tmp, dpdk_decoy, dpdk_real):
-            if path is not None:
-                subprocess.run(["rm", "-rf", "--", str(path)], check=False)
-        if made_dpdk_run and DPDK_RUN.is_dir() and not any(DPDK_RUN.iterdir()):
-            DPDK_RUN.rmdir()
+        remove_what_it_made(decoy_ns + real_ns, [mydata, real_tmp, dpdk_decoy, dpdk_real],
+                            made_dpdk_run)
+
+
+def remove_what_it_made(namespaces: list[str], paths: list[Path | None],
+                        made_dpdk_run: bool) -> None:
+    """The decoy test's namespaces, veths and directories gone, whatever clean left."""
+    for ns in namespaces:
+        if namespace_exists(ns):
+            run(["ip", "netns", "delete", ns], check=False)
+    for link in ("vsbbeefeth0", "vsbbeefw1"):
+        run(["ip", "link", "del", link], check=False)
+    for path in paths:
+        if path is not None:
+            subprocess.run(["rm", "-rf", "--", str(path)], check=False)
+    if made_dpdk_run and DPDK_RUN.is_dir() and not any(DPDK_RUN.iterdir()):
+        DPDK_RUN.rmdir()
 
 
 @pytest.mark.timeout(120)

@@ -135,6 +135,12 @@ def _problem(argv: list[str], whole: bool = True) -> str | None:
             return f"no command {args[0]!r}"
         ctx = click.Context(sub, info_name=args.pop(0), parent=ctx)
         cmd = sub
+    return _parse_problem(cmd, ctx, args, whole)
+
+
+def _parse_problem(cmd: click.Command, ctx: click.Context, args: list[str],
+                   whole: bool) -> str | None:
+    """Why the (sub)command refuses its arguments, or None (as _problem says)."""
     try:
         cmd.make_context(ctx.info_name, args, parent=ctx.parent)
     except click.exceptions.Exit:
