@@ -84,7 +84,7 @@ KIND_KEYS = {"rate": ("trial",), "preset": ("search", "latency", "b2b"),
 STUDY_KEYS = ("kind", "scenario", "switch", "size", "rate", "burst", "flows", "chain", "pairs",
               "placement", "repetitions", "preset", "duration", "points", "fractions", "io",
               "options", "shape_pps", "trials", "max_frames", "churn", "profile", "pdr_loss")
-# the forwarding function and its table (switches/functions.py): they become the backend
+# the forwarding function and its table (switches/rules/functions.py): they become the backend
 # options function= and table_size= of each point (one options table per combination)
 FUNCTION_KEYS = ("function", "table_size")
 STUDY_KEYS += FUNCTION_KEYS

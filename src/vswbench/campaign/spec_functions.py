@@ -1,4 +1,4 @@
-"""The campaign keys of the forwarding functions and of rule updates (switches/functions.py,
+"""The campaign keys of the forwarding functions and of rule updates (switches/rules/functions.py,
 measure/rule_update.py), kept out of spec.py: `function = [...]` and `table_size = [...]` become
 each point's backend options; a rule-update study is refused for switches without a rule-update
 mechanism."""

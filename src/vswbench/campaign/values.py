@@ -237,7 +237,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "max_frames": lambda v: _int(v, *MAX_FRAMES_RANGE), "churn": _churn,
     "profile": lambda v: _bool(v),
     "pdr_loss": lambda v: _loss_percent(v)}
-CHECKS.update({"function": _choice(tuple(FUNCTIONS)),           # switches/functions.py
+CHECKS.update({"function": _choice(tuple(FUNCTIONS)),           # switches/rules/functions.py
                "table_size": lambda v: _int(v, 1, MAX_L3_TABLE),
                "rules": lambda v: _int(v, 1, MAX_RULES),            # kind rule-update
                "update_rate": _update_rate,

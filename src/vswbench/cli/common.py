@@ -278,7 +278,7 @@ def flag_conflicts(kw: dict[str, Any]) -> None:
 
 
 def function_options(kw: dict[str, Any]) -> tuple[str, ...]:
-    """--function and --table-size as the backend options they set (switches/functions.py)."""
+    """--function and --table-size as the backend options they set (switches/rules/functions.py)."""
     extra = []
     if kw.get("vm_accel"):
         extra.append(f"vm_accel={kw['vm_accel']}")

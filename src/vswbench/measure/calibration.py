@@ -82,7 +82,7 @@ def _engine_digest() -> str:
 # Raised whenever the calibration testbed changes how it forwards, so that cached ceilings measured
 # the old way are not reused. 2: TSO off on veth in napi mode (the receive work moved to the
 # switch CPU's NAPI threads, which lifted the tester's own ceiling). 3: the napi threads run
-# SCHED_FIFO (switches/kernel.py: napi_priority), so a ms-long thread no longer overflows veth's ring.
+# SCHED_FIFO (switches/kernel/napi.py: napi_priority), so a ms-long thread no longer overflows veth's ring.
 TESTBED_VERSION = "3"
 
 

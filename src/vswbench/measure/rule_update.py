@@ -1,6 +1,6 @@
 """Rule-update time, a metric Fang et al. (section 3.5) name and nobody measures:
 
-1. timing: per mechanism of the switch (switches/rule_update.py) and rule count N, the seconds to
+1. timing: per mechanism of the switch (switches/rules/mechanisms.py) and rule count N, the seconds to
    install N rules in one batch and to remove them in one batch, `repeat` times (medians kept
    with every value);
 2. forwarding during updates: under a constant load, a quiet trial, then a trial of the same

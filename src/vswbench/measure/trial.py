@@ -88,7 +88,7 @@ class TrialResult:
     warnings: list[str] = field(default_factory=list)
     # polling switches: cycles per packet on bursts that carried frames (the rest is idle polling)
     switch_useful_cycles_per_packet: float | None = None
-    # chains: how the network functions forward (switches/chain_nf.py: fwd, router, ovs; None without
+    # chains: how the network functions forward (switches/chain/nf.py: fwd, router, ovs; None without
     # NFs) and per NF its frames in and out and its drops (chain_nf.ElementCounters)
     nf_kind: str | None = None
     nf_counters: dict[str, dict[str, int]] = field(default_factory=dict)

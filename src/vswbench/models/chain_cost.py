@@ -63,7 +63,7 @@ RECOMMENDABLE = ("s_core", "bi", "pbp")
 # NF kinds whose elements cannot be spread over cores: every OVS bridge runs in one ovs-vswitchd
 # pinned to the switch core (chain_nf.effective_placement), so bi and pbp are s_core for them.
 ONE_CORE_NFS = OVS_KINDS
-# A group of observations fitted together: switch, NF kind (switches/chain_nf.py: fwd, router, ovs),
+# A group of observations fitted together: switch, NF kind (switches/chain/nf.py: fwd, router, ovs),
 # frame size, and whether hops have a switch core of their own
 Group = tuple[str, str, int | str, bool]
 HORIZON = 64                 # break-even is searched for n = 1..HORIZON
@@ -113,7 +113,7 @@ class CostModel:
     rel_residual_sd: float | None
     extras: tuple[Parameter, ...] = ()   # measured breakdown (C_VNF, C_link, ...) and C_SWdrops
     notes: tuple[str, ...] = ()
-    nf: str = "fwd"               # how the NFs forward (switches/chain_nf.py): fwd, router, ovs
+    nf: str = "fwd"               # how the NFs forward (switches/chain/nf.py): fwd, router, ovs
 
     @property
     def label(self) -> str:
@@ -317,7 +317,7 @@ class ChainObservation:
     forwarding_mode: str = ""
     cycles_per_packet: float | None = None   # measured, all cores, near the NDR / at the peak
     key: str = ""
-    nf: str = "fwd"               # how the NFs forward (switches/chain_nf.py): fitted separately
+    nf: str = "fwd"               # how the NFs forward (switches/chain/nf.py): fitted separately
     repetition: int = 0           # the campaign's repetition (0-based): forwarding_rates
 
     @property

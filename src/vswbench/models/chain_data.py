@@ -16,7 +16,7 @@ What the model reads (execute.execute_point's result JSON; scenario "pvp" is cha
   saturation.
 
 Observations are grouped by switch, NF kind (the point's option nf: fwd engines, kernel routers
-or OVS bridges, switches/chain_nf.py), frame size and link placement: each group is fitted on its own.
+or OVS bridges, switches/chain/nf.py), frame size and link placement: each group is fitted on its own.
 For router elements (forwarding_mode "per-element ...") each element's link work runs on its own
 core, so there is no switch core; their "nfI" CPU time is the element's NAPI thread. OVS elements
 all run in ovs-vswitchd on the switch core (the result's placement says so); their links' receive

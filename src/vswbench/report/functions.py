@@ -1,4 +1,4 @@
-"""The report's "table-size" and "rule-update" sections (switches/functions.py,
+"""The report's "table-size" and "rule-update" sections (switches/rules/functions.py,
 measure/rule_update.py; Fang et al., Fig. 5/6 and section 3.5):
 
 - table size: the throughput of one setup (switch, function, other knobs) measured at two or more

@@ -14,7 +14,7 @@ Wiring; the next hop of every path (`next_hop_mac`) and the engine command line 
 (`engine_commands`) follow from the plan and the Wiring.
 
 Chains whose network functions are not engines (option nf=router|ovs of the veth backend,
-switches/chain_nf.py): no engine runs for the NFs, the backend builds them (ctx.nf_hosts). nf=ovs
+switches/chain/nf.py): no engine runs for the NFs, the backend builds them (ctx.nf_hosts). nf=ovs
 elements are bridges: their ports are planned into the switch namespace without addresses (no NF
 namespaces), the drivers address frames to the stream's final port (the bridges forward them
 unchanged), and the recorded placement puts the NFs on the switch CPU, where ovs-vswitchd runs.

@@ -41,7 +41,7 @@ from vswbench.switches.cni.plugin import recorded, undo_recorded
 TEMP_ROOT = Path("/tmp")
 TEMP_GLOB = "vsb-vsb*"
 # what the project names its temp dirs: tempfile.mkdtemp(prefix=f"vsb-{run id}-" and -ovs-, -bpf-,
-# -agent-; run/scope.py, ovs_daemon.py, bpfobj.py, agent.py) adds 8 random characters (a DUT's
+# -agent-; run/scope.py, ovs/daemon.py, bpf/redirect.py, agent.py) adds 8 random characters (a DUT's
 # directory of deploy/lab/lab.yml: -lab- and 8 hex digits of its inventory name's hash); a
 # directory of anyone else's that merely starts with vsb- is left alone
 TEMP_NAME_RE = re.compile(

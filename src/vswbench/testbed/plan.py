@@ -18,7 +18,7 @@ host port (tester->t, client->c, server->v, nf2->n2; at most 15 characters). Add
 from 198.18.0.0/15: for l2 switches every host port sits in one /16 (198.18.<host>.<port>/16);
 for l3 switches (router) each port has a /24 of its own, host .2, gateway .1 (set by the
 backend). nf=ovs elements are bridges: their ports are planned into the switch namespace without
-addresses, and the drivers address frames to the stream's final port (switches/chain_nf.py).
+addresses, and the drivers address frames to the stream's final port (switches/chain/nf.py).
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ class TestbedPlan:
     run_id: RunId
     placement: Placement          # effective: nf=ovs elements run on the switch CPU
     options: Mapping[str, str]
-    nf: str                       # how the network functions forward (option nf, chain_nf.py)
+    nf: str                       # how the network functions forward (option nf, chain/nf.py)
     nf_poll: str                  # how fwd engines wait for frames (option nf_poll)
     flows: int                    # the workload's flow count, for backends with per-flow rules
     host_ports: tuple[HostPort, ...]

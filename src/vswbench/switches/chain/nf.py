@@ -10,7 +10,7 @@ the same chain of n = 1..10 elements built three ways.
                private ovs-vswitchd in the switch namespace, pinned to the switch CPU
     nf=ovs-afxdp
                the same bridges with afxdp ports: one PMD thread on the switch CPU polls them all
-               (no main-loop wake-ups, whose cost does not grow with the packets: switches/nf_ovs.py)
+               (no main-loop wake-ups, whose cost does not grow with the packets: switches/chain/ovs.py)
 
 Option `nf_poll` says how fwd engines wait for frames: auto (the default: busy-poll on a core of
 their own, sleep when the core is shared with the tester or another NF), busy or sleep. A chain
@@ -18,8 +18,8 @@ study sets it to sleep so that its NFs wait the same way at every n: under auto 
 chain:1 polled beside its links' NAPI threads, and n = 1 forwarded less than n = 2 (chains9).
 
 router and ovs need `--switch veth`: the hops between elements are then direct veth pairs, so the
-chain is nothing but its elements (switches/veth.py builds them, with switches/nf_router.py and
-switches/nf_ovs.py). Any other combination is a UsageError naming the fix.
+chain is nothing but its elements (switches/kernel/veth.py builds them, with switches/chain/router.py and
+switches/chain/ovs.py). Any other combination is a UsageError naming the fix.
 
 This module is pure (no kernel): the option's validation, which hosts are elements, where their
 ports live, and the per-element counters of a trial (Raumer's drops per chain element, Fig. 5).

@@ -12,9 +12,9 @@ softirq; in kernel_mode=napi both ends get GRO + threaded NAPI pinned to the swi
 baseline is measured the same way as the switches.
 
 Chains (option nf, switches/chain/nf.py): with nf=fwd (the default) the network functions are engines.
-With nf=router each NF namespace forwards with the kernel's IP routing (nf_router.py: its NAPI
+With nf=router each NF namespace forwards with the kernel's IP routing (chain/router.py: its NAPI
 threads run on the NF's CPU instead of the switch CPU); with nf=ovs each NF is an OVS bridge whose
-two ports are veth ends in the switch namespace (nf_ovs.py: one private ovs-vswitchd, pinned to
+two ports are veth ends in the switch namespace (chain/ovs.py: one private ovs-vswitchd, pinned to
 the switch CPU, started in setup(); nf=ovs-afxdp gives the bridges afxdp ports polled by a PMD
 thread there). The testbed names the NF hosts in ctx.nf_hosts.
 

@@ -1,6 +1,6 @@
 """The backends' rule-update mechanisms (base.RuleMechanism) for the rule-update metric: each
 installs n rules in one batch and removes them in one batch, timed around the tool that does it
-(rule_ops.py). The rules never match the measured traffic (destinations from ACL_BASE up,
+(rules/batch.py). The rules never match the measured traffic (destinations from ACL_BASE up,
 198.19.128.0/17, which no driver sends to), so only the update itself can disturb forwarding.
 
 - RouteBatch (router): n /32 routes in the table the traffic's path looks up, by one
