@@ -10,7 +10,7 @@
     assert results.ndr("bridge", size=64) >= 0.1 * results.ndr("veth", size=64)
     frame = results.dataframe()                   # one headline row per point (pandas)
     for s in results.sockets:                     # stream, rr, crr points (results/sockets.py)
-        print(s.switch, s.kind, s.headline(), s.latency_us["p99"], s.cpu_s_per_gb)
+        print(s.switch, s.kind, s.headline(), s.latency.p99, s.cpu_s_per_gb)
 
 Every number is results/points.py's (the one definition of each headline, as the report, the
 exports and `vswbench compare` show it); rows per switch are the report's (report/verdict.py:
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
+from vswbench.measure.socket_result import SOCKET_KINDS, SocketResult
 from vswbench.report.model import build_model
 from vswbench.report.verdict_entry import Entry
 from vswbench.results.confirm import confirmation
@@ -35,7 +36,7 @@ from vswbench.results.export import headline, point_record
 from vswbench.results.loss import LoadLoss, LossAround
 from vswbench.results.paired import PairedDecision
 from vswbench.results.points import Latency, PointRecord, StoredResults, load
-from vswbench.results.sockets import SOCKET_KINDS, SocketResult, socket_of
+from vswbench.results.sockets import socket_of
 
 __all__ = ["Results", "SocketResult", "SwitchResult", "load_results", "run_campaign", "search",
            "sockets", "trial"]

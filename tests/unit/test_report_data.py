@@ -15,9 +15,9 @@ from tests.report_fixtures import (
     write_fixture_store,
 )
 from vswbench.errors import UsageError
-from vswbench.host.sysinfo import NA, missing_tuning
+from vswbench.host.sysinfo import NA, Fingerprint, missing_tuning
 from vswbench.report.data import ecdf, pairs_points, ranking, rebin_log
-from vswbench.report.notes import fingerprint_from_json, warnings
+from vswbench.report.notes import warnings
 from vswbench.report.spread import error_bars
 from vswbench.results.points import (
     Setup,
@@ -261,7 +261,7 @@ def test_warnings_from_fixture(full) -> None:
 
 
 def test_fingerprint_from_partial_json() -> None:
-    fp = fingerprint_from_json({"kernel_release": "6.18", "governors": {"cpu0": "powersave"},
+    fp = Fingerprint.from_json({"kernel_release": "6.18", "governors": {"cpu0": "powersave"},
                                 "turbo": "on", "unknown_future_field": 1})
     assert fp.kernel_release == "6.18" and fp.cpu_model == NA and fp.logical_cpus is None
     assert fp.offloads == {} and fp.switch_versions == {}

@@ -19,6 +19,7 @@ from vswbench.report.delay import delay_tables
 from vswbench.report.model import build_model
 from vswbench.report.ranking_html import HEAD, ranking_tables
 from vswbench.report.sections.system import system_section
+from vswbench.results.fingerprint import RunFingerprint
 from vswbench.results.points import load
 
 
@@ -61,8 +62,9 @@ def test_the_summary_names_every_switch_and_links_to_its_table(stores, tmp_path)
 
 def test_the_fingerprint_shows_the_versions_the_points_recorded(stores) -> None:
     model = build_model(load(stores["quick"]))
-    runs = [replace(r, fingerprint={**(r.fingerprint or {}), "switch_versions": {}})
-            for r in model.runs]
+    runs = [replace(r, fingerprint=RunFingerprint.from_json(
+        {**(r.fingerprint.to_json() if r.fingerprint else {}), "switch_versions": {}}))
+        for r in model.runs]
     html = system_section(runs, model.backends)
     cell = re.search(r"<td>switch_versions</td><td>(.*?)</td>", html)
     assert cell and "ovs-vswitchd 3.1.0 (ovs, ovs-dpdk)" in cell.group(1)

@@ -105,7 +105,7 @@ RESULT = {"kind": "rr", "switch": "router", "scenario": "rr", "proto": "tcp", "s
 def test_typed_read_and_export_row():
     sock = socket_of(stored(RESULT))
     assert sock is not None and sock.headline() == ("transactions/s", 9000.0)
-    assert sock.latency_us["p99"] == 400.0 and sock.service and sock.histogram[0][2] == 27000
+    assert sock.latency.p99 == 400.0 and sock.service and sock.histogram[0][2] == 27000
     assert socket_of(stored(None)) is None
     row = headline_row(read_point(stored(RESULT)), RESULT)
     assert row["transactions_per_s"] == 9000.0 and row["latency_p50_us"] == 80.0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from vswbench.cli.sockets import print_result
 from vswbench.host.netns import LinkCounters
+from vswbench.measure.socket_result import SocketResult
 from vswbench.measure.sockets import port_tx_drops
 
 
@@ -26,7 +27,7 @@ def result(**kw):
             "pairs": 1, "size": 16384, "mtu": 1500, "offloads": "default", "service": False,
             "service_vip": None, "latency_us": {}, "goodput_gbps": 4.5, "udp_loss_ratio": None,
             "retransmits": 31_735, "busy_cpu_s": 5.0, "cpu_s_per_gb": 2.0, "cost_per_core": {}}
-    return {**base, **kw}
+    return SocketResult.from_json("stream", {**base, **kw})
 
 
 def test_stream_prints_the_ports_drops_beside_the_retransmissions(capsys):

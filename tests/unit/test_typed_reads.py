@@ -1,28 +1,40 @@
-"""No reader above results/ looks a key up in a stored point's dict (issue 31, item 1).
+"""No reader above results/ looks a key up in a stored point's dict (issue 31, item 1), a run's
+stored fingerprint or a latency dict (issue 45, part 1).
 
 A stored point's params and result are read once, into typed records, in results/ (points.py,
-record.py). This walks every module of src/vswbench outside results/ and finds `.get(` calls on
-a stored point's dicts: on an expression that reads a `.result` or `.params` attribute, or on a
-name bound (directly or through other names, loops and comprehensions) from one."""
+record.py); a run's fingerprint into results/fingerprint.RunFingerprint (StoredRun.system); a
+socket result into measure/socket_result.SocketResult, whose latency is a SocketLatency. This
+walks every module of src/vswbench outside results/ and finds
+- `.get(` calls on a stored point's dicts: on an expression that reads a `.result` or `.params`
+  attribute, or on a name bound (directly or through other names, loops, comprehensions and the
+  arguments of a call to a function of the same module) from one;
+- `.get(` calls and `["key"]` subscripts on a `.fingerprint` or `.latency_us` attribute, or on
+  a name bound from one the same way."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "vswbench"
-STORED = {"result", "params"}      # StoredPoint's dict attributes
+STORED = {"result", "params"}      # StoredPoint's dict attributes: `.get(` flagged
+TYPED = {"fingerprint", "latency_us"}   # read through types: `.get(` and `["key"]` flagged
 # `.get(` calls the check flags that read no stored point: a fresh result before it is stored, an
 # engine answer, live kernel data, or a name shared with a stored dict's. Per module, the flagged
 # code and why it is not a stored read; every entry must still match a flagged line.
 NOT_STORED: dict[str, dict[str, str]] = {
     "campaign/runner.py": {"self.search_seconds.get(": "seconds per switch, this run's own"},
     "cli/common.py": {"r.latency_us.get(": "a fresh TrialResult's latency, printed as measured"},
+    "cli/rule_update.py": {'lat.get("p': "a fresh rule-update phase's latency, as measured"},
+    "cli/trial.py": {"lat.get(k)": "the trial command's fresh TrialResult latency"},
     "cli/latency.py": {"lat.get(": "the latency command's own fresh result",
                        'data.get("profile_at_ndr")': "the same fresh result"},
     "engine/stalls.py": {'u.get("busy")': "the stall monitor's live per-CPU record",
                          'u.get("busy_s"': "the same record"},
     "measure/loadcurve.py": {"p.trial.result.latency_us.get(": "fresh trials of a sweep"},
+    "measure/repeat.py": {"r.latency_us.get(": "a fresh search's repetitions, as measured"},
+    "measure/rule_update.py": {"r.latency_us.get(k)": "a fresh trial's latency, as measured"},
     "measure/session.py": {"answer.data.get(": "the control engine's answer"},
 }
 
@@ -36,13 +48,44 @@ def _mentions(node: ast.AST, tainted: set[str]) -> bool:
     return False
 
 
+def _mentions_typed(node: ast.AST, tainted: set[str]) -> bool:
+    """Whether `node` is (not merely mentions) a `.fingerprint` / `.latency_us` dict or a name
+    bound from one: `x.fingerprint`, `fp`, `fp or {}`, `fp["hosts"]`, `fp.get(...)`, its
+    `.items()` and `.values()`, a comprehension or zip/sorted of them. Not a typed record's
+    own fields (`fp.host.tsc_hz`) nor a test on it (`f.latency_us is not None`)."""
+    if isinstance(node, ast.Name):
+        return node.id in tainted
+    if isinstance(node, ast.Attribute):
+        return node.attr in TYPED
+    if isinstance(node, (ast.BoolOp, ast.Tuple, ast.List)):
+        return any(_mentions_typed(v, tainted) for v in getattr(node, "values", None)
+                   or getattr(node, "elts", []))
+    if isinstance(node, ast.IfExp):
+        return _mentions_typed(node.body, tainted) or _mentions_typed(node.orelse, tainted)
+    if isinstance(node, ast.Subscript):
+        return _mentions_typed(node.value, tainted)
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return _mentions_typed(node.elt, tainted)
+    if isinstance(node, ast.DictComp):
+        return _mentions_typed(node.value, tainted)
+    if isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in ("get", "items", "values"):
+            return _mentions_typed(f.value, tainted)
+        if isinstance(f, ast.Name) and f.id in ("zip", "sorted", "list", "reversed", "dict"):
+            return any(_mentions_typed(a, tainted) for a in node.args)
+    return False
+
+
 def _names(target: ast.AST) -> list[str]:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 
-def _bindings(tree: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
-    """(target, value) of every assignment, loop and comprehension; tuples paired element-wise."""
+def _bindings(tree: ast.AST, calls: bool = False) -> list[tuple[ast.AST, ast.AST]]:
+    """(target, value) of every assignment, loop and comprehension; tuples paired element-wise;
+    `calls`: also (parameter, argument) of calls to the module's own functions."""
     out: list[tuple[ast.AST, ast.AST]] = []
+    defs = {f.name: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
     for n in ast.walk(tree):
         pairs: list[tuple[ast.AST, ast.AST]] = []
         if isinstance(n, ast.Assign):
@@ -56,7 +99,13 @@ def _bindings(tree: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
                        if isinstance(a, ast.Lambda)]
             pairs = [(ast.Tuple([ast.Name(a.arg) for a in f.args.args]), ast.Tuple(n.args))
                      for f in lambdas]
+            if calls and isinstance(n.func, ast.Name) and n.func.id in defs:  # _cpu(fp)
+                params = defs[n.func.id].args.args
+                pairs += [(ast.Name(a.arg), v) for a, v in zip(params, n.args)]
         for t, v in pairs:
+            if (isinstance(t, ast.Tuple) and isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+                    and v.func.id == "zip" and len(t.elts) == len(v.args)):
+                v = ast.Tuple(v.args)           # for a, b in zip(xs, ys): a of xs, b of ys
             if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and len(t.elts) == len(v.elts):
                 out += list(zip(t.elts, v.elts))
             else:
@@ -64,19 +113,32 @@ def _bindings(tree: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
     return out
 
 
-def stored_reads(source: str) -> list[int]:
-    """Line numbers of `.get(` calls on a stored point's dicts in `source`."""
-    tree = ast.parse(source)
+def _tainted(bindings: list[tuple[ast.AST, ast.AST]],
+             mentions: Callable[[ast.AST, set[str]], bool]) -> set[str]:
+    """Names bound from the dicts `mentions` finds, and from those names, to a fixpoint."""
     tainted: set[str] = set()
-    bindings = _bindings(tree)
-    while True:       # names bound from stored dicts, and from those names, to a fixpoint
-        more = {name for t, v in bindings if _mentions(v, tainted) for name in _names(t)}
+    while True:
+        more = {name for t, v in bindings if mentions(v, tainted) for name in _names(t)}
         if more <= tainted:
-            break
+            return tainted
         tainted |= more
-    return sorted(n.lineno for n in ast.walk(tree)
-                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                  and n.func.attr == "get" and _mentions(n.func.value, tainted))
+
+
+def stored_reads(source: str) -> list[int]:
+    """Line numbers of key reads in `source`: `.get(` calls on a stored point's dicts, and
+    `.get(` calls or `["key"]` subscripts on a fingerprint or latency dict."""
+    tree = ast.parse(source)
+    stored = _tainted(_bindings(tree), _mentions)
+    typed = _tainted(_bindings(tree, calls=True), _mentions_typed)
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get":
+            if _mentions(n.func.value, stored) or _mentions_typed(n.func.value, typed):
+                found.append(n.lineno)
+        elif (isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant)
+              and isinstance(n.slice.value, str) and _mentions_typed(n.value, typed)):
+            found.append(n.lineno)
+    return sorted(found)
 
 
 def _modules() -> list[Path]:
@@ -95,10 +157,31 @@ def f(p, data):
 '''
 
 
+# the fingerprint and latency reads report/, models/ and api.py made at 4df8ce3
+OLD_TYPED_PATTERNS = '''
+def _cpu(fp):
+    return fp.get("cpu_model"), fp["smt_active"]
+def summaries(runs, s):
+    for info in runs:
+        fp = info.fingerprint or {}
+        _cpu(fp)
+    tsc = {r.run_id: (r.fingerprint or {}).get("tsc_hz") for r in runs}
+    return s.latency_us["p99"], s.latency_us.get("p50"), s.latency.p50, tsc.get("x")
+'''
+
+
 def test_the_check_finds_the_old_reads() -> None:
     """Not vacuous: the patterns report/ and models/ used before are found (lines 4 twice, 5,
     6, 8, 9; not the unrelated data.get and {}.get)."""
     assert stored_reads(OLD_PATTERNS) == [4, 4, 5, 6, 8, 9]
+
+
+def test_the_check_finds_the_old_fingerprint_and_latency_reads() -> None:
+    """Not vacuous: the stored fingerprint read by key in a helper it is passed to (line 3
+    twice) and in a comprehension (8), a socket result's latency dict by subscript and by
+    `.get` (9 twice); not the typed `s.latency.p50` nor the unrelated `tsc.get`... which is
+    bound from a fingerprint read, so line 9 counts it too (three reads on line 9)."""
+    assert stored_reads(OLD_TYPED_PATTERNS) == [3, 3, 8, 9, 9, 9]
 
 
 def test_no_get_on_stored_point_dicts_outside_results() -> None:

@@ -23,6 +23,7 @@ from vswbench.cli.common import (
 )
 from vswbench.engine.sockapp import MAX_FLOWS, MAX_SIZE, SockParams
 from vswbench.host.tuning import MTUS, OFFLOADS
+from vswbench.measure.socket_result import SocketResult
 from vswbench.units import parse_bitrate
 
 DEFAULT_SIZE = {"stream": 16384, "rr": 64, "crr": 64}
@@ -91,55 +92,59 @@ def _run(mode: str, kw: dict[str, Any]) -> int:
     data = run_sockets(plan, progress=say)
     emit(data, kw)
     if not kw["as_json"]:
-        print_result(data)
+        print_result(SocketResult.from_json(mode, data))
     return 0
 
 
-def print_result(data: dict[str, Any]) -> None:
-    lat = data["latency_us"]
-    title = (f"{data['switch']} / {data['scenario']}: {data['kind']} {data['proto']}, "
-             f"{data['flows']} flow(s) x {data['pairs']} pair(s), {data['size']} B, MTU "
-             f"{data['mtu']}, offloads {data['offloads']}"
-             + (f", the server reads {data['read_size']:,} B per recv" if data.get("read_size")
-                else "")
-             + (f", service VIP {data['service_vip']}" if data["service"] else "")
-             + (f", network functions: {data['nf']}" if data.get("nf") else ""))
+def print_result(r: SocketResult) -> None:
+    title = (f"{r.switch} / {r.scenario}: {r.kind} {r.proto}, "
+             f"{r.flows} flow(s) x {r.pairs} pair(s), {r.msg_size} B, MTU "
+             f"{r.mtu}, offloads {r.offloads}"
+             + (f", the server reads {r.read_size:,} B per recv" if r.read_size else "")
+             + (f", service VIP {r.service_vip}" if r.service else "")
+             + (f", network functions: {r.nf}" if r.nf else ""))
     out.print(title, highlight=False)
     table = Table()
-    rows: list[tuple[str, str]] = []
-    if data["kind"] == "stream":
-        rows.append(("goodput", f"{num(data['goodput_gbps'], 3)} Gbit/s"))
-        if data.get("sent_gbps") is not None:
-            paced = (f" (paced at {data['rate_bps'] / 1e9:.3f} Gbit/s per client)"
-                     if data.get("rate_bps") else " (unpaced)")
-            rows.append(("UDP sent", f"{num(data['sent_gbps'], 3)} Gbit/s{paced}"))
-        if data["udp_loss_ratio"] is not None:
-            rows.append(("UDP loss", f"{data['udp_loss_ratio'] * 100:.3f} %"))
-        if data.get("send_waits"):
-            rows.append(("sends a full socket buffer held up", f"{data['send_waits']:,}"))
-    else:
-        rows.append(("transactions/s", num(data["transactions_per_s"])))
-        rows += [(f"latency {k}", f"{num(lat.get(k), 1)} us") for k in ("p50", "p90", "p99",
-                                                                           "p999")]
-    if data["kind"] == "crr":
-        rows.append(("connections/s", num(data["connections_per_s"])))
-    if data["retransmits"] is not None:
-        rows.append(("TCP retransmissions", f"{data['retransmits']:,}"))
-    for port, n in (data.get("port_tx_drops") or {}).items():
+    rows = _stream_rows(r) if r.kind == "stream" else _transaction_rows(r)
+    if r.kind == "crr":
+        rows.append(("connections/s", num(r.connections_per_s)))
+    if r.retransmits is not None:
+        rows.append(("TCP retransmissions", f"{r.retransmits:,}"))
+    for port, n in r.port_tx_drops.items():
         rows.append((f"frames dropped at {port} (tx)", f"{n:,}"))
-    rows.append(("CPU busy (all cores)", f"{data['busy_cpu_s']:.2f} s"))
-    cores = data.get("cost_per_core") or {}
-    if data["kind"] == "stream":
-        rows.append(("CPU per GB", f"{num(data['cpu_s_per_gb'], 3)} s"))
-        rows += [(f"  of it CPU {c}", f"{num(v['cpu_s_per_gb'], 3)} s") for c, v in cores.items()]
+    rows.append(("CPU busy (all cores)", f"{r.busy_cpu_s:.2f} s"))
+    if r.kind == "stream":
+        rows.append(("CPU per GB", f"{num(r.cpu_s_per_gb, 3)} s"))
+        rows += [(f"  of it CPU {c}", f"{num(v.cpu_s_per_gb, 3)} s")
+                 for c, v in r.cost_per_core.items()]
     else:
-        rows.append(("cycles per transaction", num(data["cycles_per_transaction"])))
-        rows += [(f"  of it CPU {c}", num(v["cycles_per_transaction"])) for c, v in cores.items()]
+        rows.append(("cycles per transaction", num(r.cycles_per_transaction)))
+        rows += [(f"  of it CPU {c}", num(v.cycles_per_transaction))
+                 for c, v in r.cost_per_core.items()]
     table.add_column("metric")
     table.add_column("value", justify="right")
     for row in rows:
         table.add_row(*row)
     out.print(table)
+
+
+def _stream_rows(r: SocketResult) -> list[tuple[str, str]]:
+    rows = [("goodput", f"{num(r.goodput_gbps, 3)} Gbit/s")]
+    if r.sent_gbps is not None:
+        paced = (f" (paced at {r.rate_bps / 1e9:.3f} Gbit/s per client)" if r.rate_bps
+                 else " (unpaced)")
+        rows.append(("UDP sent", f"{num(r.sent_gbps, 3)} Gbit/s{paced}"))
+    if r.udp_loss_ratio is not None:
+        rows.append(("UDP loss", f"{r.udp_loss_ratio * 100:.3f} %"))
+    if r.send_waits:
+        rows.append(("sends a full socket buffer held up", f"{r.send_waits:,}"))
+    return rows
+
+
+def _transaction_rows(r: SocketResult) -> list[tuple[str, str]]:
+    return [("transactions/s", num(r.transactions_per_s)),
+            *((f"latency {k}", f"{num(getattr(r.latency, k), 1)} us")
+              for k in ("p50", "p90", "p99", "p999"))]
 
 
 @click.command()

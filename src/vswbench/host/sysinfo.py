@@ -12,8 +12,8 @@ from __future__ import annotations
 import platform
 import re
 import subprocess
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,27 @@ class Fingerprint:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Fingerprint:
+        """The Fingerprint of its stored JSON (to_json's); fields an older version did not
+        record read as unknown ("n/a" for text, None for numbers, empty for tables), keys it
+        does not know are left out. Values are taken as stored."""
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name in data:
+                kwargs[f.name] = data[f.name]
+            elif f.default is not MISSING:
+                kwargs[f.name] = f.default
+            elif f.default_factory is not MISSING:
+                kwargs[f.name] = f.default_factory()
+            elif str(f.type).startswith("dict"):
+                kwargs[f.name] = {}
+            else:
+                kwargs[f.name] = NA if str(f.type) == "str" else None
+        if not isinstance(kwargs["governors"], dict):
+            kwargs["governors"] = {}
+        return cls(**kwargs)
 
 
 def _read(root: str | Path, rel: str) -> str | None:

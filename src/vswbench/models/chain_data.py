@@ -123,7 +123,7 @@ def _size(p: PointRecord) -> int | str:
 def from_points(points: Iterable[StoredPoint | PointRecord],
                 runs: Sequence[StoredRun] = ()) -> ChainData:
     """`points`: stored points, or their records (read_point)."""
-    tsc_of_run = {r.run_id: (r.fingerprint or {}).get("tsc_hz") for r in runs}
+    tsc_of_run = {r.run_id: r.system.host.tsc_hz if r.system else None for r in runs}
     obs: list[ChainObservation] = []
     parts: list[CostBreakdown] = []
     drops: list[DropCost] = []

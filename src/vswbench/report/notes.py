@@ -9,11 +9,12 @@ or were skipped, with their error.
 from __future__ import annotations
 
 import json
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
-from vswbench.host.sysinfo import NA, Fingerprint, missing_tuning
+from vswbench.host.sysinfo import missing_tuning
 from vswbench.report.data import ranking
+from vswbench.results.fingerprint import RunFingerprint
 from vswbench.results.points import StoredResults
 
 HIGH_CV = 0.05
@@ -36,27 +37,7 @@ class RunInfo:
     statuses: tuple[str, ...]
     version: str
     spec_text: str
-    fingerprint: dict[str, Any] | None
-
-
-def fingerprint_from_json(data: dict[str, Any]) -> Fingerprint:
-    """A sysinfo.Fingerprint from its stored JSON; fields an older version did not record read
-    as unknown ("n/a" for text, None for numbers, empty for tables)."""
-    kwargs: dict[str, Any] = {}
-    for f in fields(Fingerprint):
-        if f.name in data:
-            kwargs[f.name] = data[f.name]
-        elif f.default is not MISSING:
-            kwargs[f.name] = f.default
-        elif f.default_factory is not MISSING:
-            kwargs[f.name] = f.default_factory()
-        elif str(f.type).startswith("dict"):
-            kwargs[f.name] = {}
-        else:
-            kwargs[f.name] = NA if str(f.type) == "str" else None
-    if not isinstance(kwargs["governors"], dict):
-        kwargs["governors"] = {}
-    return Fingerprint(**kwargs)
+    fingerprint: RunFingerprint | None     # typed (results/fingerprint.py); None: not recorded
 
 
 def run_infos(data: StoredResults) -> list[RunInfo]:
@@ -70,7 +51,7 @@ def run_infos(data: StoredResults) -> list[RunInfo]:
         first, last = runs[0], runs[-1]
         out.append(RunInfo(tuple(r.run_id for r in runs), first.spec_name, first.started,
                            last.finished, tuple(r.status for r in runs), last.version,
-                           first.spec_text, first.fingerprint))
+                           first.spec_text, first.system))
     return out
 
 
@@ -100,7 +81,7 @@ def warnings(data: StoredResults) -> list[ReportWarning]:
         if info.fingerprint is None:
             continue
         runs = ", ".join(info.run_ids)
-        for message in missing_tuning(fingerprint_from_json(info.fingerprint)):
+        for message in missing_tuning(info.fingerprint.host):
             out.append(ReportWarning("missing tuning", f"run {runs}", message))
     for p in data.points:
         if p.status in ("failed", "skipped"):

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from vswbench.measure.socket_result import SOCKET_KINDS, SocketResult
 from vswbench.results.points import StoredResults, read_point
-from vswbench.results.sockets import SOCKET_KINDS, SocketResult, socket_of
+from vswbench.results.sockets import socket_of
 
 BASE_SIZE = {"stream": 16384, "rr": 64, "crr": 64}
 
@@ -72,7 +73,7 @@ def _value(s: SocketResult | None, metric: str) -> float | None:
     if s is None:
         return None
     if metric == "p50":
-        return s.latency_us.get("p50")
+        return s.latency.p50
     return s.headline()[1]
 
 

@@ -11,9 +11,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from vswbench.host.sysinfo import Fingerprint
 from vswbench.measure.search import PRESETS
 from vswbench.report.notes import RunInfo
-from vswbench.results.points import StoredResults, number
+from vswbench.results.fingerprint import RunFingerprint
+from vswbench.results.params import number
+from vswbench.results.points import StoredResults
 from vswbench.results.record import Goal
 
 
@@ -36,8 +39,8 @@ class MachineSummary:
                 f"Linux {self.kernel}; vswbench {self.vswbench}.")
 
 
-def _virtualization(fp: dict[str, Any]) -> str:
-    value = fp.get("virtualization")
+def _virtualization(fp: Fingerprint) -> str:
+    value = fp.virtualization
     if not isinstance(value, str) or value in ("", "n/a"):
         return "virtual machine or bare metal: not recorded (this store predates that field)"
     if value == "none":
@@ -45,15 +48,16 @@ def _virtualization(fp: dict[str, Any]) -> str:
     return "a virtual machine" + (value[2:] if value.startswith("vm ") else "")
 
 
-def _cpu(fp: dict[str, Any]) -> str:
-    model = fp.get("cpu_model") or "CPU not recorded"
-    cpus = fp.get("logical_cpus")
+def _cpu(run: RunFingerprint) -> str:
+    fp = run.host
+    model = (fp.cpu_model if run.has("cpu_model") else None) or "CPU not recorded"
+    cpus = fp.logical_cpus
     parts = [str(model)]
     if isinstance(cpus, int):
         parts.append(f"{cpus} logical CPU{'s' if cpus != 1 else ''}")
-    if fp.get("smt_active") in ("on", "off"):
-        parts.append(f"SMT {fp['smt_active']}")
-    tsc = number(fp.get("tsc_hz"))
+    if fp.smt_active in ("on", "off"):
+        parts.append(f"SMT {fp.smt_active}")
+    tsc = number(fp.tsc_hz)
     if tsc:
         parts.append(f"TSC {tsc / 1e9:.3f} GHz")
     return ", ".join(parts)
@@ -62,16 +66,16 @@ def _cpu(fp: dict[str, Any]) -> str:
 def machine_summaries(runs: tuple[RunInfo, ...] | list[RunInfo]) -> list[MachineSummary]:
     out = []
     for info in runs:
-        fp = info.fingerprint or {}
-        host = fp.get("hostname")
+        fp = info.fingerprint or RunFingerprint.from_json({})
+        host = fp.host.hostname
         name = host if isinstance(host, str) and host not in ("", "n/a") else "(name not recorded)"
-        lab = fp.get("host")    # a merged store's (results/merge.py): the lab's name for it
-        if isinstance(lab, str) and lab and lab != name:
+        lab = fp.lab_name    # a merged store's (results/merge.py): the lab's name for it
+        if lab and lab != name:
             name = f"{lab} (hostname {name})"
+        kernel = fp.host.kernel_release if fp.has("kernel_release") else None
         out.append(MachineSummary(
             info.started, info.finished, name,
-            _cpu(fp), _virtualization(fp), str(fp.get("kernel_release") or "not recorded"),
-            info.version))
+            _cpu(fp), _virtualization(fp.host), str(kernel or "not recorded"), info.version))
     return out
 
 

@@ -25,7 +25,7 @@ from vswbench.errors import UsageError
 from vswbench.results.loss import LoadLoss, LossAround
 from vswbench.results.params import KNOBS, number
 from vswbench.results.points import Latency, PointRecord, entry_at, read_point
-from vswbench.results.sockets import SOCKET_LATENCY, socket_result
+from vswbench.results.sockets import socket_result
 from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
 from vswbench.safefile import atomic_writer
 
@@ -156,8 +156,7 @@ def _socket_columns(kind: str, params: dict[str, Any], result: dict[str, Any] | 
     if sock is None:
         return dict.fromkeys(SOCKET_COLUMNS)
     out = {c: getattr(sock, c) for c in SOCKET_COLUMNS if c != "service"}
-    out.update(service=sock.service, **{f"latency_{k}_us": sock.latency_us.get(k)
-                                        for k in SOCKET_LATENCY})
+    out.update(service=sock.service, **{f"latency_{k}_us": us for k, us in sock.latency.items()})
     return out
 
 

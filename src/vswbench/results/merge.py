@@ -24,10 +24,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vswbench.errors import UsageError
+from vswbench.results.fingerprint import HOST_KEY, RunFingerprint
 from vswbench.results.points import store_file
 from vswbench.results.store import ResultStore, StoredPoint, StoredRun
-
-HOST_KEY = "host"
 
 
 @dataclass(frozen=True)
@@ -40,17 +39,14 @@ class MergeSummary:
 
 def host_of(run: StoredRun, given: str | None) -> str:
     """The host a run measured on (see the module's doc)."""
-    fp = run.fingerprint or {}
-    if isinstance(fp.get(HOST_KEY), str) and fp[HOST_KEY]:
-        return str(fp[HOST_KEY])
+    fp = run.system or RunFingerprint.from_json({})
+    if fp.lab_name:
+        return fp.lab_name
     if given:
         return given
-    hosts = fp.get("hosts")
-    if isinstance(hosts, dict):
-        duts = [k.split(" ", 1)[1] for k in hosts if isinstance(k, str) and k.startswith("dut ")]
-        if duts:
-            return duts[0]
-    name = fp.get("hostname")
+    if fp.dut_names:
+        return fp.dut_names[0]
+    name = fp.host.hostname
     return str(name) if isinstance(name, str) and name and name != "n/a" else "unknown"
 
 

@@ -8,11 +8,11 @@ from html import escape
 
 from matplotlib.figure import Figure
 
+from vswbench.measure.socket_result import SocketResult
 from vswbench.report.figure import Colours, Plot, new_figure
 from vswbench.report.model import ReportModel
 from vswbench.report.sections.base import Figures, Section, empty_note, figure_html, table
 from vswbench.report.sockets import SocketRow, every_point, socket_rows, verdict_lines
-from vswbench.results.sockets import SocketResult
 
 INTRO = ("What an application in a container gets through each switch: the project's socket "
          "client and server (vswbench-sockapp, pinned, epoll) in the client and server "
@@ -44,7 +44,7 @@ def goodput_plot(rows: Sequence[SocketRow], colours: Colours) -> Figure | None:
 
 def _row(r: SocketRow) -> list[str]:
     def lat(s: SocketResult | None, k: str) -> str:
-        return "–" if s is None else _n(s.latency_us.get(k), 1)
+        return "–" if s is None else _n(getattr(s.latency, k), 1)
     ndr = "–" if r.ndr_pps is None else f"{r.ndr_pps / 1e6:,.3f} ({r.ndr_size} B)"
     return [escape(r.switch), escape(r.scenario),
             _n(r.stream.goodput_gbps if r.stream else None, 2),
@@ -88,8 +88,8 @@ class Sockets(Section):
              "p99.9 us", "retransmissions", "CPU s per GB", "cycles/transaction"],
             [[escape(label + (f" (network functions: {s.nf})" if s.nf else "")),
               _n(s.goodput_gbps, 2), _n(s.transactions_per_s),
-              _n(s.connections_per_s), _n(s.latency_us.get("p50"), 1),
-              _n(s.latency_us.get("p99"), 1), _n(s.latency_us.get("p999"), 1),
+              _n(s.connections_per_s), _n(s.latency.p50, 1),
+              _n(s.latency.p99, 1), _n(s.latency.p999, 1),
               _n(s.retransmits), _n(s.cpu_s_per_gb, 2), _n(s.cycles_per_transaction)]
              for label, s in points], set(range(1, 10)))
         return html

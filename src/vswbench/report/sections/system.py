@@ -80,12 +80,12 @@ def system_section(runs: Sequence[RunInfo],
                      f"{escape(info.finished or '–')}, status {escape(status)}, vswbench "
                      f"{escape(info.version)}</p>")
         fp = info.fingerprint
-        if fp:
+        if fp is not None and fp.recorded:
             rows = [[escape(k), escape(f"{versions} (as the points recorded them)"
                                        if k == "switch_versions" and not v and versions
                                        else _value(k, v))]
                     for k, v in fp.items() if k != "offloads"]
-            parts.append(_table(["item", "value"], rows, set()) + _offloads(fp.get("offloads")))
+            parts.append(_table(["item", "value"], rows, set()) + _offloads(fp.host.offloads))
         else:
             parts.append(_empty("no system fingerprint recorded for this run"))
         parts.append(f"<h4>Campaign spec</h4><pre>{escape(info.spec_text)}</pre>")
