@@ -19,7 +19,8 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
-from vswbench.campaign.spec import CampaignSpec, Point, parse_spec
+from vswbench.campaign.point import Point
+from vswbench.campaign.spec import CampaignSpec, parse_spec
 from vswbench.errors import UsageError
 from vswbench.results.store import ResultStore
 
@@ -370,7 +371,8 @@ def chain_search_json(point: Point) -> dict[str, Any]:
     """A chain:N search placed as execute.placement_cpus places it, its NDR invented from the chain
     cost model with invented costs and a few per cent of wiggle."""
     from vswbench.campaign.execute import placement_cpus
-    from vswbench.models.chain_cost import PARAMS, CostModel, Layout, Parameter
+    from vswbench.models.chain_cost import CostModel, Parameter
+    from vswbench.models.chain_layout import PARAMS, Layout
 
     n = 1 if point.scenario == "pvp" else int(point.scenario.split(":")[1])
     tester, switch, cpus = placement_cpus(point.placement, n)

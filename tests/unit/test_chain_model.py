@@ -13,18 +13,15 @@ from vswbench.cli import app as cli
 from vswbench.errors import UsageError
 from vswbench.models.chain_analysis import analyze, read_models, save
 from vswbench.models.chain_cost import (
-    PARAMS,
     ChainObservation,
     CostModel,
-    Layout,
     Parameter,
-    classify,
     fit,
     holdout,
-    layout_for,
     usable,
 )
 from vswbench.models.chain_data import from_points, layout_of
+from vswbench.models.chain_layout import PARAMS, Layout, classify, layout_for
 from vswbench.models.student_t import t_quantile
 from vswbench.results.record import Measured, measured_of
 from vswbench.results.store import ResultStore, StoredPoint

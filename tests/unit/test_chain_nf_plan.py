@@ -1,4 +1,4 @@
-"""Chain elements built three ways (option nf of the veth backend, chain_nf.py): validation,
+"""Chain elements built three ways (option nf of the veth backend, switches/chain/nf.py): validation,
 planning, per-element counters and the parsers, without root (no kernel object is created)."""
 import pytest
 
@@ -8,8 +8,8 @@ from vswbench.cli import app as cli
 from vswbench.engine.params import TrialParams as Traffic
 from vswbench.errors import UsageError
 from vswbench.host.netns import LinkCounters
-from vswbench.models.chain_cost import Layout
 from vswbench.models.chain_data import from_points, layout_of
+from vswbench.models.chain_layout import Layout
 from vswbench.results.record import Measured, measured_of
 from vswbench.results.store import StoredPoint
 from vswbench.run.ids import RunId

@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.campaign.execute import check_points, execute_point, plan_for
-from vswbench.campaign.spec import CampaignSpec, Point, expand, parse_spec
+from vswbench.campaign.point import Point
+from vswbench.campaign.spec import CampaignSpec, expand, parse_spec
 from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.results.ab import CAMPAIGNS, SIDES
 from vswbench.results.store import STORE_NAME, ResultStore, now

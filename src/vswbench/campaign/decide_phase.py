@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from vswbench.campaign.spec import Point
+from vswbench.campaign.point import Point
 from vswbench.results.decide import Contender, PairDecision, decide, noise_range
 from vswbench.results.noise import search_noise
 from vswbench.results.points import read_point

@@ -9,8 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 from vswbench.campaign.estimate import testbed_key
+from vswbench.campaign.point import Point, search_twin
 from vswbench.campaign.run_sockets import socket_plan
-from vswbench.campaign.spec import Point, search_twin
 from vswbench.campaign.values import SOCKET_KINDS
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.method import (

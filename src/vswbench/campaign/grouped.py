@@ -27,6 +27,7 @@ from vswbench.campaign.execute import (
     switch_stats,
     unsupported_problem,
 )
+from vswbench.campaign.point import Point
 from vswbench.campaign.rounds_phase import (
     ROUND_OVERHEAD_S,
     grouped,
@@ -34,7 +35,6 @@ from vswbench.campaign.rounds_phase import (
     rounds_point,
     run_rounds,
 )
-from vswbench.campaign.spec import Point
 from vswbench.campaign.values import SOCKET_KINDS
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.rounds import SAMPLE_SECONDS, Bench, Member

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from vswbench.campaign.inventory import LabHost, Pair
+from vswbench.campaign.point import Point
 from vswbench.campaign.runner import CampaignRunner
-from vswbench.campaign.spec import Point
 from vswbench.errors import VswbenchError
 
 CONNECT_TIMEOUT = 10.0

@@ -23,16 +23,9 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from vswbench.campaign.estimate import (  # noqa: F401
-    EST_SECONDS,
-    MAX_POINTS_WITHOUT_YES,
-    MAX_SECONDS_WITHOUT_YES,
-    PROFILE_SECONDS,
+from vswbench.campaign.estimate import (
     QUICK_SEARCH_SECONDS,
     TESTBED_SECONDS,
-    CampaignSize,
-    campaign_size,
-    estimate,
     estimates,
     testbed_key,
 )
@@ -48,8 +41,9 @@ from vswbench.campaign.execute import (
 )
 from vswbench.campaign.grouped import run_grouped
 from vswbench.campaign.identity import check_campaign
+from vswbench.campaign.point import Point
 from vswbench.campaign.run_sockets import run_socket_group, socket_plan
-from vswbench.campaign.spec import CampaignSpec, Point, expand
+from vswbench.campaign.spec import CampaignSpec, expand
 from vswbench.campaign.values import SOCKET_KINDS
 from vswbench.errors import UsageError, VswbenchError, require_root
 from vswbench.measure.method import method_context

@@ -43,7 +43,7 @@ from typing import Any
 
 from vswbench import scenario as scenarios
 from vswbench.campaign.paper import PaperInfo, parse_paper
-from vswbench.campaign.point import DEFAULT_DURATION, Point, search_twin  # noqa: F401 (theirs)
+from vswbench.campaign.point import DEFAULT_DURATION, Point
 from vswbench.campaign.spec_checks import (
     churn_problems,
     io_problems,

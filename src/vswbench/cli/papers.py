@@ -46,8 +46,9 @@ def directory_specs(directory: Path) -> list[Any]:
 
 def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: bool,
                   dry_run: bool, fmt: str, append: bool = False) -> int:
+    from vswbench.campaign.estimate import campaign_size
     from vswbench.campaign.execute import check_points
-    from vswbench.campaign.runner import CampaignRunner, campaign_size
+    from vswbench.campaign.runner import CampaignRunner
     from vswbench.campaign.spec import expand
     from vswbench.report.text import point_line
     from vswbench.results.points import read_point

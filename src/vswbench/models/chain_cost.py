@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from vswbench.errors import UsageError
-from vswbench.models.chain_layout import (  # noqa: F401
+from vswbench.models.chain_layout import (
     PARAMS,
     PLACEMENTS,
     Layout,
