@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
@@ -15,6 +15,11 @@ from vswbench.cli.common import SWITCH_FILE_OPTION, err, num, out, say, size_opt
 from vswbench.errors import UsageError
 from vswbench.measure.search import PRESETS
 from vswbench.units import IMIX_DEFAULT_GENOME, MAX_FRAME, MIN_FRAME
+
+if TYPE_CHECKING:      # campaign/ is imported when a run starts, not at start-up
+    from vswbench.campaign.ab import ABPlan, ABRun, Side
+    from vswbench.results.ab import ABVerdict
+    from vswbench.results.compare import Threshold
 
 
 @click.command()
@@ -58,15 +63,43 @@ from vswbench.units import IMIX_DEFAULT_GENOME, MAX_FRAME, MIN_FRAME
 @click.option("--json", "as_json", is_flag=True)
 def ab(**kw: Any) -> int:
     """A/B: two configurations of a switch in randomised interleaved rounds; does B differ?"""
-    from vswbench.campaign.ab import ABPlan, Side, parse_pairs, run_ab, side_switch
-    from vswbench.results.ab import judge, judge_paired, paired_sides_of, sides_of
+    from vswbench.campaign.ab import run_ab
+    from vswbench.host.sysinfo import fingerprint
+
+    thresholds = _thresholds(kw["fail_if"])
+    plan = _ab_plan(kw)
+    out_dir = kw["out_dir"] or Path(f"results/ab-{time.strftime('%Y%m%d-%H%M%S')}")
+    done = run_ab(plan, out_dir, fingerprint=fingerprint().to_json(), progress=say)
+    verdict, a, b = _judged(plan, done)
+    failures = [f"B/A {verdict.ratio:.3f}, beyond {t.change * 100:+g} %" for t in thresholds
+                if verdict.differs and verdict.ratio is not None
+                and t.violated_by(verdict.ratio)]
+    if kw["as_json"]:
+        _print_json(done, verdict, a, b, failures)
+    else:
+        _print_table(done, verdict, ((a, plan.a), (b, plan.b)))
+    for w in verdict.warnings():
+        err.print(f"warning: {w}", style="yellow", highlight=False, markup=False)
+    for f in failures:
+        err.print(f"fail: {f}", style="red", highlight=False, markup=False)
+    return 1 if failures or done.failed else 0
+
+
+def _thresholds(fail_if: tuple[str, ...]) -> list[Threshold]:
     from vswbench.results.compare import parse_threshold
 
-    thresholds = [parse_threshold(t) for t in kw["fail_if"]]
+    thresholds = [parse_threshold(t) for t in fail_if]
     for t in thresholds:
         if t.metric not in ("ndr", "mrr"):
             raise UsageError(f"--fail-if {t.metric}: ab compares its sides' throughput (MRR in "
                              "rounds, NDR in searches); give mrr:-N% or ndr:-N%")
+    return thresholds
+
+
+def _ab_plan(kw: dict[str, Any]) -> ABPlan:
+    """The two sides (each its switch, options, sysctls, shaper) and the rounds, checked."""
+    from vswbench.campaign.ab import ABPlan, Side, parse_pairs, side_switch
+
     sides = []
     for name in ("A", "B"):
         low = name.lower()
@@ -82,50 +115,47 @@ def ab(**kw: Any) -> int:
                          f"{MIN_FRAME}..{MAX_FRAME}")
     method = kw["method"]
     rounds = kw["rounds"] or (12 if method == "rounds" else 5)
-    plan = ABPlan(sides[0], sides[1], kw["scenario"], "imix" if size.is_imix else
+    return ABPlan(sides[0], sides[1], kw["scenario"], "imix" if size.is_imix else
                   int(size.bytes or 64), kw["preset"], rounds, kw["seed"], method)
-    out_dir = kw["out_dir"] or Path(f"results/ab-{time.strftime('%Y%m%d-%H%M%S')}")
-    from vswbench.host.sysinfo import fingerprint
 
-    done = run_ab(plan, out_dir, fingerprint=fingerprint().to_json(), progress=say)
-    paired = paired_sides_of(done.store) if method == "rounds" else None
+
+def _judged(plan: ABPlan, done: ABRun) -> tuple[ABVerdict, Any, Any]:
+    """The verdict and the two sides as judged: paired rounds (MRR), else the searches' NDRs."""
+    from vswbench.results.ab import judge, judge_paired, paired_sides_of, sides_of
+
+    paired = paired_sides_of(done.store) if plan.method == "rounds" else None
     if paired is not None:
         verdict = judge_paired(*paired, label=f"{plan.scenario} {plan.size}")
-        a, b = verdict.a, verdict.b
-    else:
-        a, b = sides_of(done.store)
-        verdict = judge(a, b)
-    failures = [f"B/A {verdict.ratio:.3f}, beyond {t.change * 100:+g} %" for t in thresholds
-                if verdict.differs and verdict.ratio is not None
-                and t.violated_by(verdict.ratio)]
-    if kw["as_json"]:
-        click.echo(json.dumps({
-            "store": str(done.store), "order": [f"{r + 1}{s}" for r, s in done.order],
-            "sides": {s.side: {"setup": s.label, ("mrr_pps" if verdict.method == "rounds"
-                                                  else "ndr_pps"): list(s.ndrs),
-                               "median": s.median,
-                               "excised_trials": s.excised_trials, "trials": s.trials,
-                               "generator_bound": s.generator_bound} for s in (a, b)},
-            "method": verdict.method, "differs": verdict.differs,
-            "p_value": verdict.p_value, "ratio": verdict.ratio,
-            "ci": list(verdict.ci), "verdict": verdict.describe(), "failures": failures,
-            "warnings": verdict.warnings()},
-            indent=1))
-    else:
-        table = Table(title=f"A/B: {done.store.parent}")
-        figure = "MRR pps per round" if verdict.method == "rounds" else "NDR pps per round"
-        for col in ("side", "configuration", figure, "median", "stall trials excised"):
-            table.add_column(col)
-        for s, side in ((a, sides[0]), (b, sides[1])):
-            table.add_row(s.side, side.describe(), ", ".join(num(v) for v in s.ndrs),
-                          num(s.median), str(s.excised_trials))
-        table_out().print(table)
-        out.print(verdict.describe(), style="bold", highlight=False, markup=False)
-        if done.failed:
-            err.print(f"{done.failed} search(es) failed (recorded in the store)", style="yellow",
-                      highlight=False)
-    for w in verdict.warnings():
-        err.print(f"warning: {w}", style="yellow", highlight=False, markup=False)
-    for f in failures:
-        err.print(f"fail: {f}", style="red", highlight=False, markup=False)
-    return 1 if failures or done.failed else 0
+        return verdict, verdict.a, verdict.b
+    a, b = sides_of(done.store)
+    return judge(a, b), a, b
+
+
+def _print_json(done: ABRun, verdict: ABVerdict, a: Any, b: Any, failures: list[str]) -> None:
+    click.echo(json.dumps({
+        "store": str(done.store), "order": [f"{r + 1}{s}" for r, s in done.order],
+        "sides": {s.side: {"setup": s.label, ("mrr_pps" if verdict.method == "rounds"
+                                              else "ndr_pps"): list(s.ndrs),
+                           "median": s.median,
+                           "excised_trials": s.excised_trials, "trials": s.trials,
+                           "generator_bound": s.generator_bound} for s in (a, b)},
+        "method": verdict.method, "differs": verdict.differs,
+        "p_value": verdict.p_value, "ratio": verdict.ratio,
+        "ci": list(verdict.ci), "verdict": verdict.describe(), "failures": failures,
+        "warnings": verdict.warnings()},
+        indent=1))
+
+
+def _print_table(done: ABRun, verdict: ABVerdict, sides: tuple[tuple[Any, Side], ...]) -> None:
+    table = Table(title=f"A/B: {done.store.parent}")
+    figure = "MRR pps per round" if verdict.method == "rounds" else "NDR pps per round"
+    for col in ("side", "configuration", figure, "median", "stall trials excised"):
+        table.add_column(col)
+    for s, side in sides:
+        table.add_row(s.side, side.describe(), ", ".join(num(v) for v in s.ndrs),
+                      num(s.median), str(s.excised_trials))
+    table_out().print(table)
+    out.print(verdict.describe(), style="bold", highlight=False, markup=False)
+    if done.failed:
+        err.print(f"{done.failed} search(es) failed (recorded in the store)", style="yellow",
+                  highlight=False)

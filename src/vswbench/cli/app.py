@@ -117,42 +117,56 @@ def main(argv: list[str] | None = None) -> int:
             rv = cli.main(args=argv, prog_name="vswbench", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.ClickException as exc:  # includes click.UsageError: exit 2
-        _show_click_error(exc)
-        return exc.exit_code
     except (click.Abort, KeyboardInterrupt) as exc:
         cause = exc.__cause__ if isinstance(exc, click.Abort) else exc
         by = getattr(cause, "signal_name", None)
         _error(f"interrupted{f' by {by}' if by else ''}; everything this run created has been "
                "removed")
         return EXIT_INTERRUPTED
-    except EngineError as exc:
+    except Exception as exc:  # noqa: BLE001 - the boundary: anything else is a bug
+        return _failed(exc)
+    return rv if isinstance(rv, int) else 0
+
+
+def _failed(exc: Exception) -> int:
+    """The exit status of a command that raised, its one line printed (click's usage errors,
+    vswbench's errors, paths, the store); anything else is a bug."""
+    if isinstance(exc, click.ClickException):  # includes click.UsageError: exit 2
+        _show_click_error(exc)
+        return exc.exit_code
+    if isinstance(exc, EngineError):
         _error(str(exc))
         return exc.exit_code
-    except UsageError as exc:
+    if isinstance(exc, UsageError):
         _error(str(exc))
         return EXIT_USAGE
-    except VswbenchError as exc:
+    if isinstance(exc, VswbenchError):
         _error(str(exc))
         return int(getattr(exc, "exit_code", EXIT_FAILURE))
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         return EXIT_FAILURE
-    except OSError as exc:
-        if exc.filename is None:
-            return _unexpected(exc)
-        what = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
-        _error(f"{what}: {exc.strerror or exc}; check the path and its permissions")
-        return EXIT_USAGE
-    except sqlite3.Error as exc:
-        locked = "locked" in str(exc) or "busy" in str(exc)
-        _error(f"results store: {exc}" + ("; another run is writing it: wait for it to end"
-                                          if locked else
-                                          "; the file is damaged or not a vswbench store: "
-                                          "measure again into a new --out directory"))
-        return EXIT_FAILURE if locked else EXIT_USAGE
-    except Exception as exc:  # noqa: BLE001 - the boundary: anything else is a bug
+    if isinstance(exc, OSError):
+        return _os_error(exc)
+    if isinstance(exc, sqlite3.Error):
+        return _store_error(exc)
+    return _unexpected(exc)
+
+
+def _os_error(exc: OSError) -> int:
+    if exc.filename is None:
         return _unexpected(exc)
-    return rv if isinstance(rv, int) else 0
+    what = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
+    _error(f"{what}: {exc.strerror or exc}; check the path and its permissions")
+    return EXIT_USAGE
+
+
+def _store_error(exc: sqlite3.Error) -> int:
+    locked = "locked" in str(exc) or "busy" in str(exc)
+    _error(f"results store: {exc}" + ("; another run is writing it: wait for it to end"
+                                      if locked else
+                                      "; the file is damaged or not a vswbench store: "
+                                      "measure again into a new --out directory"))
+    return EXIT_FAILURE if locked else EXIT_USAGE
 
 
 def _unexpected(exc: BaseException) -> int:

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console, ConsoleDimensions
@@ -82,7 +82,13 @@ def rate(text: str | None) -> float | None:
     return None if text is None else parse_rate(text)
 
 
-class FrameSizeType(click.ParamType):
+if TYPE_CHECKING:     # generic from click 8.2; the project takes click >= 8.1
+    _ParamType = click.ParamType[Any, Any]
+else:
+    _ParamType = click.ParamType
+
+
+class FrameSizeType(_ParamType):
     """--size: bytes MIN_FRAME..MAX_FRAME (FCS included) or imix / imix:GENOME, parsed into a
     FrameSize."""
 
@@ -96,7 +102,7 @@ class FrameSizeType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-class SecondsType(click.ParamType):
+class SecondsType(_ParamType):
     """A duration in seconds: finite, at least `low`, at most a day (nan, inf and 1e9 refused)."""
 
     name = "SECONDS"

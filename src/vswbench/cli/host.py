@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
@@ -25,6 +25,9 @@ from vswbench.cli.common import (
 from vswbench.errors import require_root
 from vswbench.safefile import check_output_dir
 from vswbench.units import MAX_FRAME, MIN_FRAME
+
+if TYPE_CHECKING:
+    from vswbench.host.doctor import DoctorReport
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -195,6 +198,22 @@ def doctor(as_json: bool, stall_seconds: float) -> int:
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=1))
         return 0
+    tools, kernel, tuning = _doctor_tables(report)
+    console = table_out()
+    for table in (tools, kernel, tuning):
+        console.print(table)
+    if report.stalls is not None:
+        console.print("host stalls (a busy CPU's heartbeat timer fired late: the vCPU stopped "
+                      "or interrupts were off):", highlight=False)
+        for line in report.stalls.lines():
+            console.print(f"  {line}", highlight=False)
+    for note in report.notes:
+        err.print(f"[yellow]{note}[/]", highlight=False)
+    return 0
+
+
+def _doctor_tables(report: DoctorReport) -> tuple[Table, Table, Table]:
+    """The tools, the kernel features (and engine io backends) and the host tuning."""
     tools = Table(title="tools")
     for column in ("tool", "present", "needed for"):
         tools.add_column(column)
@@ -214,16 +233,6 @@ def doctor(as_json: bool, stall_seconds: float) -> int:
     for c in report.tuning:
         ok = "?" if c.ok is None else ("[green]yes[/]" if c.ok else "[red]no[/]")
         tuning.add_row(c.name, c.current, c.recommended, ok, c.why)
-    console = table_out()
-    for table in (tools, kernel, tuning):
-        console.print(table)
-    if report.stalls is not None:
-        console.print("host stalls (a busy CPU's heartbeat timer fired late: the vCPU stopped "
-                      "or interrupts were off):", highlight=False)
-        for line in report.stalls.lines():
-            console.print(f"  {line}", highlight=False)
-    for note in report.notes:
-        err.print(f"[yellow]{note}[/]", highlight=False)
-    return 0
+    return tools, kernel, tuning
 
 

@@ -15,7 +15,17 @@ from rich.table import Table
 
 from vswbench.cli.common import num, out
 from vswbench.errors import UsageError
-from vswbench.models.chain_cost import METRIC_TITLES, PLACEMENTS, CostModel, Parameter
+from vswbench.models.chain_analysis import (
+    MODEL_NAME,
+    GroupAnalysis,
+    analyze,
+    read_models,
+    save,
+    verdict,
+)
+from vswbench.models.chain_cost import METRIC_TITLES, CostModel, Parameter
+from vswbench.models.chain_data import load
+from vswbench.models.chain_layout import PLACEMENTS
 from vswbench.safefile import check_output_file
 
 SCALE = {"k": 1e3, "m": 1e6, "g": 1e9}
@@ -70,9 +80,23 @@ def _ranges(values: Sequence[str]) -> str:
 
 
 def _print_analysis(a: object) -> None:
-    from vswbench.models.chain_analysis import GroupAnalysis, verdict
-
     assert isinstance(a, GroupAnalysis)
+    out.print(_parameters_table(a))
+    out.print(_checks_table(a))
+    out.print(_curve_table(a))
+    for b in a.break_even:
+        def show(v: int | None, never: str) -> str:
+            return never if v is None else str(v)
+        out.print(f"break-even n0 ({b.placement} vs s_core, eq. 3): model {show(b.model, '> 64')}, "
+                  f"even split {show(b.eq3, '> 64')}, measured "
+                  f"{show(b.measured, 'not reached or not measured')}", highlight=False)
+    out.print(f"recommended placement: {_ranges(a.recommended)}", highlight=False)
+    _print_errors(a)
+    for note in a.model.notes:
+        out.print(f"note: {note}", style="yellow", highlight=False)
+
+
+def _parameters_table(a: GroupAnalysis) -> Table:
     m = a.model
     unit = "cycles" if m.f_cpu_source != "assumed" else "ns"
     metric = METRIC_TITLES.get(m.metric, m.metric)
@@ -83,7 +107,10 @@ def _print_analysis(a: object) -> None:
         params.add_column(col, justify="right" if col != "what" else "left")
     for p in (*m.parameters, *m.extras):
         params.add_row(p.name, num(p.value), _ci(p), p.meaning)
-    out.print(params)
+    return params
+
+
+def _checks_table(a: GroupAnalysis) -> Table:
     rows = Table(title="measured vs predicted maximum throughput (error = predicted / measured "
                        "- 1)")
     last = "held out" if a.holdout_n else "error, n left out"
@@ -94,7 +121,10 @@ def _print_analysis(a: object) -> None:
         mark = "≥" if c.lower_bound else ""
         rows.add_row(str(c.n), c.placement, f"{mark}{num(c.measured_pps)}",
                      num(c.predicted_pps), _pct(c.error), tail)
-    out.print(rows)
+    return rows
+
+
+def _curve_table(a: GroupAnalysis) -> Table:
     curve = Table(title="predicted maximum throughput (pps) per chain length")
     curve.add_column("n", justify="right")
     for name in a.curves:
@@ -102,14 +132,12 @@ def _print_analysis(a: object) -> None:
     curve.add_column("recommended")
     for i, n in enumerate(a.curve_n):
         curve.add_row(str(n), *(num(v[i]) for v in a.curves.values()), a.recommended[i])
-    out.print(curve)
-    for b in a.break_even:
-        def show(v: int | None, never: str) -> str:
-            return never if v is None else str(v)
-        out.print(f"break-even n0 ({b.placement} vs s_core, eq. 3): model {show(b.model, '> 64')}, "
-                  f"even split {show(b.eq3, '> 64')}, measured "
-                  f"{show(b.measured, 'not reached or not measured')}", highlight=False)
-    out.print(f"recommended placement: {_ranges(a.recommended)}", highlight=False)
+    return curve
+
+
+def _print_errors(a: GroupAnalysis) -> None:
+    """The largest errors leaving each n out (interior, ends), on the held-out test lengths and
+    on the lengths held out of the saved model."""
     for where in ("interior", "ends"):
         worst = {p: a.loo_worst(p)[where] for p in a.placements}
         if any(v is not None for v in worst.values()):
@@ -125,8 +153,6 @@ def _print_analysis(a: object) -> None:
         out.print(f"held out n = {','.join(map(str, a.holdout_n))}, largest |error|: "
                   + "; ".join(f"{p} {verdict(max(e))}" for p, e in held.items() if e),
                   highlight=False)
-    for note in m.notes:
-        out.print(f"note: {note}", style="yellow", highlight=False)
 
 
 @click.command("fit")
@@ -144,8 +170,6 @@ def fit_cmd(results: Path, holdout: str | None, out_path: Path | None, f_cpu: st
             as_json: bool) -> int:
     """Fit the chain cost model (Raumer et al.) to the chain:N throughput in RESULTS_DIR: the
     costs with 95 % CIs, measured vs predicted per n, break-even n0 and placements."""
-    from vswbench.models.chain_analysis import MODEL_NAME, analyze, save
-    from vswbench.models.chain_data import load
 
     held = parse_lengths(holdout)
     hz = parse_hz(f_cpu)
@@ -208,8 +232,6 @@ def predict_cmd(n: int, placement: str, model_path: Path | None, results_dir: Pa
     cycles per packet), with equation (3)'s break-even and the recommended placement."""
     from dataclasses import asdict
 
-    from vswbench.models.chain_analysis import analyze, read_models
-    from vswbench.models.chain_data import load
 
     if (model_path is None) == (results_dir is None):
         raise UsageError("give either --model MODEL.json (from `vswbench model fit`) or "

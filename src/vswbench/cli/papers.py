@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from vswbench.cli.common import err, out
 from vswbench.errors import UsageError, require_root
+from vswbench.report import build_report, check_outputs
+from vswbench.results.points import read_point
+from vswbench.results.store import StoredPoint
 from vswbench.safefile import check_output_dir, write_text
+
+if TYPE_CHECKING:      # campaign/ is imported when a campaign runs, not at start-up
+    from vswbench.campaign.point import Point
+    from vswbench.campaign.spec import CampaignSpec
 
 DEFAULT_ROOT = Path("results/papers")
 
@@ -47,22 +54,9 @@ def directory_specs(directory: Path) -> list[Any]:
 def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: bool,
                   dry_run: bool, fmt: str, append: bool = False) -> int:
     from vswbench.campaign.estimate import campaign_size
-    from vswbench.campaign.execute import check_points
-    from vswbench.campaign.runner import CampaignRunner
-    from vswbench.campaign.spec import expand
-    from vswbench.report.text import point_line
-    from vswbench.results.points import read_point
 
     specs = directory_specs(directory)
-    expanded = [expand(s) for s in specs]
-    problems = []
-    for spec, points in zip(specs, expanded):      # every testbed checked before anything runs
-        try:
-            check_points(points)
-        except UsageError as e:
-            problems.append(str(e).replace("campaign:", f"campaign {spec.name}:", 1))
-    if problems:
-        raise UsageError("\n".join(problems))
+    expanded = _checked_points(specs)
     sizes = [campaign_size(points, s.budget_s) for s, points in zip(specs, expanded)]
     total_s = sum(s.seconds for s in sizes)
     root = out_root or DEFAULT_ROOT
@@ -76,34 +70,62 @@ def run_directory(directory: Path, out_root: Path | None, no_report: bool, yes: 
     if total_s > 12 * 3600 and not yes:
         raise UsageError("these specs together are estimated over 12 hours: add --yes")
     require_root("a campaign")
+    targets = _checked_targets(specs, root, no_report)
+    failed = sum(_run_spec(spec, target, no_report, append)
+                 for spec, target in zip(specs, targets))
+    if not no_report:
+        _pages(root)
+    return 0 if failed == 0 else 1
+
+
+def _checked_points(specs: list[CampaignSpec]) -> list[list[Point]]:
+    """Each spec's points, every testbed checked before anything runs (exit 2 names every
+    spec's problems)."""
+    from vswbench.campaign.execute import check_points
+    from vswbench.campaign.spec import expand
+
+    expanded = [expand(s) for s in specs]
+    problems = []
+    for spec, points in zip(specs, expanded):
+        try:
+            check_points(points)
+        except UsageError as e:
+            problems.append(str(e).replace("campaign:", f"campaign {spec.name}:", 1))
+    if problems:
+        raise UsageError("\n".join(problems))
+    return expanded
+
+
+def _checked_targets(specs: list[CampaignSpec], root: Path, no_report: bool) -> list[Path]:
+    """Each spec's results directory (its `out`, else ROOT/<name>), every output checked
+    before anything runs."""
     targets = [Path(spec.out) if spec.out else root / spec.name for spec in specs]
     if any(not spec.out for spec in specs):     # OUT itself one level, then OUT/<name> in it
         check_output_dir(root, "--out")
     for target in targets:                      # every output checked before anything runs
         check_output_dir(target, "--out")
         if not no_report:
-            from vswbench.report import check_outputs
-
             check_outputs(target)
-    failed = 0
-    for spec, target in zip(specs, targets):
-        started = time.monotonic()
+    return targets
 
-        def on_point(stored: Any) -> None:
-            err.print(point_line(read_point(stored)), style="dim", highlight=False, markup=False)
-        summary = CampaignRunner(spec, target, lambda prog, message: None, on_point,
-                                 append=append).run()
-        failed += summary.failed
-        out.print(f"{spec.name}: {summary.done} points measured, {summary.failed} failed, "
-                  f"{summary.already_done} already done ({time.monotonic() - started:.0f} s)",
-                  highlight=False)
-        if not no_report:
-            from vswbench.report import build_report
 
-            build_report(target, target)
+def _run_spec(spec: CampaignSpec, target: Path, no_report: bool, append: bool) -> int:
+    """One spec's campaign into its directory, and its report: the points that failed."""
+    from vswbench.campaign.runner import CampaignRunner
+    from vswbench.report.text import point_line
+
+    started = time.monotonic()
+
+    def on_point(stored: StoredPoint) -> None:
+        err.print(point_line(read_point(stored)), style="dim", highlight=False, markup=False)
+    summary = CampaignRunner(spec, target, lambda prog, message: None, on_point,
+                             append=append).run()
+    out.print(f"{spec.name}: {summary.done} points measured, {summary.failed} failed, "
+              f"{summary.already_done} already done ({time.monotonic() - started:.0f} s)",
+              highlight=False)
     if not no_report:
-        _pages(root)
-    return 0 if failed == 0 else 1
+        build_report(target, target)
+    return summary.failed
 
 
 def _pages(root: Path) -> None:

@@ -15,6 +15,16 @@ from vswbench.host.profile import CATEGORIES, CATEGORY_LABELS
 def print_profile(profile: dict[str, Any] | None) -> None:
     if not profile:
         return
+    out.print(_category_table(profile))
+    for cpu, core in profile["cores"].items():
+        _print_core(cpu, core)
+    _print_cpu_check(profile.get("cpu_check") or {})
+    for w in profile.get("warnings", []):
+        err.print(f"[yellow]warning: {w}[/]", highlight=False)
+
+
+def _category_table(profile: dict[str, Any]) -> Table:
+    """Each category's share per core, then the same for this run's threads only."""
     cores = profile["cores"]
     table = Table(title=f"perf {profile['event']} profile, {profile['hz']} Hz, "
                         f"{profile['seconds']:.1f} s")
@@ -35,19 +45,24 @@ def print_profile(profile: dict[str, Any] | None) -> None:
                 for cpu in cores))
         table.add_row("share of the core", *(f"{own[cpu]['share'] * 100:.1f} %" if cpu in own
                                              else "–" for cpu in cores))
-    out.print(table)
-    for cpu, core in cores.items():
-        tops = ", ".join(f"{escape(f['function'])}{'' if f['kernel'] else ' (user)'} "
-                         f"{f['share'] * 100:.1f} %" for f in core["top_functions"][:6])
-        out.print(f"cpu{cpu} top functions: {tops}", highlight=False)
-        comms = ", ".join(f"{escape(c['comm'])} {c['share'] * 100:.0f} %"
-                          for c in core.get("top_comms", [])[:5])
-        out.print(f"cpu{cpu} threads: {comms}", highlight=False)
-        if core.get("testbed"):
-            tops = ", ".join(f"{escape(f['function'])} {f['share'] * 100:.1f} %"
-                             for f in core["testbed"]["top_kernel_functions"][:3])
-            out.print(f"cpu{cpu} this run's top kernel functions: {tops}", highlight=False)
-    check = profile.get("cpu_check") or {}
+    return table
+
+
+def _print_core(cpu: str, core: dict[str, Any]) -> None:
+    tops = ", ".join(f"{escape(f['function'])}{'' if f['kernel'] else ' (user)'} "
+                     f"{f['share'] * 100:.1f} %" for f in core["top_functions"][:6])
+    out.print(f"cpu{cpu} top functions: {tops}", highlight=False)
+    comms = ", ".join(f"{escape(c['comm'])} {c['share'] * 100:.0f} %"
+                      for c in core.get("top_comms", [])[:5])
+    out.print(f"cpu{cpu} threads: {comms}", highlight=False)
+    if core.get("testbed"):
+        tops = ", ".join(f"{escape(f['function'])} {f['share'] * 100:.1f} %"
+                         for f in core["testbed"]["top_kernel_functions"][:3])
+        out.print(f"cpu{cpu} this run's top kernel functions: {tops}", highlight=False)
+
+
+def _print_cpu_check(check: dict[str, Any]) -> None:
+    """Scheduler against perf busy share per core, and cycles per packet by both."""
     for cpu, c in check.get("per_core", {}).items():
         flag = "  [yellow]differ > 10 %[/]" if c["differ"] else ""
         out.print(f"cpu{cpu} busy: scheduler (/proc/stat) {c['scheduler_busy'] * 100:.1f} % "
@@ -59,5 +74,3 @@ def print_profile(profile: dict[str, Any] | None) -> None:
                   f"{check['cycles_per_packet_perf']:,.0f}"
                   f"{'  [yellow](differ > 10 %)[/]' if check.get('differ') else ''}",
                   highlight=False)
-    for w in profile.get("warnings", []):
-        err.print(f"[yellow]warning: {w}[/]", highlight=False)

@@ -20,7 +20,13 @@ from vswbench.cli.common import (
     testbed_options,
 )
 from vswbench.errors import UsageError
-from vswbench.measure.rule_update import MAX_RULES
+from vswbench.measure.rule_update import (
+    MAX_RULES,
+    RuleUpdateRequest,
+    RuleUpdateRun,
+    check_counts,
+    rule_update_method,
+)
 
 
 def _counts(text: str) -> list[int]:
@@ -52,62 +58,39 @@ def _counts(text: str) -> list[int]:
 @click.option("--no-load", is_flag=True, help="Time the updates only (no forwarding trials).")
 def rule_update(**kw: Any) -> int:
     """Rule-update time: install/remove N rules per mechanism; loss and latency during updates."""
-    from vswbench.measure.method import find_ndr, method_context
-    from vswbench.measure.rule_update import (
-        check_counts,
-        during_updates,
-        mechanisms_of,
-        rule_update_problem,
-        time_updates,
-    )
-
     counts = _counts(kw["rules"])
     check_counts(counts + [kw["update_rules"]])
     plan = method_plan(kw)
-    problem = rule_update_problem(plan.trial.switch_cls)
-    if problem:
-        raise UsageError(problem)
-    load = rate(kw["load"])
-    with method_context(plan, drain=0.05, progress=say) as ctx:
-        switch = ctx.testbed.switch
-        assert switch is not None
-        mechanisms_of(switch)                    # refuse before measuring anything
-        timings = time_updates(switch, counts, kw["repeat"], progress=say)
-        phases: dict[str, list[Any]] = {}
-        ndr = None
-        if not kw["no_load"]:
-            if load is None:
-                say("no --rate: finding the NDR first with a `quick` search")
-                ndr, _ = find_ndr(ctx, "quick")
-                load = ndr * kw["fraction"] / 100
-            for mech in switch.rule_mechanisms():
-                say(f"{mech.name}: quiet, then {kw['update_rules']:,} rules changed "
-                    f"{kw['update_rate']:g}/s, at {load:,.0f} pps")
-                phases[mech.name] = during_updates(ctx.session, mech, load, kw["duration"],
-                                                   kw["update_rules"], kw["update_rate"])
-        data = {**ctx.environment(), "method": "rule-update", "ndr_pps": ndr, "load_pps": load,
-                "update_rules": kw["update_rules"], "update_rate": kw["update_rate"],
-                "timings": [t.to_json() for t in timings],
-                "during": {m: [p.to_json() for p in ps] for m, ps in phases.items()}}
-    emit(data, kw)
+    run = rule_update_method(plan, RuleUpdateRequest(
+        counts, kw["repeat"], rate(kw["load"]), kw["fraction"], kw["update_rules"],
+        kw["update_rate"], kw["duration"], kw["no_load"]), say)
+    emit(run.data, kw)
     if not kw["as_json"]:
-        table = Table(title=f"{data['switch']}: rule-update time (medians of {kw['repeat']})")
-        for col in ("mechanism", "rules", "install ms", "remove ms", "rules/s"):
-            table.add_column(col, justify="right")
-        for t in timings:
-            table.add_row(t.mechanism, f"{t.rules:,}", num(t.install_median_s * 1e3, 1),
-                          num(t.remove_median_s * 1e3, 1),
-                          num(t.rules / t.install_median_s if t.install_median_s else None))
-        out.print(table)
-        if phases:
-            table = Table(title=f"forwarding at {load:,.0f} pps, quiet vs during updates")
-            for col in ("phase", "changes", "lost", "loss %", "p50 us", "p99 us", "max us"):
-                table.add_column(col, justify="right")
-            for ps in phases.values():
-                for p in ps:
-                    lat = p.latency_us
-                    table.add_row(p.name, str(p.updates), f"{p.lost:,}",
-                                  num(p.loss_ratio * 100, 3), num(lat.get("p50"), 1),
-                                  num(lat.get("p99"), 1), num(lat.get("max"), 1))
-            out.print(table)
+        _print_timings(run, kw["repeat"])
+        if run.phases:
+            _print_phases(run)
     return 0
+
+
+def _print_timings(run: RuleUpdateRun, repeat: int) -> None:
+    table = Table(title=f"{run.data['switch']}: rule-update time (medians of {repeat})")
+    for col in ("mechanism", "rules", "install ms", "remove ms", "rules/s"):
+        table.add_column(col, justify="right")
+    for t in run.timings:
+        table.add_row(t.mechanism, f"{t.rules:,}", num(t.install_median_s * 1e3, 1),
+                      num(t.remove_median_s * 1e3, 1),
+                      num(t.rules / t.install_median_s if t.install_median_s else None))
+    out.print(table)
+
+
+def _print_phases(run: RuleUpdateRun) -> None:
+    table = Table(title=f"forwarding at {run.load:,.0f} pps, quiet vs during updates")
+    for col in ("phase", "changes", "lost", "loss %", "p50 us", "p99 us", "max us"):
+        table.add_column(col, justify="right")
+    for ps in run.phases.values():
+        for p in ps:
+            lat = p.latency_us
+            table.add_row(p.name, str(p.updates), f"{p.lost:,}",
+                          num(p.loss_ratio * 100, 3), num(lat.get("p50"), 1),
+                          num(lat.get("p99"), 1), num(lat.get("max"), 1))
+    out.print(table)

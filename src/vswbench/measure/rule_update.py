@@ -18,12 +18,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vswbench.errors import UsageError
 from vswbench.measure.session import TrialSession
 from vswbench.measure.trial import TrialResult
 from vswbench.switches.base import RuleMechanism, Switch
+
+if TYPE_CHECKING:      # method.py's context holds the testbed (imported when the method runs)
+    from vswbench.measure.method import MethodContext, MethodPlan
 
 MAX_RULES = 32768              # the update rules' destinations (switches/functions.ACL_BASE)
 PERCENTILES = ("min", "p50", "p90", "p99", "p999", "max")
@@ -166,3 +169,66 @@ def during_updates(session: TrialSession, mech: RuleMechanism, rate_pps: float, 
         raise updater.error
     return [Phase.of("quiet", quiet),
             Phase.of(f"during {mech.name}", busy, len(updater.times), updater.times)]
+
+
+@dataclass(frozen=True)
+class RuleUpdateRequest:
+    """A `vswbench rule-update` as given (the counts checked)."""
+    counts: list[int]
+    repeat: int
+    load: float | None          # pps during the comparison; None: `fraction` % of the NDR
+    fraction: int
+    update_rules: int
+    update_rate: float
+    duration: float
+    no_load: bool
+
+
+@dataclass(frozen=True)
+class RuleUpdateRun:
+    timings: list[UpdateTiming]
+    phases: dict[str, list[Phase]]       # per mechanism: quiet, then during updates
+    load: float | None
+    data: dict[str, Any]
+
+
+def rule_update_method(plan: MethodPlan, req: RuleUpdateRequest,
+                       say: Callable[[str], None]) -> RuleUpdateRun:
+    """The body of `vswbench rule-update`: the update timings per mechanism and count, then
+    (unless `no_load`) forwarding quiet and during updates per mechanism."""
+    from vswbench.measure.method import method_context
+
+    problem = rule_update_problem(plan.trial.switch_cls)
+    if problem:
+        raise UsageError(problem)
+    with method_context(plan, drain=0.05, progress=say) as ctx:
+        switch = ctx.testbed.switch
+        assert switch is not None
+        mechanisms_of(switch)                    # refuse before measuring anything
+        timings = time_updates(switch, req.counts, req.repeat, progress=say)
+        ndr, load, phases = (None, req.load, {}) if req.no_load else \
+            _forwarding(ctx, switch, req, say)
+        data = {**ctx.environment(), "method": "rule-update", "ndr_pps": ndr, "load_pps": load,
+                "update_rules": req.update_rules, "update_rate": req.update_rate,
+                "timings": [t.to_json() for t in timings],
+                "during": {m: [p.to_json() for p in ps] for m, ps in phases.items()}}
+    return RuleUpdateRun(timings, phases, load, data)
+
+
+def _forwarding(ctx: MethodContext, switch: Switch, req: RuleUpdateRequest,
+                say: Callable[[str], None]) -> tuple[float | None, float, dict[str, list[Phase]]]:
+    """The NDR (searched when no load was given), the load, and each mechanism's phases."""
+    from vswbench.measure.method import find_ndr
+
+    ndr, load = None, req.load
+    if load is None:
+        say("no --rate: finding the NDR first with a `quick` search")
+        ndr, _ = find_ndr(ctx, "quick")
+        load = ndr * req.fraction / 100
+    phases: dict[str, list[Phase]] = {}
+    for mech in switch.rule_mechanisms():
+        say(f"{mech.name}: quiet, then {req.update_rules:,} rules changed "
+            f"{req.update_rate:g}/s, at {load:,.0f} pps")
+        phases[mech.name] = during_updates(ctx.session, mech, load, req.duration,
+                                           req.update_rules, req.update_rate)
+    return ndr, load, phases
