@@ -137,16 +137,25 @@ def argument_problem(group: click.Group, args: Sequence[str]) -> str | None:
             if taken.param in seen:
                 return f"{owner} is given twice: give it once"
             seen.add(taken.param)
-        if is_path and not value.strip():
-            return (f"{where or 'a path argument '}is empty: give a file or directory name "
-                    "(. for the current directory)")
-        digit = None if is_path else _non_ascii_digit(value)
-        if digit is not None:
-            return (f"{where}{one_line(repr(value))}: {digit!r} is not an ASCII digit "
-                    f"({unicodedata.name(digit, 'a digit').lower()}); write numbers with 0-9")
-        if belongs is not None and belongs.number and not PLAIN_NUMBER.fullmatch(value):
-            return (f"{owner} {one_line(repr(value))}: write a number with the digits 0-9 and at "
-                    "most one decimal point (no sign, underscore, space or exponent)")
+        problem = _value_problem(value, is_path, where, owner, belongs)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _value_problem(value: str, is_path: bool, where: str, owner: str,
+                   belongs: _ValueOption | None) -> str | None:
+    """An empty path, a digit other than 0-9, or a number option's value that is not plain."""
+    if is_path and not value.strip():
+        return (f"{where or 'a path argument '}is empty: give a file or directory name "
+                "(. for the current directory)")
+    digit = None if is_path else _non_ascii_digit(value)
+    if digit is not None:
+        return (f"{where}{one_line(repr(value))}: {digit!r} is not an ASCII digit "
+                f"({unicodedata.name(digit, 'a digit').lower()}); write numbers with 0-9")
+    if belongs is not None and belongs.number and not PLAIN_NUMBER.fullmatch(value):
+        return (f"{owner} {one_line(repr(value))}: write a number with the digits 0-9 and at "
+                "most one decimal point (no sign, underscore, space or exponent)")
     return None
 
 
