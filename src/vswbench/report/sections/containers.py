@@ -19,8 +19,7 @@ from vswbench.switches import catalog
 
 BASELINE = "bridge"
 INTRO = ("Each container network against the mechanism it wires, built by hand, on the same "
-         "scenario and frame size (the bridge; cni-macvlan: macvlan, cni-ptp: router, "
-         "cni-host-device: veth): the CNI plugins as a runtime calls them "
+         "scenario and frame size (the bridge; {others}): the CNI plugins as a runtime calls them "
          "(<code>cni-*</code>: cni-bridge is Podman's netconf, cni-bridge-promisc containerd's, "
          "cni-bridge-bare the plugin with its four defaults off) and Docker's default network "
          "rebuilt without Docker (<code>docker-bridge</code>: br_netfilter, conntrack, its NAT "
@@ -99,7 +98,9 @@ class Containers(Section):
         groups = container_rows(model.ranking)
         if not groups:
             return empty_note(self.empty(model))
-        parts = [f"<p>{INTRO}</p>"]
+        others = ", ".join(f"{name}: {base}" for name, base in baselines().items()
+                           if base != BASELINE)
+        parts = [f"<p>{INTRO.format(others=others)}</p>"]
         for (scenario, size, variant), rows in sorted(groups.items()):
             title = " ".join(x for x in (scenario, size, variant) if x)
             parts.append(f"<h3>{escape(title)}</h3>{group_table(rows)}")
