@@ -29,14 +29,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from vswbench.errors import UsageError
-from vswbench.models.chain_cost import LEVEL, ChainObservation, Group, Layout, Parameter
+from vswbench.models.chain_cost import LEVEL, ChainObservation, Group, Parameter
+from vswbench.models.chain_layout import Layout
 from vswbench.models.student_t import t_quantile
 from vswbench.results.points import PointRecord, read_point
 from vswbench.results.points import load as load_store
@@ -124,49 +125,62 @@ def from_points(points: Iterable[StoredPoint | PointRecord],
                 runs: Sequence[StoredRun] = ()) -> ChainData:
     """`points`: stored points, or their records (read_point)."""
     tsc_of_run = {r.run_id: r.system.host.tsc_hz if r.system else None for r in runs}
-    obs: list[ChainObservation] = []
-    parts: list[CostBreakdown] = []
-    drops: list[DropCost] = []
-    skipped: list[str] = []
+    found = _Found()
     for p in (q if isinstance(q, PointRecord) else read_point(q) for q in points):
         n = chain_length(p.params.scenario)
-        m = p.measured
-        if n is None or p.status != "done" or not m.recorded:
+        if n is None or p.status != "done" or not p.measured.recorded:
             continue
-        layout = layout_of(m, n)
+        layout = layout_of(p.measured, n)
         if isinstance(layout, str):
-            skipped.append(f"{p.label}: {layout}")
+            found.skipped.append(f"{p.label}: {layout}")
             continue
-        switch, size, place = str(p.params.switch), _size(p), p.params.placement
-        nf = str(p.params.option("nf", FWD))
-        group: Group = (switch, nf, size, layout.switch_cpu is not None)
-        tsc = m.tsc_hz or tsc_of_run.get(p.run_id)
-        common = dict(switch=switch, frame_size=size, n=n, placement=place, layout=layout,
-                      tsc_hz=float(tsc) if tsc else None,
-                      forwarding_mode=m.forwarding_mode or "", key=p.key, nf=nf,
-                      repetition=p.params.repetition)
-        h = p.headline if p.kind == "search" else None
-        if h is not None and h.ndr_pps:
-            obs.append(ChainObservation(**common, throughput_pps=h.ndr_pps, metric="ndr",
-                                        lower_bound=bool(h.generator_bound),
-                                        cycles_per_packet=h.cycles_per_packet))
-        elif p.kind == "sweep" and m.loads:
-            peak = max(m.loads, key=lambda q: q.achieved_pps or 0)
-            if peak.achieved_pps:
-                obs.append(ChainObservation(**common, throughput_pps=peak.achieved_pps,
-                                            metric="peak",
-                                            cycles_per_packet=peak.cycles_per_packet))
-            drops += _drop_costs(group, n, m.loads, peak)
-        elif p.kind == "trial":
-            b = _breakdown(group, n, place, m.as_trial) if m.as_trial is not None else None
-            if b is not None:
-                parts.append(b)
-        elif p.kind == "latency" and m.loads is not None:
-            for q in m.loads:
-                b = _breakdown(group, n, place, q)
-                if b is not None and q.has_by_process:
-                    parts.append(b)
-    return ChainData(tuple(obs), tuple(parts), tuple(drops), tuple(skipped))
+        _add_point(found, p, _base(p, n, layout, tsc_of_run.get(p.run_id)))
+    return ChainData(tuple(found.obs), tuple(found.parts), tuple(found.drops),
+                     tuple(found.skipped))
+
+
+@dataclass
+class _Found:
+    """What from_points collects."""
+    obs: list[ChainObservation] = field(default_factory=list)
+    parts: list[CostBreakdown] = field(default_factory=list)
+    drops: list[DropCost] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _base(p: PointRecord, n: int, layout: Layout, run_tsc: float | None) -> ChainObservation:
+    """The observation of a point without its throughput (metric "": to be replaced)."""
+    m = p.measured
+    tsc = m.tsc_hz or run_tsc
+    return ChainObservation(
+        switch=str(p.params.switch), frame_size=_size(p), n=n, placement=p.params.placement,
+        layout=layout, throughput_pps=0.0, metric="", tsc_hz=float(tsc) if tsc else None,
+        forwarding_mode=m.forwarding_mode or "", key=p.key, nf=str(p.params.option("nf", FWD)),
+        repetition=p.params.repetition)
+
+
+def _add_point(found: _Found, p: PointRecord, base: ChainObservation) -> None:
+    """A chain point's observation, cost breakdowns or drop costs, by its kind."""
+    m, n, place = p.measured, base.n, base.placement
+    group: Group = (base.switch, base.nf, base.frame_size, base.layout.switch_cpu is not None)
+    h = p.headline if p.kind == "search" else None
+    if h is not None and h.ndr_pps:
+        found.obs.append(replace(base, throughput_pps=h.ndr_pps, metric="ndr",
+                                 lower_bound=bool(h.generator_bound),
+                                 cycles_per_packet=h.cycles_per_packet))
+    elif p.kind == "sweep" and m.loads:
+        peak = max(m.loads, key=lambda q: q.achieved_pps or 0)
+        if peak.achieved_pps:
+            found.obs.append(replace(base, throughput_pps=peak.achieved_pps, metric="peak",
+                                     cycles_per_packet=peak.cycles_per_packet))
+        found.drops += _drop_costs(group, n, m.loads, peak)
+    elif p.kind == "trial":
+        b = _breakdown(group, n, place, m.as_trial) if m.as_trial is not None else None
+        if b is not None:
+            found.parts.append(b)
+    elif p.kind == "latency" and m.loads is not None:
+        found.parts += [b for q in m.loads if q.has_by_process
+                        and (b := _breakdown(group, n, place, q)) is not None]
 
 
 def _drop_costs(group: Group, n: int, pts: Sequence[LoadPoint],
@@ -235,7 +249,7 @@ def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[Parameter, Paramete
     x = np.column_stack([np.ones(len(xs)), np.array(xs, dtype=float)])
     coef, *_ = np.linalg.lstsq(x, np.array(ys, dtype=float), rcond=None)
     dof = len(xs) - 2
-    half = [None, None]
+    half: list[float | None] = [None, None]
     if dof > 0:
         resid = np.array(ys) - x @ coef
         cov = float(resid @ resid) / dof * np.linalg.inv(x.T @ x)

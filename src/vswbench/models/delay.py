@@ -199,7 +199,7 @@ class DelayModel:
     def _cum(self) -> np.ndarray:
         """Cumulative fraction at each bin's lower edge, then 1.0 (length bins + 1)."""
         c = np.concatenate(([0], np.cumsum(np.asarray(self.counts, dtype=np.int64))))
-        return c / c[-1]
+        return np.asarray(c / c[-1], dtype=np.float64)
 
     @property
     def relative_frequencies(self) -> tuple[float, ...]:
@@ -228,7 +228,7 @@ class DelayModel:
             raise UsageError("quantile probabilities must be within [0, 1]")
         i = np.minimum(np.searchsorted(self._cum[1:], q, side="left"), len(self.counts) - 1)
         inside = np.clip((q - self._cum[i]) / (self._cum[i + 1] - self._cum[i]), 0.0, 1.0)
-        return self._lo[i] + inside * (self._hi[i] - self._lo[i])
+        return np.asarray(self._lo[i] + inside * (self._hi[i] - self._lo[i]), dtype=np.float64)
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """n delays (us) by inverse transform: Q(U), U uniform; linear within a bin."""
@@ -332,6 +332,29 @@ def _condition(raw: Any, where: str) -> DelayCondition:
 def _parse(data: Any, where: str) -> DelayModel:
     if not isinstance(data, dict):
         raise UsageError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    _check_header(data, where)
+    cond = _condition(data.get("condition"), where)
+    if not isinstance(cond.variant, str) or isinstance(cond.repetitions, bool) or not (
+            isinstance(cond.repetitions, int) and cond.repetitions >= 1):
+        raise UsageError(f"{where}: condition variant must be text, repetitions an integer >= 1")
+    bins = data.get("bins")
+    if not isinstance(bins, dict):
+        raise UsageError(f"{where}: missing 'bins' object")
+    low, high, count = _bin_columns(bins, where)
+    src = data.get("source", "engine histogram")
+    if src not in SOURCES:
+        raise UsageError(f"{where}: source {src!r}, expected one of {', '.join(SOURCES)}")
+    model = DelayModel(cond, tuple(float(x) for x in low), tuple(float(x) for x in high),
+                       tuple(count), src)
+    if data.get("samples") != model.samples:
+        raise UsageError(f"{where}: samples is {data.get('samples')!r} but the bin counts add up "
+                         f"to {model.samples}")
+    _check_derived(bins, model, where)
+    return model
+
+
+def _check_header(data: dict[str, Any], where: str) -> None:
+    """The schema, its version and the unit a model file must name."""
     if data.get("schema") != SCHEMA:
         raise UsageError(f"{where}: not a vswbench delay model (schema {data.get('schema')!r}, "
                          f"expected {SCHEMA!r}): give a file `vswbench model delay` wrote")
@@ -341,28 +364,24 @@ def _parse(data: Any, where: str) -> DelayModel:
                          f"{SCHEMA_VERSION} (upgrade vswbench for newer files)")
     if data.get("unit") != "us":
         raise UsageError(f"{where}: unit {data.get('unit')!r}, expected 'us'")
-    cond = _condition(data.get("condition"), where)
-    if not isinstance(cond.variant, str) or isinstance(cond.repetitions, bool) or not (
-            isinstance(cond.repetitions, int) and cond.repetitions >= 1):
-        raise UsageError(f"{where}: condition variant must be text, repetitions an integer >= 1")
-    bins = data.get("bins")
-    if not isinstance(bins, dict):
-        raise UsageError(f"{where}: missing 'bins' object")
-    cols = {k: bins.get(k) for k in ("low_us", "high_us", "count")}
-    for k, v in cols.items():
+
+
+def _bin_columns(bins: dict[str, Any], where: str) -> tuple[list[Any], list[Any], list[Any]]:
+    """bins.low_us, high_us and count, each a list, checked together (_bins_problem)."""
+    cols: list[list[Any]] = []
+    for k in ("low_us", "high_us", "count"):
+        v = bins.get(k)
         if not isinstance(v, list):
             raise UsageError(f"{where}: bins.{k} must be a list")
-    problem = _bins_problem(cols["low_us"], cols["high_us"], cols["count"])
+        cols.append(v)
+    problem = _bins_problem(cols[0], cols[1], cols[2])
     if problem:
         raise UsageError(f"{where}: {problem}")
-    src = data.get("source", "engine histogram")
-    if src not in SOURCES:
-        raise UsageError(f"{where}: source {src!r}, expected one of {', '.join(SOURCES)}")
-    model = DelayModel(cond, tuple(float(x) for x in cols["low_us"]),
-                       tuple(float(x) for x in cols["high_us"]), tuple(cols["count"]), src)
-    if data.get("samples") != model.samples:
-        raise UsageError(f"{where}: samples is {data.get('samples')!r} but the bin counts add up "
-                         f"to {model.samples}")
+    return cols[0], cols[1], cols[2]
+
+
+def _check_derived(bins: dict[str, Any], model: DelayModel, where: str) -> None:
+    """bins.relative_frequency and bins.ecdf, where given, agree with the counts."""
     for key, expected in (("relative_frequency", model.relative_frequencies),
                           ("ecdf", model.ecdf)):
         given = bins.get(key)
@@ -373,7 +392,6 @@ def _parse(data: Any, where: str) -> DelayModel:
         for i, (g, e) in enumerate(zip(given, expected)):
             if not _is_num(g) or abs(g - e) > 1e-9:
                 raise UsageError(f"{where}: bins.{key}[{i}] is {g!r} but the counts give {e:.12g}")
-    return model
 
 
 def dumps(data: Any) -> str:

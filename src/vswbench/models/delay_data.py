@@ -66,7 +66,8 @@ def models_from_series(series: Iterable[LoadSeries], *, pool: bool = True,
             if not lp.histogram:
                 continue
             by_fraction = s.kind == "latency" and lp.fraction_of_ndr is not None
-            at = ("f", lp.fraction_of_ndr) if by_fraction else ("pps", round(lp.offered_pps, 1))
+            pps = None if lp.offered_pps is None else round(lp.offered_pps, 1)
+            at = ("f", lp.fraction_of_ndr) if by_fraction else ("pps", pps)
             key = (s.setup, s.kind, at, None if pool else s.repetition)
             groups[key].append((s.repetition, lp.offered_pps, lp.histogram))
     for setup, rep, offered, hist in trials:
@@ -74,8 +75,8 @@ def models_from_series(series: Iterable[LoadSeries], *, pool: bool = True,
         groups[(setup, "trial", at, None if pool else rep)].append((rep, offered, hist))
     models = []
     for (setup, kind, at, rep), members in groups.items():
-        offered = [o for _, o, _ in members if o is not None]
-        cond = _condition(setup, kind, statistics.median(offered) if offered else None,
+        loads = [o for _, o, _ in members if o is not None]
+        cond = _condition(setup, kind, statistics.median(loads) if loads else None,
                           at[1] if at[0] == "f" else None, rep,
                           len({r for r, _, _ in members}))
         models.append(DelayModel.from_histogram([b for _, _, h in members for b in h], cond))

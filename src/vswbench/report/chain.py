@@ -149,7 +149,7 @@ def _by_n(a: GroupAnalysis) -> str:
                 row += ["–" if bound is None else f"≥ {_num(bound)}", _num(pred), "–"]
                 continue
             mean = sum(c.measured_pps for c in pts) / len(pts)
-            loo = [a.loo_error[c.key] for c in pts if a.loo_error.get(c.key) is not None]
+            loo = [e for c in pts if (e := a.loo_error.get(c.key)) is not None]
             err = None if pred is None else pred / mean - 1
             row += [_num(mean), _num(pred), f"{_pct(err)} / "
                     f"{_pct(sum(loo) / len(loo)) if loo else '–'}"]

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 from matplotlib.axes import Axes
@@ -20,12 +21,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
 FIGSIZE = (7.5, 4.2)                     # inches; at DPI 100 a 750 x 420 pixel PNG
 FIGSIZE_WIDE = (10.0, 4.2)
 LEGEND_BESIDE = 14                       # legend entries that fit beside the axes
 LEGEND_ROW_INCHES = 0.2                  # height added per legend row under the axes
 DPI = 100
-RC = {"svg.hashsalt": "vswbench-report", "svg.fonttype": "path", "font.size": 9,
+RC: dict[RcKeyType, Any] = {"svg.hashsalt": "vswbench-report", "svg.fonttype": "path", "font.size": 9,
       "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 7, "legend.framealpha": 0.8}
 # 14 colours and 14 markers: every switch of a report (12 backends today) gets its own pair
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",

@@ -15,7 +15,7 @@ from typing import Any
 from vswbench.host.sysinfo import missing_tuning
 from vswbench.report.data import ranking
 from vswbench.results.fingerprint import RunFingerprint
-from vswbench.results.points import StoredResults
+from vswbench.results.points import PointRecord, StoredResults
 
 HIGH_CV = 0.05
 
@@ -56,36 +56,39 @@ def run_infos(data: StoredResults) -> list[RunInfo]:
 
 
 def warnings(data: StoredResults) -> list[ReportWarning]:
-    out: list[ReportWarning] = []
-    for p in data.records():
-        m = p.measured
-        label = p.setup.label + f" ({p.kind})"
-        if p.kind == "search" and m.generator_bound:
-            ceiling = m.generator_ceiling_pps
-            out.append(ReportWarning(
-                "generator-bound", label,
-                "the NDR reached the tester's calibrated ceiling"
-                + (f" ({ceiling:,.0f} pps)" if ceiling else "")
-                + ": it is the tester's limit, the switch forwards at least this much"))
-        if m.cvs:
-            for metric, cv in m.cvs:
-                if cv is not None and cv > HIGH_CV:
-                    what = f"{metric} " if metric else ""
-                    out.append(ReportWarning(
-                        "high CV", label,
-                        f"{what}varies by {cv * 100:.1f} % (coefficient of variation) over its "
-                        f"repetitions, above {HIGH_CV * 100:.0f} %: interference, frequency "
-                        "scaling or VM steal time; quiet the host or run more repetitions"))
+    out = [w for rec in data.records() for w in _point_warnings(rec)]
     out += _repetition_cv(data)
     for info in run_infos(data):
         if info.fingerprint is None:
             continue
         runs = ", ".join(info.run_ids)
-        for message in missing_tuning(info.fingerprint.host):
-            out.append(ReportWarning("missing tuning", f"run {runs}", message))
-    for p in data.points:
-        if p.status in ("failed", "skipped"):
-            out.append(ReportWarning(p.status, p.label, p.error or "(no error recorded)"))
+        out += [ReportWarning("missing tuning", f"run {runs}", message)
+                for message in missing_tuning(info.fingerprint.host)]
+    out += [ReportWarning(p.status, p.label, p.error or "(no error recorded)")
+            for p in data.points if p.status in ("failed", "skipped")]
+    return out
+
+
+def _point_warnings(p: PointRecord) -> list[ReportWarning]:
+    """A finished point's own warnings: generator-bound, and a high CV over its --repeat."""
+    out: list[ReportWarning] = []
+    m = p.measured
+    label = p.setup.label + f" ({p.kind})"
+    if p.kind == "search" and m.generator_bound:
+        ceiling = m.generator_ceiling_pps
+        out.append(ReportWarning(
+            "generator-bound", label,
+            "the NDR reached the tester's calibrated ceiling"
+            + (f" ({ceiling:,.0f} pps)" if ceiling else "")
+            + ": it is the tester's limit, the switch forwards at least this much"))
+    for metric, cv in m.cvs:
+        if cv is not None and cv > HIGH_CV:
+            what = f"{metric} " if metric else ""
+            out.append(ReportWarning(
+                "high CV", label,
+                f"{what}varies by {cv * 100:.1f} % (coefficient of variation) over its "
+                f"repetitions, above {HIGH_CV * 100:.0f} %: interference, frequency "
+                "scaling or VM steal time; quiet the host or run more repetitions"))
     return out
 
 

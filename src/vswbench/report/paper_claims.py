@@ -252,7 +252,7 @@ def _curve_term(term: Term, data: StoredResults) -> Value:
 
 def _delay(term: Term, data: StoredResults) -> Value:
     base_name = dict(term.select).get("baseline", "veth")
-    plain = replace(term, metric=term.metric.removeprefix("delay_"), factor=1.0,
+    plain = replace(term, metric=(term.metric or "").removeprefix("delay_"), factor=1.0,
                     select=tuple((k, v) for k, v in term.select if k != "baseline"))
     base = replace(plain, select=tuple((k, v) for k, v in plain.select if k != "switch")
                    + (("switch", base_name),))
@@ -279,33 +279,30 @@ def _x_values(term: Term, key: str, data: StoredResults) -> list[str]:
     if term.metric and term.metric.startswith("delay_"):
         sw = dict(term.select).get("switch")
         pts = [p for p in pts if sw is None or p.params.value("switch") == sw]
-    xs: set[str] = set()
     if key == "load":
         return list(LOADS)
-    for p in pts:
-        if key == "fraction":
-            for e in p.measured.loads or ():
-                f = e.fraction_of_ndr
-                if f is not None and p.kind == "latency":
-                    xs.add(f"{f * 100:g}")
-        elif key in ("chain", "pairs"):
-            scen = str(p.params.value("scenario", ""))
-            if scen.startswith(key + ":"):
-                xs.add(scen.split(":", 1)[1])
-            elif key == "chain" and scen == _scenario_name("chain:1"):
-                xs.add("1")
-        elif key == "clones":
-            clones = p.params.option("clones")
-            if clones is not None:
-                xs.add(clones)
-        elif key == "rate":
-            if p.params.rate is not None:
-                xs.add(f"{float(p.params.rate):g}")
-        else:
-            xs.add(str(p.params.value(key, 1)))
+    xs = {x for p in pts for x in _xs_of(p, key)}
     order: Callable[[str], Any] = (lambda s: size_order(int(s) if s.isdigit() else s)) \
         if key == "size" else (lambda s: float(s))
     return sorted(xs, key=order)
+
+
+def _xs_of(p: PointRecord, key: str) -> set[str]:
+    """The values of trend axis `key` one point holds (a latency point: each fraction)."""
+    if key == "fraction":
+        return {f"{e.fraction_of_ndr * 100:g}" for e in p.measured.loads or ()
+                if e.fraction_of_ndr is not None and p.kind == "latency"}
+    if key in ("chain", "pairs"):
+        scen = str(p.params.value("scenario", ""))
+        if scen.startswith(key + ":"):
+            return {scen.split(":", 1)[1]}
+        return {"1"} if key == "chain" and scen == _scenario_name("chain:1") else set()
+    if key == "clones":
+        clones = p.params.option("clones")
+        return set() if clones is None else {clones}
+    if key == "rate":
+        return set() if p.params.rate is None else {f"{float(p.params.rate):g}"}
+    return {str(p.params.value(key, 1))}
 
 
 def _trend(check: Check, claim: Claim, data: StoredResults) -> tuple[str, str]:

@@ -205,7 +205,7 @@ def top_functions_table(points: Sequence[ProfiledPoint], n: int = 3) -> str:
 
 def write_folded(points: Sequence[ProfiledPoint], out_dir: Path) -> list[Path]:
     """OUT/profiles/<point key>-cpuN.folded: `stack count` lines (flamegraph.pl, speedscope)."""
-    written = []
+    written: list[Path] = []
     if not points:
         return written
     folder = make_dir(out_dir / FOLDED_DIR)

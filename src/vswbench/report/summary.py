@@ -126,11 +126,11 @@ def preset_sentences(data: StoredResults) -> list[str]:
     for rec in data.records("latency"):
         fractions = rec.params.fractions or (0.9,)
         loads = rec.measured.loads or ()
-        kind = loads[0].latency_kind if loads else None
+        latency_kind = loads[0].latency_kind if loads else None
         lat[(_seconds(rec.params.duration or 5.0),
              ", ".join(f"{f * 100:g} %" for f in fractions if isinstance(f, (int, float))),
-             str(kind or "latency"))] += 1
-    for (seconds, fractions, kind), _ in lat.most_common():
-        out.append(f"Latency: a trial of {seconds} at {fractions} of each switch's NDR, "
+             str(latency_kind or "latency"))] += 1
+    for (seconds, at, kind), _ in lat.most_common():
+        out.append(f"Latency: a trial of {seconds} at {at} of each switch's NDR, "
                    f"{kind} latency of the frames it sent.")
     return out

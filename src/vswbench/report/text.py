@@ -12,7 +12,7 @@ from vswbench.report.marks import MARKS_NOTE, latency_loss_cell, ndr_loss_cell, 
 from vswbench.report.verdict import Verdict
 from vswbench.report.verdict_entry import Entry, mpps
 from vswbench.results.loss import loss_text
-from vswbench.results.points import PointRecord
+from vswbench.results.points import Headline, PointRecord
 
 COLUMNS = ("#", "switch", "MRR Mpps", "range Mpps", "rounds", "NDR Mpps", "CT Mpps", "Gbit/s",
            "PDR Mpps", "loss at CT", "p50 us@90%", "p99 us@90%", "lat. loss", "cycles/pkt",
@@ -99,38 +99,61 @@ def point_line(rec: PointRecord) -> str:
     head = f"{rec.status} {rec.label}"
     if not rec.done:
         return head + (f": {rec.error}" if rec.error else "")
-    h, parts = rec.headline, []
-    if rec.kind == "search" and h.ndr_pps is not None:
-        bound = ">= " if h.generator_bound else ""
-        bounds = (f" (bounds {mpps(h.lower_bound_pps)}-{mpps(h.upper_bound_pps)})"
-                  if h.lower_bound_pps is not None and h.upper_bound_pps is not None else "")
-        parts.append(f"NDR {bound}{mpps(h.ndr_pps)} Mpps{bounds}")
-        if h.pdr_pps is not None:
-            parts.append(f"PDR {mpps(h.pdr_pps)} Mpps")
-        if h.generator_bound:
-            parts.append("generator-bound")
-    elif rec.kind == "rounds" and h.achieved_pps is not None:
-        parts.append(f"MRR {'>= ' if h.generator_bound else ''}{mpps(h.achieved_pps)} Mpps, "
-                     f"median of {h.trial_count} rounds")
-    elif rec.kind == "trial" and h.achieved_pps is not None:
-        parts.append(f"achieved {mpps(h.achieved_pps)} Mpps")
-        if h.loss_ratio is not None:
-            parts.append(f"loss {h.loss_ratio * 100:.3g} %")
-    elif rec.kind == "sweep" and h.peak_achieved_pps is not None:
-        parts.append(f"peak {mpps(h.peak_achieved_pps)} Mpps")
-    elif rec.kind == "b2b" and h.b2b_frames is not None:
-        parts.append(f"back-to-back {h.b2b_frames:,.0f} frames")
-    if rec.kind == "search" and h.ndr_load_loss is not None and h.ndr_load_loss.lossy_trials:
-        parts.append(h.ndr_load_loss.describe())
-    if rec.kind == "search" and h.loss_around_ndr is not None and h.loss_around_ndr.ill_defined:
-        parts.append(h.loss_around_ndr.describe())
-    lat = h.latency
-    if lat is not None and lat.p99_us is not None:
-        at = (f" at {lat.fraction_of_ndr * 100:g} % of NDR {mpps(h.ndr_pps)} Mpps"
-              if lat.fraction_of_ndr is not None and h.ndr_pps is not None else "")
-        parts.append(f"p50 {percentile_cell(lat, 'p50')} us, p99 {percentile_cell(lat, 'p99')}"
-                     f" us{at}")
-        if lat.lossy:
-            parts.append("latency trial: "
-                         + loss_text(lat.lost_frames, lat.loss_ratio, lat.counters_agree))
+    h = rec.headline
+    parts = _throughput_parts(rec.kind, h)
+    if rec.kind == "search":
+        parts += _ndr_loss_parts(h)
+    parts += _latency_parts(h)
     return head + (": " + ", ".join(parts) if parts else "")
+
+
+def _throughput_parts(kind: str, h: Headline) -> list[str]:
+    """The kind's throughput: a search's NDR and PDR, MRR, a trial's, a sweep's peak, b2b."""
+    if kind == "search" and h.ndr_pps is not None:
+        return _search_parts(h)
+    if kind == "rounds" and h.achieved_pps is not None:
+        return [f"MRR {'>= ' if h.generator_bound else ''}{mpps(h.achieved_pps)} Mpps, "
+                f"median of {h.trial_count} rounds"]
+    if kind == "trial" and h.achieved_pps is not None:
+        return [f"achieved {mpps(h.achieved_pps)} Mpps"] + (
+            [f"loss {h.loss_ratio * 100:.3g} %"] if h.loss_ratio is not None else [])
+    if kind == "sweep" and h.peak_achieved_pps is not None:
+        return [f"peak {mpps(h.peak_achieved_pps)} Mpps"]
+    if kind == "b2b" and h.b2b_frames is not None:
+        return [f"back-to-back {h.b2b_frames:,.0f} frames"]
+    return []
+
+
+def _search_parts(h: Headline) -> list[str]:
+    bound = ">= " if h.generator_bound else ""
+    bounds = (f" (bounds {mpps(h.lower_bound_pps)}-{mpps(h.upper_bound_pps)})"
+              if h.lower_bound_pps is not None and h.upper_bound_pps is not None else "")
+    parts = [f"NDR {bound}{mpps(h.ndr_pps)} Mpps{bounds}"]
+    if h.pdr_pps is not None:
+        parts.append(f"PDR {mpps(h.pdr_pps)} Mpps")
+    if h.generator_bound:
+        parts.append("generator-bound")
+    return parts
+
+
+def _ndr_loss_parts(h: Headline) -> list[str]:
+    """A search's loss at its NDR's load, and an ill-defined NDR."""
+    parts = []
+    if h.ndr_load_loss is not None and h.ndr_load_loss.lossy_trials:
+        parts.append(h.ndr_load_loss.describe())
+    if h.loss_around_ndr is not None and h.loss_around_ndr.ill_defined:
+        parts.append(h.loss_around_ndr.describe())
+    return parts
+
+
+def _latency_parts(h: Headline) -> list[str]:
+    lat = h.latency
+    if lat is None or lat.p99_us is None:
+        return []
+    at = (f" at {lat.fraction_of_ndr * 100:g} % of NDR {mpps(h.ndr_pps)} Mpps"
+          if lat.fraction_of_ndr is not None and h.ndr_pps is not None else "")
+    parts = [f"p50 {percentile_cell(lat, 'p50')} us, p99 {percentile_cell(lat, 'p99')} us{at}"]
+    if lat.lossy:
+        parts.append("latency trial: "
+                     + loss_text(lat.lost_frames, lat.loss_ratio, lat.counters_agree))
+    return parts

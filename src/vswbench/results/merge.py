@@ -20,7 +20,7 @@ before every store has been read and checked.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vswbench.errors import UsageError
@@ -66,45 +66,62 @@ def merge(stores: Sequence[str | Path], out_dir: Path, hosts: Sequence[str] = ()
                          "in the stores' order, or none")
     for h in hosts:
         _check_host(h, "--host")
-    runs: list[StoredRun] = []
-    points: list[StoredPoint] = []
-    seen_runs: dict[str, Path] = {}
-    seen_keys: dict[tuple[str, str], Path] = {}
-    order: list[str] = []
+    merged = _Merged()
     for i, given in enumerate(stores):
         path = store_file(given)
         with ResultStore(path, create=False) as store:
             these_runs, these_points = store.runs(), store.points()
-        host_by_run: dict[str, str] = {}
-        for run in these_runs:
-            if run.run_id in seen_runs:
-                raise UsageError(f"run {run.run_id} is in both {seen_runs[run.run_id]} and {path}: "
-                                 "the same store given twice? give each host's store once")
-            seen_runs[run.run_id] = path
-            host = _check_host(host_of(run, hosts[i] if hosts else None), f"{path}: host")
-            host_by_run[run.run_id] = host
-            if host not in order:
-                order.append(host)
-            runs.append(replace(run, fingerprint={**(run.fingerprint or {}), HOST_KEY: host}))
-        for p in these_points:
-            host = str(p.params.get(HOST_KEY) or host_by_run.get(p.run_id, "unknown"))
-            key = p.key if p.params.get(HOST_KEY) else f"{p.key}@{host}"
-            if (p.campaign, key) in seen_keys:
-                raise UsageError(f"{path} and {seen_keys[p.campaign, key]} both hold point "
-                                 f"{p.label!r} of campaign {p.campaign!r} for host {host}: name "
-                                 "each store's host with --host")
-            seen_keys[p.campaign, key] = path
-            points.append(replace(p, key=key, params={**p.params, HOST_KEY: host}))
+        host_by_run = merged.add_runs(path, these_runs, hosts[i] if hosts else None)
+        merged.add_points(path, these_points, host_by_run)
     out = out_dir / "results.sqlite"
     if out.exists() or out.is_symlink():
         raise UsageError(f"{out} exists: merge writes a new store; give a new -o directory")
     out_dir.mkdir(parents=True, exist_ok=True)
-    with ResultStore(out) as merged:
+    with ResultStore(out) as store:
+        for run in merged.runs:
+            store.copy_run(run)
+        for p in merged.points:
+            store.copy_point(p)
+    return MergeSummary(out, tuple(merged.order), len(merged.runs), len(merged.points))
+
+
+@dataclass
+class _Merged:
+    """The runs and points merge has read so far, each with its host, checked for clashes."""
+    runs: list[StoredRun] = field(default_factory=list)
+    points: list[StoredPoint] = field(default_factory=list)
+    seen_runs: dict[str, Path] = field(default_factory=dict)
+    seen_keys: dict[tuple[str, str], Path] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)          # hosts, in order of first appearance
+
+    def add_runs(self, path: Path, runs: Sequence[StoredRun], given: str | None
+                 ) -> dict[str, str]:
+        """A store's runs, its fingerprint naming the host; the host of each run id."""
+        host_by_run: dict[str, str] = {}
         for run in runs:
-            merged.copy_run(run)
+            if run.run_id in self.seen_runs:
+                raise UsageError(f"run {run.run_id} is in both {self.seen_runs[run.run_id]} and "
+                                 f"{path}: the same store given twice? give each host's store once")
+            self.seen_runs[run.run_id] = path
+            host = _check_host(host_of(run, given), f"{path}: host")
+            host_by_run[run.run_id] = host
+            if host not in self.order:
+                self.order.append(host)
+            self.runs.append(replace(run, fingerprint={**(run.fingerprint or {}), HOST_KEY: host}))
+        return host_by_run
+
+    def add_points(self, path: Path, points: Sequence[StoredPoint],
+                   host_by_run: dict[str, str]) -> None:
+        """A store's points, each keyed and labelled with its host."""
         for p in points:
-            merged.copy_point(p)
-    return MergeSummary(out, tuple(order), len(runs), len(points))
+            host = str(p.params.get(HOST_KEY) or host_by_run.get(p.run_id, "unknown"))
+            key = p.key if p.params.get(HOST_KEY) else f"{p.key}@{host}"
+            if (p.campaign, key) in self.seen_keys:
+                raise UsageError(f"{path} and {self.seen_keys[p.campaign, key]} both hold point "
+                                 f"{p.label!r} of campaign {p.campaign!r} for host {host}: name "
+                                 "each store's host with --host")
+            self.seen_keys[p.campaign, key] = path
+            self.points.append(replace(p, key=key, params={**p.params, HOST_KEY: host}))
 
 
 def describe(summary: MergeSummary) -> str:

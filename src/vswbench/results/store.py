@@ -110,32 +110,11 @@ class ResultStore:
         self.path = Path(path)
         self.writable = create
         self._lock_fd: int | None = None
-        if self.path.is_dir() and not self.path.is_symlink():
-            raise UsageError(f"{self.path} is a directory: give the store's file "
-                             "(results.sqlite in the run's directory)")
-        if os.path.lexists(self.path) and not self.path.is_symlink():
-            check_input(self.path, "store")      # saferead: a regular file, opened O_NONBLOCK
-        self.refuse_links()
-        if not self.path.exists() and not create:
-            raise UsageError(f"no results store at {self.path}: give the --out directory of "
-                             "a `vswbench run`")
-        if self.path.exists() and self.path.stat().st_size == 0:
-            raise UsageError(f"{self.path} is an empty file, not a vswbench results store: "
-                             "remove it, or give another --out directory")
+        self._check_path()
         if create:
             check_output_dir(self.path.parent)
             self._lock()
-        try:
-            self.db = self._connect()
-        except sqlite3.Error as e:
-            self._unlock()
-            if self.writable and _write_failure(e):
-                raise WriteFailed(self.path, str(e)) from None
-            if isinstance(e, sqlite3.DatabaseError) and "not a database" in str(e):
-                raise UsageError(f"{self.path} is not a vswbench results store: give the store a "
-                                 "`vswbench run` wrote (results.sqlite in its --out directory), "
-                                 "or a new file name") from None
-            raise UsageError(f"cannot open results store {self.path}: {e}") from None
+        self.db = self._open()
         self.db.row_factory = sqlite3.Row
         try:
             self._check_or_create()
@@ -147,6 +126,36 @@ class ResultStore:
         except BaseException:
             self.close()
             raise
+
+    def _check_path(self) -> None:
+        """The store's path before anything is opened: a regular file (or, for the writer,
+        nothing yet), not empty, no link at it or its side files."""
+        if self.path.is_dir() and not self.path.is_symlink():
+            raise UsageError(f"{self.path} is a directory: give the store's file "
+                             "(results.sqlite in the run's directory)")
+        if os.path.lexists(self.path) and not self.path.is_symlink():
+            check_input(self.path, "store")      # saferead: a regular file, opened O_NONBLOCK
+        self.refuse_links()
+        if not self.path.exists() and not self.writable:
+            raise UsageError(f"no results store at {self.path}: give the --out directory of "
+                             "a `vswbench run`")
+        if self.path.exists() and self.path.stat().st_size == 0:
+            raise UsageError(f"{self.path} is an empty file, not a vswbench results store: "
+                             "remove it, or give another --out directory")
+
+    def _open(self) -> sqlite3.Connection:
+        """_connect, its failure named (the lock given back)."""
+        try:
+            return self._connect()
+        except sqlite3.Error as e:
+            self._unlock()
+            if self.writable and _write_failure(e):
+                raise WriteFailed(self.path, str(e)) from None
+            if isinstance(e, sqlite3.DatabaseError) and "not a database" in str(e):
+                raise UsageError(f"{self.path} is not a vswbench results store: give the store a "
+                                 "`vswbench run` wrote (results.sqlite in its --out directory), "
+                                 "or a new file name") from None
+            raise UsageError(f"cannot open results store {self.path}: {e}") from None
 
     def refuse_links(self) -> None:
         """The store, its lock and SQLite's -wal, -shm and -journal files are regular files
@@ -237,14 +246,7 @@ class ResultStore:
         except sqlite3.DatabaseError:
             raise UsageError(not_ours) from None
         if app_id == APPLICATION_ID:
-            try:
-                verdict = self.db.execute("PRAGMA quick_check").fetchone()[0]
-            except sqlite3.DatabaseError as exc:
-                verdict = str(exc)
-            if verdict != "ok":
-                raise UsageError(f"{self.path} is a damaged vswbench results store (SQLite: "
-                                 f"{verdict}): its points cannot be trusted; measure again into a "
-                                 "new --out directory (sqlite3's .recover may save what is left)")
+            self._check_intact()
         if not tables and app_id == 0:
             if not self.writable:
                 raise UsageError(not_ours)
@@ -266,6 +268,17 @@ class ResultStore:
             self.db.execute("PRAGMA foreign_keys=ON")
             # no other writer can exist now: a run still "running" was killed
             self.db.execute("UPDATE runs SET status = 'killed' WHERE status = 'running'")
+
+    def _check_intact(self) -> None:
+        """SQLite's quick_check of one of our stores: a damaged one is refused."""
+        try:
+            verdict = self.db.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            verdict = str(exc)
+        if verdict != "ok":
+            raise UsageError(f"{self.path} is a damaged vswbench results store (SQLite: "
+                             f"{verdict}): its points cannot be trusted; measure again into a "
+                             "new --out directory (sqlite3's .recover may save what is left)")
 
     def __enter__(self) -> ResultStore:
         return self

@@ -28,7 +28,7 @@ def cycles_plot(rows: Sequence[RankingRow], colours: Colours) -> Figure | None:
             for r in have:
                 if r.setup.switch == sw and (r.setup.scenario, r.setup.size, r.setup.variant) == g:
                     xs.append(i - 0.4 + width * (k + 0.5))
-                    ys.append(r.cycles_per_packet)
+                    ys.append(r.cycles_per_packet or 0.0)   # have: not None
         ax.bar(xs, ys, width=width, color=colours(sw), label=sw)
         ax.plot(xs, ys, linestyle="none", marker=colours.marker(sw), color="black",
                 markerfacecolor=colours(sw), markersize=5)

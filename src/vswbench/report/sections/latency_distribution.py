@@ -16,8 +16,9 @@ from vswbench.results.points import size_order
 from vswbench.results.series import LoadSeries
 
 
-def _load_name(series: LoadSeries, fraction: float | None, offered: float) -> str:
-    at = f"{fraction * 100:g} % NDR" if fraction is not None else f"{PPS(offered)}pps"
+def _load_name(series: LoadSeries, fraction: float | None, offered: float | None) -> str:
+    at = (f"{fraction * 100:g} % NDR" if fraction is not None
+          else f"{PPS(offered)}pps" if offered is not None else "a load not recorded")
     rep = f" #{series.repetition + 1}" if series.repetition else ""
     return f"{series.setup.switch}{rep} at {at}"
 

@@ -19,8 +19,8 @@ def latency_vs_load(series: LoadSeries) -> Figure | None:
     fig, (ax,) = new_figure()
     drawn = 0
     for (key, name), style in zip(PERCENTILES, LINESTYLES):
-        pts = [(lp.offered_pps, getattr(lp.latency, key, None)) for lp in series.loads]
-        pts = [(x, y) for x, y in pts if y is not None and y > 0]
+        pts = [(lp.offered_pps, y) for lp in series.loads if lp.offered_pps is not None
+               and (y := getattr(lp.latency, key, None)) is not None and y > 0]
         if pts:
             ax.plot([x for x, _ in pts], [y for _, y in pts], marker=".", linestyle=style,
                     label=name)

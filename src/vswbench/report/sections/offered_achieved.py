@@ -23,7 +23,9 @@ def offered_vs_achieved(sweeps: Sequence[LoadSeries], colours: Colours) -> Figur
     style = {setup: i for i, setup in enumerate(dict.fromkeys(s.setup for s in drawn))}
     unlabelled = set(style)
     for s in drawn:
-        pts = [(lp.offered_pps, lp.achieved_pps) for lp in s.loads if lp.achieved_pps is not None]
+        # a load without its offered rate (never stored so) stopped max() below before
+        pts = [(lp.offered_pps, lp.achieved_pps) for lp in s.loads
+               if lp.achieved_pps is not None and lp.offered_pps is not None]
         ax.plot([x for x, _ in pts], [y for _, y in pts], marker=colours.marker(s.setup.switch),
                 markersize=4, color=colours(s.setup.switch),
                 linestyle=LINESTYLES[style[s.setup] % len(LINESTYLES)],

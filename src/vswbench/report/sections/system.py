@@ -48,7 +48,8 @@ def _offloads(offloads: Any) -> str:
     rows = []
     for ifname, info in offloads.items():
         info = info if isinstance(info, dict) else {}
-        feats = info.get("features") if isinstance(info.get("features"), dict) else {}
+        raw = info.get("features")
+        feats: dict[str, Any] = raw if isinstance(raw, dict) else {}
         rows.append([escape(str(ifname)), escape(str(info.get("netns") or "(host)")),
                      *(escape(str(feats.get(f, "–"))) for f in OFFLOAD_FEATURES),
                      escape(str(info.get("error") or ""))])
