@@ -96,6 +96,15 @@ def unconfirmed(d: PairDecision) -> bool:
             and ratio is not None and ratio < CONFIRM_RATIO)
 
 
+Measured = tuple[Point, Contender, bool]     # a search setup, its NDRs, at the tester's ceiling
+
+
+def _role(p: Point) -> Role:
+    role = role_of(p.switch)
+    assert role is not None, p.switch          # the groups hold switches with a role only
+    return role
+
+
 def open_pairs(points: Iterable[Point], stored_points: Iterable[StoredPoint]) -> list[Open]:
     """Every undecided or unconfirmed neighbour pair (and switch-above-baseline pair) of the
     searches."""
@@ -106,25 +115,39 @@ def open_pairs(points: Iterable[Point], stored_points: Iterable[StoredPoint]) ->
             groups[_group_key(p)].append(p)
     out: list[Open] = []
     for members in groups.values():
-        measured = []
+        measured: list[Measured] = []
         for p in members:
             c, bound = contender(p, stored)
             if c.ndrs:
                 measured.append((p, c, bound))
-        ranked = sorted(((p, c, b) for p, c, b in measured if role_of(p.switch).ranked),
+        ranked = sorted((x for x in measured if _role(x[0]).ranked),
                         key=lambda x: (-x[1].median, x[0].switch))
-        for (pa, ca, ba), (pb, cb, bb) in zip(ranked, ranked[1:]):
-            if ba and bb:            # both at the tester's ceiling: the tester stopped them
-                continue
-            d = decide(ca, cb)
-            if not d.decided or unconfirmed(d):
-                out.append(Open(d, (pa, pb)))
-        for pb, cb, bb in (x for x in measured if role_of(x[0].switch).baseline):
-            for p, c, bound in ranked:
-                if c.median > cb.median and not (bound and bb):
-                    d = decide(c, cb)
-                    if not d.decided or unconfirmed(d):
-                        out.append(Open(d, (p, pb)))
+        out += _open_neighbours(ranked)
+        out += _open_above_baselines(ranked, [x for x in measured if _role(x[0]).baseline])
+    return out
+
+
+def _open(d: PairDecision, pair: tuple[Point, Point]) -> list[Open]:
+    return [Open(d, pair)] if not d.decided or unconfirmed(d) else []
+
+
+def _open_neighbours(ranked: list[Measured]) -> list[Open]:
+    """Neighbours in NDR order not decided (or not confirmed), unless the tester stopped both."""
+    out: list[Open] = []
+    for (pa, ca, ba), (pb, cb, bb) in zip(ranked, ranked[1:]):
+        if ba and bb:            # both at the tester's ceiling: the tester stopped them
+            continue
+        out += _open(decide(ca, cb), (pa, pb))
+    return out
+
+
+def _open_above_baselines(ranked: list[Measured], baselines: list[Measured]) -> list[Open]:
+    """Switches whose median is above a baseline's without that being decided."""
+    out: list[Open] = []
+    for pb, cb, bb in baselines:
+        for p, c, bound in ranked:
+            if c.median > cb.median and not (bound and bb):
+                out += _open(decide(c, cb), (p, pb))
     return out
 
 

@@ -162,54 +162,81 @@ def _twin_ndr(store: ResultStore, campaign: str, point: Point) -> float | None:
 
 def execute_point(ctx: Any, p: Point, store: ResultStore, campaign: str) -> dict[str, Any]:
     """One point through an open method context; the result JSON to store."""
-    from vswbench.measure.loadcurve import latency_at, run_sweep, saturation, sweep_loads
-    from vswbench.measure.search import preset, search
+    ctx.session.trials.clear()
+    run = _PointRun(ctx, p, store, campaign,
+                    {**ctx.environment(), "point": p.params(), "label": p.label})
+    kinds = {"search": run.search, "sweep": run.sweep, "latency": run.latency,
+             "trial": run.trial, "b2b": run.b2b, "rule-update": run.rule_update}
+    if p.kind not in kinds:
+        raise UsageError(f"unknown kind {p.kind!r}")
+    return kinds[p.kind]()
 
-    session = ctx.session
-    session.trials.clear()
-    env = {**ctx.environment(), "point": p.params(), "label": p.label}
 
-    def ndr_for() -> tuple[float, dict[str, Any] | None]:
-        ndr = _twin_ndr(store, campaign, p)
+class _PointRun:
+    """One point's measurement by its kind, in the point's method context (`env`: the context's
+    environment with the point's parameters and label)."""
+
+    def __init__(self, ctx: Any, p: Point, store: ResultStore, campaign: str,
+                 env: dict[str, Any]) -> None:
+        self.ctx, self.p, self.store, self.campaign, self.env = ctx, p, store, campaign, env
+        self.session = ctx.session
+
+    def ndr_for(self) -> tuple[float, dict[str, Any] | None]:
+        """The NDR of the point's search twin when it is stored, else a search now."""
+        ndr = _twin_ndr(self.store, self.campaign, self.p)
         if ndr:
             return ndr, None
-        return find_ndr(ctx, p.preset or "fast", pdr_loss=p.pdr_loss)
+        return find_ndr(self.ctx, self.p.preset or "fast", pdr_loss=self.p.pdr_loss)
 
-    if p.kind == "search":
-        r = search(session, preset(p.preset or "fast", pdr_loss=p.pdr_loss), min_load=1000.0,
+    def search(self) -> dict[str, Any]:
+        from vswbench.measure.search import preset, search
+
+        p, ctx = self.p, self.ctx
+        r = search(self.session, preset(p.preset or "fast", pdr_loss=p.pdr_loss), min_load=1000.0,
                    max_load=ctx.max_load(None), generator_ceiling=ctx.ceiling)
-        out = {**env, **r.to_json(), "ndr": r.describe_ndr(), "notes": [*ctx.notes, *r.notes]}
+        out = {**self.env, **r.to_json(), "ndr": r.describe_ndr(),
+               "notes": [*ctx.notes, *r.notes]}
         if p.profile and r.ndr_pps:
-            out["profile_at_ndr"] = profile_at(session, r.ndr_pps)
+            out["profile_at_ndr"] = profile_at(self.session, r.ndr_pps)
         return out
-    if p.kind == "sweep":
-        loads = sweep_loads(ctx.max_load(None), p.points or 20)
-        points = run_sweep(session, loads, p.duration or 2.0)
-        return {**env, "points": [x.to_json() for x in points], "saturation": saturation(points),
-                "overhead_per_trial": session.overhead_summary()}
-    if p.kind == "latency":
-        ndr, searched = ndr_for()
-        points = latency_at(session, ndr, p.fractions or (0.9,), p.duration or 5.0)
-        out = {**env, "ndr_pps": ndr, "search": searched,
+
+    def sweep(self) -> dict[str, Any]:
+        from vswbench.measure.loadcurve import run_sweep, saturation, sweep_loads
+
+        loads = sweep_loads(self.ctx.max_load(None), self.p.points or 20)
+        points = run_sweep(self.session, loads, self.p.duration or 2.0)
+        return {**self.env, "points": [x.to_json() for x in points],
+                "saturation": saturation(points),
+                "overhead_per_trial": self.session.overhead_summary()}
+
+    def latency(self) -> dict[str, Any]:
+        from vswbench.measure.loadcurve import latency_at
+
+        ndr, searched = self.ndr_for()
+        points = latency_at(self.session, ndr, self.p.fractions or (0.9,), self.p.duration or 5.0)
+        out = {**self.env, "ndr_pps": ndr, "search": searched,
                "points": [x.to_json() for x in points]}
-        if p.profile:
-            out["profile_at_ndr"] = profile_at(session, ndr)
+        if self.p.profile:
+            out["profile_at_ndr"] = profile_at(self.session, ndr)
         return out
-    if p.kind == "trial":
-        trial = session.measure(float(p.rate or 10_000), p.duration or 5.0, profile=p.profile)
-        return {**env, **trial.result.to_json(), "session_trial": trial.to_json()}
-    if p.kind == "b2b":
+
+    def trial(self) -> dict[str, Any]:
+        p = self.p
+        trial = self.session.measure(float(p.rate or 10_000), p.duration or 5.0,
+                                     profile=p.profile)
+        return {**self.env, **trial.result.to_json(), "session_trial": trial.to_json()}
+
+    def b2b(self) -> dict[str, Any]:
         from vswbench.measure.b2b import B2BConfig, back_to_back
 
-        ndr, searched = ndr_for()
-        cfg = B2BConfig(trials=p.trials or 50, max_frames=p.max_frames or 100_000,
-                        frame_size=p.size,
-                        tester_pps=ctx.ceiling)
-        r = back_to_back(session, cfg, throughput_pps=ndr)
-        return {**env, **r.to_json(), "throughput_pps": ndr, "search": searched}
-    if p.kind == "rule-update":
-        return _rule_update(ctx, p, env, ndr_for)
-    raise UsageError(f"unknown kind {p.kind!r}")
+        ndr, searched = self.ndr_for()
+        cfg = B2BConfig(trials=self.p.trials or 50, max_frames=self.p.max_frames or 100_000,
+                        frame_size=self.p.size, tester_pps=self.ctx.ceiling)
+        r = back_to_back(self.session, cfg, throughput_pps=ndr)
+        return {**self.env, **r.to_json(), "throughput_pps": ndr, "search": searched}
+
+    def rule_update(self) -> dict[str, Any]:
+        return _rule_update(self.ctx, self.p, self.env, self.ndr_for)
 
 
 def _rule_update(ctx: Any, p: Point, env: dict[str, Any], ndr_for: Any) -> dict[str, Any]:

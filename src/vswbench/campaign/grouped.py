@@ -38,7 +38,7 @@ from vswbench.campaign.rounds_phase import (
 from vswbench.campaign.values import SOCKET_KINDS
 from vswbench.errors import UsageError, VswbenchError
 from vswbench.measure.rounds import SAMPLE_SECONDS, Bench, Member
-from vswbench.results.paired import MIN_ROUNDS, samples_of
+from vswbench.results.paired import MIN_ROUNDS, Sample, samples_of
 from vswbench.results.store import ResultStore, now
 from vswbench.safefile import WriteFailed
 
@@ -91,11 +91,13 @@ def run_grouped(runner: Runner, store: ResultStore, run_id: str, all_points: lis
         later = [p for g in groups[i + 1:] for p in g if p.key in todo_keys]
         later_members = sum(len({testbed_key(p) for p in g}) for g in groups[i + 1:])
         members_left = sum(len({testbed_key(p) for p in g}) for g in groups[i:])
+
+        def share(n: int, lp: list[Point] = later, lm: int = later_members,
+                  m: int = members_left) -> float:
+            return max(0.0, (deadline - time.monotonic()
+                             - pace.estimate(lp, lm, runner._estimates)) * n / m)
         _run_group(runner, store, run_id, group, todo_keys, prog, counts, rng,
-                   share=lambda n, lp=later, lm=later_members, m=members_left: max(
-                       0.0, (deadline - time.monotonic()
-                             - pace.estimate(lp, lm, runner._estimates)) * n / m),
-                   deadline=deadline, pace=pace)
+                   share=share, deadline=deadline, pace=pace)
     prog.rounds_left_s = 0.0
     return counts.done, counts.skipped, counts.failed
 
@@ -130,21 +132,9 @@ def _run_group(runner: Runner, store: ResultStore, run_id: str, group: list[Poin
                share: Callable[[int], float], deadline: float, pace: Pace | None = None
                ) -> None:
     pace = pace or Pace()
-    heads: dict[str, Point] = {}
-    for p in group:
-        heads.setdefault(p.switch, p)
+    at = _Group(runner, store, run_id, prog, counts, group)
     todo = [p for p in group if p.key in todo_keys]
-    runnable: dict[str, Point] = {}
-    for switch, head in heads.items():
-        problem = availability_problem(switch) or unsupported_problem(head)
-        if problem is None:
-            runnable[switch] = head
-            continue
-        for p in todo:
-            if p.switch == switch:
-                runner._record(store, run_id, p, None, "skipped", problem, None)
-                counts.add("skipped")
-                runner._advance(prog, p, f"skipped {p.label}: {problem}")
+    runnable = _runnable(at, todo)
     if not runnable:
         return
     stored = {s.key: s for s in store.points(runner.campaign)}
@@ -158,11 +148,7 @@ def _run_group(runner: Runner, store: ResultStore, run_id: str, group: list[Poin
     with Bench(members) as bench:
         pace.testbed_s.append((time.monotonic() - built) / max(1, len(members)))
         for switch, why in bench.failed.items():
-            for p in todo:
-                if p.switch == switch:
-                    runner._record(store, run_id, p, None, "failed", f"testbed: {why}", None)
-                    counts.add("failed")
-                    runner._advance(prog, p, f"failed {p.label}: {why}")
+            at.mark([p for p in todo if p.switch == switch], "failed", f"testbed: {why}", why)
         for p in todo:
             if p.switch in bench.contexts:
                 began = time.monotonic()
@@ -171,25 +157,67 @@ def _run_group(runner: Runner, store: ResultStore, run_id: str, group: list[Poin
                 counts.add(status)
         if len(bench.contexts) < 2:
             return
-        group_deadline = min(deadline, time.monotonic() + share(len(bench.contexts)))
-
-        last: dict[str, dict[str, Any]] = {}
-
-        def record(p: Point, result: dict[str, Any]) -> None:
-            """Every round into the store (an interrupted run keeps it); the last one is the
-            point's record (results.jsonl, the progress line) when the rounds end."""
-            store.record_point(run_id, rounds_point(p, bench.duration), result, "done")
-            last[p.switch] = result
-
-        outcome = run_rounds(bench, {s: runnable[s] for s in bench.contexts}, previous,
-                             record, group_deadline, rng,
-                             progress=lambda m: runner._say(prog, f"{group_key_label(group)} {m}"))
-        for switch, result in last.items():
-            runner._record(store, run_id, rounds_point(runnable[switch], bench.duration),
-                           {**result, "outcome": outcome.reason}, "done", None, None)
-        runner._say(prog, f"{group_key_label(group)}: {outcome.rounds} rounds, {outcome.reason}")
+        _pair_in_rounds(at, bench, runnable, previous, rng,
+                        min(deadline, time.monotonic() + share(len(bench.contexts))))
         torn = time.monotonic()
     pace.testbed_s[-1] += (time.monotonic() - torn) / max(1, len(members))
+
+
+@dataclass
+class _Group:
+    """Where a group's points are recorded and counted, and its points."""
+    runner: Runner
+    store: ResultStore
+    run_id: str
+    prog: Any
+    counts: Counts
+    group: list[Point]
+
+    def mark(self, points: list[Point], status: str, reason: str, why: str) -> None:
+        """Points not measured (skipped, failed), each recorded with the reason."""
+        for p in points:
+            self.runner._record(self.store, self.run_id, p, None, status, reason, None)
+            self.counts.add(status)
+            self.runner._advance(self.prog, p, f"{status} {p.label}: {why}")
+
+
+def _runnable(at: _Group, todo: list[Point]) -> dict[str, Point]:
+    """Each switch of the group that can run here, with its first point; the points of the
+    others recorded as skipped, with the reason."""
+    heads: dict[str, Point] = {}
+    for p in at.group:
+        heads.setdefault(p.switch, p)
+    runnable: dict[str, Point] = {}
+    for switch, head in heads.items():
+        problem = availability_problem(switch) or unsupported_problem(head)
+        if problem is None:
+            runnable[switch] = head
+        else:
+            at.mark([p for p in todo if p.switch == switch], "skipped", problem, problem)
+    return runnable
+
+
+def _pair_in_rounds(at: _Group, bench: Bench, runnable: dict[str, Point],
+                    previous: dict[str, list[Sample]], rng: random.Random,
+                    group_deadline: float) -> None:
+    """The group's switches paired in rounds until the deadline; every round stored, the last
+    one each switch's record."""
+    last: dict[str, dict[str, Any]] = {}
+
+    def record(p: Point, result: dict[str, Any]) -> None:
+        """Every round into the store (an interrupted run keeps it); the last one is the
+        point's record (results.jsonl, the progress line) when the rounds end."""
+        at.store.record_point(at.run_id, rounds_point(p, bench.duration), result, "done")
+        last[p.switch] = result
+
+    label = group_key_label(at.group)
+    outcome = run_rounds(bench, {s: runnable[s] for s in bench.contexts}, previous,
+                         record, group_deadline, rng,
+                         progress=lambda m: at.runner._say(at.prog, f"{label} {m}"))
+    for switch, result in last.items():
+        at.runner._record(at.store, at.run_id, rounds_point(runnable[switch], bench.duration),
+                          {**result, "outcome": outcome.reason}, "done", None, None)
+    at.runner._say(at.prog, f"{label}: {outcome.rounds} rounds, {outcome.reason}")
 
 
 def group_key_label(group: list[Point]) -> str:

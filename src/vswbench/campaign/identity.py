@@ -55,16 +55,7 @@ def spec_difference(old_text: str, new_text: str) -> str | None:
 
 def _first_difference(old: Any, new: Any, where: str) -> str | None:
     if isinstance(old, dict) and isinstance(new, dict):
-        for key in [*old, *(k for k in new if k not in old)]:
-            here = f"{where}.{key}" if where else str(key)
-            if key not in new:
-                return f"{_name(here)} was removed (it was {_short(old[key])})"
-            if key not in old:
-                return f"{_name(here)} was added ({_short(new[key])})"
-            found = _first_difference(old[key], new[key], here)
-            if found is not None:
-                return found
-        return None
+        return _first_key_difference(old, new, where)
     tables = (isinstance(old, list) and isinstance(new, list)
               and all(isinstance(x, dict) for x in old + new))
     if tables and len(old) != len(new):
@@ -77,6 +68,21 @@ def _first_difference(old: Any, new: Any, where: str) -> str | None:
         return None
     if old != new:
         return f"{_name(where)} {_short(old)} is now {_short(new)}"
+    return None
+
+
+def _first_key_difference(old: dict[str, Any], new: dict[str, Any], where: str) -> str | None:
+    """A table's first key removed, added or changed, in the old table's order, then the new
+    keys."""
+    for key in [*old, *(k for k in new if k not in old)]:
+        here = f"{where}.{key}" if where else str(key)
+        if key not in new:
+            return f"{_name(here)} was removed (it was {_short(old[key])})"
+        if key not in old:
+            return f"{_name(here)} was added ({_short(new[key])})"
+        found = _first_difference(old[key], new[key], here)
+        if found is not None:
+            return found
     return None
 
 

@@ -268,21 +268,31 @@ def _references(raw: Any, problems: list[str]) -> tuple[Reference, ...]:
             problems.append(f"{where}: must be a table")
             continue
         _unknown(r, REFERENCE_KEYS, where, problems)
-        rid = _text(r, "id", where, problems)
-        value = r.get("value")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            problems.append(f"{where}, value: {short(value)} is not a number (the paper's value)")
-            value = 0.0
-        ours = None
-        if r.get("ours") is not None:
-            try:
-                ours = parse_term(str(r["ours"]))
-            except ValueError as e:
-                problems.append(f"{where}, ours: {e}")
-        out.append(Reference(rid, _text(r, "quantity", where, problems), float(value),
-                             _text(r, "unit", where, problems),
-                             _text(r, "source", where, problems), ours,
-                             _text(r, "relative_to", where, problems, required=False) or None))
+        out.append(_reference(r, where, problems))
+    _check_reference_ids(out, problems)
+    return tuple(out)
+
+
+def _reference(r: dict[str, Any], where: str, problems: list[str]) -> Reference:
+    rid = _text(r, "id", where, problems)
+    value = r.get("value")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        problems.append(f"{where}, value: {short(value)} is not a number (the paper's value)")
+        value = 0.0
+    ours = None
+    if r.get("ours") is not None:
+        try:
+            ours = parse_term(str(r["ours"]))
+        except ValueError as e:
+            problems.append(f"{where}, ours: {e}")
+    return Reference(rid, _text(r, "quantity", where, problems), float(value),
+                     _text(r, "unit", where, problems),
+                     _text(r, "source", where, problems), ours,
+                     _text(r, "relative_to", where, problems, required=False) or None)
+
+
+def _check_reference_ids(out: list[Reference], problems: list[str]) -> None:
+    """An id used twice, and a relative_to that names no reference."""
     ids = [r.id for r in out]
     for r in out:
         if ids.count(r.id) > 1 and r.id:
@@ -292,7 +302,6 @@ def _references(raw: Any, problems: list[str]) -> tuple[Reference, ...]:
         if r.relative_to and r.relative_to not in ids:
             problems.append(f"reference {short(r.id)}, relative_to: no reference has id "
                             f"{short(r.relative_to)}")
-    return tuple(out)
 
 
 def _claims(raw: Any, problems: list[str]) -> tuple[Claim, ...]:

@@ -73,11 +73,20 @@ class Point:
     @property
     def label(self) -> str:
         size = "imix" if self.size == "imix" else f"{self.size}B"
-        parts = [self.kind, self.switch, self.scenario, size]
-        if self.proto is not None:
-            parts += [self.proto, f"mtu{self.mtu}"] + (
-                [f"offloads={self.offloads}"] if self.offloads != "default" else []) + (
-                ["service"] if self.service else [])
+        return " ".join([self.kind, self.switch, self.scenario, size, *self._socket_parts(),
+                         *self._method_parts(), *self._setup_parts()])
+
+    def _socket_parts(self) -> list[str]:
+        if self.proto is None:
+            return []
+        return [self.proto, f"mtu{self.mtu}"] + (
+            [f"offloads={self.offloads}"] if self.offloads != "default" else []) + (
+            ["service"] if self.service else [])
+
+    def _method_parts(self) -> list[str]:
+        """The shaper, load, preset, fractions, points, rule updates and a duration not the
+        kind's default."""
+        parts = []
         if self.shape_pps is not None:
             parts.append(f"shape {_pps(self.shape_pps)}")
         if self.rate is not None:
@@ -92,9 +101,14 @@ class Point:
             parts.append(f"{self.rules} rules {self.update_rate or 0:g}/s")
         if self.duration is not None and self.duration != DEFAULT_DURATION.get(self.kind):
             parts.append(f"{self.duration:g}s")
-        parts += [f"{n}={v}" for n, v, d in (("flows", self.flows, 1), ("burst", self.burst, 1),
-                                             ("placement", self.placement, "default"),
-                                             ("io", self.io, "auto")) if v != d]
+        return parts
+
+    def _setup_parts(self) -> list[str]:
+        """Traffic and placement not the default, the options, churn, PDR loss, profiling and
+        the repetition."""
+        parts = [f"{n}={v}" for n, v, d in (("flows", self.flows, 1), ("burst", self.burst, 1),
+                                            ("placement", self.placement, "default"),
+                                            ("io", self.io, "auto")) if v != d]
         parts += [f"{k}={v}" for k, v in self.options]
         if self.churn is not None:
             parts.append(f"churn={self.churn}")
@@ -104,7 +118,7 @@ class Point:
             parts.append("profiled")
         if self.repetition:
             parts.append(f"#{self.repetition + 1}")
-        return " ".join(parts)
+        return parts
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "label": self.label, "study": self.study, **self.params()}

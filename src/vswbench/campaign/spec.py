@@ -81,7 +81,8 @@ from vswbench.switches.catalog import calibration_switches, nf_option_problems
 KIND_KEYS = {"rate": ("trial",), "preset": ("search", "latency", "b2b"),
              "duration": ("trial", "sweep", "latency"), "points": ("sweep",),
              "fractions": ("latency",), "trials": ("b2b",), "max_frames": ("b2b",)}
-STUDY_KEYS = ("kind", "scenario", "switch", "size", "rate", "burst", "flows", "chain", "pairs",
+STUDY_KEYS: tuple[str, ...] = (
+              "kind", "scenario", "switch", "size", "rate", "burst", "flows", "chain", "pairs",
               "placement", "repetitions", "preset", "duration", "points", "fractions", "io",
               "options", "shape_pps", "trials", "max_frames", "churn", "profile", "pdr_loss")
 # the forwarding function and its table (switches/rules/functions.py): they become the backend
@@ -194,46 +195,54 @@ def _checked_spec(data: dict[str, Any], text: str, source: str,
                             "paper spec [paper], [[reference]], [[claim]]; [switch.NAME])")
     declare_spec_switches(data, source, problems)
     paper = parse_paper(data, problems)
-    head = data.get("campaign")
-    name, description, out, budget = "", "", None, None
-    if not isinstance(head, dict):
-        problems.append("[campaign] is missing: add [campaign] with name = \"...\"")
-    else:
-        for key in head:
-            if key not in CAMPAIGN_KEYS:
-                problems.append(f"[campaign], unknown key {short(key)}"
-                                f"{did_you_mean(key, CAMPAIGN_KEYS)}: the keys are "
-                                f"{', '.join(CAMPAIGN_KEYS)}")
-        name = head.get("name", "")
-        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
-            problems.append(f"[campaign], name: {short(name)} is not a name: use 1-64 letters, "
-                            "digits, '.', '_' or '-', starting with a letter or digit")
-        description = head.get("description", "")
-        if not isinstance(description, str):
-            problems.append("[campaign], description: must be a string")
-        out = head.get("out")
-        if out is not None and not (isinstance(out, str) and out.strip()):
-            problems.append("[campaign], out: must be a directory path (a string)")
-        budget = parse_budget(head.get("budget"), problems)
-    raw_studies = data.get("study")
-    studies: list[Study] = []
-    if not isinstance(raw_studies, list) or not raw_studies:
-        problems.append("no [[study]]: add at least one [[study]] table with kind and switch")
-    else:
-        total = 0
-        for i, raw in enumerate(raw_studies, 1):
-            study = _study(i, raw, problems)
-            if study is not None:
-                studies.append(study)
-                total += point_count(study)
-            if len(studies) > 1 and total > MAX_POINTS:     # the rest is not checked
-                problems.append(f"studies 1 to {i} make {total:,} points together, more than "
-                                f"the {MAX_POINTS:,} a campaign may have: shrink their lists or "
-                                "split the campaign into several specs")
-                break
+    name, description, out, budget = _campaign_head(data.get("campaign"), problems)
+    studies = _studies(data.get("study"), problems)
     if problems:
         return None
     return CampaignSpec(name, tuple(studies), text, source, description, out, paper, budget)
+
+
+def _campaign_head(head: Any, problems: Problems) -> tuple[Any, Any, Any, float | None]:
+    """[campaign]'s name, description, out and budget (as given: checked into `problems`)."""
+    if not isinstance(head, dict):
+        problems.append("[campaign] is missing: add [campaign] with name = \"...\"")
+        return "", "", None, None
+    for key in head:
+        if key not in CAMPAIGN_KEYS:
+            problems.append(f"[campaign], unknown key {short(key)}"
+                            f"{did_you_mean(key, CAMPAIGN_KEYS)}: the keys are "
+                            f"{', '.join(CAMPAIGN_KEYS)}")
+    name = head.get("name", "")
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        problems.append(f"[campaign], name: {short(name)} is not a name: use 1-64 letters, "
+                        "digits, '.', '_' or '-', starting with a letter or digit")
+    description = head.get("description", "")
+    if not isinstance(description, str):
+        problems.append("[campaign], description: must be a string")
+    out = head.get("out")
+    if out is not None and not (isinstance(out, str) and out.strip()):
+        problems.append("[campaign], out: must be a directory path (a string)")
+    return name, description, out, parse_budget(head.get("budget"), problems)
+
+
+def _studies(raw_studies: Any, problems: Problems) -> list[Study]:
+    """The [[study]] tables, checked until their points together pass MAX_POINTS."""
+    studies: list[Study] = []
+    if not isinstance(raw_studies, list) or not raw_studies:
+        problems.append("no [[study]]: add at least one [[study]] table with kind and switch")
+        return studies
+    total = 0
+    for i, raw in enumerate(raw_studies, 1):
+        study = _study(i, raw, problems)
+        if study is not None:
+            studies.append(study)
+            total += point_count(study)
+        if len(studies) > 1 and total > MAX_POINTS:     # the rest is not checked
+            problems.append(f"studies 1 to {i} make {total:,} points together, more than "
+                            f"the {MAX_POINTS:,} a campaign may have: shrink their lists or "
+                            "split the campaign into several specs")
+            break
+    return studies
 
 
 def _values(i: int, key: str, raw: Any, problems: list[str]) -> list[Any] | None:
@@ -269,11 +278,27 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
         if key not in STUDY_KEYS:
             problems.append(f"study {i}, unknown key {short(key)}{did_you_mean(key, STUDY_KEYS)}")
     v = {key: _values(i, key, raw[key], problems) for key in STUDY_KEYS if key in raw}
-    for key in ("kind", "switch"):
-        if key not in raw:
-            problems.append(f"study {i}, {key}: missing: add {key} = [...]"
-                            + (f" ({', '.join(KINDS)})" if key == "kind" else " (or [\"*\"])"))
     kinds = v.get("kind") or []
+    problems += _key_problems(i, raw, kinds)
+    names = _resolve_scenarios(i, v, raw, problems)
+    switches = _every_switch(v.get("switch") or [])
+    merge_functions(i, v, raw, problems)
+    study = _made_study(i, v, kinds, names, switches)
+    count = point_count(study)
+    if count > MAX_POINTS:       # before the checks that walk the lists' products
+        problems.append(f"study {i}: {count:,} points (the product of its lists' lengths), more "
+                        f"than the {MAX_POINTS:,} a campaign may have: shrink its lists or split "
+                        "it into several studies or specs")
+        return None
+    problems += _combination_problems(study, raw, v)
+    return None if len(problems) > before else study
+
+
+def _key_problems(i: int, raw: dict[str, Any], kinds: list[str]) -> list[str]:
+    """kind or switch missing, a key none of the study's kinds uses, a trial without rate."""
+    problems = [f"study {i}, {key}: missing: add {key} = [...]"
+                + (f" ({', '.join(KINDS)})" if key == "kind" else " (or [\"*\"])")
+                for key in ("kind", "switch") if key not in raw]
     for key, users in KIND_KEYS.items():
         if key in raw and kinds and not set(users) & set(kinds):
             problems.append(f"study {i}, {key}: only kind {' or '.join(users)} uses it, and "
@@ -281,37 +306,46 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
                             "such a kind")
     if "trial" in kinds and "rate" not in raw:
         problems.append(f"study {i}, rate: kind trial needs rate = [...] (pps, e.g. \"100k\")")
-    names = _resolve_scenarios(i, v, raw, problems)
-    switches = v.get("switch") or []
-    if ALL_SWITCHES in switches:
-        from vswbench.switches.catalog import ranked_switches
+    return problems
 
-        every = ranked_switches()
-        switches = list(dict.fromkeys(s for x in switches for s in (every if x == "*" else [x])))
-    merge_functions(i, v, raw, problems)
 
+def _every_switch(switches: list[str]) -> list[str]:
+    """The switches with "*" expanded to every switch of the catalog, ranked."""
+    if ALL_SWITCHES not in switches:
+        return switches
+    from vswbench.switches.catalog import ranked_switches
+
+    every = ranked_switches()
+    return list(dict.fromkeys(s for x in switches for s in (every if x == "*" else [x])))
+
+
+def _made_study(i: int, v: dict[str, list[Any] | None], kinds: list[str], names: list[str],
+                switches: list[str]) -> Study:
+    """The study of the checked values `v`, each key not given its default."""
     def get(key: str) -> tuple[Any, ...] | None:
-        return tuple(v[key]) if v.get(key) else None
-    study = Study(i, tuple(kinds), tuple(names), tuple(switches), get("size") or (64,),
-                  get("rate") or (), get("burst") or (1,), get("flows") or (1,),
-                  get("placement") or ("default",), get("preset") or ("fast",),
-                  get("duration") or (), get("points") or (20,),
-                  get("fractions") or Study.fractions, get("io") or ("auto",),
-                  get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
-                  get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0],
-                  get("churn") or (None,),
-                  bool((v.get("profile") or [False])[0]), (v.get("pdr_loss") or [None])[0],
-                  get("rules") or (1000,), get("update_rate") or (2.0,),
-                  get("proto") or ("tcp",), get("msg_size") or (), get("mtu") or (1500,),
-                  get("offloads") or ("default",), get("service") or (False,))
-    count = point_count(study)
-    if count > MAX_POINTS:       # before the checks that walk the lists' products
-        problems.append(f"study {i}: {count:,} points (the product of its lists' lengths), more "
-                        f"than the {MAX_POINTS:,} a campaign may have: shrink its lists or split "
-                        "it into several studies or specs")
-        return None
+        values = v.get(key)
+        return tuple(values) if values else None
+    return Study(i, tuple(kinds), tuple(names), tuple(switches), get("size") or (64,),
+                 get("rate") or (), get("burst") or (1,), get("flows") or (1,),
+                 get("placement") or ("default",), get("preset") or ("fast",),
+                 get("duration") or (), get("points") or (20,),
+                 get("fractions") or Study.fractions, get("io") or ("auto",),
+                 get("options") or ((),), get("shape_pps") or (), get("trials") or (50,),
+                 get("max_frames") or (100_000,), (v.get("repetitions") or [1])[0],
+                 get("churn") or (None,),
+                 bool((v.get("profile") or [False])[0]), (v.get("pdr_loss") or [None])[0],
+                 get("rules") or (1000,), get("update_rate") or (2.0,),
+                 get("proto") or ("tcp",), get("msg_size") or (), get("mtu") or (1500,),
+                 get("offloads") or ("default",), get("service") or (False,))
+
+
+def _combination_problems(study: Study, raw: dict[str, Any],
+                          v: dict[str, list[Any] | None]) -> list[str]:
+    """What the study's switches, scenarios, options and kinds cannot do together."""
+    i, kinds = study.index, list(study.kinds)
+    switches, names = list(study.switches), list(study.scenarios)
     tables = list(study.options)
-    problems += [f"study {i}, options: {p}" for p in nf_option_problems(
+    problems = [f"study {i}, options: {p}" for p in nf_option_problems(
         [dict(t) for t in tables], switches, names)]
     problems += shape_problems(i, switches, raw, v.get("size") or [])
     problems += option_problems(i, switches, tables)
@@ -328,7 +362,7 @@ def _study(i: int, raw: Any, problems: list[str]) -> Study | None:
     if "rule-update" in kinds:
         problems += rule_update_problems(i, switches)
     problems += socket_problems(i, kinds, names, v.get("switch") or [], v.get("proto") or [])
-    return None if len(problems) > before else study
+    return problems
 
 
 def _resolve_scenarios(i: int, v: dict[str, Any], raw: dict[str, Any],
