@@ -1,7 +1,8 @@
 """`vswbench run --history` and `vswbench ab` for real: a one-search campaign of veth added to a
 history when it ends (its machine and kernel this host's), and a two-round A/B of veth whose B
-side sets a sysctl of its switch namespace, interleaved into one store. Short quick searches;
-the NDRs themselves are not checked (a shared VM), only what is recorded."""
+side sets a sysctl of its switch namespace, interleaved into one store. Short quick searches
+(the A/B's searches: brief, the shortest preset, since only what is recorded is checked); the
+NDRs themselves are not checked (a shared VM), only what is recorded."""
 from __future__ import annotations
 
 import json
@@ -58,8 +59,8 @@ def test_run_adds_the_finished_run_to_the_history(root, engine, tmp_path) -> Non
 def test_ab_interleaves_two_rounds_into_one_store(root, engine, tmp_path) -> None:
     out = tmp_path / "ab"
     done = vswbench("ab", "--switch", "veth", "--method", "searches", "--rounds", "2",
-                    "--b-sysctl", "net.core.somaxconn=1024", "--out", str(out), "--json",
-                    "--seed", "4")
+                    "--b-sysctl", "net.core.somaxconn=1024", "--preset", "brief", "--out",
+                    str(out), "--json", "--seed", "4")
     assert done.returncode == 0, done.stderr[-2000:]
     data = json.loads(done.stdout)
     assert sorted(data["order"]) == ["1A", "1B", "2A", "2B"]
@@ -71,7 +72,7 @@ def test_ab_interleaves_two_rounds_into_one_store(root, engine, tmp_path) -> Non
     assert "# sysctl net.core.somaxconn = 1024" in b_text
     assert len(stored.done("search")) == 4
     a, b = sides_of(out)
-    assert a.label == b.label == "veth p2p 64 B preset=quick"
+    assert a.label == b.label == "veth p2p 64 B preset=brief"
 
 
 @pytest.mark.timeout(400)
@@ -107,7 +108,8 @@ def test_ab_of_two_switch_files_measures_each_side_s_own_switch(root, engine, tm
     out = tmp_path / "builds"
     done = vswbench("ab", "--a-switch-file", str(examples / "linux-bridge.toml"),
                     "--b-switch-file", str(examples / "nft-fwd.toml"), "--method", "searches",
-                    "--rounds", "2", "--out", str(out), "--json", "--seed", "1")
+                    "--rounds", "2", "--preset", "brief", "--out", str(out), "--json",
+                    "--seed", "1")
     assert done.returncode == 0, done.stderr[-2000:]
     a, b = sides_of(out)
     assert a.label.startswith("ip-bridge p2p 64 B") and b.label.startswith("nft-fwd p2p 64 B")
