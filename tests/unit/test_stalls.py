@@ -8,6 +8,7 @@ from vswbench.engine.records import EngineRecord
 from vswbench.engine.stalls import (
     Stall,
     StallMonitor,
+    TrialStalls,
     parse_stall,
     summarize,
     unmonitored,
@@ -183,3 +184,19 @@ def test_steal_time_beside_the_stalls():
     unknown = summarize([], 0, 1000 * MS, [2])
     unknown.add_steal({})
     assert unknown.cpus["2"].steal_ms is None
+
+
+def test_a_trials_stalls_read_back_into_the_same_record():
+    """One stall summary both ways: TrialStalls.to_json (a trial's own result) and brief (a
+    search trial's) read back by TrialStalls.from_json (results/record.LoadPoint.stalls)."""
+    r = summarize([Stall(1, "runq", 10 * MS, 2000.0, "napi/vsbx"), Stall(0, "irq", 5 * MS, 30.5)],
+                  0, 100 * MS, [0, 1])
+    r.cpus["1"].steal_ms = 1.5
+    assert TrialStalls.from_json(r.to_json()) == r
+    brief = r.brief()
+    assert brief is not None
+    back = TrialStalls.from_json(brief)
+    assert back.monitored and back.window_s == r.window_s and back.cpus == r.cpus
+    assert back.count == r.count == 2 and back.longest_us == 2000.0 and not back.events
+    assert unmonitored("no BPF").brief() is None
+    assert TrialStalls.from_json(unmonitored("no BPF").to_json()).reason == "no BPF"

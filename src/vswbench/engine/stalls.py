@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vswbench.engine.process import EngineError, EngineProcess, EngineRecord
@@ -81,6 +81,17 @@ class CpuStalls:
     # cross-check of the monitor's `vcpu` stalls that the hypervisor accounts (None: unknown)
     steal_ms: float | None = None
 
+    @classmethod
+    def from_json(cls, data: Any) -> CpuStalls:
+        """A stored CPU's stalls (to_json's, or a search trial's brief); a field not a number
+        reads as 0 (steal_ms: None)."""
+        raw = data if isinstance(data, dict) else {}
+        steal = raw.get("steal_ms")
+        return cls(_number0(raw.get("stalls")), _number0(raw.get("longest_us")),
+                   _number0(raw.get("total_us")),
+                   steal if isinstance(steal, (int, float)) and not isinstance(steal, bool)
+                   else None)
+
     def add(self, s: Stall) -> None:
         self.stalls += 1
         self.longest_us = max(self.longest_us, s.len_us)
@@ -97,6 +108,29 @@ class TrialStalls:
     # the longest stalls: [cpu, kind, offset from the trial's start (ms), length (us), comm, held_by]
     events: list[list[Any]] = field(default_factory=list)
     reason: str = ""          # why not monitored
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TrialStalls:
+        """The stalls of a stored trial: to_json's, or a search trial's `brief` (stored only
+        when monitored, without the events)."""
+        events, cpus = data.get("events"), data.get("cpus")
+        return cls(bool(data.get("monitored", True)), _number0(data.get("window_s")),
+                   {str(c): CpuStalls.from_json(v)
+                    for c, v in (cpus if isinstance(cpus, dict) else {}).items()},
+                   events if isinstance(events, list) else [], str(data.get("reason") or ""))
+
+    def brief(self) -> dict[str, Any] | None:
+        """A search trial's stalls as stored: totals, the window, per CPU of the path; None
+        when not monitored."""
+        if not self.monitored:
+            return None
+        return {"count": self.count, "longest_us": self.longest_us, "window_s": self.window_s,
+                "cpus": {cpu: {"stalls": c.stalls, "longest_us": c.longest_us,
+                               "total_us": c.total_us, "steal_ms": c.steal_ms}
+                         for cpu, c in self.cpus.items()}}
 
     def add_steal(self, cpu_usage: dict[str, dict[str, float]]) -> None:
         """Steal time per CPU from the trial's /proc/stat fractions (TrialResult.cpu)."""
@@ -152,6 +186,11 @@ class TrialStalls:
                     and event[3] * 1e-6 * rate_pps > ring_frames):
                 return event
         return None
+
+
+def _number0(value: Any) -> Any:
+    """A stored number as it is (int or float), else 0."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def summarize(stalls: Iterable[Stall], t0_ns: int, t1_ns: int, cpus: Sequence[int]) -> TrialStalls:

@@ -126,13 +126,8 @@ class SessionTrial:
 
 
 def _stall_brief(stalls: TrialStalls | None) -> dict[str, Any] | None:
-    """A search trial's stalls as stored: totals, the window, per CPU of the path."""
-    if stalls is None or not stalls.monitored:
-        return None
-    return {"count": stalls.count, "longest_us": stalls.longest_us, "window_s": stalls.window_s,
-            "cpus": {cpu: {"stalls": c.stalls, "longest_us": c.longest_us,
-                           "total_us": c.total_us, "steal_ms": c.steal_ms}
-                     for cpu, c in stalls.cpus.items()}}
+    """A search trial's stalls as stored (TrialStalls.brief; read back by from_json)."""
+    return None if stalls is None else stalls.brief()
 
 
 class TrialSession(ABC):

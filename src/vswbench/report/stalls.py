@@ -21,10 +21,10 @@ def stall_totals(trials: Sequence[LoadPoint]) -> dict[str, Any]:
             continue
         monitored += 1
         seconds += s.window_s
-        for cpu, stalls, longest_us in s.cpus:
+        for cpu, c in s.cpus.items():
             d = cpus.setdefault(cpu, {"stalls": 0.0, "longest_us": 0.0})
-            d["stalls"] += stalls
-            d["longest_us"] = max(d["longest_us"], longest_us)
+            d["stalls"] += float(c.stalls)
+            d["longest_us"] = max(d["longest_us"], float(c.longest_us))
     return {"cpus": cpus, "seconds": seconds, "monitored": monitored,
             "rejected": sum(1 for t in trials if t.rejected),
             "excised": sum(1 for t in trials if t.excised),

@@ -25,6 +25,7 @@ from vswbench.engine.records import (
     stored_histogram,
     stored_latency,
 )
+from vswbench.engine.stalls import TrialStalls
 from vswbench.results.params import (
     KNOB_DEFAULTS,
     KNOBS,
@@ -45,13 +46,6 @@ __all__ = ["KNOB_DEFAULTS", "KNOBS", "PRESET_KINDS", "Knob", "Params", "count", 
 
 
 # -- one stored trial --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StallWindow:
-    """The host stalls the engine saw during one trial (engine/stalls.py)."""
-    window_s: float
-    cpus: tuple[tuple[str, float, float], ...]    # (cpu, stalls, longest_us)
-
-
 @dataclass(frozen=True)
 class LoadPoint:
     """One stored trial: a search's trial, one load of a sweep or latency point, or a trial
@@ -74,7 +68,7 @@ class LoadPoint:
     cpu_busy_s: Mapping[str, float] = field(default_factory=dict)   # per core
     nf_drops: Mapping[str, int] = field(default_factory=dict)       # per chain element
     irq_rates: tuple[tuple[float, float], ...] = ()                 # (interrupts/s, NET_RX/s) per cpu
-    stalls: StallWindow | None = None
+    stalls: TrialStalls | None = None   # engine/stalls.py's record, read back (from_json)
     rejected: bool = False
     jitter_us: float | None = None
     ipdv_us: tuple[float | None, float | None, float | None] = (None, None, None)  # p1 p50 p99
@@ -91,11 +85,7 @@ def load_point(raw: Any) -> LoadPoint | None:
         return None
     cpu = _dict(raw.get("cpu"))
     stalls = raw.get("stalls")
-    window = None
-    if isinstance(stalls, dict):
-        window = StallWindow(_float0(stalls.get("window_s")), tuple(
-            (str(c), _float0(_dict(v).get("stalls")), _float0(_dict(v).get("longest_us")))
-            for c, v in _dict(stalls.get("cpus")).items()))
+    window = TrialStalls.from_json(stalls) if isinstance(stalls, dict) else None
     nf = raw.get("nf_counters")
     ipdv = _dict(raw.get("ipdv_us"))
     by = raw.get("cycles_per_packet_by_process")
