@@ -85,9 +85,10 @@ def run_group(request: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -
             for p in points:
                 started = now()
                 try:
-                    result: dict[str, Any] | None = execute_point(ctx, p, store, spec.name)
+                    measured = execute_point(ctx, p, store, spec.name)
                     stats = switch_stats(ctx)
-                    result = {**result, "switch_stats": stats} if stats else result
+                    result: dict[str, Any] | None = ({**measured, "switch_stats": stats} if stats
+                                                     else measured)
                     status, error = "done", None
                 except UsageError:
                     raise

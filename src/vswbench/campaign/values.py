@@ -59,7 +59,7 @@ class Problems(list[str]):
         for problem in problems:
             self.append(problem)
 
-    def __iadd__(self, problems: Any) -> Problems:       # type: ignore[override]
+    def __iadd__(self, problems: Any) -> Problems:       # type: ignore[override,misc]
         self.extend(problems)
         return self
 
@@ -180,7 +180,7 @@ def _switch(v: Any) -> str:
 
     names = sorted(all_switches())
     if v == ALL_SWITCHES or (isinstance(v, str) and v in names):
-        return v
+        return str(v)
     raise BadValue(f"unknown switch {short(v)}{did_you_mean(v, names)}: choose from "
                    f"{', '.join(names)} "
                f"or \"*\" (see `vswbench switches`)")

@@ -354,7 +354,7 @@ def run_binary(session: TrialSession, p: Preset, min_load: float, max_load: floa
 
     def passes(load: float) -> bool:
         trial = measure_valid(session, load, goal.final_trial_duration, progress)
-        return measurement_of(trial).loss_ratio <= goal.loss_ratio
+        return bool(measurement_of(trial).loss_ratio <= goal.loss_ratio)
 
     if passes(max_load):
         return [GoalOutcome(goal, max_load, None, max_load)]

@@ -159,7 +159,7 @@ def read_forwarded(routing: ChainRouting) -> dict[str, int]:
 def apply_routing(routing: ChainRouting) -> None:
     """Make the network functions routers and set every route (in the run's namespaces, which
     take all of it with them when they are removed)."""
-    for r in routing.routers:
-        enable_forwarding(r.netns, (r.in_if, r.out_if))
-    for r in routing.routes:
-        route_through(r.netns, r.ifname, r.destination, r.next_mac)
+    for router in routing.routers:
+        enable_forwarding(router.netns, (router.in_if, router.out_if))
+    for route in routing.routes:
+        route_through(route.netns, route.ifname, route.destination, route.next_mac)

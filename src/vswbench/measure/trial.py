@@ -175,17 +175,17 @@ def merge_latency(finals: list[FinalRecord]) -> dict[str, float | None]:
             v = _percentile(buckets, q) if buckets else None
             summary[k] = None if v is None else min(max(v, lat.min or v), lat.max or v)
         return summary
-    lats = [f.latency_us for f in with_lat]
+    lats = [f.latency_us for f in with_lat if f.latency_us is not None]   # all of them
     counts = [max(1, f.rx_frames) for f in with_lat]
-    mean = sum((la.mean or 0) * c for la, c in zip(lats, counts)) / sum(counts)  # type: ignore
-    low = min(la.min for la in lats if la.min is not None)  # type: ignore[type-var]
-    high = max(la.max for la in lats if la.max is not None)  # type: ignore[type-var]
+    mean = sum((la.mean or 0) * c for la, c in zip(lats, counts)) / sum(counts)
+    low = min(la.min for la in lats if la.min is not None)
+    high = max(la.max for la in lats if la.max is not None)
 
     def within(q: float) -> float | None:  # a bucket's upper bound may pass the exact extremes
         v = _percentile(buckets, q)
         return None if v is None else min(max(v, low), high)
 
-    pooled = sum(((la.stddev or 0) ** 2 + ((la.mean or 0) - mean) ** 2) * c  # type: ignore
+    pooled = sum(((la.stddev or 0) ** 2 + ((la.mean or 0) - mean) ** 2) * c
                  for la, c in zip(lats, counts)) / sum(counts)
     return {"min": low, "p25": within(0.25), "p50": within(0.5), "p90": within(0.9),
             "p95": within(0.95), "p99": within(0.99), "p999": within(0.999),
@@ -348,7 +348,7 @@ def _daemon_pids(switch: Any) -> dict[str, int]:
 def counter_checks(outcome: PhaseOutcome) -> list[CounterCheck]:
     """What the kernel counted on each host port against what the engines say they sent and
     received (frames the engine received but did not count as its own: stale/foreign/malformed)."""
-    checks = []
+    checks: list[CounterCheck] = []
     delta = {k: outcome.kernel_after[k] - outcome.kernel_before[k] for k in outcome.kernel_after}
     if not delta:
         return checks  # DPDK ports: no kernel counters to check against
@@ -460,6 +460,7 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
         dump = switch.config_dump()
     except VswbenchError as exc:
         dump = f"(config dump failed: {exc})"
+    jitter_us, ipdv_us = merge_delay_variation(rx_finals)
     return TrialResult(
         switch=testbed.switch_cls.name, scenario=testbed.scenario.name,
         frame_size=spec.frame_size, offered_pps=spec.rate_pps,
@@ -495,4 +496,4 @@ def build_result(testbed: Testbed, spec: TrialParams, outcome: PhaseOutcome) -> 
         tester_gaps=sum(finals[lab].tx_gaps for lab in drivers),
         tester_gap_max_us=max((g for lab in drivers if (g := finals[lab].tx_gap_max_us)),
                               default=None),
-        **dict(zip(("jitter_us", "ipdv_us"), merge_delay_variation(rx_finals))))
+        jitter_us=jitter_us, ipdv_us=ipdv_us)
