@@ -42,7 +42,7 @@ def test_every_point_of_the_4df8ce3_store_reads_into_records(old: StoredResults)
     assert len(records) == 60 and Counter(r.status for r in records) == {"done": 58, "failed": 2}
     searches = [r for r in records if r.kind == "search" and r.done]
     assert all(r.headline.ndr_pps and r.measured.trials for r in searches)
-    assert all(headline_row(r, p.result)["point_key"] == p.key
+    assert all(headline_row(r)["point_key"] == p.key
                for r, p in zip(records, old.points))
 
 

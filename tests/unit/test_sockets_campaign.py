@@ -107,12 +107,12 @@ def test_typed_read_and_export_row():
     assert sock is not None and sock.headline() == ("transactions/s", 9000.0)
     assert sock.latency.p99 == 400.0 and sock.service and sock.histogram[0][2] == 27000
     assert socket_of(stored(None)) is None
-    row = headline_row(read_point(stored(RESULT)), RESULT)
+    row = headline_row(read_point(stored(RESULT)))
     assert row["transactions_per_s"] == 9000.0 and row["latency_p50_us"] == 80.0
     assert row["service"] is True and row["cycles_per_transaction"] == 500000.0
     assert row["nf"] is None                      # no network functions on the rr scenario
     routed = {**RESULT, "scenario": "pvp", "nf": "router"}
-    assert headline_row(read_point(stored(routed)), routed)["nf"] == "router"
+    assert headline_row(read_point(stored(routed)))["nf"] == "router"
     schema = json.loads((ROOT / "src/vswbench/schemas/point-record.schema.json").read_text())
     jsonschema.validate(json.loads(json.dumps(point_record(stored(RESULT)))), schema)
     jsonschema.validate(json.loads(json.dumps(point_record(stored(routed)))), schema)

@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from vswbench import __version__
 from vswbench.errors import UsageError
+from vswbench.measure.socket_result import SocketResult
 from vswbench.results.loss import LoadLoss, LossAround
-from vswbench.results.params import KNOBS, number
-from vswbench.results.points import Latency, PointRecord, entry_at, read_point
-from vswbench.results.sockets import socket_result
+from vswbench.results.params import KNOBS
+from vswbench.results.points import Latency, PointRecord, load_at, read_point
+from vswbench.results.record import LoadPoint
 from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
 from vswbench.safefile import atomic_writer
 
@@ -122,16 +124,16 @@ def _throughput(rec: PointRecord) -> dict[str, Any]:
             "rounds": h.trial_count if rounds else None}
 
 
-def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One flat row (HEADLINE_COLUMNS) of a point's record; absent fields stay empty (None).
-    `result`: the point's stored result, for the versions it recorded."""
+def headline_row(rec: PointRecord) -> dict[str, Any]:
+    """One flat row (HEADLINE_COLUMNS) of a point's record; absent fields stay empty (None)."""
     s, h, lat = rec.setup, rec.headline, rec.headline.latency
     backend, stack = _backend(s.switch)
     row: dict[str, Any] = {
         "campaign": rec.campaign, "run_id": rec.run_id, "point_key": rec.key,
         "label": rec.label, "status": rec.status, "kind": rec.kind,
         "switch": None if s.switch == "?" else s.switch, "backend": backend, "stack": stack,
-        "switch_versions": versions_text(result),
+        "switch_versions": ", ".join(f"{k} {v}" for k, v in rec.measured.switch_versions)
+        or None,
         "scenario": None if s.scenario == "?" else s.scenario,
         "size": None if s.size == "?" else s.size, "rate_pps": rec.params.rate,
         "repetition": rec.repetition, **{k: rec.params.value(k) for k in _KNOBS},
@@ -142,17 +144,15 @@ def headline_row(rec: PointRecord, result: dict[str, Any] | None = None) -> dict
            for k in LATENCY_FIELDS},
         **_latency_extra(lat), **_ndr_load(h.ndr_load_loss), **_around_ndr(h.loss_around_ndr),
         "error": rec.error, "started": rec.started, "finished": rec.finished}
-    row.update(_socket_columns(rec.kind, dict(rec.params.raw), result))
+    row.update(_socket_columns(rec.socket))
     if rec.kind == "latency":
-        row.update(_latency_load(row, result))
-    if row["io"] == "auto" and result and result.get("io"):
-        row["io"] = result["io"]          # the tester auto chose: what measured this point
+        row.update(_latency_load(row, rec.measured.loads))
+    if row["io"] == "auto" and rec.measured.io:
+        row["io"] = rec.measured.io       # the tester auto chose: what measured this point
     return {c: row[c] for c in HEADLINE_COLUMNS}
 
 
-def _socket_columns(kind: str, params: dict[str, Any], result: dict[str, Any] | None
-                    ) -> dict[str, Any]:
-    sock = socket_result(kind, params, result or {})
+def _socket_columns(sock: SocketResult | None) -> dict[str, Any]:
     if sock is None:
         return dict.fromkeys(SOCKET_COLUMNS)
     out = {c: getattr(sock, c) for c in SOCKET_COLUMNS if c != "service"}
@@ -160,14 +160,14 @@ def _socket_columns(kind: str, params: dict[str, Any], result: dict[str, Any] | 
     return out
 
 
-def _latency_load(row: dict[str, Any], result: dict[str, Any] | None) -> dict[str, Any]:
+def _latency_load(row: dict[str, Any], loads: Sequence[LoadPoint] | None) -> dict[str, Any]:
     """A latency point's load: the headline trial's (at 90 % of the NDR) offered and achieved
     rates, and its offered rate as the point's rate when the spec gave none (the rate it ran at:
     a fraction of the NDR)."""
-    at = entry_at((result or {}).get("points"))
+    at = load_at(loads)
     if at is None:
         return {}
-    offered, achieved = number(at.get("offered_pps")), number(at.get("achieved_pps"))
+    offered, achieved = at.offered_pps, at.achieved_pps
     return {"offered_pps": row["offered_pps"] if row["offered_pps"] is not None else offered,
             "achieved_pps": row["achieved_pps"] if row["achieved_pps"] is not None else achieved,
             "rate_pps": row["rate_pps"] if row["rate_pps"] is not None else offered}
@@ -204,7 +204,7 @@ def _around_ndr(around: LossAround | None) -> dict[str, Any]:
 
 def headline(p: StoredPoint) -> dict[str, Any]:
     """headline_row of a stored point."""
-    return headline_row(read_point(p), p.result)
+    return headline_row(read_point(p))
 
 
 def point_record(p: StoredPoint) -> dict[str, Any]:

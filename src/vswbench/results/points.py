@@ -47,6 +47,7 @@ from typing import Any
 
 from vswbench.engine.records import LatencySummary, stored_latency
 from vswbench.errors import UsageError
+from vswbench.measure.socket_result import SocketResult
 from vswbench.results.hostbound import HostBound, host_bound
 from vswbench.results.loss import (
     LoadLoss,
@@ -58,6 +59,7 @@ from vswbench.results.loss import (
 )
 from vswbench.results.params import KNOBS, PRESET_KINDS, Params, count, flag, number, text
 from vswbench.results.record import LoadPoint, Measured, measured_of
+from vswbench.results.sockets import socket_result
 from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun
 from vswbench.units import frame_bytes, wire_gbps
 
@@ -356,6 +358,7 @@ class PointRecord:
     started: str | None = None
     finished: str | None = None
     measured: Measured = Measured()          # the rest of its result, typed (record.py)
+    socket: SocketResult | None = None       # a stream, rr or crr point's (results/sockets.py)
 
     @property
     def done(self) -> bool:
@@ -387,7 +390,7 @@ def read_point(p: StoredPoint) -> PointRecord:
     return PointRecord(p.campaign, p.run_id, p.key, p.label, p.kind, p.status, setup_of(p),
                        repetition_of(p), Params(dict(p.params)),
                        headline_of(p.kind, p.result or {}), p.error, started, p.finished,
-                       measured)
+                       measured, socket_result(p.kind, dict(p.params), p.result or {}))
 
 
 def throughput_of(p: StoredPoint) -> tuple[str, float] | None:
