@@ -178,9 +178,9 @@ def test_the_check_finds_the_old_reads() -> None:
 
 def test_the_check_finds_the_old_fingerprint_and_latency_reads() -> None:
     """Not vacuous: the stored fingerprint read by key in a helper it is passed to (line 3
-    twice) and in a comprehension (8), a socket result's latency dict by subscript and by
-    `.get` (9 twice); not the typed `s.latency.p50` nor the unrelated `tsc.get`... which is
-    bound from a fingerprint read, so line 9 counts it too (three reads on line 9)."""
+    twice) and in a comprehension (8); on line 9 a socket result's latency dict by subscript and
+    by `.get`, and `tsc.get` (tsc holds values read from fingerprints): three reads; the typed
+    `s.latency.p50` is not one."""
     assert stored_reads(OLD_TYPED_PATTERNS) == [3, 3, 8, 9, 9, 9]
 
 
