@@ -13,6 +13,7 @@ from rich.table import Table
 
 from vswbench.cli.common import SWITCH_FILE_OPTION, err, num, out, say, size_option, table_out
 from vswbench.errors import UsageError
+from vswbench.host.sysinfo import fingerprint
 from vswbench.measure.search import PRESETS
 from vswbench.units import IMIX_DEFAULT_GENOME, MAX_FRAME, MIN_FRAME
 
@@ -64,7 +65,6 @@ if TYPE_CHECKING:      # campaign/ is imported when a run starts, not at start-u
 def ab(**kw: Any) -> int:
     """A/B: two configurations of a switch in randomised interleaved rounds; does B differ?"""
     from vswbench.campaign.ab import run_ab
-    from vswbench.host.sysinfo import fingerprint
 
     thresholds = _thresholds(kw["fail_if"])
     plan = _ab_plan(kw)

@@ -6,12 +6,13 @@ import sys
 
 import click
 
+from vswbench.errors import UsageError
+
 
 @click.command(hidden=False)
 def agent() -> int:
     """Run testbed pieces for a controller over SSH (JSON on stdin/stdout; see campaign/agent.py)."""
     from vswbench.campaign.agent import serve
-    from vswbench.errors import UsageError
 
     if sys.stdin.isatty():
         raise UsageError("vswbench agent reads a JSON request on stdin: it is started over SSH "

@@ -25,7 +25,7 @@ from vswbench.switches.rules.functions import (
     MAX_L3_TABLE,
     TABLE_FUNCTIONS,
 )
-from vswbench.units import JUMBO_MTU, MAX_FRAME, MIN_FRAME, STD_FRAME_MAX, FrameSize
+from vswbench.units import JUMBO_MTU, MAX_FRAME, MIN_FRAME, STD_FRAME_MAX, FrameSize, parse_rate
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 PIPE_WIDTH = 100_000     # a table printed to a pipe or a file: never cut, never folded
@@ -77,8 +77,6 @@ def num(value: float | None, digits: int = 0) -> str:
 
 
 def rate(text: str | None) -> float | None:
-    from vswbench.units import parse_rate
-
     return None if text is None else parse_rate(text)
 
 

@@ -11,7 +11,8 @@ import click
 from rich.table import Table
 
 from vswbench.cli.common import FiniteRange, err, num, out, table_out
-from vswbench.results.history import DEFAULT_HISTORY
+from vswbench.results.history import DEFAULT_HISTORY, History, store_rows
+from vswbench.safefile import check_output_file, write_text
 
 
 def history_option(func: Any) -> Any:
@@ -28,8 +29,6 @@ def history() -> None:
 def add_to_history(path: Path, dirs: list[Path] | tuple[Path, ...]) -> None:
     """Add every results directory: all of them read first (a bad one is refused before the
     history is touched), then each added in its own transaction."""
-    from vswbench.results.history import History, store_rows
-
     read = [store_rows(d) for d in dirs]
     with History(path) as h:
         for rows in read:
@@ -57,8 +56,6 @@ def add(dirs: tuple[Path, ...], history_path: Path) -> int:
 @click.option("--json", "as_json", is_flag=True)
 def list_runs(history_path: Path, as_json: bool) -> int:
     """The history's runs, oldest first."""
-    from vswbench.results.history import History
-
     with History(history_path, create=False) as h:
         runs = h.runs()
         counts = {r.id: 0 for r in runs}
@@ -82,8 +79,6 @@ def list_runs(history_path: Path, as_json: bool) -> int:
 @history_option
 def show(run_id: int, history_path: Path) -> int:
     """One history run: its machine, versions and every setup's NDR and PDR."""
-    from vswbench.results.history import History
-
     with History(history_path, create=False) as h:
         run = h.run(run_id)
         rows = h.results(run_id)
@@ -108,8 +103,6 @@ def show(run_id: int, history_path: Path) -> int:
 @history_option
 def remove(run_ids: tuple[int, ...], history_path: Path) -> int:
     """Remove history runs by id (`history list` shows them)."""
-    from vswbench.results.history import History
-
     with History(history_path, create=False, write=True) as h:
         h.remove(run_ids)
     out.print(f"removed history run{'s' if len(run_ids) > 1 else ''} "
@@ -144,9 +137,7 @@ def _trend_json(t: Any) -> dict[str, Any]:
 def trend(history_file: Path, page: Path | None, fail_pct: float | None, recent: int | None,
           metric: str, any_machine: bool, as_json: bool) -> int:
     """Trends of a history: jumpavg groups per series, the newest change and its versions."""
-    from vswbench.results.history import History
     from vswbench.results.trend import trends
-    from vswbench.safefile import check_output_file, write_text
 
     if page is not None:
         check_output_file(page, "--html")

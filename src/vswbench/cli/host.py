@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from vswbench.cli.common import (
     versions_text,
 )
 from vswbench.errors import require_root
+from vswbench.measure.plan import switch_rows
 from vswbench.safefile import check_output_dir
 from vswbench.units import MAX_FRAME, MIN_FRAME
 
@@ -166,10 +168,6 @@ def demo(duration: float, size: int, backends: tuple[str, ...], rtt_rate: str,
 @SWITCH_FILE_OPTION
 def switches(as_json: bool, user_versions: bool) -> int:
     """Switch backends: available here or not, why, how to fix it, versions."""
-    from dataclasses import asdict
-
-    from vswbench.measure.plan import switch_rows
-
     rows = switch_rows(user_versions)
     if as_json:
         click.echo(json.dumps([asdict(r) for r in rows], indent=1))

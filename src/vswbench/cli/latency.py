@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -23,9 +25,20 @@ from vswbench.cli.common import (
     testbed_options,
     trial_line,
 )
+from vswbench.cli.profile_view import print_profile
 from vswbench.engine.params import MAX_FLOWS, TrialParams
 from vswbench.errors import UsageError, require_root
-from vswbench.measure.b2b import MAX_FRAMES_RANGE, TRIALS_RANGE
+from vswbench.measure.b2b import MAX_FRAMES_RANGE, TRIALS_RANGE, B2BConfig, back_to_back
+from vswbench.measure.calibration import baseline_switch
+from vswbench.measure.calibration import calibrate as run_calibration
+from vswbench.measure.loadcurve import (
+    check_fraction_loads,
+    latency_at,
+    parse_fractions,
+    repeated_points_json,
+)
+from vswbench.measure.method import find_ndr, method_context, profile_at
+from vswbench.measure.plan import TrialOptions, plan_trial
 from vswbench.measure.session import control_capable
 from vswbench.units import FrameSize
 
@@ -34,7 +47,6 @@ def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | N
     """The NDR given on the command line, or found now by a `fast` search in the same session."""
     if given is not None:
         return given, None
-    from vswbench.measure.method import find_ndr
 
     say("no --ndr given: finding it first with a `fast` search")
     return find_ndr(ctx, "fast", progress=trial_line)
@@ -52,14 +64,6 @@ def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | N
               help="Then one extra trial at the NDR profiled by perf (never a latency trial).")
 def latency(**kw: Any) -> int:
     """Latency distributions at fixed fractions of the NDR (full histograms in --json)."""
-    from vswbench.measure.loadcurve import (
-        check_fraction_loads,
-        latency_at,
-        parse_fractions,
-        repeated_points_json,
-    )
-    from vswbench.measure.method import method_context
-
     plan = method_plan(kw)
     fractions = parse_fractions(kw["at"], "--at")
     ndr_given = rate(kw["ndr"])
@@ -76,8 +80,6 @@ def latency(**kw: Any) -> int:
                 "points": points_json, "repetitions": kw["repeat"], "warnings": warnings,
                 "notes": ctx.notes}
         if kw["profile"]:
-            from vswbench.measure.method import profile_at
-
             say(f"profiling one extra trial at the NDR, {ndr:,.0f} pps")
             data["profile_at_ndr"] = profile_at(ctx.session, ndr)
     emit(data, kw)
@@ -97,8 +99,6 @@ def latency(**kw: Any) -> int:
         out.print(table)
         out.print("latency in microseconds", style="dim")
         if data.get("profile_at_ndr"):
-            from vswbench.cli.profile_view import print_profile
-
             print_profile(data["profile_at_ndr"]["profile"])
     return 0
 
@@ -113,9 +113,6 @@ def latency(**kw: Any) -> int:
               help="Measured throughput in pps for the corrected buffer time [fast search].")
 def b2b(**kw: Any) -> int:
     """Back-to-back frames: the longest burst at maximum rate without loss (RFC 9004)."""
-    from vswbench.measure.b2b import B2BConfig, back_to_back
-    from vswbench.measure.method import method_context
-
     plan = method_plan(kw)
     if not plan.restart_engines and not control_capable(plan.trial.scenario):
         raise UsageError(f"scenario {plan.trial.scenario.name}: back-to-back needs a tester that "
@@ -125,7 +122,6 @@ def b2b(**kw: Any) -> int:
     throughput_given = rate(kw["throughput"])
     with method_context(plan, drain=0.05, progress=say) as ctx:
         throughput, search_summary = _ndr_first(ctx, throughput_given)
-        from dataclasses import replace
 
         cfg = replace(cfg, tester_pps=ctx.ceiling)
         result = back_to_back(ctx.session, cfg, throughput_pps=throughput, progress=say)
@@ -161,11 +157,6 @@ def calibrate(scenario: str, size: FrameSize, io: str, flows: int, tester_cpu: i
               switch_cpu: int | None, force: bool, as_json: bool) -> int:
     """The tester's own ceiling on a scenario and frame size, through veth (memif for --io dpdk),
     cached per machine."""
-    import json
-
-    from vswbench.measure.calibration import baseline_switch
-    from vswbench.measure.calibration import calibrate as run_calibration
-    from vswbench.measure.plan import TrialOptions, plan_trial
     from vswbench.run.scope import run_scope
 
     traffic = TrialParams(size, flows=flows, io=io, warmup=0.0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -230,8 +231,6 @@ def predict_cmd(n: int, placement: str, model_path: Path | None, results_dir: Pa
                 f_cpu: str | None, as_json: bool) -> int:
     """Predict a chain's maximum throughput for a placement: f_CPU / (the bottleneck core's
     cycles per packet), with equation (3)'s break-even and the recommended placement."""
-    from dataclasses import asdict
-
 
     if (model_path is None) == (results_dir is None):
         raise UsageError("give either --model MODEL.json (from `vswbench model fit`) or "

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
 from vswbench.cli.common import num, out
-
-if TYPE_CHECKING:
-    from vswbench.models.delay_data import KsMatrix
+from vswbench.models.delay_data import (
+    DEFAULT_KINDS,
+    INDEX_NAME,
+    KsMatrix,
+    index_json,
+    load_models,
+    write_models,
+)
 
 
 @click.command("delay")
@@ -34,14 +38,6 @@ def delay(results: Path, out_dir: Path, kinds: tuple[str, ...], per_repetition: 
           campaign: str | None, as_json: bool) -> int:
     """Empirical delay model per condition (switch, size, load): ECDF JSON, quantile CSV, KS
     distances between conditions. RESULTS is a `vswbench run` directory or its results.sqlite."""
-    from vswbench.models.delay_data import (
-        DEFAULT_KINDS,
-        INDEX_NAME,
-        index_json,
-        load_models,
-        write_models,
-    )
-
     models = load_models(results, kinds or DEFAULT_KINDS, pool=not per_repetition,
                          campaign=campaign)
     written, matrix = write_models(models, out_dir)

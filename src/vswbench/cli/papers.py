@@ -20,6 +20,7 @@ from vswbench.report import build_report, check_outputs
 from vswbench.results.points import read_point
 from vswbench.results.store import StoredPoint
 from vswbench.safefile import check_output_dir, write_text
+from vswbench.saferead import read_text
 
 if TYPE_CHECKING:      # campaign/ is imported when a campaign runs, not at start-up
     from vswbench.campaign.point import Point
@@ -154,7 +155,6 @@ MARK_START, MARK_END = "<!-- papers-table -->", "<!-- /papers-table -->"
 def table(root: Path, readme: Path | None) -> int:
     """Print the Markdown table figure | command | time here | verdict from the stores."""
     from vswbench.report.paper_page import collect, readme_table
-    from vswbench.saferead import read_text
 
     doc = read_text(readme, "README", "--readme", cap=4_000_000) if readme else ""  # first
     text = readme_table(collect(root))

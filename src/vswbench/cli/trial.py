@@ -21,6 +21,8 @@ from vswbench.cli.profile_view import print_profile
 from vswbench.measure.plan import execute_trials, plan_trial
 from vswbench.measure.repeat import trial_statistics
 from vswbench.measure.trial import TrialResult
+from vswbench.report.backends import placement_text
+from vswbench.results.record import read_placement
 from vswbench.units import parse_rate
 
 
@@ -123,9 +125,6 @@ def _trial_rows(result: TrialResult) -> list[tuple[str, str]]:
 def _cores_text(placement: dict[str, Any]) -> str:
     """The sides' cores where one side had several (more than 2 cores, measure/cores.py);
     empty otherwise, so that a 2-core trial prints as it always did."""
-    from vswbench.report.backends import placement_text
-    from vswbench.results.record import read_placement
-
     stored = read_placement(json.loads(json.dumps(placement)))
     if stored is None or (len(stored.tester_cpus) < 2 and len(stored.switch_cpus) < 2):
         return ""
