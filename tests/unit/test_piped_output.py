@@ -8,11 +8,11 @@ one of them)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -89,27 +89,66 @@ def test_every_command_of_the_table_is_covered() -> None:
     assert not set(CASES) & set(MEASURES)
 
 
-# `vswbench ARGV` as `python -m vswbench.cli.app` runs it, but without the VM guest's boots that
-# probe and doctor make (host/doctor.py vm_checks: a KVM and a TCG boot, half a minute): unit tests
-# boot no VM (tests/unit/conftest.py no_vm_boots). The answers stand in for a refusal's reason,
-# as long as one (a row wider than 80 columns, which a pipe must not cut)
-NO_VM_BOOTS = """import sys
+# Each command line as `vswbench ARGV | less` runs it: a process of its own whose stdout and stderr
+# are pipes. The processes are forked from one that imported the CLI with its own stdout and stderr
+# pipes (each import took 2 s of CPU, 25 of them most of this test's time), one after the other.
+# Without the VM guest's boots that probe and doctor make (host/doctor.py vm_checks: a KVM and a
+# TCG boot, half a minute): unit tests boot no VM (tests/unit/conftest.py no_vm_boots). Their
+# answers stand in for a refusal's reason, as long as one (a row wider than 80 columns).
+FORKS = """import json, os, sys, threading
 import vswbench.host.doctor
 why = "no: not booted in unit tests (tests/unit/test_piped_output.py stands in for vm_checks)"
 vswbench.host.doctor.vm_checks = lambda: {"VM guest under KVM": why,
                                           "VM guest under TCG (emulated)": why}
 from vswbench.cli.app import main
-sys.exit(main())
+
+
+def drain(fd, into):
+    with os.fdopen(fd, "rb") as f:
+        into.append(f.read())
+
+
+done = []
+for argv in json.loads(sys.stdin.read()):
+    sys.stdout.flush()
+    sys.stderr.flush()
+    (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(out_r)
+        os.close(err_r)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.close(out_w)
+        os.close(err_w)
+        sys.argv = ["vswbench", *argv]
+        sys.exit(main(argv))
+    os.close(out_w)
+    os.close(err_w)
+    out, err = [], []
+    readers = [threading.Thread(target=drain, args=(out_r, out)),
+               threading.Thread(target=drain, args=(err_r, err))]
+    for t in readers:
+        t.start()
+    for t in readers:
+        t.join()
+    status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    done.append([argv, status, out[0].decode(), err[0].decode()])
+sys.stdout.write(json.dumps(done))
 """
 
 
-def _piped(argv: list[str], cwd: Path) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+def _piped_all(argvs: list[list[str]],
+               cwd: Path) -> list[tuple[list[str], subprocess.CompletedProcess[str]]]:
+    """Each command line run in order, as described above, with what it printed and its exit
+    status."""
     env = {**os.environ, "COLUMNS": "80", "LINES": "24", "TERM": "xterm-256color"}
     env.pop("VSB_DEBUG", None)
-    done = subprocess.run([sys.executable, "-c", NO_VM_BOOTS, *argv], cwd=cwd, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=240)
-    return argv, done
+    done = subprocess.run([sys.executable, "-c", FORKS], cwd=cwd, env=env,
+                          input=json.dumps(argvs), capture_output=True, text=True, timeout=480)
+    assert done.returncode == 0, done.stderr
+    return [(argv, subprocess.CompletedProcess(argv, code, out, err))
+            for argv, code, out, err in json.loads(done.stdout)]
 
 
 @pytest.fixture(scope="module")
@@ -120,10 +159,9 @@ def runs(tmp_path_factory) -> list[tuple[list[str], subprocess.CompletedProcess[
                                  "history remove") for argv in CASES[name](stores)]
     rest = [argv for name, case in CASES.items() if not name.startswith(("history", "trend"))
             for argv in case(stores)]
-    results = [_piped(argv, base) for argv in ordered]       # in order: one history file
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results += list(pool.map(lambda argv: _piped(argv, base), rest))
-    return results
+    runs = _piped_all([*ordered, *rest], base)     # in order: one history file
+    assert [argv for argv, _ in runs] == [*ordered, *rest]
+    return runs
 
 
 def test_piped_output_has_whole_lines(runs) -> None:
