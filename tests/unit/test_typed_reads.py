@@ -69,11 +69,17 @@ def _mentions_typed(node: ast.AST, tainted: set[str]) -> bool:
     if isinstance(node, ast.DictComp):
         return _mentions_typed(node.value, tainted)
     if isinstance(node, ast.Call):
-        f = node.func
-        if isinstance(f, ast.Attribute) and f.attr in ("get", "items", "values"):
-            return _mentions_typed(f.value, tainted)
-        if isinstance(f, ast.Name) and f.id in ("zip", "sorted", "list", "reversed", "dict"):
-            return any(_mentions_typed(a, tainted) for a in node.args)
+        return _call_is_typed(node, tainted)
+    return False
+
+
+def _call_is_typed(node: ast.Call, tainted: set[str]) -> bool:
+    """A call that hands such a dict on: its .get/.items/.values, or zip/sorted/... of it."""
+    f = node.func
+    if isinstance(f, ast.Attribute) and f.attr in ("get", "items", "values"):
+        return _mentions_typed(f.value, tainted)
+    if isinstance(f, ast.Name) and f.id in ("zip", "sorted", "list", "reversed", "dict"):
+        return any(_mentions_typed(a, tainted) for a in node.args)
     return False
 
 
