@@ -12,6 +12,7 @@ the exit status is 1. Usage: check_deps.py --src SRC [OBJECT ...]. `make check` 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import subprocess
 import sys
@@ -31,10 +32,8 @@ def include_graph(src: Path) -> dict[str, dict[str, str]]:
             for base in (f.parent, src):
                 target = (base / name).resolve()
                 if target.is_file():
-                    try:
+                    with contextlib.suppress(ValueError):  # a header outside src: not ours
                         edges[str(target.relative_to(src.resolve()))] = name
-                    except ValueError:  # a header outside src: not ours
-                        pass
                     break
         graph[str(f.relative_to(src))] = edges
     return graph
@@ -108,16 +107,21 @@ def circles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
             if work:
                 low[work[-1][0]] = min(low[work[-1][0]], low[node])
             if low[node] == index[node]:
-                comp = []
-                while True:
-                    n = stack.pop()
-                    on_stack.discard(n)
-                    comp.append(n)
-                    if n == node:
-                        break
+                comp = _pop_component(stack, on_stack, node)
                 if len(comp) > 1 or node in graph.get(node, {}):
                     comps.append(_path(graph, set(comp)))
     return comps
+
+
+def _pop_component(stack: list[str], on_stack: set[str], node: str) -> list[str]:
+    """The stack popped down to `node`, its root: the nodes of one strongly connected component."""
+    comp = []
+    while True:
+        n = stack.pop()
+        on_stack.discard(n)
+        comp.append(n)
+        if n == node:
+            return comp
 
 
 def _path(graph: dict[str, dict[str, str]], comp: set[str]) -> list[str]:
