@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import time
 from contextlib import ExitStack, suppress
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from vswbench.engine.params import TrialParams
 from vswbench.engine.process import EngineProcess, EngineResult, FinalRecord
 from vswbench.engine.records import HistogramBucket, LatencySummary
-from vswbench.engine.stalls import StallMonitor, TrialStalls, now_ns
+from vswbench.engine.stalls import StallMonitor, now_ns
 from vswbench.errors import VswbenchError
 from vswbench.host.cpustat import (
     busy_cycles,
@@ -31,104 +31,16 @@ from vswbench.host.cpustat import (
 from vswbench.host.irqstat import IrqCounts, irq_rates, read_irq_counts
 from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
 from vswbench.measure.profiling import profiled
+from vswbench.measure.trial_result import CounterCheck as CounterCheck
+from vswbench.measure.trial_result import TrialResult as TrialResult
 from vswbench.scenario import Role
 from vswbench.switches.base import BusyCycles, PortCounters
 from vswbench.switches.chain.nf import element_counters, nf_hosts
 from vswbench.testbed.build import EngineCommand, Testbed
 from vswbench.testbed.plan import dut_cpus
-from vswbench.units import STD_MTU
 
 READY_TIMEOUT = 15.0
 WARMUP_STREAM_BASE = 100
-
-
-@dataclass
-class CounterCheck:
-    port: str
-    counter: str        # "tx_packets" / "rx_packets"
-    kernel: int
-    engine: int
-
-    @property
-    def ok(self) -> bool:
-        return self.kernel == self.engine
-
-
-@dataclass
-class TrialResult:
-    switch: str
-    scenario: str
-    frame_size: int | str          # bytes, or the IMIX text
-    offered_pps: float
-    tx_pps: float
-    achieved_pps: float
-    tx_frames: int
-    rx_frames: int
-    lost: int
-    loss_ratio: float
-    duration_s: float
-    latency_kind: str | None
-    latency_us: dict[str, float | None]
-    histogram: list[list[float]]
-    cpu: dict[str, dict[str, float]]
-    cycles_per_packet: float | None
-    cycles_per_packet_by_process: dict[str, float | None]
-    process_cpu_s: dict[str, float | None]
-    tsc_hz: float
-    drops: dict[str, int]
-    kernel_counters: dict[str, dict[str, int]]
-    counter_checks: list[CounterCheck]
-    switch_ports: list[dict[str, Any]]
-    forwarding_mode: str
-    placement: dict[str, Any]
-    switch_versions: dict[str, str]
-    config_dump: str
-    spec: dict[str, Any]
-    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    # polling switches: cycles per packet on bursts that carried frames (the rest is idle polling)
-    switch_useful_cycles_per_packet: float | None = None
-    # chains: how the network functions forward (switches/chain/nf.py: fwd, router, ovs; None without
-    # NFs) and per NF its frames in and out and its drops (chain_nf.ElementCounters)
-    nf_kind: str | None = None
-    nf_counters: dict[str, dict[str, int]] = field(default_factory=dict)
-    # flow churn (engine/src/churn.h), None without: new flows/s, seconds each, flows active on
-    # average, and the distinct flows the senders started (about arrival x (duration + life))
-    churn: dict[str, float] | None = None
-    # per core NET_RX / NET_TX softirqs and interrupts per second (host/irqstat.py)
-    irq_rates: dict[str, dict[str, float]] = field(default_factory=dict)
-    # --profile: perf samples per core (host/perf.py TrialProfile) and the CPU cross-check
-    profile: dict[str, Any] | None = None
-    # RFC 3550 jitter and RFC 3393 IPDV percentiles as the engine measured them (merge_delay_variation)
-    jitter_us: float | None = None
-    ipdv_us: dict[str, float] | None = None
-    # host stalls during the trial, per CPU of the path (engine/stalls.py; None: no session
-    # monitor), and why the trial is a host-stall trial (measure/hoststall.py; None: it is not)
-    stalls: TrialStalls | None = None
-    host_stall: str | None = None
-    # the generators' own gaps (a stall of the tester's CPU longer than the engine's --gap-us):
-    # departures skipped, never sent (so neither offered nor lost), how many gaps, the longest
-    tx_skipped: int = 0
-    tester_gaps: int = 0
-    tester_gap_max_us: float | None = None
-    # tester-dut: `cpu` and cycles_per_packet are the DUT's cores only; the tester's cores here
-    tester_cpu: dict[str, dict[str, float]] | None = None
-    # the links' MTU (1500; frames above 1518 B: 9000 or more, set on every link of the testbed)
-    # and the links raised to it ({netns/ifname: mtu}; empty at 1500)
-    mtu: int = STD_MTU
-    mtu_links: dict[str, int] = field(default_factory=dict)
-    # pvp-vm, chain-vm:N: per VM network function its accelerator (tcg, kvm), mechanism, label
-    # and the frames its guest counted (vm_figures); empty without VMs
-    vm: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def counters_agree(self) -> bool:
-        return all(c.ok for c in self.counter_checks)
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["counters_agree"] = self.counters_agree
-        return data
 
 
 def _cores(usage: dict[int, Any]) -> dict[str, dict[str, float]]:
