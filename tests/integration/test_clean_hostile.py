@@ -201,23 +201,33 @@ def test_a_temp_dir_under_tmpdir_is_found_after_kill_9(root, private_state, tmp_
     assert not (private_state / f"{run_id}.json").exists()
 
 
+DAMAGED = ("5", "null", '"x"', "{not json", '{"run_id": 5}',
+           '{"run_id": "vsb%s", "owner_pid": "1", "owner_start_time": 1, "created": 1}')
+
+
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("content", ["5", "null", '"x"', "{not json", '{"run_id": 5}',
-                                     '{"run_id": "vsb%s", "owner_pid": "1", "owner_start_time": 1,'
-                                     ' "created": 1}'])
-def test_a_damaged_state_file_is_reported_and_skipped(root, private_state, content):
+def test_a_damaged_state_file_is_reported_and_skipped(root, private_state):
     """"This is a bug" (rc 1) for a state file holding 5, null, "x": now reported, skipped, and
-    neither `clean --dry-run`, `clean` nor a run is blocked."""
-    run_id = str(new_run_id())
-    path = private_state / f"{run_id}.json"
-    path.write_text(content.replace("vsb%s", run_id))
-    path.chmod(0o600)
-    for argv in (("clean", "--dry-run"), ("clean", "--prefix", run_id)):
-        result = vswbench(*argv)
-        assert result.returncode == 0, result.stderr
-        assert f"skipped state file {path}: damaged" in result.stderr
-        assert "bug" not in result.stderr
-    assert path.exists(), "a damaged file is reported, not removed"
+    neither `clean --dry-run`, `clean` nor a run is blocked. The damaged files lie side by side,
+    one a run id: one dry run reports each, each run's `clean --prefix` its own, one trial runs."""
+    paths: dict[str, tuple[Path, str]] = {}
+    while len(paths) < len(DAMAGED):
+        run_id = str(new_run_id())
+        if run_id not in paths:
+            content = DAMAGED[len(paths)]
+            paths[run_id] = (private_state / f"{run_id}.json", content)
+            paths[run_id][0].write_text(content.replace("vsb%s", run_id))
+            paths[run_id][0].chmod(0o600)
+    dry = vswbench("clean", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "bug" not in dry.stderr
+    for run_id, (path, content) in paths.items():
+        assert f"skipped state file {path}: damaged" in dry.stderr, (content, dry.stderr)
+        result = vswbench("clean", "--prefix", run_id)
+        assert result.returncode == 0, (content, result.stderr)
+        assert f"skipped state file {path}: damaged" in result.stderr, (content, result.stderr)
+        assert "bug" not in result.stderr, content
+        assert path.exists(), f"a damaged file ({content}) is reported, not removed"
     trial = vswbench("trial", "--switch", "veth", "--rate", "1k", "--duration", "0.2",
                      "--warmup", "0")
     assert trial.returncode == 0, trial.stderr
