@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.integration_helpers import processes_mentioning
+from vswbench.errors import CommandError
 from vswbench.host.netns import ip_json, list_namespaces
 from vswbench.host.vm_guest import current
 from vswbench.host.vm_nf import TCG_LABEL
@@ -80,8 +81,27 @@ def _start(duration: int) -> tuple[subprocess.Popen[str], str, int]:
         assert time.monotonic() < deadline, "no QEMU in the run state"
         pid = _qemu_pid(run_id)
         time.sleep(0.2)
-    time.sleep(8)   # the guest boots (about 3 s) and forwards
+    while not _guest_forwards(run_id):   # polled: the boot takes 3 s quiet, over 8 s loaded
+        assert proc.poll() is None, "the trial ended before the guest forwarded"
+        assert time.monotonic() < deadline, "the guest never sent a frame back"
+        time.sleep(0.2)
     return proc, run_id, pid
+
+
+def _guest_forwards(run_id: str) -> bool:
+    """Has the guest sent a frame out of one of its taps (`<run id><abbr>t<j>`, in whichever
+    of the run's namespaces or the root one)? Its engine sends nothing but forwarded frames."""
+    for ns in [None, *(n for n in list_namespaces() if n.startswith(run_id))]:
+        try:
+            links = ip_json("-s", "-d", "link", "show", netns=ns)
+        except CommandError:   # the namespace went away between the listing and the read
+            continue
+        for link in links:
+            kind = link.get("linkinfo", {}).get("info_kind")
+            if (str(link["ifname"]).startswith(run_id) and kind == "tun"
+                    and link["stats64"]["rx"]["packets"] > 0):
+                return True
+    return False
 
 
 def test_pvp_vm_forwards_through_the_emulated_guest(root, engine, guest):
