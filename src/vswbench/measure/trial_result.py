@@ -206,7 +206,9 @@ def _read_container(name: str, value: dict[str, Any] | list[Any]) -> Any:
         return _nested(value)
     if name == "stalls":
         return TrialStalls.from_json(value)
-    if name in ("latency_us", "cycles_per_packet_by_process", "process_cpu_s"):
+    if name == "latency_us":    # as stored (a count stays an int), a value not a number: None
+        return {str(k): v if _number(v) is not None else None for k, v in value.items()}
+    if name in ("cycles_per_packet_by_process", "process_cpu_s"):
         return {str(k): _number(v) for k, v in value.items()}   # a value not a number: None
     if name in ("ipdv_us", "churn"):
         return {k: float(v) for k, v in _numbers(value).items()}

@@ -26,6 +26,7 @@ from vswbench.engine.records import (
     stored_latency,
 )
 from vswbench.engine.stalls import TrialStalls
+from vswbench.measure.trial_result import read_trial
 from vswbench.results.params import (
     KNOB_DEFAULTS,
     KNOBS,
@@ -80,38 +81,37 @@ class LoadPoint:
 
 
 def load_point(raw: Any) -> LoadPoint | None:
-    """The LoadPoint of one stored trial dict (None: not a dict)."""
+    """The LoadPoint of one stored trial dict (None: not a dict). The trial's own fields read
+    through TrialResult.from_json (measure/trial_result.py: read_trial), a field the dict did
+    not hold as None; the keys only stored trials have (annotations of a search, a sweep, a
+    session: fraction_of_ndr, intended_pps, unsent, rejected, excised, counters_agree,
+    useful_cycles_per_packet) read here."""
     if not isinstance(raw, dict):
         return None
-    cpu = _dict(raw.get("cpu"))
-    stalls = raw.get("stalls")
-    window = TrialStalls.from_json(stalls) if isinstance(stalls, dict) else None
-    nf = raw.get("nf_counters")
-    ipdv = _dict(raw.get("ipdv_us"))
-    by = raw.get("cycles_per_packet_by_process")
+    t, held = read_trial(raw)
+
+    def stored(name: str, value: float) -> float | None:
+        return value if name in held else None
+
+    ipdv = t.ipdv_us or {}
+    by = t.cycles_per_packet_by_process
     return LoadPoint(
-        number(raw.get("offered_pps")), number(raw.get("achieved_pps")),
-        number(raw.get("loss_ratio")), stored_latency(raw.get("latency_us")),
-        stored_histogram(raw.get("histogram")), number(raw.get("fraction_of_ndr")),
-        count(raw.get("lost")), number(raw.get("cycles_per_packet")),
+        stored("offered_pps", t.offered_pps), stored("achieved_pps", t.achieved_pps),
+        stored("loss_ratio", t.loss_ratio),
+        stored_latency(t.latency_us) if "latency_us" in held else None,
+        stored_histogram(t.histogram), number(raw.get("fraction_of_ndr")),
+        t.lost if "lost" in held else None, t.cycles_per_packet,
         number(raw.get("useful_cycles_per_packet")), number(raw.get("intended_pps")),
-        number(raw.get("tx_pps")), bool(raw.get("unsent")), text(raw.get("latency_kind")),
-        {str(k): float(v) for k, v in _dict(by).items() if number(v) is not None},
-        bool(by),
-        {str(k): float(v.get("busy_s") or 0) for k, v in cpu.items() if isinstance(v, dict)},
-        {str(e): int(c.get("dropped", 0)) for e, c in nf.items() if isinstance(c, dict)}
-        if isinstance(nf, dict) else {},
-        tuple((_float0(r.get("interrupts", 0)), _float0(r.get("net_rx", 0)))
-              for r in _dict(raw.get("irq_rates")).values() if isinstance(r, dict)),
-        window, bool(raw.get("rejected")), number(raw.get("jitter_us")),
-        (number(ipdv.get("p1")), number(ipdv.get("p50")), number(ipdv.get("p99"))),
+        stored("tx_pps", t.tx_pps), bool(raw.get("unsent")), t.latency_kind,
+        {k: v for k, v in by.items() if v is not None}, bool(by),
+        {k: float(v.get("busy_s") or 0) for k, v in t.cpu.items()},
+        {e: int(c.get("dropped", 0)) for e, c in t.nf_counters.items()},
+        tuple((float(r.get("interrupts", 0)), float(r.get("net_rx", 0)))
+              for r in t.irq_rates.values()),
+        t.stalls, bool(raw.get("rejected")), t.jitter_us,
+        (ipdv.get("p1"), ipdv.get("p50"), ipdv.get("p99")),
         flag(raw.get("counters_agree")), bool(raw.get("excised")),
-        count(raw.get("tx_skipped")) or 0, count(raw.get("tester_gaps")) or 0,
-        number(raw.get("tester_gap_max_us")))
-
-
-def _float0(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) else 0.0
+        t.tx_skipped, t.tester_gaps, t.tester_gap_max_us)
 
 
 def load_points(raw: Any) -> tuple[LoadPoint, ...]:
