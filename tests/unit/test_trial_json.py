@@ -16,6 +16,7 @@ from tests.report_fixtures import write_fixture_store
 from vswbench.engine.stalls import CpuStalls, TrialStalls
 from vswbench.measure.trial_result import CounterCheck, TrialResult, read_trial
 from vswbench.results.points import StoredResults, load
+from vswbench.results.record import load_point
 
 OLD = Path(__file__).resolve().parents[1] / "data" / "store-4df8ce3.sqlite.gz"
 
@@ -125,3 +126,23 @@ def test_every_stored_trial_dict_reads(store: StoredResults) -> None:
     assert kinds == {"trial"}
     own = [read_trial(p.result)[0] for p in store.done("trial") if isinstance(p.result, dict)]
     assert own and all(t.switch and t.scenario and t.frame_size for t in own)
+
+
+def test_a_load_point_reads_the_trials_fields_through_from_json() -> None:
+    """results/record.load_point takes a trial's own fields from read_trial: what the dict did
+    not hold is None, not the TrialResult default."""
+    t = full_trial()
+    lp = load_point({**t.to_json(), "fraction_of_ndr": 0.5, "rejected": True})
+    assert lp is not None
+    assert (lp.offered_pps, lp.achieved_pps, lp.tx_pps, lp.lost) == (100000.0, 99000.25,
+                                                                      99990.5, 990)
+    assert lp.latency is not None and lp.latency.p50 == 9.5 and len(lp.histogram) == 2
+    assert lp.by_process == {"ovs": 800.0} and lp.has_by_process
+    assert lp.cpu_busy_s == {"1": 0.5} and lp.nf_drops == {"nf0": 1}
+    assert lp.irq_rates == ((100.0, 50.0),) and lp.ipdv_us == (-1.0, 0.0, 2.0)
+    assert lp.stalls == t.stalls and lp.counters_agree is False and lp.tx_skipped == 7
+    assert lp.fraction_of_ndr == 0.5 and lp.rejected and not lp.excised
+    brief = load_point({"intended_pps": 5e5, "tx_frames": 10, "loss_ratio": 0.0})
+    assert brief is not None and brief.intended_pps == 5e5 and brief.loss_ratio == 0.0
+    assert (brief.offered_pps, brief.achieved_pps, brief.lost, brief.latency) == (None,) * 4
+    assert not brief.has_by_process and brief.stalls is None
