@@ -84,7 +84,7 @@ def test_a_lossy_latency_trial_shows_its_loss_everywhere(root, engine, tmp_path)
     assert float(latency["loss_ratio"]) == pytest.approx(shaped.latency_loss_ratio)
     assert "p99" in latency["latency_unreliable"].split()
 
-    from vswbench.report import build_report
+    from vswbench.report.build import build_report
 
     html = build_report(out, tmp_path / "report").html.read_text(encoding="utf-8")
     assert lost in html.split('id="ranking"', 1)[1]

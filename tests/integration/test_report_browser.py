@@ -13,7 +13,7 @@ from matplotlib import image as mpimg
 
 from tests.integration.browser import find_chromium, run_chromium
 from tests.report_fixtures import write_fixture_store
-from vswbench.report import SECTION_IDS, build_report
+from vswbench.report.build import SECTION_IDS, build_report
 
 WINDOW = (1400, 6000)
 

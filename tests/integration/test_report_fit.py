@@ -16,7 +16,7 @@ import pytest
 
 from tests.integration.browser import find_chromium, run_chromium
 from tests.report_fixtures import write_fixture_store
-from vswbench.report import build_report
+from vswbench.report.build import build_report
 
 WIDTH, HEIGHT = 1280, 800
 

@@ -148,7 +148,7 @@ def test_the_terminal_table_and_the_text_ranking_show_the_loss(lossy: Path, caps
 
 
 def test_the_report_shows_the_loss(lossy: Path, tmp_path: Path) -> None:
-    from vswbench.report import build_report
+    from vswbench.report.build import build_report
 
     html = build_report(lossy, tmp_path / "report").html.read_text(encoding="utf-8")
     ranking = html.split('id="ranking"', 1)[1].split("</section>", 1)[0]

@@ -223,7 +223,7 @@ def test_a_group_writable_report_or_plot_is_refused_before_drawing(where: str,
     (res / "plots").mkdir()
     (res / where).write_text("planted")
     os.chmod(res / where, 0o666)
-    from vswbench.report import check_outputs
+    from vswbench.report.build import check_outputs
 
     with pytest.raises(UsageError, match="writable by group or others"):
         check_outputs(res)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.report_fixtures import write_fixture_store
-from vswbench.report import build_report
+from vswbench.report.build import build_report
 from vswbench.report.delay import delay_tables
 from vswbench.report.model import build_model
 from vswbench.report.ranking_html import HEAD, ranking_tables

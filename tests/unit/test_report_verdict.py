@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.report_fixtures import write_fixture_store
-from vswbench.report import build_report
+from vswbench.report.build import build_report
 from vswbench.report.model import build_model
 from vswbench.results.points import load
 

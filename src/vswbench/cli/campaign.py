@@ -17,8 +17,6 @@ from vswbench.cli.history import add_to_history
 from vswbench.cli.papers import run_directory
 from vswbench.cli.show import first_screen
 from vswbench.errors import UsageError, require_root
-from vswbench.report import build_report, check_outputs
-from vswbench.report.model import build_model
 from vswbench.results.points import load, read_point, store_file
 from vswbench.results.store import ResultStore, StoredPoint
 from vswbench.safefile import check_output_dir, check_output_file
@@ -159,6 +157,9 @@ def _checked_out(plan: Launch, out_dir: Path | None, yes: bool, no_report: bool)
     require_root("a campaign")
     check_output_dir(out_dir, out_flag, create=False)   # every output checked, nothing made yet
     if not no_report:
+        # imported when used: the report pulls in matplotlib and scipy (1.2 s of a start-up)
+        from vswbench.report.build import check_outputs
+
         check_outputs(out_dir, create=False)
     err.print(f"results: {out_dir} (to resume after an interruption: the same command with "
               f"--out {out_dir})", highlight=False)
@@ -221,6 +222,8 @@ def print_ranking(store_path: Path, fmt: str = "text", say_empty: bool = False) 
     ties, baselines and the tester's ceiling as reference rows): fmt text (plain columns,
     every number whole, as wide as they are) or md (Markdown). `vswbench show` draws the
     first screen fitted to a width."""
+    # imported when used: the report pulls in matplotlib and scipy (1.2 s of a start-up)
+    from vswbench.report.model import build_model
     from vswbench.report.text import ranking_text
 
     model = build_model(load(store_path))
@@ -233,6 +236,9 @@ def print_ranking(store_path: Path, fmt: str = "text", say_empty: bool = False) 
 
 
 def _write_report(out_dir: Path, console: Any = None) -> None:
+    # imported when used: the report pulls in matplotlib and scipy (1.2 s of a start-up)
+    from vswbench.report.build import build_report
+
     files = build_report(out_dir, out_dir)
     (console or out).print(f"report: {files.html}", highlight=False)
 

@@ -16,7 +16,6 @@ import click
 
 from vswbench.cli.common import err, out
 from vswbench.errors import UsageError, require_root
-from vswbench.report import build_report, check_outputs
 from vswbench.results.points import read_point
 from vswbench.results.store import StoredPoint
 from vswbench.safefile import check_output_dir, write_text
@@ -100,6 +99,9 @@ def _checked_points(specs: list[CampaignSpec]) -> list[list[Point]]:
 def _checked_targets(specs: list[CampaignSpec], root: Path, no_report: bool) -> list[Path]:
     """Each spec's results directory (its `out`, else ROOT/<name>), every output checked
     before anything runs."""
+    # imported when used: the report pulls in matplotlib and scipy (1.2 s of a start-up)
+    from vswbench.report.build import check_outputs
+
     targets = [Path(spec.out) if spec.out else root / spec.name for spec in specs]
     if any(not spec.out for spec in specs):     # OUT itself one level, then OUT/<name> in it
         check_output_dir(root, "--out")
@@ -125,6 +127,9 @@ def _run_spec(spec: CampaignSpec, target: Path, no_report: bool, append: bool) -
               f"{summary.already_done} already done ({time.monotonic() - started:.0f} s)",
               highlight=False)
     if not no_report:
+        # imported when used: the report pulls in matplotlib and scipy (1.2 s of a start-up)
+        from vswbench.report.build import build_report
+
         build_report(target, target)
     return summary.failed
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from vswbench.report.model import build_model
 from vswbench.report.screen import FORMATS, MIN_WIDTH, as_json, render_md, render_text
 from vswbench.results.points import load
 
@@ -22,6 +21,9 @@ def terminal_width() -> int:
 def first_screen(store_path: Path, fmt: str = "text", width: int | None = None,
                  wide: bool = False, say_empty: bool = False) -> None:
     """Print the first screen of a store (a results directory or its store file)."""
+    # imported when used: the report pulls in matplotlib and scipy (1.2 s of a start-up)
+    from vswbench.report.model import build_model
+
     verdicts = build_model(load(store_path)).verdicts
     if fmt == "json":
         click.echo(json.dumps({"store": str(store_path), "verdicts": as_json(verdicts)},

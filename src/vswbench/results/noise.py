@@ -31,8 +31,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import median_abs_deviation
-
 SINGLE_SEARCH_NOISE = 0.10  # ten fast searches of the bridge: CV 3.8 %; 1.96 x sqrt(2) x 3.8 %
 # Per preset, how far two single searches of one switch may differ by noise alone. The quick
 # preset's quarter-second trials and 5 % width spread far more than fast's: over three quick
@@ -118,6 +116,16 @@ class Shift:
                 f"over {self.points} points), scatter around it {self.scale * 100:.1f} % (MAD)")
 
 
+def median_abs_deviation(xs: Sequence[float]) -> float:
+    """The median absolute deviation scaled to a normal sigma (scipy.stats'
+    median_abs_deviation with scale="normal", without loading scipy for it: the same floats)."""
+    med = statistics.median(xs)
+    return statistics.median(abs(x - med) for x in xs) / _NORMAL_Q3
+
+
+_NORMAL_Q3 = statistics.NormalDist().inv_cdf(0.75)   # 0.6744897501960817: scipy's scale
+
+
 def common_shift(metric: str, ratios: Sequence[float], noise: float) -> Shift | None:
     """Median and robust scatter of the log ratios, or None with too few points. The scatter is
     never taken below the noise band / 3.5, so a run whose points all agree still needs a point
@@ -126,7 +134,7 @@ def common_shift(metric: str, ratios: Sequence[float], noise: float) -> Shift | 
     if len(logs) < MIN_POINTS_FOR_SHIFT:
         return None
     med = statistics.median(logs)
-    mad = float(median_abs_deviation(logs, scale="normal"))   # MAD x 1.4826
+    mad = median_abs_deviation(logs)
     scale = max(mad, math.log1p(noise) / OUTLIER_Z)
     return Shift(metric, len(logs), math.exp(med), scale)
 
