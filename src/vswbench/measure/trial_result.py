@@ -186,16 +186,22 @@ def _frame_size(value: Any) -> int | str | None:
 
 
 def _read_container(name: str, value: dict[str, Any] | list[Any]) -> Any:
-    if isinstance(value, list):
-        if name == "histogram":
-            return _histogram(value)
-        if name == "counter_checks":
-            return [c for c in (_check(x) for x in value) if c is not None]
-        if name == "switch_ports":
-            return [dict(x) for x in value if isinstance(x, dict)]
-        if name == "warnings":
-            return [str(x) for x in value]
-        return None
+    return _read_list(name, value) if isinstance(value, list) else _read_dict(name, value)
+
+
+def _read_list(name: str, value: list[Any]) -> Any:
+    if name == "histogram":
+        return _histogram(value)
+    if name == "counter_checks":
+        return [c for c in (_check(x) for x in value) if c is not None]
+    if name == "switch_ports":
+        return [dict(x) for x in value if isinstance(x, dict)]
+    if name == "warnings":
+        return [str(x) for x in value]
+    return None
+
+
+def _read_dict(name: str, value: dict[str, Any]) -> Any:
     if name in _DICTS or name == "profile":
         return dict(value)
     if name == "switch_versions":
