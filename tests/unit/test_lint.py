@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import importlib.util
+import re
 import subprocess
 import sys
 import tomllib
@@ -39,6 +40,26 @@ def test_mypy_finds_nothing():
     done = _tool("mypy")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success: no issues found" in done.stdout, done.stdout
+
+
+def test_the_configuration_holds_the_project_s_rules():
+    """The checks above are only as wide as pyproject.toml says (issue 45): ruff selects
+    pycodestyle, pyflakes, bugbear, pyupgrade, isort, mccabe at complexity 10 and simplify, with
+    no file excepted from those three; mypy is strict on the whole package and bench/."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
+    lint = tool["ruff"]["lint"]
+    assert {"E", "W", "F", "B", "UP", "I", "C901", "SIM"} <= set(lint["select"])
+    assert lint["mccabe"]["max-complexity"] == 10
+    ours = re.compile(r"(I|C9|SIM)\d*")      # isort, mccabe, simplify: a rule or a prefix
+    assert not [r for r in lint.get("ignore", []) if ours.fullmatch(r)]
+    excepted = {f: rules for f, rules in lint.get("per-file-ignores", {}).items()
+                if any(ours.fullmatch(r) for r in rules)}
+    assert excepted == {}, excepted
+    mypy = tool["mypy"]
+    assert mypy["strict"] is True and {"src/vswbench", "bench/*"} <= set(mypy["files"])
+    modules = [m for o in mypy.get("overrides", [])
+               for m in ([o["module"]] if isinstance(o["module"], str) else o["module"])]
+    assert not [m for m in modules if m.split(".")[0] == "vswbench"], modules
 
 
 def test_bench_scripts_are_among_the_checked_files():
@@ -73,6 +94,14 @@ def test_the_tools_report_a_finding(tmp_path: Path):
     done = _tool("ruff", "check", "--no-cache", "--stdin-filename", "src/vswbench/probe.py", "-",
                  stdin="import os\n")
     assert done.returncode == 1 and "F401" in done.stdout, done.stdout + done.stderr
+    # eleven ifs and an except (complexity over 10: C901) and a try/except/pass (SIM105)
+    branchy = "def f(x: int) -> int:\n" + "".join(f"    if x == {i}:\n        return {i}\n"
+                                                   for i in range(11))
+    branchy += "    try:\n        x += 1\n    except ValueError:\n        pass\n    return x\n"
+    done = _tool("ruff", "check", "--no-cache", "--stdin-filename", "src/vswbench/probe.py", "-",
+                 stdin=branchy)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "C901" in done.stdout and "SIM105" in done.stdout, done.stdout
     probe = tmp_path / "probe.py"
     probe.write_text("def f(x):\n    return x\n\n\ny: int = 'a'\n")
     done = _tool("mypy", "--cache-dir", str(tmp_path / "cache"), str(probe))
