@@ -10,7 +10,8 @@ import random
 import sqlite3
 from pathlib import Path
 
-from vswbench.campaign.spec import expand, parse_spec
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
 from vswbench.results.store import ResultStore
 
 SPEC = """

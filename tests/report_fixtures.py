@@ -20,7 +20,8 @@ from statistics import NormalDist
 from typing import Any
 
 from vswbench.campaign.point import Point
-from vswbench.campaign.spec import CampaignSpec, parse_spec
+from vswbench.campaign.spec import CampaignSpec
+from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
 from vswbench.results.store import ResultStore
 
@@ -371,8 +372,10 @@ def chain_search_json(point: Point) -> dict[str, Any]:
     """A chain:N search placed as execute.placement_cpus places it, its NDR invented from the chain
     cost model with invented costs and a few per cent of wiggle."""
     from vswbench.campaign.execute import placement_cpus
-    from vswbench.models.chain_cost import CostModel, Parameter
-    from vswbench.models.chain_layout import PARAMS, Layout
+    from vswbench.models.chain_cost import CostModel
+    from vswbench.models.chain_cost import Parameter
+    from vswbench.models.chain_layout import PARAMS
+    from vswbench.models.chain_layout import Layout
 
     n = 1 if point.scenario == "pvp" else int(point.scenario.split(":")[1])
     tester, switch, cpus = placement_cpus(point.placement, n)

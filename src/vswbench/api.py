@@ -22,20 +22,27 @@ they run a one-point campaign into a results directory and return what it stored
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.measure.socket_result import SOCKET_KINDS, SocketResult
+from vswbench.measure.socket_result import SOCKET_KINDS
+from vswbench.measure.socket_result import SocketResult
 from vswbench.report.model import build_model
 from vswbench.report.verdict_entry import Entry
 from vswbench.results.confirm import confirmation
-from vswbench.results.export import headline, point_record
-from vswbench.results.loss import LoadLoss, LossAround
+from vswbench.results.export import headline
+from vswbench.results.export import point_record
+from vswbench.results.loss import LoadLoss
+from vswbench.results.loss import LossAround
 from vswbench.results.paired import PairedDecision
-from vswbench.results.points import Latency, PointRecord, StoredResults, load
+from vswbench.results.points import Latency
+from vswbench.results.points import PointRecord
+from vswbench.results.points import StoredResults
+from vswbench.results.points import load
 from vswbench.results.sockets import socket_of
 
 __all__ = ["Results", "SocketResult", "SwitchResult", "load_results", "run_campaign", "search",
@@ -197,7 +204,8 @@ def run_campaign(spec: str | Path, out: str | Path, *, append: bool = False) -> 
     with the same `out` resumes, as `vswbench run` does; another campaign or a changed spec
     into the same `out` is refused unless `append` (as `vswbench run --append`)."""
     from vswbench.campaign.runner import CampaignRunner
-    from vswbench.campaign.spec import load_spec, parse_spec
+    from vswbench.campaign.spec import load_spec
+    from vswbench.campaign.spec import parse_spec
 
     text = str(spec)
     parsed = (parse_spec(text, source="<api>") if "\n" in text or "[[study]]" in text

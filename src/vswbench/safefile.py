@@ -31,9 +31,11 @@ import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
+from typing import Any
 
-from vswbench.errors import UsageError, VswbenchError
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
 
 TEMP_TAG = ".vsb-tmp-"              # temp files: .NAME.vsb-tmp-RANDOM beside NAME
 DIR_MODE = 0o755                    # results directories and files at most: set explicitly,

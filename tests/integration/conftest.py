@@ -8,10 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.engine.probe import ProbeResult, probe
-from vswbench.engine.process import EngineNotFound, find_engine
-from vswbench.host.pair import NamespacePair, namespace_pair
-from vswbench.run.ids import RunId, new_run_id
+from vswbench.engine.probe import ProbeResult
+from vswbench.engine.probe import probe
+from vswbench.engine.process import EngineNotFound
+from vswbench.engine.process import find_engine
+from vswbench.host.pair import NamespacePair
+from vswbench.host.pair import namespace_pair
+from vswbench.run.ids import RunId
+from vswbench.run.ids import new_run_id
 from vswbench.run.registry import CleanupRegistry
 
 BACKENDS = ("afpacket", "udp", "afxdp")

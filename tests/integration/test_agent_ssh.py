@@ -165,7 +165,8 @@ def lab():
 
 def records(out: Path) -> list[dict]:
     """The points stored so far: key, status, result, run id."""
-    from vswbench.results.store import STORE_NAME, ResultStore
+    from vswbench.results.store import STORE_NAME
+    from vswbench.results.store import ResultStore
 
     if not (out / "results.jsonl").exists():   # written after the store, point by point
         return []
@@ -213,7 +214,8 @@ def test_same_campaign_locally_and_through_the_agent(lab: Lab) -> None:
     assert ra[0]["status"] == rl[0]["status"] == "done"
     assert set(rl[0]["result"]) <= set(ra[0]["result"]) | {"switch_stats"}
     assert ra[0]["result"]["achieved_pps"] > 0
-    from vswbench.results.store import STORE_NAME, ResultStore
+    from vswbench.results.store import STORE_NAME
+    from vswbench.results.store import ResultStore
 
     with ResultStore(lab.dir / "agent" / STORE_NAME, create=False) as store:
         prints = [r.fingerprint for r in store.runs()]

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.integration.integration_helpers import processes_mentioning
-from vswbench.host.netns import ip_json, list_namespaces
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import list_namespaces
 from vswbench.run.state import state_dir
 from vswbench.switches.catalog import all_switches
 

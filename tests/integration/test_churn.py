@@ -17,8 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_switch_ovs import IP1, IP2, available, ovs_bed
-from vswbench.engine.process import find_engine, run_engine
+from tests.integration.test_switch_ovs import IP1
+from tests.integration.test_switch_ovs import IP2
+from tests.integration.test_switch_ovs import available
+from tests.integration.test_switch_ovs import ovs_bed
+from vswbench.engine.process import find_engine
+from vswbench.engine.process import run_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 ARRIVAL, LIFE, RATE, SECONDS = 500.0, 0.4, 20_000, 2.0

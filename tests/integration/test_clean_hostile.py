@@ -14,10 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.host.netns import list_namespaces, namespace_exists, run
+from vswbench.host.netns import list_namespaces
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import run
 from vswbench.run.ids import new_run_id
-from vswbench.run.procs import RecordedProcess, identify
-from vswbench.run.state import RunState, process_start_time
+from vswbench.run.procs import RecordedProcess
+from vswbench.run.procs import identify
+from vswbench.run.state import RunState
+from vswbench.run.state import process_start_time
 from vswbench.run.statefile import ensure_state_dir
 
 DPDK_RUN = Path("/var/run/dpdk")

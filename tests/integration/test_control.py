@@ -9,7 +9,9 @@ import time
 
 import pytest
 
-from tests.integration.integration_helpers import RX_CPU, TX_CPU, port_args
+from tests.integration.integration_helpers import RX_CPU
+from tests.integration.integration_helpers import TX_CPU
+from tests.integration.integration_helpers import port_args
 from vswbench.engine.process import EngineProcess
 
 

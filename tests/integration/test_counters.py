@@ -2,8 +2,11 @@
 
 import pytest
 
-from tests.integration.integration_helpers import RX_CPU, TX_CPU, port_args
-from vswbench.engine.process import EngineProcess, run_engine
+from tests.integration.integration_helpers import RX_CPU
+from tests.integration.integration_helpers import TX_CPU
+from tests.integration.integration_helpers import port_args
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.process import run_engine
 from vswbench.host.netns import link_counters
 
 COUNT = 20000

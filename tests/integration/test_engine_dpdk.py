@@ -23,8 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.integration_helpers import RX_CPU, TX_CPU
-from vswbench.engine.process import EngineProcess, run_engine
+from tests.integration.integration_helpers import RX_CPU
+from tests.integration.integration_helpers import TX_CPU
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.process import run_engine
 
 RATE = "100k"
 COUNT = 200_000  # 2 s at 100 kpps
@@ -170,7 +172,8 @@ def test_loop_two_memif_ports_one_process(dpdk, registry, pfx):
     env = dict(os.environ, VSB_DPDK_PREFIX=pfx.new())
     proc = subprocess.run([str(dpdk), *args], env=env, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
-    from vswbench.engine.records import parse_final, parse_lines
+    from vswbench.engine.records import parse_final
+    from vswbench.engine.records import parse_lines
 
     records = parse_lines(proc.stdout.splitlines())
     f = parse_final(next(r for r in records if r.type == "final"))

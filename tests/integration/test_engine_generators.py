@@ -19,16 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_engine_xdplive import (
-    Net,
-    bridge_loop,
-    build_drop_filter,
-    clsact_drops,
-    counters,
-    engine_or_skip,
-    final,
-    run,
-)
+from tests.integration.test_engine_xdplive import Net
+from tests.integration.test_engine_xdplive import bridge_loop
+from tests.integration.test_engine_xdplive import build_drop_filter
+from tests.integration.test_engine_xdplive import clsact_drops
+from tests.integration.test_engine_xdplive import counters
+from tests.integration.test_engine_xdplive import engine_or_skip
+from tests.integration.test_engine_xdplive import final
+from tests.integration.test_engine_xdplive import run
 
 pytestmark = pytest.mark.integration
 CPUS = "0,1" if (os.cpu_count() or 1) > 1 else "0,0"

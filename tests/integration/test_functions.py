@@ -17,7 +17,9 @@ import time
 import pytest
 
 from vswbench.engine.params import TrialParams
-from vswbench.host.netns import ip, link_counters, run_in
+from vswbench.host.netns import ip
+from vswbench.host.netns import link_counters
+from vswbench.host.netns import run_in
 from vswbench.measure.session import ControlSession
 from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
@@ -27,8 +29,10 @@ from vswbench.switches.bpf.tc import TcBpfSwitch
 from vswbench.switches.bpf.xdp import XdpSwitch
 from vswbench.switches.kernel.bridge import BridgeSwitch
 from vswbench.switches.kernel.router import RouterSwitch
-from vswbench.switches.ovs.switch import BRIDGE, Ovs
-from vswbench.switches.rules.functions import OVS_NAT_SOURCE, acl_denied
+from vswbench.switches.ovs.switch import BRIDGE
+from vswbench.switches.ovs.switch import Ovs
+from vswbench.switches.rules.functions import OVS_NAT_SOURCE
+from vswbench.switches.rules.functions import acl_denied
 from vswbench.testbed.build import Testbed
 
 PLACEMENT = Placement(0, 1, (1,))
@@ -191,7 +195,8 @@ def _installed(tb: Testbed) -> int:
 
 @pytest.mark.timeout(180)
 def test_rule_updates_install_and_remove_and_traffic_flows(l3_switch) -> None:
-    from vswbench.measure.rule_update import during_updates, time_updates
+    from vswbench.measure.rule_update import during_updates
+    from vswbench.measure.rule_update import time_updates
 
     switch = l3_switch   # the BPF switches' rules are their l3 LPM map
     options = {"function": "l3", "table_size": "10"} if issubclass(

@@ -81,7 +81,8 @@ def test_ab_in_paired_rounds_keeps_both_testbeds_up_and_judges_the_rounds(root, 
     """The default method: both sides' testbeds up at once, one MRR sample of each a round in a
     random order, each side's samples one rounds point of its campaign; a known slowdown (side B
     the shaper at a quarter of the plain path's rate) is found with its interval."""
-    from vswbench.results.ab import judge_paired, paired_sides_of
+    from vswbench.results.ab import judge_paired
+    from vswbench.results.ab import paired_sides_of
 
     out = tmp_path / "rounds"
     before = set(list_namespaces())

@@ -14,9 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.integration_helpers import RX_CPU, TX_CPU, port_args, processes_mentioning
+from tests.integration.integration_helpers import RX_CPU
+from tests.integration.integration_helpers import TX_CPU
+from tests.integration.integration_helpers import port_args
+from tests.integration.integration_helpers import processes_mentioning
 from vswbench.engine.probe import ProbeResult
-from vswbench.host.netns import ip_json, list_namespaces
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import list_namespaces
 from vswbench.host.pair import NamespacePair
 from vswbench.host.tuning import set_mtu
 
@@ -146,7 +150,8 @@ def test_xdp_switch_ports_refuse_mtu_9000(root, engine):
     """What the xdp switch's refusal states, measured: its veth ports with the XDP program
     attached do not take MTU 9000 (the testbed then exits 3, TuningUnsupported)."""
     from vswbench.host.tuning import TuningUnsupported
-    from vswbench.measure.plan import TrialOptions, make_placement
+    from vswbench.measure.plan import TrialOptions
+    from vswbench.measure.plan import make_placement
     from vswbench.run.scope import run_scope
     from vswbench.scenario import parse
     from vswbench.switches.catalog import all_switches

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.campaign.spec import expand, parse_spec
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
 from vswbench.results.store import ResultStore
 
 VSWBENCH = Path(sys.executable).parent / "vswbench"

@@ -23,17 +23,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.integration_helpers import RX_CPU, TX_CPU, port_args
-from vswbench.engine.process import EngineProcess, run_engine
-from vswbench.host.netns import (
-    Namespace,
-    VethPair,
-    add_address,
-    mac_address,
-    run,
-    set_neighbour,
-    set_offload,
-)
+from tests.integration.integration_helpers import RX_CPU
+from tests.integration.integration_helpers import TX_CPU
+from tests.integration.integration_helpers import port_args
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.process import run_engine
+from vswbench.host.netns import Namespace
+from vswbench.host.netns import VethPair
+from vswbench.host.netns import add_address
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import run
+from vswbench.host.netns import set_neighbour
+from vswbench.host.netns import set_offload
 from vswbench.host.pair import Endpoint
 
 COUNT = 20000

@@ -23,7 +23,8 @@ from vswbench.engine.params import TrialParams
 from vswbench.host.netns import list_namespaces
 from vswbench.measure.session import ControlSession
 from vswbench.run.scope import run_scope
-from vswbench.run.state import process_start_time, state_dir
+from vswbench.run.state import process_start_time
+from vswbench.run.state import state_dir
 from vswbench.scenario import parse
 from vswbench.switches.base import Placement
 from vswbench.switches.ovs.switch import Ovs

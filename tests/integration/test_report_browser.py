@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 from matplotlib import image as mpimg
 
-from tests.integration.browser import find_chromium, run_chromium
+from tests.integration.browser import find_chromium
+from tests.integration.browser import run_chromium
 from tests.report_fixtures import write_fixture_store
-from vswbench.report.build import SECTION_IDS, build_report
+from vswbench.report.build import SECTION_IDS
+from vswbench.report.build import build_report
 
 WINDOW = (1400, 6000)
 

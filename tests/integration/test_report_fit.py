@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.browser import find_chromium, run_chromium
+from tests.integration.browser import find_chromium
+from tests.integration.browser import run_chromium
 from tests.report_fixtures import write_fixture_store
 from vswbench.report.build import build_report
 

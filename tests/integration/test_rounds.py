@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from vswbench.host.netns import list_namespaces
-from vswbench.results.paired import MIN_ROUNDS, stored_rounds
+from vswbench.results.paired import MIN_ROUNDS
+from vswbench.results.paired import stored_rounds
 from vswbench.results.points import load
 
 VSWBENCH = Path(sys.executable).parent / "vswbench"

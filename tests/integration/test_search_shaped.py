@@ -12,9 +12,12 @@ import pytest
 
 from vswbench.engine.params import TrialParams
 from vswbench.host.netns import list_namespaces
-from vswbench.measure.b2b import B2BConfig, back_to_back
+from vswbench.measure.b2b import B2BConfig
+from vswbench.measure.b2b import back_to_back
 from vswbench.measure.calibration import calibrate
-from vswbench.measure.loadcurve import latency_at, run_sweep, saturation
+from vswbench.measure.loadcurve import latency_at
+from vswbench.measure.loadcurve import run_sweep
+from vswbench.measure.loadcurve import saturation
 from vswbench.measure.session import ControlSession
 from vswbench.run.scope import run_scope
 from vswbench.scenario import parse

@@ -22,7 +22,8 @@ import pytest
 
 from tests.integration.integration_helpers import processes_mentioning
 from vswbench.engine.sockapp import find_sockapp
-from vswbench.host.netns import list_namespaces, wait_until
+from vswbench.host.netns import list_namespaces
+from vswbench.host.netns import wait_until
 
 pytestmark = pytest.mark.usefixtures("root", "engine")
 

@@ -28,8 +28,10 @@ import pytest
 from vswbench.engine.params import TrialParams
 from vswbench.host.cpustat import read_proc_stat
 from vswbench.measure import hoststall
-from vswbench.measure.hoststall import STALL_LOSS_FACTOR, TRAFFIC_SLACK_S
-from vswbench.measure.session import ControlSession, SessionTrial
+from vswbench.measure.hoststall import STALL_LOSS_FACTOR
+from vswbench.measure.hoststall import TRAFFIC_SLACK_S
+from vswbench.measure.session import ControlSession
+from vswbench.measure.session import SessionTrial
 from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
 from vswbench.switches.base import Placement

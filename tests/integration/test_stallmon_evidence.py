@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.engine.stalls import STALL_PERIOD_US, StallMonitor
+from vswbench.engine.stalls import STALL_PERIOD_US
+from vswbench.engine.stalls import StallMonitor
 
 CPU = 1
 SPIN = ("import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); print('ready', flush=True)\n"

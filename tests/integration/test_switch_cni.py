@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.integration.integration_helpers import forwarded
-from vswbench.host.netns import ip_json, list_namespaces, run
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import list_namespaces
+from vswbench.host.netns import run
 from vswbench.run.scope import run_scope
 from vswbench.scenario import parse
 from vswbench.switches.catalog import all_switches

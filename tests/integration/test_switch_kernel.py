@@ -12,20 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.engine.process import EngineProcess, run_engine
-from vswbench.host.netns import Namespace, ip_json, list_namespaces, run
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.process import run_engine
+from vswbench.host.netns import Namespace
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import list_namespaces
+from vswbench.host.netns import run
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
-from vswbench.switches.base import (
-    Attachment,
-    ForwardPath,
-    HostPort,
-    Placement,
-    PortCounters,
-    Switch,
-    SwitchContext,
-)
-from vswbench.switches.catalog import all_switches, kernel_switches
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import Placement
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import Switch
+from vswbench.switches.base import SwitchContext
+from vswbench.switches.catalog import all_switches
+from vswbench.switches.catalog import kernel_switches
 
 COUNT = 1000
 SWITCH_CPU = 1 if (os.cpu_count() or 1) > 1 else 0

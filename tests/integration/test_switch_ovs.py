@@ -27,19 +27,27 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.engine.process import EngineProcess, find_engine, run_engine
-from vswbench.host.netns import (
-    Namespace,
-    link_counters,
-    list_namespaces,
-    run,
-    set_neighbour,
-    sysctl,
-)
-from vswbench.run.ids import RunId, new_run_id
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.process import find_engine
+from vswbench.engine.process import run_engine
+from vswbench.host.netns import Namespace
+from vswbench.host.netns import link_counters
+from vswbench.host.netns import list_namespaces
+from vswbench.host.netns import run
+from vswbench.host.netns import set_neighbour
+from vswbench.host.netns import sysctl
+from vswbench.run.ids import RunId
+from vswbench.run.ids import new_run_id
 from vswbench.run.registry import CleanupRegistry
-from vswbench.run.state import RunState, is_same_process, process_start_time, state_dir
-from vswbench.switches.base import Attachment, ForwardPath, HostPort, PortCounters, SwitchContext
+from vswbench.run.state import RunState
+from vswbench.run.state import is_same_process
+from vswbench.run.state import process_start_time
+from vswbench.run.state import state_dir
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import SwitchContext
 from vswbench.switches.ovs.afxdp import OvsAfxdp
 from vswbench.switches.ovs.switch import Ovs
 

@@ -12,7 +12,8 @@ import pytest
 
 from vswbench.engine.params import TrialParams
 from vswbench.host.netns import list_namespaces
-from vswbench.measure.plan import TrialOptions, make_placement
+from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import make_placement
 from vswbench.measure.trial import run_trial
 from vswbench.run.scope import run_scope
 from vswbench.scenario import parse

@@ -12,7 +12,8 @@ import re
 import pytest
 
 from tests.history_fixtures import step_series
-from tests.integration.browser import find_chromium, run_chromium
+from tests.integration.browser import find_chromium
+from tests.integration.browser import run_chromium
 from vswbench.cli.app import main
 
 

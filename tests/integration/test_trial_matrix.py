@@ -21,15 +21,18 @@ import pytest
 from tests.integration.integration_helpers import processes_mentioning
 from vswbench.engine.params import TrialParams
 from vswbench.errors import UsageError
-from vswbench.host.netns import ip_json, list_namespaces
-from vswbench.measure.plan import TrialOptions, make_placement
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import list_namespaces
+from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import make_placement
 from vswbench.measure.trial import run_trial
 from vswbench.run.ids import RunId
 from vswbench.run.scope import run_scope
 from vswbench.run.state import state_dir
 from vswbench.scenario import parse
 from vswbench.switches.base import Placement
-from vswbench.switches.catalog import all_switches, matrix_switches
+from vswbench.switches.catalog import all_switches
+from vswbench.switches.catalog import matrix_switches
 from vswbench.testbed.build import Testbed
 from vswbench.testbed.plan import plan_testbed
 

@@ -23,7 +23,8 @@ import pytest
 
 from tests.integration.integration_helpers import processes_mentioning
 from vswbench.errors import CommandError
-from vswbench.host.netns import ip_json, list_namespaces
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import list_namespaces
 from vswbench.host.vm_guest import current
 from vswbench.host.vm_nf import TCG_LABEL
 from vswbench.run.state import state_dir

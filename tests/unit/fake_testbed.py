@@ -7,7 +7,10 @@ from collections.abc import Mapping
 from vswbench.run.ids import RunId
 from vswbench.scenario import parse
 from vswbench.switches.base import Placement
-from vswbench.testbed.plan import PortInfo, TestbedPlan, Wiring, plan_testbed
+from vswbench.testbed.plan import PortInfo
+from vswbench.testbed.plan import TestbedPlan
+from vswbench.testbed.plan import Wiring
+from vswbench.testbed.plan import plan_testbed
 
 
 def fake_wiring(plan: TestbedPlan) -> Wiring:

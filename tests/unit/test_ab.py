@@ -12,18 +12,20 @@ from pathlib import Path
 import pytest
 
 from vswbench.campaign import ab as ab_mod
-from vswbench.campaign.ab import (
-    ABPlan,
-    Side,
-    check_sysctls,
-    run_ab,
-    schedule,
-    side_spec,
-    side_switch,
-)
+from vswbench.campaign.ab import ABPlan
+from vswbench.campaign.ab import Side
+from vswbench.campaign.ab import check_sysctls
+from vswbench.campaign.ab import run_ab
+from vswbench.campaign.ab import schedule
+from vswbench.campaign.ab import side_spec
+from vswbench.campaign.ab import side_switch
 from vswbench.cli.app import main
 from vswbench.errors import UsageError
-from vswbench.results.ab import MIN_ROUNDS, SideRuns, hodges_lehmann, judge, sides_of
+from vswbench.results.ab import MIN_ROUNDS
+from vswbench.results.ab import SideRuns
+from vswbench.results.ab import hodges_lehmann
+from vswbench.results.ab import judge
+from vswbench.results.ab import sides_of
 
 
 def _side(name, ndrs, bound=0):
@@ -229,7 +231,8 @@ def test_bad_switch_files_exit_2(files, extra, message, tmp_path, capsys, no_use
 
 
 def _rounds(side: str, rates: list[float]):
-    from vswbench.results.paired import Sample, SwitchRounds
+    from vswbench.results.paired import Sample
+    from vswbench.results.paired import SwitchRounds
 
     return SwitchRounds(side, tuple(Sample(side, i, 0, 0.5, int(r * 0.5 / 0.8), int(r * 0.5))
                                     for i, r in enumerate(rates)))

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from vswbench.campaign.adhoc import adhoc_campaign
-from vswbench.campaign.spec import builtin, expand
+from vswbench.campaign.spec import builtin
+from vswbench.campaign.spec import expand
 from vswbench.campaign.suites import MIN_ADHOC_BUDGET_S
 from vswbench.cli import app as cli
 from vswbench.errors import UsageError

@@ -10,14 +10,12 @@ from dataclasses import dataclass
 import pytest
 
 from vswbench.errors import UsageError
-from vswbench.measure.b2b import (
-    B2BConfig,
-    BurstSearch,
-    back_to_back,
-    corrected_buffer_time,
-    implied_buffer_time,
-    longest_burst,
-)
+from vswbench.measure.b2b import B2BConfig
+from vswbench.measure.b2b import BurstSearch
+from vswbench.measure.b2b import back_to_back
+from vswbench.measure.b2b import corrected_buffer_time
+from vswbench.measure.b2b import implied_buffer_time
+from vswbench.measure.b2b import longest_burst
 from vswbench.measure.session import SessionTrial
 
 

@@ -17,10 +17,13 @@ import pytest
 
 from vswbench.campaign.spec import builtin
 from vswbench.cli import app as cli
-from vswbench.report.sections.containers import baseline_of, container_switch
-from vswbench.run.ids import NUM, RunId
+from vswbench.report.sections.containers import baseline_of
+from vswbench.report.sections.containers import container_switch
+from vswbench.run.ids import NUM
+from vswbench.run.ids import RunId
 from vswbench.switches import catalog
-from vswbench.switches.base import Availability, ForwardPath
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
 from vswbench.switches.kernel.switch import KernelSwitch
 from vswbench.testbed.leftovers import select_leftovers
 

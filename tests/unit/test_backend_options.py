@@ -8,8 +8,11 @@ import pytest
 from vswbench.campaign.spec import parse_spec
 from vswbench.cli import app as cli
 from vswbench.errors import UsageError
-from vswbench.switches.chain.nf import OPTION, POLL_OPTION
-from vswbench.switches.options import check_keys, known, unknown_key
+from vswbench.switches.chain.nf import OPTION
+from vswbench.switches.chain.nf import POLL_OPTION
+from vswbench.switches.options import check_keys
+from vswbench.switches.options import known
+from vswbench.switches.options import unknown_key
 
 KNOWN = known()   # every key with what it sets (the backends' options_read and the shared keys)
 

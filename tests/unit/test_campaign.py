@@ -1,16 +1,16 @@
 """campaign.py: spec validation (every mistake named by study and key), expansion, keys, suites."""
 import pytest
 
-from vswbench.campaign.point import Point, search_twin
-from vswbench.campaign.spec import (
-    BUILTIN,
-    builtin,
-    expand,
-    load_spec,
-    parse_spec,
-)
+from vswbench.campaign.point import Point
+from vswbench.campaign.point import search_twin
+from vswbench.campaign.spec import BUILTIN
+from vswbench.campaign.spec import builtin
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import load_spec
+from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
-from vswbench.switches.catalog import all_switches, calibration_switches
+from vswbench.switches.catalog import all_switches
+from vswbench.switches.catalog import calibration_switches
 
 (CALIBRATION_SWITCH,) = calibration_switches()   # shaped
 
@@ -227,7 +227,9 @@ def test_options_and_io_a_switch_would_ignore_are_refused() -> None:
 
 
 def test_latency_estimate_counts_its_search_unless_the_twin_is_in_the_campaign():
-    from vswbench.campaign.estimate import QUICK_SEARCH_SECONDS, TESTBED_SECONDS, estimates
+    from vswbench.campaign.estimate import QUICK_SEARCH_SECONDS
+    from vswbench.campaign.estimate import TESTBED_SECONDS
+    from vswbench.campaign.estimate import estimates
 
     alone = expand(parse_spec(spec('kind = "latency"\nswitch = "bridge"\npreset = "quick"\n'
                                    'fractions = [50]\nduration = 5\n')))

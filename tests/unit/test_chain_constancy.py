@@ -1,7 +1,9 @@
 """chain_data.constancy_note: the cost model's constant-cost assumption, checked on the switch
 daemon's measured CPU per element and packet."""
 
-from vswbench.models.chain_data import ChainData, CostBreakdown, constancy_note
+from vswbench.models.chain_data import ChainData
+from vswbench.models.chain_data import CostBreakdown
+from vswbench.models.chain_data import constancy_note
 
 GROUP = ("veth", "ovs", 64, True)
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from vswbench.models.chain_cost import Sample, fit_samples
-from vswbench.models.chain_layout import bottleneck_loads, layout_for
+from vswbench.models.chain_cost import Sample
+from vswbench.models.chain_cost import fit_samples
+from vswbench.models.chain_layout import bottleneck_loads
+from vswbench.models.chain_layout import layout_for
 
 F = 2_596_118_680.0
 MEASURED = {  # (layout, n): pps

@@ -8,23 +8,30 @@ import numpy as np
 import pytest
 
 from vswbench.campaign.execute import placement_cpus
-from vswbench.campaign.spec import expand, parse_spec
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
 from vswbench.cli import app as cli
 from vswbench.errors import UsageError
-from vswbench.models.chain_analysis import analyze, read_models, save
-from vswbench.models.chain_cost import (
-    ChainObservation,
-    CostModel,
-    Parameter,
-    fit,
-    holdout,
-    usable,
-)
-from vswbench.models.chain_data import from_points, layout_of
-from vswbench.models.chain_layout import PARAMS, Layout, classify, layout_for
+from vswbench.models.chain_analysis import analyze
+from vswbench.models.chain_analysis import read_models
+from vswbench.models.chain_analysis import save
+from vswbench.models.chain_cost import ChainObservation
+from vswbench.models.chain_cost import CostModel
+from vswbench.models.chain_cost import Parameter
+from vswbench.models.chain_cost import fit
+from vswbench.models.chain_cost import holdout
+from vswbench.models.chain_cost import usable
+from vswbench.models.chain_data import from_points
+from vswbench.models.chain_data import layout_of
+from vswbench.models.chain_layout import PARAMS
+from vswbench.models.chain_layout import Layout
+from vswbench.models.chain_layout import classify
+from vswbench.models.chain_layout import layout_for
 from vswbench.models.student_t import t_quantile
-from vswbench.results.record import Measured, measured_of
-from vswbench.results.store import ResultStore, StoredPoint
+from vswbench.results.record import Measured
+from vswbench.results.record import measured_of
+from vswbench.results.store import ResultStore
+from vswbench.results.store import StoredPoint
 
 F = 2.596e9
 TRUTH = {"C_base": 6000.0, "C_nf": 4000.0, "C_x": 1500.0, "C_sw": 2500.0}
@@ -383,7 +390,9 @@ def test_breakdown_and_software_drop_costs() -> None:
 
 # -- the report section ------------------------------------------------------------------------------
 def test_report_section_shows_every_n_with_errors(chain_dir) -> None:
-    from vswbench.report.chain import chain_empty, chain_figures, chain_tables
+    from vswbench.report.chain import chain_empty
+    from vswbench.report.chain import chain_figures
+    from vswbench.report.chain import chain_tables
     from vswbench.report.model import build_model
     from vswbench.results.points import load
 

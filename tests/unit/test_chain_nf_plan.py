@@ -8,17 +8,25 @@ from vswbench.cli import app as cli
 from vswbench.engine.params import TrialParams as Traffic
 from vswbench.errors import UsageError
 from vswbench.host.netns import LinkCounters
-from vswbench.models.chain_data import from_points, layout_of
+from vswbench.models.chain_data import from_points
+from vswbench.models.chain_data import layout_of
 from vswbench.models.chain_layout import Layout
-from vswbench.results.record import Measured, measured_of
+from vswbench.results.record import Measured
+from vswbench.results.record import measured_of
 from vswbench.results.store import StoredPoint
 from vswbench.run.ids import RunId
 from vswbench.scenario import parse
-from vswbench.switches.base import Attachment, Placement, PortCounters, SwitchContext
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Placement
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import SwitchContext
 from vswbench.switches.chain import nf as chain_nf
-from vswbench.switches.chain.ovs import bridge_commands, parse_dpctl_ports, parse_interfaces
+from vswbench.switches.chain.ovs import bridge_commands
+from vswbench.switches.chain.ovs import parse_dpctl_ports
+from vswbench.switches.chain.ovs import parse_interfaces
 from vswbench.switches.chain.router import plan_elements
-from vswbench.testbed.plan import plan_paths, plan_ports
+from vswbench.testbed.plan import plan_paths
+from vswbench.testbed.plan import plan_ports
 
 RID = RunId("vsb1a2b")
 

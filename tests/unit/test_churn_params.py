@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from vswbench.campaign.spec import expand, parse_spec
-from vswbench.engine.params import TrialParams, churn_text, parse_churn
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
+from vswbench.engine.params import TrialParams
+from vswbench.engine.params import churn_text
+from vswbench.engine.params import parse_churn
 from vswbench.errors import UsageError
 from vswbench.measure.plan import engine_io
 from vswbench.results.export import HEADLINE_COLUMNS

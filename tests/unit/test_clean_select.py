@@ -4,8 +4,11 @@ from pathlib import Path
 import pytest
 
 from vswbench.run.procs import Identity
-from vswbench.run.state import RecordedProcess, RunState, process_start_time
-from vswbench.testbed.leftovers import describe_skips, select_leftovers
+from vswbench.run.state import RecordedProcess
+from vswbench.run.state import RunState
+from vswbench.run.state import process_start_time
+from vswbench.testbed.leftovers import describe_skips
+from vswbench.testbed.leftovers import select_leftovers
 
 SAME = Identity(True, True, "")
 GONE = Identity(False, False, "no longer running")
@@ -98,7 +101,8 @@ def test_prefix_must_be_ours():
 
 
 def test_dpdk_leftovers_only_ours_and_unheld(tmp_path):
-    from vswbench.testbed.leftovers import hugetlbfs_mounts, paths_in_use
+    from vswbench.testbed.leftovers import hugetlbfs_mounts
+    from vswbench.testbed.leftovers import paths_in_use
 
     files = [Path("/var/run/dpdk/vsbdpdk123"), Path("/var/run/dpdk/rte"),
              Path("/dev/hugepages/vsb1a2btpmap_0"), Path("/var/run/dpdk/vsb1a2btp"),

@@ -4,13 +4,11 @@ import time
 
 import pytest
 
-from vswbench.run.registry import (
-    CleanupRegistry,
-    Terminated,
-    cleanup_scope,
-    tearing_down,
-    unwinding_signals,
-)
+from vswbench.run.registry import CleanupRegistry
+from vswbench.run.registry import Terminated
+from vswbench.run.registry import cleanup_scope
+from vswbench.run.registry import tearing_down
+from vswbench.run.registry import unwinding_signals
 
 
 class FakeResource:

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import click
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from tests.unit.cli_commands import leaf_commands

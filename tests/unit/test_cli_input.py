@@ -16,9 +16,11 @@ import pytest
 
 from tests.unit.build_guard import guard_build
 from vswbench.cli.app import main
-from vswbench.cli.arguments import MAX_ECHOED, one_line
+from vswbench.cli.arguments import MAX_ECHOED
+from vswbench.cli.arguments import one_line
 from vswbench.errors import UsageError
-from vswbench.units import FrameSize, parse_rate
+from vswbench.units import FrameSize
+from vswbench.units import parse_rate
 
 LONG = "x" * 5000
 

@@ -11,12 +11,15 @@ from pathlib import Path
 import pytest
 
 from tests.report_fixtures import write_fixture_store
-from vswbench.campaign.spec import expand, load_spec
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import load_spec
 from vswbench.cli import app as cli
 from vswbench.cli.campaign import print_ranking
 from vswbench.report.text import point_line
-from vswbench.results.export import HEADLINE_COLUMNS, point_record
-from vswbench.results.points import load, read_point
+from vswbench.results.export import HEADLINE_COLUMNS
+from vswbench.results.export import point_record
+from vswbench.results.points import load
+from vswbench.results.points import read_point
 from vswbench.results.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,13 +24,17 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from tests.unit.build_guard import BuildReached, guard_build
+from tests.unit.build_guard import BuildReached
+from tests.unit.build_guard import guard_build
 from tests.unit.cli_commands import leaf_commands
 from vswbench.cli.app import main
-from vswbench.cli.common import FrameSizeType, SecondsType
+from vswbench.cli.common import FrameSizeType
+from vswbench.cli.common import SecondsType
 
 EXAMPLES = int(os.environ.get("VSB_PROPERTY_EXAMPLES", "100"))
 BAD_INPUT = 2

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from vswbench.cli import app as cli
-from vswbench.switches.base import Availability, Switch
+from vswbench.switches.base import Availability
+from vswbench.switches.base import Switch
 
 
 class FakeUnavailable(Switch):

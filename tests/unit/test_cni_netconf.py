@@ -8,10 +8,17 @@ import pytest
 from vswbench.errors import UsageError
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
-from vswbench.switches.base import HostPort, SwitchContext
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import SwitchContext
 from vswbench.switches.cni import netconf as nc
-from vswbench.switches.cni.plugin import Invocation, load_record, plugin_argv, record
-from vswbench.switches.cni.switch import CniBridge, CniBridgeBare, CniBridgeTuning, host_side
+from vswbench.switches.cni.plugin import Invocation
+from vswbench.switches.cni.plugin import load_record
+from vswbench.switches.cni.plugin import plugin_argv
+from vswbench.switches.cni.plugin import record
+from vswbench.switches.cni.switch import CniBridge
+from vswbench.switches.cni.switch import CniBridgeBare
+from vswbench.switches.cni.switch import CniBridgeTuning
+from vswbench.switches.cni.switch import host_side
 
 
 def test_host_local_keeps_its_state_where_told_and_refuses_other_ranges():
@@ -132,7 +139,8 @@ def test_flowtable_and_mirred_rules():
 
 
 def test_clean_s_dry_run_names_the_cni_dels_it_would_call(tmp_path):
-    from vswbench.testbed.leftovers import CleanPlan, dry_run_lines
+    from vswbench.testbed.leftovers import CleanPlan
+    from vswbench.testbed.leftovers import dry_run_lines
 
     run_dir = tmp_path / "vsb-vsb0a0b-abcdefgh"
     run_dir.mkdir()

@@ -4,10 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.campaign.spec import expand, parse_spec
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
 from vswbench.cli.app import main
 from vswbench.errors import UsageError
-from vswbench.results.compare import compare, parse_threshold
+from vswbench.results.compare import compare
+from vswbench.results.compare import parse_threshold
 from vswbench.results.store import ResultStore
 
 SPEC = """
@@ -69,7 +71,8 @@ def test_a_real_drop_is_flagged_and_fails_the_gate(tmp_path):
 
 
 def test_generator_bound_on_both_sides_is_never_significant():
-    from vswbench.results.compare import PointValues, judge
+    from vswbench.results.compare import PointValues
+    from vswbench.results.compare import judge
 
     a = PointValues("search veth", {"ndr_pps": 330_000.0, "generator_bound": True}, {})
     b = PointValues("search veth", {"ndr_pps": 380_000.0, "generator_bound": True}, {})

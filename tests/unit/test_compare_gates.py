@@ -7,9 +7,12 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from vswbench.campaign.spec import expand, parse_spec
-from vswbench.cli.app import cli, main
-from vswbench.results.compare import compare, parse_threshold
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
+from vswbench.cli.app import cli
+from vswbench.cli.app import main
+from vswbench.results.compare import compare
+from vswbench.results.compare import parse_threshold
 from vswbench.results.store import ResultStore
 
 SPEC = """

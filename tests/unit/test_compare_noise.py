@@ -3,9 +3,14 @@ The stored searches are test doubles (made-up figures with the shape of real res
 import math
 from pathlib import Path
 
-from vswbench.campaign.spec import expand, parse_spec
-from vswbench.results.compare import compare, parse_threshold
-from vswbench.results.noise import common_shift, half_log_width, overlap, transition_interval
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
+from vswbench.results.compare import compare
+from vswbench.results.compare import parse_threshold
+from vswbench.results.noise import common_shift
+from vswbench.results.noise import half_log_width
+from vswbench.results.noise import overlap
+from vswbench.results.noise import transition_interval
 from vswbench.results.store import ResultStore
 
 SWITCHES = ["bridge", "veth", "macvlan", "router", "ovs", "tc-bpf", "xdp", "ovs-afxdp"]

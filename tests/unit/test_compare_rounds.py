@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import random
 
-from tests.report_fixtures import RUN_ID, search_json
+from tests.report_fixtures import RUN_ID
+from tests.report_fixtures import search_json
 from vswbench.campaign.rounds_phase import rounds_point
 from vswbench.campaign.spec import parse_spec
-from vswbench.results.compare import compare, parse_threshold
+from vswbench.results.compare import compare
+from vswbench.results.compare import parse_threshold
 from vswbench.results.paired import Sample
 from vswbench.results.store import ResultStore
 

@@ -5,11 +5,13 @@ import pytest
 from tests.unit.fake_testbed import wired_plan
 from vswbench.engine.params import TrialParams as Traffic
 from vswbench.errors import UsageError
-from vswbench.measure.plan import TrialOptions, make_placement
+from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import make_placement
 from vswbench.results.record import read_placement
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
-from vswbench.switches.base import Placement, SwitchContext
+from vswbench.switches.base import Placement
+from vswbench.switches.base import SwitchContext
 from vswbench.switches.kernel import napi
 from vswbench.testbed.plan import TestbedPlan
 

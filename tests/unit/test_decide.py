@@ -8,10 +8,16 @@ from dataclasses import replace
 
 import pytest
 
-from vswbench.campaign.decide_phase import MAX_REPETITIONS, next_round, open_pairs
-from vswbench.campaign.runner import CampaignRunner, Progress
-from vswbench.campaign.spec import expand, parse_spec
-from vswbench.results.decide import Contender, adjacent, decide
+from vswbench.campaign.decide_phase import MAX_REPETITIONS
+from vswbench.campaign.decide_phase import next_round
+from vswbench.campaign.decide_phase import open_pairs
+from vswbench.campaign.runner import CampaignRunner
+from vswbench.campaign.runner import Progress
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
+from vswbench.results.decide import Contender
+from vswbench.results.decide import adjacent
+from vswbench.results.decide import decide
 from vswbench.results.store import ResultStore
 
 SPEC = """

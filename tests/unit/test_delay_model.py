@@ -10,28 +10,29 @@ import math
 import numpy as np
 import pytest
 
-from tests.report_fixtures import hist_bucket, latency_samples, summarize, write_fixture_store
-from vswbench.campaign.spec import expand, parse_spec
+from tests.report_fixtures import hist_bucket
+from tests.report_fixtures import latency_samples
+from tests.report_fixtures import summarize
+from tests.report_fixtures import write_fixture_store
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
 from vswbench.cli import app as cli
 from vswbench.errors import UsageError
-from vswbench.models.delay import (
-    QUANTILES,
-    DelayCondition,
-    DelayModel,
-    dkw_bound,
-    engine_buckets_ns,
-    ks_critical,
-    load_json,
-)
-from vswbench.models.delay_data import (
-    INDEX_NAME,
-    KS_NAME,
-    file_stem,
-    ks_matrix,
-    load_models,
-    write_models,
-)
-from vswbench.report.delay import delay_empty, delay_tables
+from vswbench.models.delay import QUANTILES
+from vswbench.models.delay import DelayCondition
+from vswbench.models.delay import DelayModel
+from vswbench.models.delay import dkw_bound
+from vswbench.models.delay import engine_buckets_ns
+from vswbench.models.delay import ks_critical
+from vswbench.models.delay import load_json
+from vswbench.models.delay_data import INDEX_NAME
+from vswbench.models.delay_data import KS_NAME
+from vswbench.models.delay_data import file_stem
+from vswbench.models.delay_data import ks_matrix
+from vswbench.models.delay_data import load_models
+from vswbench.models.delay_data import write_models
+from vswbench.report.delay import delay_empty
+from vswbench.report.delay import delay_tables
 from vswbench.report.model import build_model
 from vswbench.results.points import load
 from vswbench.results.store import ResultStore

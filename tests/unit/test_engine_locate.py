@@ -3,7 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.engine.process import ENGINE_NAME, EngineNotFound, find_engine
+from vswbench.engine.process import ENGINE_NAME
+from vswbench.engine.process import EngineNotFound
+from vswbench.engine.process import find_engine
 
 
 def make_exe(path: Path) -> Path:

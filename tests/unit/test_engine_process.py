@@ -3,9 +3,12 @@ import time
 
 import pytest
 
-from vswbench.engine.process import EngineError, EngineProcess, run_engine
+from vswbench.engine.process import EngineError
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.process import run_engine
 from vswbench.run.registry import CleanupRegistry
-from vswbench.run.state import RunState, load_all
+from vswbench.run.state import RunState
+from vswbench.run.state import load_all
 
 
 def test_run_engine_collects_final(fake_engine):

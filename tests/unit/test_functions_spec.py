@@ -12,18 +12,16 @@ from vswbench.campaign.spec import parse_spec
 from vswbench.cli.app import main
 from vswbench.errors import UsageError
 from vswbench.switches.catalog import all_switches
-from vswbench.switches.rules.functions import (
-    L3_BASE,
-    MAX_L3_TABLE,
-    Function,
-    acl_denied,
-    l3_prefixes,
-    longest_match,
-    nft_acl,
-    ovs_function_rules,
-    parse_function,
-    route_batch,
-)
+from vswbench.switches.rules.functions import L3_BASE
+from vswbench.switches.rules.functions import MAX_L3_TABLE
+from vswbench.switches.rules.functions import Function
+from vswbench.switches.rules.functions import acl_denied
+from vswbench.switches.rules.functions import l3_prefixes
+from vswbench.switches.rules.functions import longest_match
+from vswbench.switches.rules.functions import nft_acl
+from vswbench.switches.rules.functions import ovs_function_rules
+from vswbench.switches.rules.functions import parse_function
+from vswbench.switches.rules.functions import route_batch
 
 
 def test_l3_table_overlaps_and_lpm_alternates() -> None:
@@ -136,13 +134,11 @@ def _stored(kind: str, params: dict, result: dict):
 
 
 def test_report_sections_from_fixture_points(tmp_path) -> None:
-    from vswbench.report.functions import (
-        rule_update_plot,
-        rule_update_rows,
-        rule_update_tables,
-        table_size_plot,
-        table_size_points,
-    )
+    from vswbench.report.functions import rule_update_plot
+    from vswbench.report.functions import rule_update_rows
+    from vswbench.report.functions import rule_update_tables
+    from vswbench.report.functions import table_size_plot
+    from vswbench.report.functions import table_size_points
     from vswbench.results.points import StoredResults
 
     points = [_stored("search", {"switch": "router", "scenario": "p2p", "size": 64,

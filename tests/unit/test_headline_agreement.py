@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.campaign.spec import expand, parse_spec
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
 from vswbench.models.chain_data import load as load_chain
 from vswbench.report.data import ranking
 from vswbench.results.compare import load_points
-from vswbench.results.export import export_csv, export_json
+from vswbench.results.export import export_csv
+from vswbench.results.export import export_json
 from vswbench.results.points import load
 from vswbench.results.store import ResultStore
 from vswbench.units import wire_gbps

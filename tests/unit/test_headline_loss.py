@@ -12,9 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.campaign.spec import expand, parse_spec
-from vswbench.results.loss import at_stored_load, loss_at_load, unreliable_percentiles
-from vswbench.results.points import cycles_near_ndr, headline_of, load
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
+from vswbench.results.loss import at_stored_load
+from vswbench.results.loss import loss_at_load
+from vswbench.results.loss import unreliable_percentiles
+from vswbench.results.points import cycles_near_ndr
+from vswbench.results.points import headline_of
+from vswbench.results.points import load
 from vswbench.results.store import ResultStore
 
 STORED_NDR = 181529.3                  # the search's NDR as stored (rounded to 0.1 pps)
@@ -161,7 +166,9 @@ def test_the_csv_json_lines_and_api_carry_the_loss(lossy: Path, tmp_path: Path) 
     import pyarrow.parquet as pq
 
     from vswbench.api import load_results
-    from vswbench.results.export import export_csv, export_parquet, point_record
+    from vswbench.results.export import export_csv
+    from vswbench.results.export import export_parquet
+    from vswbench.results.export import point_record
 
     with ResultStore(lossy / "results.sqlite", create=False) as store:
         export_csv(store, tmp_path / "h.csv")

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.report_fixtures import RUN_ID, latency_json, search_json
+from tests.report_fixtures import RUN_ID
+from tests.report_fixtures import latency_json
+from tests.report_fixtures import search_json
 from vswbench.api import load_results
 from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
-from vswbench.results.confirm import confirmation, unconfirmed_note
-from vswbench.results.points import headline_of, latency_at
+from vswbench.results.confirm import confirmation
+from vswbench.results.confirm import unconfirmed_note
+from vswbench.results.points import headline_of
+from vswbench.results.points import latency_at
 from vswbench.results.store import ResultStore
 
 SPEC = """

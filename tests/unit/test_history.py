@@ -9,7 +9,8 @@ import sqlite3
 
 import pytest
 
-from tests.history_fixtures import step_series, write_night
+from tests.history_fixtures import step_series
+from tests.history_fixtures import write_night
 from vswbench.cli.app import main
 from vswbench.errors import UsageError
 from vswbench.results.history import History

@@ -17,13 +17,17 @@ from pathlib import Path
 import pytest
 
 from tests.report_fixtures import write_fixture_store
-from vswbench.campaign.runner import JSONL_NAME, CampaignRunner
-from vswbench.campaign.spec import expand, parse_spec
+from vswbench.campaign.runner import JSONL_NAME
+from vswbench.campaign.runner import CampaignRunner
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
 from vswbench.cli import app as cli
 from vswbench.cli.common import writable_file
 from vswbench.errors import UsageError
 from vswbench.results.store import ResultStore
-from vswbench.safefile import check_output_dir, open_regular, write_text
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import open_regular
+from vswbench.safefile import write_text
 
 TEXT = ('[campaign]\nname = "tiny"\n\n[[study]]\nkind = "trial"\nswitch = "veth"\n'
         'rate = [1000, 2000, 3000]\nduration = 1\n')

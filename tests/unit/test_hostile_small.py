@@ -16,16 +16,20 @@ import pytest
 
 from tests.report_fixtures import trial_json
 from vswbench.campaign.runner import CampaignRunner
-from vswbench.campaign.spec import expand, parse_spec
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
 from vswbench.cli import app as cli
 from vswbench.cli.arguments import argument_problem
-from vswbench.errors import UsageError, VswbenchError
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
 from vswbench.results.store import ResultStore
 from vswbench.run.procs import Identity
 from vswbench.run.state import RecordedProcess
 from vswbench.switches import catalog
-from vswbench.testbed.leftovers import describe_skips, select_leftovers
-from vswbench.units import FrameSize, parse_rate
+from vswbench.testbed.leftovers import describe_skips
+from vswbench.testbed.leftovers import select_leftovers
+from vswbench.units import FrameSize
+from vswbench.units import parse_rate
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.campaign.spec import expand, parse_spec
-from vswbench.results.loss import ILL_DEFINED_FRACTION, combine_around, loss_around_load
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
+from vswbench.results.loss import ILL_DEFINED_FRACTION
+from vswbench.results.loss import combine_around
+from vswbench.results.loss import loss_around_load
 from vswbench.results.store import ResultStore
 
 NDR = 1_000_000.0

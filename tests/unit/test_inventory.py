@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.campaign.inventory import load_inventory, parse_inventory
+from vswbench.campaign.inventory import load_inventory
+from vswbench.campaign.inventory import parse_inventory
 from vswbench.campaign.remote import agent_command
 from vswbench.errors import UsageError
 

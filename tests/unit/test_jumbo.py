@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from vswbench.campaign.values import BadValue, _size
+from vswbench.campaign.values import BadValue
+from vswbench.campaign.values import _size
 from vswbench.engine.params import TrialParams
 from vswbench.engine.probe import parse_backends
 from vswbench.errors import UsageError
-from vswbench.measure.plan import SwitchUnavailable, check_io_frame, engine_io, jumbo_problem
+from vswbench.measure.plan import SwitchUnavailable
+from vswbench.measure.plan import check_io_frame
+from vswbench.measure.plan import engine_io
+from vswbench.measure.plan import jumbo_problem
 from vswbench.switches.catalog import all_switches
-from vswbench.units import MAX_FRAME, FrameSize
+from vswbench.units import MAX_FRAME
+from vswbench.units import FrameSize
 
 
 def test_bounds_64_to_9018() -> None:
@@ -131,7 +136,8 @@ def test_cli_jumbo_on_xdp_exit_3(capsys, monkeypatch) -> None:
 
 def test_campaign_skips_jumbo_on_xdp() -> None:
     from vswbench.campaign.execute import unsupported_problem as _unsupported
-    from vswbench.campaign.spec import expand, parse_spec
+    from vswbench.campaign.spec import expand
+    from vswbench.campaign.spec import parse_spec
 
     spec = parse_spec('[campaign]\nname = "jumbo"\n[[study]]\nkind = "search"\nswitch = ["bridge", "xdp"]\n'
                       'size = [64, 9018]\n')
@@ -142,7 +148,8 @@ def test_campaign_skips_jumbo_on_xdp() -> None:
 
 def test_demo_skips_a_backend_below_the_size() -> None:
     from vswbench.engine.probe import ProbeResult
-    from vswbench.measure.demo import DemoOptions, choose_backends
+    from vswbench.measure.demo import DemoOptions
+    from vswbench.measure.demo import choose_backends
 
     backends = parse_backends({"backends": [
         {"name": "afpacket", "usable": True, "max_frame": 9018},
@@ -162,7 +169,8 @@ def test_socket_points_are_not_frames_and_every_shipped_spec_passes_the_runner_s
     from pathlib import Path
 
     from vswbench.campaign.execute import unsupported_problem as _unsupported
-    from vswbench.campaign.spec import expand, load_spec
+    from vswbench.campaign.spec import expand
+    from vswbench.campaign.spec import load_spec
 
     root = Path(__file__).resolve().parents[2]
     for path in sorted((root / "specs").rglob("*.toml")):

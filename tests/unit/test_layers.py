@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "vswbench"
 # one; the top-level modules errors and units are the ground floor.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("units", "safefile", "saferead"),
+    ("units", "safefile", "saferead", "jsonvalues"),
     ("run",),
     ("engine",),
     ("host",),

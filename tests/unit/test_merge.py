@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from tests.report_fixtures import write_fixture_store
-from vswbench.cli.app import cli, main
+from vswbench.cli.app import cli
+from vswbench.cli.app import main
 from vswbench.errors import UsageError
 from vswbench.results.merge import merge
 from vswbench.results.points import load

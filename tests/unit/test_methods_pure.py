@@ -4,9 +4,11 @@ import pytest
 
 from vswbench.engine.params import TrialParams
 from vswbench.errors import UsageError
-from vswbench.measure.loadcurve import parse_fractions, sweep_loads
+from vswbench.measure.loadcurve import parse_fractions
+from vswbench.measure.loadcurve import sweep_loads
 from vswbench.measure.session import ControlSession
-from vswbench.switches.kernel.shaped import Shaper, shaper_from_options
+from vswbench.switches.kernel.shaped import Shaper
+from vswbench.switches.kernel.shaped import shaper_from_options
 
 
 def test_sweep_loads():
@@ -126,7 +128,8 @@ def test_placements_on_two_cores():
 def test_repeated_points_take_the_median_repetition():
     from types import SimpleNamespace
 
-    from vswbench.measure.loadcurve import LoadTrial, repeated_points_json
+    from vswbench.measure.loadcurve import LoadTrial
+    from vswbench.measure.loadcurve import repeated_points_json
     from vswbench.measure.session import SessionTrial
 
     def point(achieved, p99):

@@ -15,12 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from vswbench.measure.socket_result import SOCKET_KINDS, SocketLatency, SocketResult
+from vswbench.measure.socket_result import SOCKET_KINDS
+from vswbench.measure.socket_result import SocketLatency
+from vswbench.measure.socket_result import SocketResult
 from vswbench.report.model import build_model
 from vswbench.report.summary import machine_summaries
 from vswbench.results.export import headline_row
 from vswbench.results.fingerprint import RunFingerprint
-from vswbench.results.points import StoredResults, load
+from vswbench.results.points import StoredResults
+from vswbench.results.points import load
 from vswbench.results.sockets import socket_of
 
 OLD = Path(__file__).resolve().parents[1] / "data" / "store-4df8ce3.sqlite.gz"

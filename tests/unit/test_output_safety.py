@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.report_fixtures import write_fixture_store
-from tests.unit.decoys import DECOY_TEXT, make_decoy
+from tests.unit.decoys import DECOY_TEXT
+from tests.unit.decoys import make_decoy
 from vswbench.cli import app as cli
 from vswbench.errors import UsageError
 from vswbench.results.store import ResultStore
@@ -158,7 +159,9 @@ def test_a_readers_store_link_is_refused_too(store_dir, decoy, capsys) -> None:
 
 
 def test_the_calibration_cache_never_follows_a_link(tmp_path, decoy) -> None:
-    from vswbench.measure.calibration import Calibration, _load_cache, _store
+    from vswbench.measure.calibration import Calibration
+    from vswbench.measure.calibration import _load_cache
+    from vswbench.measure.calibration import _store
 
     link = tmp_path / "generator-ceiling.json"
     link.symlink_to(decoy)

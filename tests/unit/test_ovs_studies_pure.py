@@ -6,20 +6,20 @@ from pathlib import Path
 import pytest
 
 from vswbench.campaign.execute import plan_for
-from vswbench.campaign.spec import load_spec, parse_spec
+from vswbench.campaign.spec import load_spec
+from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
-from vswbench.measure.plan import TrialOptions, plan_trial
+from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import plan_trial
 from vswbench.switches.catalog import all_switches
-from vswbench.switches.ovs.rules import (
-    FlowSource,
-    OvsOptions,
-    RulePath,
-    check_flow_range,
-    flow_addresses,
-    mac_plus,
-    parse_ovs_options,
-    rule_lines,
-)
+from vswbench.switches.ovs.rules import FlowSource
+from vswbench.switches.ovs.rules import OvsOptions
+from vswbench.switches.ovs.rules import RulePath
+from vswbench.switches.ovs.rules import check_flow_range
+from vswbench.switches.ovs.rules import flow_addresses
+from vswbench.switches.ovs.rules import mac_plus
+from vswbench.switches.ovs.rules import parse_ovs_options
+from vswbench.switches.ovs.rules import rule_lines
 from vswbench.switches.ovs.stats import datapath_stats
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import random
 
-from vswbench.results.paired import MIN_ROUNDS, Sample, SwitchRounds, all_decided, decide_pair, rank
+from vswbench.results.paired import MIN_ROUNDS
+from vswbench.results.paired import Sample
+from vswbench.results.paired import SwitchRounds
+from vswbench.results.paired import all_decided
+from vswbench.results.paired import decide_pair
+from vswbench.results.paired import rank
 
 
 def rounds(switch: str, rates: list[float], loss: float = 0.2) -> SwitchRounds:

@@ -10,11 +10,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vswbench.campaign.paper import PAPERS, parse_check
-from vswbench.campaign.spec import load_spec, parse_spec
-from vswbench.cli.app import cli, main
+from vswbench.campaign.paper import PAPERS
+from vswbench.campaign.paper import parse_check
+from vswbench.campaign.spec import load_spec
+from vswbench.campaign.spec import parse_spec
+from vswbench.cli.app import cli
+from vswbench.cli.app import main
 from vswbench.errors import UsageError
-from vswbench.report.paper_claims import FAILS, HOLDS, UNTESTABLE, judge, overall, references
+from vswbench.report.paper_claims import FAILS
+from vswbench.report.paper_claims import HOLDS
+from vswbench.report.paper_claims import UNTESTABLE
+from vswbench.report.paper_claims import judge
+from vswbench.report.paper_claims import overall
+from vswbench.report.paper_claims import references
 from vswbench.results.points import StoredResults
 from vswbench.results.store import StoredPoint
 

@@ -4,7 +4,8 @@ import pytest
 
 from vswbench.engine.probe import parse_probe
 from vswbench.engine.process import EngineError
-from vswbench.measure.demo import DemoOptions, choose_backends
+from vswbench.measure.demo import DemoOptions
+from vswbench.measure.demo import choose_backends
 
 
 @pytest.mark.parametrize("raw", [

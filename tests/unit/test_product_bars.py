@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.report_fixtures import TRIAL_ACHIEVED, write_fixture_store
-from vswbench.report.product_bars import (
-    ProductBar,
-    product_bar_plot,
-    product_bars,
-    product_bars_csv,
-    product_bars_json,
-)
-from vswbench.results.points import StoredResults, load
+from tests.report_fixtures import TRIAL_ACHIEVED
+from tests.report_fixtures import write_fixture_store
+from vswbench.report.product_bars import ProductBar
+from vswbench.report.product_bars import product_bar_plot
+from vswbench.report.product_bars import product_bars
+from vswbench.report.product_bars import product_bars_csv
+from vswbench.report.product_bars import product_bars_json
+from vswbench.results.points import StoredResults
+from vswbench.results.points import load
 from vswbench.results.store import StoredPoint
 
 

@@ -9,14 +9,12 @@ from pathlib import Path
 import pytest
 
 from vswbench.host.perf import summarize
-from vswbench.host.profile import (
-    CATEGORIES,
-    classify_folded,
-    classify_frames,
-    fold_perf_script,
-    parse_folded,
-    split_folded,
-)
+from vswbench.host.profile import CATEGORIES
+from vswbench.host.profile import classify_folded
+from vswbench.host.profile import classify_frames
+from vswbench.host.profile import fold_perf_script
+from vswbench.host.profile import parse_folded
+from vswbench.host.profile import split_folded
 from vswbench.switches.catalog import daemon_comms
 
 DATA = Path(__file__).parent.parent / "data" / "profile"
@@ -151,7 +149,10 @@ def test_parse_interrupts_recorded() -> None:
 
 
 def test_irq_rates_from_recorded_samples() -> None:
-    from vswbench.host.irqstat import IrqCounts, irq_rates, parse_interrupts, parse_softirqs
+    from vswbench.host.irqstat import IrqCounts
+    from vswbench.host.irqstat import irq_rates
+    from vswbench.host.irqstat import parse_interrupts
+    from vswbench.host.irqstat import parse_softirqs
 
     def counts(n: str, at: float) -> IrqCounts:
         return IrqCounts(at, parse_softirqs((PROC / f"softirqs.{n}").read_text()),

@@ -6,7 +6,8 @@ import pytest
 
 from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
-from vswbench.measure.plan import TrialOptions, make_placement
+from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import make_placement
 from vswbench.measure.search import preset
 
 BASE = """

@@ -10,9 +10,11 @@ import time
 import pytest
 
 from vswbench.campaign.grouped import fewest_rounds_s
-from vswbench.campaign.rounds_phase import ROUND_OVERHEAD_S, grouped
+from vswbench.campaign.rounds_phase import ROUND_OVERHEAD_S
+from vswbench.campaign.rounds_phase import grouped
 from vswbench.campaign.runner import Progress
-from vswbench.campaign.spec import builtin, expand
+from vswbench.campaign.spec import builtin
+from vswbench.campaign.spec import expand
 from vswbench.measure.rounds import SAMPLE_SECONDS
 from vswbench.results.paired import MIN_ROUNDS
 
@@ -39,7 +41,8 @@ def test_a_groups_fewest_rounds() -> None:
 def test_the_bar_counts_down_between_reports_and_after_the_last_point() -> None:
     from rich.progress import Progress as Bar
 
-    from vswbench.cli.campaign import _Elapsed, _Left
+    from vswbench.cli.campaign import _Elapsed
+    from vswbench.cli.campaign import _Left
 
     now = time.monotonic()
     bar = Bar()

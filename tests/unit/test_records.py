@@ -2,7 +2,9 @@ import json
 
 import pytest
 
-from vswbench.engine.records import RecordError, parse_final, parse_line
+from vswbench.engine.records import RecordError
+from vswbench.engine.records import parse_final
+from vswbench.engine.records import parse_line
 
 FINAL = {
     "type": "final", "tx_frames": 20000, "rx_frames": 19990, "lost": 10, "duplicated": 0,

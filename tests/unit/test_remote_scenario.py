@@ -8,9 +8,14 @@ from vswbench import scenario as sc
 from vswbench.errors import UsageError
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
-from vswbench.switches.base import Attachment, ForwardPath, HostPort, SwitchContext
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import SwitchContext
 from vswbench.switches.catalog import all_switches
-from vswbench.testbed.sites import SiteSwitches, remote_problem, wire_key
+from vswbench.testbed.sites import SiteSwitches
+from vswbench.testbed.sites import remote_problem
+from vswbench.testbed.sites import wire_key
 
 
 @pytest.mark.parametrize("name,wire,roles", [

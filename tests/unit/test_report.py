@@ -1,7 +1,9 @@
 import json
 from dataclasses import asdict
 
-from vswbench.measure.demo import BackendResult, DemoOptions, DemoReport
+from vswbench.measure.demo import BackendResult
+from vswbench.measure.demo import DemoOptions
+from vswbench.measure.demo import DemoReport
 from vswbench.report.demo_page import save_report
 
 
@@ -41,10 +43,12 @@ def test_repeated_sweeps_share_one_legend_entry_per_setup() -> None:
     still lays out (matplotlib had collapsed the axes under 120 entries)."""
     import warnings
 
-    from vswbench.report.figure import Colours, render
+    from vswbench.report.figure import Colours
+    from vswbench.report.figure import render
     from vswbench.report.sections.offered_achieved import offered_vs_achieved
     from vswbench.results.points import Setup
-    from vswbench.results.series import LoadPoint, LoadSeries
+    from vswbench.results.series import LoadPoint
+    from vswbench.results.series import LoadSeries
 
     def sweep(n: int, rep: int) -> LoadSeries:
         loads = tuple(LoadPoint(x, min(x, 1000.0 * n) * (1 - 0.01 * rep), 0.0, None, ())

@@ -5,31 +5,34 @@ import math
 
 import pytest
 
-from tests.report_fixtures import (
-    NDR,
-    PAIRS_NDR,
-    TSC_HZ,
-    hist_bucket,
-    latency_samples,
-    summarize,
-    write_fixture_store,
-)
+from tests.report_fixtures import NDR
+from tests.report_fixtures import PAIRS_NDR
+from tests.report_fixtures import TSC_HZ
+from tests.report_fixtures import hist_bucket
+from tests.report_fixtures import latency_samples
+from tests.report_fixtures import summarize
+from tests.report_fixtures import write_fixture_store
 from vswbench.errors import UsageError
-from vswbench.host.sysinfo import NA, Fingerprint, missing_tuning
-from vswbench.report.data import ecdf, pairs_points, ranking, rebin_log
+from vswbench.host.sysinfo import NA
+from vswbench.host.sysinfo import Fingerprint
+from vswbench.host.sysinfo import missing_tuning
+from vswbench.report.data import ecdf
+from vswbench.report.data import pairs_points
+from vswbench.report.data import ranking
+from vswbench.report.data import rebin_log
 from vswbench.report.notes import warnings
 from vswbench.report.spread import error_bars
-from vswbench.results.points import (
-    Setup,
-    StoredResults,
-    cycles_near_ndr,
-    latency_at,
-    load,
-    setup_of,
-)
+from vswbench.results.points import Setup
+from vswbench.results.points import StoredResults
+from vswbench.results.points import cycles_near_ndr
+from vswbench.results.points import latency_at
+from vswbench.results.points import load
+from vswbench.results.points import setup_of
 from vswbench.results.series import load_series
 from vswbench.results.store import StoredPoint
-from vswbench.units import FrameSize, line_rate_pps, wire_gbps
+from vswbench.units import FrameSize
+from vswbench.units import line_rate_pps
+from vswbench.units import wire_gbps
 
 
 @pytest.fixture(scope="module")
@@ -274,7 +277,8 @@ def test_error_bars_exported_as_data(full) -> None:
     import io
     import json
 
-    from vswbench.report.spread import error_bars_csv, error_bars_json
+    from vswbench.report.spread import error_bars_csv
+    from vswbench.report.spread import error_bars_json
 
     bars = error_bars(full)
     data = json.loads(error_bars_json(bars))
@@ -298,7 +302,8 @@ def test_throughput_vs_size_needs_two_frame_sizes(full) -> None:
 
 def test_the_containers_section_compares_against_the_bridge_and_shows_the_netconf(full) -> None:
     from vswbench.report.model import build_model
-    from vswbench.report.sections.containers import SECTION, container_rows
+    from vswbench.report.sections.containers import SECTION
+    from vswbench.report.sections.containers import container_rows
 
     model = build_model(full)
     groups = container_rows(model.ranking)

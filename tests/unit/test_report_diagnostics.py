@@ -6,8 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vswbench.report.diagnostics import drops_per_element, irq_latency, placement_ndr
-from vswbench.report.profiles import cpu_check_table, flame_graph, profiled_points, write_folded
+from vswbench.report.diagnostics import drops_per_element
+from vswbench.report.diagnostics import irq_latency
+from vswbench.report.diagnostics import placement_ndr
+from vswbench.report.profiles import cpu_check_table
+from vswbench.report.profiles import flame_graph
+from vswbench.report.profiles import profiled_points
+from vswbench.report.profiles import write_folded
 from vswbench.results.points import StoredResults
 from vswbench.results.store import StoredPoint
 

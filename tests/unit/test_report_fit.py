@@ -17,7 +17,8 @@ from tests.report_fixtures import write_fixture_store
 from vswbench.report.build import build_report
 from vswbench.report.delay import delay_tables
 from vswbench.report.model import build_model
-from vswbench.report.ranking_html import HEAD, ranking_tables
+from vswbench.report.ranking_html import HEAD
+from vswbench.report.ranking_html import ranking_tables
 from vswbench.report.sections.system import system_section
 from vswbench.results.fingerprint import RunFingerprint
 from vswbench.results.points import load

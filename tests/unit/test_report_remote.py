@@ -1,7 +1,9 @@
 """The report's local vs remote vs remote-vxlan section (FIXTURES, NOT MEASUREMENTS)."""
 from __future__ import annotations
 
-from vswbench.report.remote import EMPTY, remote_rows, remote_section
+from vswbench.report.remote import EMPTY
+from vswbench.report.remote import remote_rows
+from vswbench.report.remote import remote_section
 from vswbench.results.store import StoredPoint
 
 

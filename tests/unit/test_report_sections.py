@@ -5,7 +5,8 @@ import importlib
 import pkgutil
 
 import vswbench.report.sections as sections_pkg
-from vswbench.report.sections import SECTION_IDS, SECTIONS
+from vswbench.report.sections import SECTION_IDS
+from vswbench.report.sections import SECTIONS
 from vswbench.report.sections.base import Section
 
 

@@ -3,7 +3,8 @@ root."""
 
 from pathlib import Path
 
-from vswbench.report.studies import cloning_points, flow_count_points
+from vswbench.report.studies import cloning_points
+from vswbench.report.studies import flow_count_points
 from vswbench.results.points import StoredResults
 from vswbench.results.store import StoredPoint
 

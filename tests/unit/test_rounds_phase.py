@@ -8,7 +8,8 @@ import random
 import time
 
 from vswbench.campaign.point import Point
-from vswbench.campaign.rounds_phase import MAX_ROUNDS, run_rounds
+from vswbench.campaign.rounds_phase import MAX_ROUNDS
+from vswbench.campaign.rounds_phase import run_rounds
 from vswbench.measure.rounds import Measured
 from vswbench.results.paired import MIN_ROUNDS
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from vswbench.host.sysinfo import NA, Fingerprint
+from vswbench.host.sysinfo import NA
+from vswbench.host.sysinfo import Fingerprint
 from vswbench.results.fingerprint import RunFingerprint
 from vswbench.results.merge import host_of
 from vswbench.results.store import StoredRun

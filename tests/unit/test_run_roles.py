@@ -11,8 +11,10 @@ import pytest
 
 from vswbench import scenario as scenarios
 from vswbench.run.ids import RunId
-from vswbench.switches.catalog import is_run_name, run_name_parts
-from vswbench.testbed.plan import host_abbr, plan_ports
+from vswbench.switches.catalog import is_run_name
+from vswbench.switches.catalog import run_name_parts
+from vswbench.testbed.plan import host_abbr
+from vswbench.testbed.plan import plan_ports
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "vswbench"
 RID = RunId("vsb1a2b")

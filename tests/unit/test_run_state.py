@@ -12,9 +12,13 @@ from pathlib import Path
 import pytest
 
 from vswbench.run import procs
-from vswbench.run.procs import RecordedProcess, identify, signal_if_same
+from vswbench.run.procs import RecordedProcess
+from vswbench.run.procs import identify
+from vswbench.run.procs import signal_if_same
 from vswbench.run.scope import run_scope
-from vswbench.run.state import RunState, StateDirError, read_states
+from vswbench.run.state import RunState
+from vswbench.run.state import StateDirError
+from vswbench.run.state import read_states
 
 DAMAGED = ["5", "null", '"x"', "{", "[]", "\xff", "{}",
            '{"run_id": "vsb0001", "owner_pid": "1", "owner_start_time": 1, "created": 1}',

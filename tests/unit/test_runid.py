@@ -1,6 +1,9 @@
 import pytest
 
-from vswbench.run.ids import IFNAME_MAX, RunId, is_project_name, new_run_id
+from vswbench.run.ids import IFNAME_MAX
+from vswbench.run.ids import RunId
+from vswbench.run.ids import is_project_name
+from vswbench.run.ids import new_run_id
 
 
 def test_new_run_id_format(monkeypatch, tmp_path):

@@ -11,21 +11,20 @@ from pathlib import Path
 import pytest
 
 from tests.tiny_fs import tiny_fs  # noqa: F401 - a fixture (tests/tiny_fs.py)
-from tests.unit.decoys import DECOY_TEXT, make_decoy
+from tests.unit.decoys import DECOY_TEXT
+from tests.unit.decoys import make_decoy
 from vswbench.errors import UsageError
-from vswbench.safefile import (
-    TEMP_TAG,
-    WriteFailed,
-    append_line,
-    atomic_writer,
-    check_output_dir,
-    check_output_file,
-    make_dir,
-    open_regular,
-    repair_lines,
-    write_bytes,
-    write_text,
-)
+from vswbench.safefile import TEMP_TAG
+from vswbench.safefile import WriteFailed
+from vswbench.safefile import append_line
+from vswbench.safefile import atomic_writer
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import check_output_file
+from vswbench.safefile import make_dir
+from vswbench.safefile import open_regular
+from vswbench.safefile import repair_lines
+from vswbench.safefile import write_bytes
+from vswbench.safefile import write_text
 
 
 @pytest.fixture

@@ -4,14 +4,20 @@ The sessions here are test doubles of a DUT with a known zero-loss rate, never m
 a trial at rate r loses (r - limit) x duration frames when r > limit, and a tester that cannot
 offer more than `ceiling` pps leaves the rest unsent.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import pytest
 
-from vswbench.engine.stalls import Stall, summarize
+from vswbench.engine.stalls import Stall
+from vswbench.engine.stalls import summarize
 from vswbench.errors import UsageError
 from vswbench.measure.hoststall import MAX_STALL_REPEATS
-from vswbench.measure.search import PRESETS, classic_ndr, measurement_of, preset, search
+from vswbench.measure.search import PRESETS
+from vswbench.measure.search import classic_ndr
+from vswbench.measure.search import measurement_of
+from vswbench.measure.search import preset
+from vswbench.measure.search import search
 from vswbench.measure.session import SessionTrial
 
 
@@ -307,7 +313,8 @@ class SkippingDut(SimulatedDut):
 
 
 def test_skipped_departures_are_not_unsent_and_a_trial_short_of_its_load_is_repeated():
-    from vswbench.measure.hoststall import MAX_STALL_REPEATS_PER_SEARCH, TESTER_SKIP_LIMIT
+    from vswbench.measure.hoststall import MAX_STALL_REPEATS_PER_SEARCH
+    from vswbench.measure.hoststall import TESTER_SKIP_LIMIT
 
     small = search(SkippingDut(123_456, every=2, share=TESTER_SKIP_LIMIT / 2),  # type: ignore[arg-type]
                    preset("binary", trial_duration=1.0), min_load=1_000, max_load=400_000)
@@ -327,7 +334,8 @@ def test_skipped_departures_are_not_unsent_and_a_trial_short_of_its_load_is_repe
 def test_a_trial_stalled_for_most_of_its_time_is_repeated_not_excised():
     """Excise takes a stall's loss out only while the stall is a small share of the trial
     (hoststall.MAX_EXCISE_SHARE): a trial stalled for 30 % of its time measured the machine."""
-    from vswbench.measure.hoststall import MAX_EXCISE_SHARE, MAX_STALL_REPEATS_PER_SEARCH
+    from vswbench.measure.hoststall import MAX_EXCISE_SHARE
+    from vswbench.measure.hoststall import MAX_STALL_REPEATS_PER_SEARCH
 
     short = search(StallingDut(123_456, every=3),  # type: ignore[arg-type]
                    preset("binary", trial_duration=1.0), min_load=1_000, max_load=400_000)

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.report_fixtures import QUICK_SPEC, RUN_ID, write_fixture_store
+from tests.report_fixtures import QUICK_SPEC
+from tests.report_fixtures import RUN_ID
+from tests.report_fixtures import write_fixture_store
 from vswbench.campaign.rounds_phase import rounds_point
 from vswbench.campaign.spec import parse_spec
 from vswbench.cli import app as cli

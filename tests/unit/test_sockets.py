@@ -9,27 +9,29 @@ from __future__ import annotations
 import pytest
 
 from vswbench.cli import app as cli
-from vswbench.engine.sockapp import SockParams, parse_client, parse_server
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.socket_chain import (
-    NF_ROUTING,
-    ChainRoute,
-    Router,
-    chain_links,
-    forwarded_datagrams,
-    plan_routing,
-    socket_scenario,
-)
-from vswbench.measure.sockets import (
-    SocketOptions,
-    SocketsUnsupported,
-    both_ways,
-    endpoints,
-    plan_sockets,
-    quantile_us,
-    summarize,
-)
-from vswbench.scenario import Hop, Role, parse, socket_chain
+from vswbench.engine.sockapp import SockParams
+from vswbench.engine.sockapp import parse_client
+from vswbench.engine.sockapp import parse_server
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.measure.socket_chain import NF_ROUTING
+from vswbench.measure.socket_chain import ChainRoute
+from vswbench.measure.socket_chain import Router
+from vswbench.measure.socket_chain import chain_links
+from vswbench.measure.socket_chain import forwarded_datagrams
+from vswbench.measure.socket_chain import plan_routing
+from vswbench.measure.socket_chain import socket_scenario
+from vswbench.measure.sockets import SocketOptions
+from vswbench.measure.sockets import SocketsUnsupported
+from vswbench.measure.sockets import both_ways
+from vswbench.measure.sockets import endpoints
+from vswbench.measure.sockets import plan_sockets
+from vswbench.measure.sockets import quantile_us
+from vswbench.measure.sockets import summarize
+from vswbench.scenario import Hop
+from vswbench.scenario import Role
+from vswbench.scenario import parse
+from vswbench.scenario import socket_chain
 from vswbench.testbed.plan import PortInfo
 from vswbench.units import parse_bitrate
 

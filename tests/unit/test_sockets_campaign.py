@@ -11,9 +11,12 @@ import jsonschema
 import pytest
 
 from vswbench.campaign.execute import check_points
-from vswbench.campaign.spec import load_spec, parse_spec, point_count
+from vswbench.campaign.spec import load_spec
+from vswbench.campaign.spec import parse_spec
+from vswbench.campaign.spec import point_count
 from vswbench.errors import UsageError
-from vswbench.results.export import headline_row, point_record
+from vswbench.results.export import headline_row
+from vswbench.results.export import point_record
 from vswbench.results.points import read_point
 from vswbench.results.sockets import socket_of
 from vswbench.results.store import StoredPoint
@@ -122,7 +125,8 @@ def test_report_rows_verdicts_and_section():
     from types import SimpleNamespace
 
     from vswbench.report.sections.sockets import SECTION
-    from vswbench.report.sockets import socket_rows, verdict_lines
+    from vswbench.report.sockets import socket_rows
+    from vswbench.report.sockets import verdict_lines
     from vswbench.results.points import StoredResults
 
     def point(kind, switch, **kw):

@@ -41,7 +41,9 @@ def test_stream_prints_the_ports_drops_beside_the_retransmissions(capsys):
 
 def test_the_servers_read_size_is_passed_checked_and_recorded():
     from vswbench.engine.sockapp import SockParams
-    from vswbench.measure.sockets import SocketOptions, plan_sockets, summarize
+    from vswbench.measure.sockets import SocketOptions
+    from vswbench.measure.sockets import plan_sockets
+    from vswbench.measure.sockets import summarize
 
     assert "--read-size" not in SockParams().server_args("198.18.0.2")
     args = SockParams("stream", read_size=131072).server_args("198.18.0.2")

@@ -21,7 +21,9 @@ import click
 import pytest
 
 from vswbench.campaign import spec as spec_module
-from vswbench.campaign.spec import expand, load_spec, parse_spec
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import load_spec
+from vswbench.campaign.spec import parse_spec
 from vswbench.campaign.suites import BUILTIN
 from vswbench.cli import app as cli
 from vswbench.errors import UsageError

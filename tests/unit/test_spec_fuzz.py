@@ -22,7 +22,10 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck
+from hypothesis import event
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from vswbench.campaign.spec import STUDY_KEYS

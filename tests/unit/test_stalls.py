@@ -5,21 +5,17 @@ from types import SimpleNamespace
 import pytest
 
 from vswbench.engine.records import EngineRecord
-from vswbench.engine.stalls import (
-    Stall,
-    StallMonitor,
-    TrialStalls,
-    parse_stall,
-    summarize,
-    unmonitored,
-)
+from vswbench.engine.stalls import Stall
+from vswbench.engine.stalls import StallMonitor
+from vswbench.engine.stalls import TrialStalls
+from vswbench.engine.stalls import parse_stall
+from vswbench.engine.stalls import summarize
+from vswbench.engine.stalls import unmonitored
 from vswbench.errors import VswbenchError
-from vswbench.measure.hoststall import (
-    STALL_LOSS_FACTOR,
-    TESTER_SKIP_LIMIT,
-    explaining_stall,
-    unoffered_load,
-)
+from vswbench.measure.hoststall import STALL_LOSS_FACTOR
+from vswbench.measure.hoststall import TESTER_SKIP_LIMIT
+from vswbench.measure.hoststall import explaining_stall
+from vswbench.measure.hoststall import unoffered_load
 
 MS = 1_000_000
 

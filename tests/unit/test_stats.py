@@ -6,14 +6,12 @@ import random
 import pytest
 
 from vswbench.errors import UsageError
-from vswbench.measure.stats import (
-    Summary,
-    noise_warning,
-    outliers,
-    significant_difference,
-    steal_fraction,
-    summarize,
-)
+from vswbench.measure.stats import Summary
+from vswbench.measure.stats import noise_warning
+from vswbench.measure.stats import outliers
+from vswbench.measure.stats import significant_difference
+from vswbench.measure.stats import steal_fraction
+from vswbench.measure.stats import summarize
 
 
 def _noisy(center: float, spread: float, n: int, seed: int) -> list[float]:

@@ -6,15 +6,15 @@ import sqlite3
 
 import pytest
 
-from vswbench.campaign.spec import expand, parse_spec
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.results.export import (
-    HEADLINE_COLUMNS,
-    export_csv,
-    export_json,
-    export_parquet,
-    headline,
-)
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.results.export import HEADLINE_COLUMNS
+from vswbench.results.export import export_csv
+from vswbench.results.export import export_json
+from vswbench.results.export import export_parquet
+from vswbench.results.export import headline
 from vswbench.results.store import ResultStore
 
 SPEC = parse_spec('[campaign]\nname = "demo"\n[[study]]\nkind = ["search", "latency"]\n'

@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from tests.tiny_fs import tiny_fs  # noqa: F401 - a fixture (tests/tiny_fs.py)
-from vswbench.campaign.identity import check_campaign, spec_difference
-from vswbench.campaign.runner import JSONL_NAME, CampaignRunner
-from vswbench.campaign.spec import expand, parse_spec
+from vswbench.campaign.identity import check_campaign
+from vswbench.campaign.identity import spec_difference
+from vswbench.campaign.runner import JSONL_NAME
+from vswbench.campaign.runner import CampaignRunner
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
 from vswbench.results.store import ResultStore
 from vswbench.safefile import WriteFailed

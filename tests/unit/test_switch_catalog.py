@@ -14,11 +14,14 @@ import pytest
 
 import vswbench.engine.probe as probe
 import vswbench.switches.catalog as catalog
-from vswbench.campaign.spec import builtin, expand
+from vswbench.campaign.spec import builtin
+from vswbench.campaign.spec import expand
 from vswbench.cli import app as cli
 from vswbench.host.profile import classify_frames
-from vswbench.switches.base import Availability, Switch
-from vswbench.switches.options import check_keys, unknown_key
+from vswbench.switches.base import Availability
+from vswbench.switches.base import Switch
+from vswbench.switches.options import check_keys
+from vswbench.switches.options import unknown_key
 
 SWITCHES = Path(__file__).resolve().parents[2] / "src" / "vswbench" / "switches"
 

@@ -10,8 +10,12 @@ import pytest
 from vswbench.cli.app import main
 from vswbench.errors import UsageError
 from vswbench.switches import catalog
-from vswbench.switches.catalog import all_switches, load_switch_file
-from vswbench.switches.external import load_file, parse_counters, parse_declaration, substitute
+from vswbench.switches.catalog import all_switches
+from vswbench.switches.catalog import load_switch_file
+from vswbench.switches.external import load_file
+from vswbench.switches.external import parse_counters
+from vswbench.switches.external import parse_declaration
+from vswbench.switches.external import substitute
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "switches"
 

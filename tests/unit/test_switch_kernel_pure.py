@@ -9,19 +9,22 @@ import pytest
 from vswbench.errors import UsageError
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
-from vswbench.switches.base import (
-    Attachment,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    SwitchContext,
-    link_pairs,
-)
-from vswbench.switches.bpf.tc import BPF_DIR, compile_argv
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import SwitchContext
+from vswbench.switches.base import link_pairs
+from vswbench.switches.bpf.tc import BPF_DIR
+from vswbench.switches.bpf.tc import compile_argv
 from vswbench.switches.kernel.availability import parse_kernel_config
 from vswbench.switches.kernel.bridge import BridgeSwitch
-from vswbench.switches.kernel.counters import counters_from_link, switch_view
-from vswbench.switches.kernel.napi import Placed, kernel_mode, napi_priority, napi_thread_pids
+from vswbench.switches.kernel.counters import counters_from_link
+from vswbench.switches.kernel.counters import switch_view
+from vswbench.switches.kernel.napi import Placed
+from vswbench.switches.kernel.napi import kernel_mode
+from vswbench.switches.kernel.napi import napi_priority
+from vswbench.switches.kernel.napi import napi_thread_pids
 from vswbench.switches.kernel.router import gateway_for
 from vswbench.switches.kernel.veth import VethSwitch
 

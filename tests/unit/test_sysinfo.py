@@ -2,7 +2,11 @@
 import json
 
 from vswbench.host import sysinfo
-from vswbench.host.sysinfo import NA, fingerprint, missing_tuning, parse_cpulist, parse_ethtool_k
+from vswbench.host.sysinfo import NA
+from vswbench.host.sysinfo import fingerprint
+from vswbench.host.sysinfo import missing_tuning
+from vswbench.host.sysinfo import parse_cpulist
+from vswbench.host.sysinfo import parse_ethtool_k
 
 ETHTOOL = """Features for vsb1a0:
 rx-checksumming: on

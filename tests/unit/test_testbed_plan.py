@@ -7,17 +7,16 @@ from tests.unit.fake_testbed import wired_plan
 from vswbench.engine.params import TrialParams as Traffic
 from vswbench.errors import VswbenchError
 from vswbench.run.ids import RunId
-from vswbench.scenario import Role, parse
+from vswbench.scenario import Role
+from vswbench.scenario import parse
 from vswbench.switches.base import Placement
-from vswbench.testbed.plan import (
-    TestbedPlan,
-    Wiring,
-    host_abbr,
-    host_cpu,
-    plan_paths,
-    plan_ports,
-    plan_testbed,
-)
+from vswbench.testbed.cores import host_cpu
+from vswbench.testbed.plan import TestbedPlan
+from vswbench.testbed.plan import Wiring
+from vswbench.testbed.plan import host_abbr
+from vswbench.testbed.plan import plan_paths
+from vswbench.testbed.plan import plan_ports
+from vswbench.testbed.plan import plan_testbed
 
 RID = RunId("vsb1a2b")
 SCENARIOS = ["p2p", "p2p-pair", "pvp", "chain:3", "chain:8", "pairs:2", "pairs:8", "rr"]

@@ -5,10 +5,12 @@ import pytest
 
 from vswbench.errors import UsageError
 from vswbench.run.ids import RunId
-from vswbench.scenario import Role, parse
+from vswbench.scenario import Role
+from vswbench.scenario import parse
 from vswbench.switches.base import Placement
 from vswbench.switches.catalog import all_switches
-from vswbench.testbed.plan import dut_cpus, plan_testbed
+from vswbench.testbed.cores import dut_cpus
+from vswbench.testbed.plan import plan_testbed
 
 
 def test_tester_dut_is_a_tester_apart_from_the_dut():

@@ -13,9 +13,13 @@ from typing import Any
 import pytest
 
 from tests.report_fixtures import write_fixture_store
-from vswbench.engine.stalls import CpuStalls, TrialStalls
-from vswbench.measure.trial_result import CounterCheck, TrialResult, read_trial
-from vswbench.results.points import StoredResults, load
+from vswbench.engine.stalls import CpuStalls
+from vswbench.engine.stalls import TrialStalls
+from vswbench.measure.trial_result import CounterCheck
+from vswbench.measure.trial_result import TrialResult
+from vswbench.measure.trial_result import read_trial
+from vswbench.results.points import StoredResults
+from vswbench.results.points import load
 from vswbench.results.record import load_point
 
 OLD = Path(__file__).resolve().parents[1] / "data" / "store-4df8ce3.sqlite.gz"

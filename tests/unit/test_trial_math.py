@@ -4,13 +4,11 @@ import pytest
 from vswbench.engine.params import TrialParams
 from vswbench.engine.records import parse_final
 from vswbench.errors import UsageError
-from vswbench.host.cpustat import (
-    busy_cycles,
-    core_usage,
-    cycles_per_packet,
-    parse_pid_stat,
-    parse_proc_stat,
-)
+from vswbench.host.cpustat import busy_cycles
+from vswbench.host.cpustat import core_usage
+from vswbench.host.cpustat import cycles_per_packet
+from vswbench.host.cpustat import parse_pid_stat
+from vswbench.host.cpustat import parse_proc_stat
 from vswbench.measure.trial import merge_latency
 from vswbench.units import parse_rate
 

@@ -9,7 +9,9 @@ import pytest
 
 from vswbench.engine.params import TrialParams
 from vswbench.errors import UsageError
-from vswbench.units import FrameSize, frame_bytes, wire_gbps
+from vswbench.units import FrameSize
+from vswbench.units import frame_bytes
+from vswbench.units import wire_gbps
 
 
 def test_sizes_parse_once_and_keep_their_stored_form() -> None:

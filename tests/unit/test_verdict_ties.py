@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vswbench.campaign.spec import expand, parse_spec
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
 from vswbench.report.data import ranking
 from vswbench.report.model import build_model
-from vswbench.report.verdict import TIE_MAX_RATIO, TIE_RULE
+from vswbench.report.verdict import TIE_MAX_RATIO
+from vswbench.report.verdict import TIE_RULE
 from vswbench.results.points import load
 from vswbench.results.store import ResultStore
 

@@ -9,12 +9,18 @@ from tests.unit.fake_testbed import wired_plan
 from vswbench.cli import app as cli
 from vswbench.engine.params import TrialParams as Traffic
 from vswbench.errors import UsageError
-from vswbench.host.vm_guest import INIT, MODULES, Guest
-from vswbench.host.vm_nf import TCG_LABEL, qemu_argv
+from vswbench.host.vm_guest import INIT
+from vswbench.host.vm_guest import MODULES
+from vswbench.host.vm_guest import Guest
+from vswbench.host.vm_nf import TCG_LABEL
+from vswbench.host.vm_nf import qemu_argv
 from vswbench.run.ids import RunId
-from vswbench.scenario import Role, parse, vm_hosts
+from vswbench.scenario import Role
+from vswbench.scenario import parse
+from vswbench.scenario import vm_hosts
 from vswbench.switches.base import Placement
-from vswbench.testbed.vm import accel_problem, vm_accel
+from vswbench.testbed.vm import accel_problem
+from vswbench.testbed.vm import vm_accel
 
 RID = RunId("vsb1a2b")
 
@@ -162,7 +168,8 @@ def test_bad_vm_input_exits_2(capsys, nothing_created, argv, needles):
 
 
 def test_report_first_screen_labels_emulated_vm_scenarios():
-    from vswbench.report.first_screen import emulated_vm, summary_section
+    from vswbench.report.first_screen import emulated_vm
+    from vswbench.report.first_screen import summary_section
     from vswbench.report.verdict import Verdict
 
     def verdict(scenario: str, variant: str = "") -> Verdict:

@@ -32,17 +32,28 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vswbench.campaign.execute import check_points, execute_point, plan_for
+from vswbench.campaign.execute import check_points
+from vswbench.campaign.execute import execute_point
+from vswbench.campaign.execute import plan_for
 from vswbench.campaign.point import Point
-from vswbench.campaign.spec import CampaignSpec, expand, parse_spec
-from vswbench.errors import UsageError, VswbenchError, require_root
-from vswbench.results.ab import CAMPAIGNS, SIDES
-from vswbench.results.store import STORE_NAME, ResultStore, now
+from vswbench.campaign.spec import CampaignSpec
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.errors import require_root
+from vswbench.results.ab import CAMPAIGNS
+from vswbench.results.ab import SIDES
+from vswbench.results.store import STORE_NAME
+from vswbench.results.store import ResultStore
+from vswbench.results.store import now
 from vswbench.safefile import check_output_dir
 
 MAX_ROUNDS = 100
@@ -252,10 +263,13 @@ def _run_rounds(plan: ABPlan, sides: dict[str, Side], points: dict[str, list[Poi
                 progress: Callable[[str], None]) -> ABRun:
     """Both sides' testbeds up at once, `plan.rounds` rounds of one MRR sample each in a random
     order; each side's samples one rounds point of its campaign, written after every round."""
-    from vswbench.campaign.rounds_phase import result_of, rounds_point
+    from vswbench.campaign.rounds_phase import result_of
+    from vswbench.campaign.rounds_phase import rounds_point
     from vswbench.host.netns import sysctl
-    from vswbench.measure.rounds import Bench, Member
-    from vswbench.results.paired import Sample, SwitchRounds
+    from vswbench.measure.rounds import Bench
+    from vswbench.measure.rounds import Member
+    from vswbench.results.paired import Sample
+    from vswbench.results.paired import SwitchRounds
     from vswbench.switches.catalog import all_switches
 
     start = time.monotonic()

@@ -5,9 +5,13 @@ its flag and the choices, before anything is made."""
 
 from __future__ import annotations
 
-from vswbench.campaign.spec import CampaignSpec, parse_spec
+from vswbench.campaign.spec import CampaignSpec
+from vswbench.campaign.spec import parse_spec
 from vswbench.campaign.suites import adhoc
-from vswbench.campaign.values import ALL_SWITCHES, BadValue, _size, _switch
+from vswbench.campaign.values import ALL_SWITCHES
+from vswbench.campaign.values import BadValue
+from vswbench.campaign.values import _size
+from vswbench.campaign.values import _switch
 from vswbench.errors import UsageError
 
 DEFAULT_SIZES = "64,1518"

@@ -26,12 +26,20 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
+from typing import Any
 
-from vswbench.campaign.execute import _tsc_hz, execute_point, plan_for, switch_stats
-from vswbench.campaign.spec import expand, parse_spec
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.results.store import STORE_NAME, ResultStore, now
+from vswbench.campaign.execute import _tsc_hz
+from vswbench.campaign.execute import execute_point
+from vswbench.campaign.execute import plan_for
+from vswbench.campaign.execute import switch_stats
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import parse_spec
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.results.store import STORE_NAME
+from vswbench.results.store import ResultStore
+from vswbench.results.store import now
 from vswbench.run.ids import RunId
 from vswbench.run.registry import unwinding_signals
 
@@ -100,7 +108,8 @@ def run_group(request: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -
 
 
 def clean(run_id: str) -> list[str]:
-    from vswbench.testbed.leftovers import execute, plan_clean
+    from vswbench.testbed.leftovers import execute
+    from vswbench.testbed.leftovers import plan_clean
 
     RunId(run_id)   # a run id, never a broader prefix
     lines: list[str] = []

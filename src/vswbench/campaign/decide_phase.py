@@ -18,10 +18,14 @@ import json
 import random
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
 from vswbench.campaign.point import Point
-from vswbench.results.decide import Contender, PairDecision, decide, noise_range
+from vswbench.results.decide import Contender
+from vswbench.results.decide import PairDecision
+from vswbench.results.decide import decide
+from vswbench.results.decide import noise_range
 from vswbench.results.noise import search_noise
 from vswbench.results.points import read_point
 from vswbench.results.store import StoredPoint

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
-from vswbench.campaign.point import Point, search_twin
+from vswbench.campaign.point import Point
+from vswbench.campaign.point import search_twin
 
 EST_SECONDS = {"search": 45.0, "trial": 0.5, "b2b": 40.0, "rule-update": 30.0}
 # Fitted (least squares) to whole runs measured here: quick's first pass (300-340 s), chains.toml

@@ -9,18 +9,18 @@ from dataclasses import replace
 from typing import Any
 
 from vswbench.campaign.estimate import testbed_key
-from vswbench.campaign.point import Point, search_twin
+from vswbench.campaign.point import Point
+from vswbench.campaign.point import search_twin
 from vswbench.campaign.run_sockets import socket_plan
 from vswbench.campaign.values import SOCKET_KINDS
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.method import (
-    WARMUP_RATE,
-    MethodOptions,
-    MethodPlan,
-    find_ndr,
-    plan_method,
-    profile_at,
-)
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.measure.method import WARMUP_RATE
+from vswbench.measure.method import MethodOptions
+from vswbench.measure.method import MethodPlan
+from vswbench.measure.method import find_ndr
+from vswbench.measure.method import plan_method
+from vswbench.measure.method import profile_at
 from vswbench.measure.plan import trial_options
 from vswbench.results.points import read_point
 from vswbench.results.store import ResultStore
@@ -62,7 +62,8 @@ def _tsc_hz() -> float | None:
 
 
 def plan_for(point: Point) -> MethodPlan:
-    from vswbench.scenario import Role, parse
+    from vswbench.scenario import Role
+    from vswbench.scenario import parse
 
     nfs = sum(1 for h in parse(point.scenario).hosts if h.role is Role.NF)
     tester, switch, nf = placement_cpus(point.placement, nfs)
@@ -189,7 +190,8 @@ class _PointRun:
         return find_ndr(self.ctx, self.p.preset or "fast", pdr_loss=self.p.pdr_loss)
 
     def search(self) -> dict[str, Any]:
-        from vswbench.measure.search import preset, search
+        from vswbench.measure.search import preset
+        from vswbench.measure.search import search
 
         p, ctx = self.p, self.ctx
         r = search(self.session, preset(p.preset or "fast", pdr_loss=p.pdr_loss), min_load=1000.0,
@@ -201,7 +203,9 @@ class _PointRun:
         return out
 
     def sweep(self) -> dict[str, Any]:
-        from vswbench.measure.loadcurve import run_sweep, saturation, sweep_loads
+        from vswbench.measure.loadcurve import run_sweep
+        from vswbench.measure.loadcurve import saturation
+        from vswbench.measure.loadcurve import sweep_loads
 
         loads = sweep_loads(self.ctx.max_load(None), self.p.points or 20)
         points = run_sweep(self.session, loads, self.p.duration or 2.0)
@@ -227,7 +231,8 @@ class _PointRun:
         return {**self.env, **trial.result.to_json(), "session_trial": trial.to_json()}
 
     def b2b(self) -> dict[str, Any]:
-        from vswbench.measure.b2b import B2BConfig, back_to_back
+        from vswbench.measure.b2b import B2BConfig
+        from vswbench.measure.b2b import back_to_back
 
         ndr, searched = self.ndr_for()
         cfg = B2BConfig(trials=self.p.trials or 50, max_frames=self.p.max_frames or 100_000,
@@ -243,7 +248,9 @@ def _rule_update(ctx: Any, p: Point, env: dict[str, Any], ndr_for: Any) -> dict[
     """Install/remove p.rules rules (3 times per mechanism), then loss and latency quiet vs
     during changes at p.update_rate per second, at p.rate or half the NDR."""
     from vswbench.campaign.spec import RULE_UPDATE_LOAD
-    from vswbench.measure.rule_update import during_updates, mechanisms_of, time_updates
+    from vswbench.measure.rule_update import during_updates
+    from vswbench.measure.rule_update import mechanisms_of
+    from vswbench.measure.rule_update import time_updates
 
     switch = ctx.testbed.switch
     rules = p.rules or 1000

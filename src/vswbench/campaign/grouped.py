@@ -16,30 +16,34 @@ import random
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Protocol
 
 from vswbench.campaign.estimate import testbed_key
-from vswbench.campaign.execute import (
-    availability_problem,
-    execute_point,
-    plan_for,
-    switch_stats,
-    unsupported_problem,
-)
+from vswbench.campaign.execute import availability_problem
+from vswbench.campaign.execute import execute_point
+from vswbench.campaign.execute import plan_for
+from vswbench.campaign.execute import switch_stats
+from vswbench.campaign.execute import unsupported_problem
 from vswbench.campaign.point import Point
-from vswbench.campaign.rounds_phase import (
-    ROUND_OVERHEAD_S,
-    grouped,
-    role_of,
-    rounds_point,
-    run_rounds,
-)
+from vswbench.campaign.rounds_phase import ROUND_OVERHEAD_S
+from vswbench.campaign.rounds_phase import grouped
+from vswbench.campaign.rounds_phase import role_of
+from vswbench.campaign.rounds_phase import rounds_point
+from vswbench.campaign.rounds_phase import run_rounds
 from vswbench.campaign.values import SOCKET_KINDS
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.rounds import SAMPLE_SECONDS, Bench, Member
-from vswbench.results.paired import MIN_ROUNDS, Sample, samples_of
-from vswbench.results.store import ResultStore, now
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.measure.rounds import SAMPLE_SECONDS
+from vswbench.measure.rounds import Bench
+from vswbench.measure.rounds import Member
+from vswbench.results.paired import MIN_ROUNDS
+from vswbench.results.paired import Sample
+from vswbench.results.paired import samples_of
+from vswbench.results.store import ResultStore
+from vswbench.results.store import now
 from vswbench.safefile import WriteFailed
 
 

@@ -11,15 +11,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from vswbench.campaign.estimate import CampaignSize, campaign_size
+from vswbench.campaign.estimate import CampaignSize
+from vswbench.campaign.estimate import campaign_size
 from vswbench.campaign.execute import check_points
-from vswbench.campaign.inventory import Pair, load_inventory
+from vswbench.campaign.inventory import Pair
+from vswbench.campaign.inventory import load_inventory
 from vswbench.campaign.point import Point
-from vswbench.campaign.runner import CampaignRunner, Progress, RunSummary
-from vswbench.campaign.spec import CampaignSpec, builtin, expand, load_spec
+from vswbench.campaign.runner import CampaignRunner
+from vswbench.campaign.runner import Progress
+from vswbench.campaign.runner import RunSummary
+from vswbench.campaign.spec import CampaignSpec
+from vswbench.campaign.spec import builtin
+from vswbench.campaign.spec import expand
+from vswbench.campaign.spec import load_spec
 from vswbench.errors import UsageError
 from vswbench.results.store import StoredPoint
-from vswbench.safefile import check_output_dir, refuse_unsafe
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import refuse_unsafe
 
 
 def load_campaign(spec_path: Path | None, suite: str | None, switches: str | None = None,
@@ -43,13 +51,15 @@ def load_campaign(spec_path: Path | None, suite: str | None, switches: str | Non
 
 @dataclass(frozen=True)
 class LaunchRequest:
-    spec: Path | None = None
-    suite: str | None = None
-    switches: str | None = None
-    sizes: str | None = None
-    inventory: Path | None = None
-    dut: str | None = None
-    history: Path | None = None
+    """What `vswbench run` was asked, as given: the campaign's source (a spec file, a built-in
+    suite, or an ad-hoc --switches/--sizes campaign), where it runs, where its run is recorded."""
+    spec: Path | None = None        # a campaign spec file (TOML)
+    suite: str | None = None        # a built-in suite's name (quick when nothing else is given)
+    switches: str | None = None     # --switches: the comma list of an ad-hoc campaign
+    sizes: str | None = None        # --sizes: its frame sizes, comma-separated
+    inventory: Path | None = None   # --inventory: an Ansible inventory (tester and DUT hosts)
+    dut: str | None = None          # --dut: which of its DUT hosts
+    history: Path | None = None     # --history: the history database the run is added to
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from vswbench.campaign.values import did_you_mean, short
+from vswbench.campaign.values import did_you_mean
+from vswbench.campaign.values import short
 
 PAPERS = {
     "emmerich": ("000_c0e4d70d77362c00.txt", "Emmerich et al., \"Throughput and Latency of "

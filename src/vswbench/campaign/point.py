@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
 DEFAULT_DURATION = {"trial": 5.0, "sweep": 2.0, "latency": 5.0, "rule-update": 5.0,

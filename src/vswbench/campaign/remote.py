@@ -20,10 +20,12 @@ import json
 import queue
 import shlex
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
-from vswbench.campaign.inventory import LabHost, Pair
+from vswbench.campaign.inventory import LabHost
+from vswbench.campaign.inventory import Pair
 from vswbench.campaign.point import Point
 from vswbench.campaign.runner import CampaignRunner
 from vswbench.errors import VswbenchError

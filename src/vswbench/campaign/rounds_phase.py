@@ -23,14 +23,19 @@ import json
 import random
 import statistics
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from vswbench.campaign.point import Point
 from vswbench.errors import VswbenchError
 from vswbench.measure.rounds import Bench
-from vswbench.results.paired import MIN_ROUNDS, Sample, SwitchRounds, all_decided
+from vswbench.results.paired import MIN_ROUNDS
+from vswbench.results.paired import Sample
+from vswbench.results.paired import SwitchRounds
+from vswbench.results.paired import all_decided
 
 ROUNDS_KIND = "rounds"
 MAX_ROUNDS = 24

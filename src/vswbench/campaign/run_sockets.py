@@ -11,8 +11,11 @@ from typing import Any
 
 from vswbench.campaign.point import Point
 from vswbench.engine.sockapp import SockParams
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.sockets import SocketOptions, SocketPlan, plan_sockets
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.measure.sockets import SocketOptions
+from vswbench.measure.sockets import SocketPlan
+from vswbench.measure.sockets import plan_sockets
 from vswbench.results.store import now
 
 
@@ -28,7 +31,8 @@ def socket_plan(p: Point, tester_cpu: int | None, switch_cpu: int | None) -> Soc
 def run_socket_group(group: list[Point], plans: list[SocketPlan], run_id: Any
                      ) -> Iterator[tuple[Point, tuple[str, Any, str | None, str | None]]]:
     """Each point of a group on one socket testbed: (point, (status, result, error, started))."""
-    from vswbench.measure.sockets import measure_once, socket_testbed
+    from vswbench.measure.sockets import measure_once
+    from vswbench.measure.sockets import socket_testbed
 
     with socket_testbed(plans[0], progress=lambda m: None, run_id=run_id) as bed:
         for p, plan in zip(group, plans, strict=True):

@@ -17,47 +17,50 @@ import os
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
 from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from vswbench.campaign.estimate import (
-    QUICK_SEARCH_SECONDS,
-    TESTBED_SECONDS,
-    estimates,
-    testbed_key,
-)
-from vswbench.campaign.execute import (
-    _tsc_hz,
-    availability_problem,
-    check_points,
-    execute_point,
-    placement_cpus,
-    plan_for,
-    switch_stats,
-    unsupported_problem,
-)
+from vswbench.campaign.estimate import QUICK_SEARCH_SECONDS
+from vswbench.campaign.estimate import TESTBED_SECONDS
+from vswbench.campaign.estimate import estimates
+from vswbench.campaign.estimate import testbed_key
+from vswbench.campaign.execute import _tsc_hz
+from vswbench.campaign.execute import availability_problem
+from vswbench.campaign.execute import check_points
+from vswbench.campaign.execute import execute_point
+from vswbench.campaign.execute import placement_cpus
+from vswbench.campaign.execute import plan_for
+from vswbench.campaign.execute import switch_stats
+from vswbench.campaign.execute import unsupported_problem
 from vswbench.campaign.grouped import run_grouped
 from vswbench.campaign.identity import check_campaign
 from vswbench.campaign.point import Point
-from vswbench.campaign.run_sockets import run_socket_group, socket_plan
-from vswbench.campaign.spec import CampaignSpec, expand
+from vswbench.campaign.run_sockets import run_socket_group
+from vswbench.campaign.run_sockets import socket_plan
+from vswbench.campaign.spec import CampaignSpec
+from vswbench.campaign.spec import expand
 from vswbench.campaign.values import SOCKET_KINDS
-from vswbench.errors import UsageError, VswbenchError, require_root
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.errors import require_root
 from vswbench.measure.method import method_context
 from vswbench.results.export import point_record
-from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, now
-from vswbench.safefile import (
-    WriteFailed,
-    append_line,
-    check_output_dir,
-    open_regular,
-    refuse_unsafe,
-    repair_lines,
-    write_text,
-)
+from vswbench.results.store import STORE_NAME
+from vswbench.results.store import ResultStore
+from vswbench.results.store import StoredPoint
+from vswbench.results.store import now
+from vswbench.safefile import WriteFailed
+from vswbench.safefile import append_line
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import open_regular
+from vswbench.safefile import refuse_unsafe
+from vswbench.safefile import repair_lines
+from vswbench.safefile import write_text
 from vswbench.saferead import read_text
 
 JSONL_NAME = "results.jsonl"     # one export.point_record per finished point, appended as it ends
@@ -239,7 +242,8 @@ class CampaignRunner:
         testbed's build)."""
         import random
 
-        from vswbench.campaign.decide_phase import next_round, open_pairs
+        from vswbench.campaign.decide_phase import next_round
+        from vswbench.campaign.decide_phase import open_pairs
 
         rng = random.Random(run_id)
         done = skipped = failed = 0

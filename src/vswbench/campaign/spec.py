@@ -37,45 +37,45 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from vswbench import scenario as scenarios
-from vswbench.campaign.paper import PaperInfo, parse_paper
-from vswbench.campaign.point import DEFAULT_DURATION, Point
-from vswbench.campaign.spec_checks import (
-    churn_problems,
-    io_problems,
-    option_problems,
-    shape_problems,
-)
-from vswbench.campaign.spec_file import parse_toml, read_spec_text
-from vswbench.campaign.spec_functions import merge_functions, rule_update_problems
-from vswbench.campaign.spec_sockets import (
-    SOCKET_KEYS,
-    socket_points,
-    socket_problems,
-    socket_switch_count,
-)
+from vswbench.campaign.paper import PaperInfo
+from vswbench.campaign.paper import parse_paper
+from vswbench.campaign.point import DEFAULT_DURATION
+from vswbench.campaign.point import Point
+from vswbench.campaign.spec_checks import churn_problems
+from vswbench.campaign.spec_checks import io_problems
+from vswbench.campaign.spec_checks import option_problems
+from vswbench.campaign.spec_checks import shape_problems
+from vswbench.campaign.spec_file import parse_toml
+from vswbench.campaign.spec_file import read_spec_text
+from vswbench.campaign.spec_functions import merge_functions
+from vswbench.campaign.spec_functions import rule_update_problems
+from vswbench.campaign.spec_sockets import SOCKET_KEYS
+from vswbench.campaign.spec_sockets import socket_points
+from vswbench.campaign.spec_sockets import socket_problems
+from vswbench.campaign.spec_sockets import socket_switch_count
 from vswbench.campaign.spec_switches import declare_spec_switches
 from vswbench.campaign.suites import BUILTIN
-from vswbench.campaign.values import (
-    ALL_SWITCHES,
-    KINDS,
-    MAX_PROBLEMS,
-    SCALAR_ONLY,
-    SOCKET_KINDS,
-    BadValue,
-    Problems,
-    TooManyProblems,
-    check_value,
-    did_you_mean,
-    parse_budget,
-    short,
-)
+from vswbench.campaign.values import ALL_SWITCHES
+from vswbench.campaign.values import KINDS
+from vswbench.campaign.values import MAX_PROBLEMS
+from vswbench.campaign.values import SCALAR_ONLY
+from vswbench.campaign.values import SOCKET_KINDS
+from vswbench.campaign.values import BadValue
+from vswbench.campaign.values import Problems
+from vswbench.campaign.values import TooManyProblems
+from vswbench.campaign.values import check_value
+from vswbench.campaign.values import did_you_mean
+from vswbench.campaign.values import parse_budget
+from vswbench.campaign.values import short
 from vswbench.errors import UsageError
-from vswbench.switches.catalog import calibration_switches, nf_option_problems
+from vswbench.switches.catalog import calibration_switches
+from vswbench.switches.catalog import nf_option_problems
 
 # Keys only some kinds use: given for a study none of whose kinds uses it, a key is a mistake.
 KIND_KEYS = {"rate": ("trial",), "preset": ("search", "latency", "b2b"),

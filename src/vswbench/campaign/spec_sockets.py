@@ -26,7 +26,8 @@ def socket_problems(i: int, kinds: list[str], scenarios: list[str], switches: li
     if not used:
         return []
     from vswbench import scenario as scen
-    from vswbench.switches.catalog import all_switches, calibration_switches
+    from vswbench.switches.catalog import all_switches
+    from vswbench.switches.catalog import calibration_switches
 
     problems = []
     classes = all_switches()
@@ -57,8 +58,10 @@ def socket_problems(i: int, kinds: list[str], scenarios: list[str], switches: li
 
 
 def _socket_capable(switch: str, scenario: str) -> bool:
-    from vswbench.scenario import Role, parse
-    from vswbench.switches.catalog import all_switches, calibration_switches
+    from vswbench.scenario import Role
+    from vswbench.scenario import parse
+    from vswbench.switches.catalog import all_switches
+    from vswbench.switches.catalog import calibration_switches
 
     cls = all_switches().get(switch)
     if cls is not None and cls.l3 and any(h.role is Role.NF for h in parse(scenario).hosts):

@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.switches.catalog import BACKENDS, add_user_switches
-from vswbench.switches.external import Declaration, load_file, parse_declaration
+from vswbench.switches.catalog import BACKENDS
+from vswbench.switches.catalog import add_user_switches
+from vswbench.switches.external import Declaration
+from vswbench.switches.external import load_file
+from vswbench.switches.external import parse_declaration
 
 
 def declare_spec_switches(data: dict[str, Any], source: str, problems: list[str]) -> None:

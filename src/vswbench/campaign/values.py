@@ -14,15 +14,24 @@ from collections.abc import Callable
 from typing import Any
 
 from vswbench import scenario as scenarios
-from vswbench.engine.params import IO_CHOICES, MAX_BURST, MAX_FLOWS, seconds_problem
+from vswbench.engine.params import IO_CHOICES
+from vswbench.engine.params import MAX_BURST
+from vswbench.engine.params import MAX_FLOWS
+from vswbench.engine.params import seconds_problem
 from vswbench.errors import UsageError
-from vswbench.measure.b2b import MAX_FRAMES_RANGE, TRIALS_RANGE
+from vswbench.measure.b2b import MAX_FRAMES_RANGE
+from vswbench.measure.b2b import TRIALS_RANGE
 from vswbench.measure.loadcurve import SWEEP_POINTS_RANGE
-from vswbench.measure.rule_update import MAX_RULES, UPDATE_RATE_RANGE
+from vswbench.measure.rule_update import MAX_RULES
+from vswbench.measure.rule_update import UPDATE_RATE_RANGE
 from vswbench.measure.search import PRESETS
 from vswbench.switches.options import unknown_key
-from vswbench.switches.rules.functions import FUNCTIONS, MAX_L3_TABLE
-from vswbench.units import MAX_FRAME, MIN_FRAME, FrameSize, parse_rate
+from vswbench.switches.rules.functions import FUNCTIONS
+from vswbench.switches.rules.functions import MAX_L3_TABLE
+from vswbench.units import MAX_FRAME
+from vswbench.units import MIN_FRAME
+from vswbench.units import FrameSize
+from vswbench.units import parse_rate
 
 SOCKET_KINDS = ("stream", "rr", "crr")      # what applications see (measure/sockets.py)
 KINDS = ("search", "sweep", "trial", "latency", "b2b", "rule-update", *SOCKET_KINDS)
@@ -204,7 +213,9 @@ def _options(v: Any) -> tuple[tuple[str, str], ...]:
 
 def _churn(v: Any) -> str | None:
     """"A/D" (new flows per second / seconds each lives) canonical, or None for "off"."""
-    from vswbench.engine.params import TrialParams, churn_text, parse_churn
+    from vswbench.engine.params import TrialParams
+    from vswbench.engine.params import churn_text
+    from vswbench.engine.params import parse_churn
 
     if isinstance(v, bool) or not isinstance(v, str):
         raise BadValue(f"{short(v)} is not a churn: write \"A/D\" (new flows per second / seconds "

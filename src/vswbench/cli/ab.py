@@ -6,19 +6,30 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 from rich.table import Table
 
-from vswbench.cli.common import SWITCH_FILE_OPTION, err, num, out, say, size_option, table_out
+from vswbench.cli.common import SWITCH_FILE_OPTION
+from vswbench.cli.common import err
+from vswbench.cli.common import num
+from vswbench.cli.common import out
+from vswbench.cli.common import say
+from vswbench.cli.common import size_option
+from vswbench.cli.common import table_out
 from vswbench.errors import UsageError
 from vswbench.host.sysinfo import fingerprint
 from vswbench.measure.search import PRESETS
-from vswbench.units import IMIX_DEFAULT_GENOME, MAX_FRAME, MIN_FRAME
+from vswbench.units import IMIX_DEFAULT_GENOME
+from vswbench.units import MAX_FRAME
+from vswbench.units import MIN_FRAME
 
 if TYPE_CHECKING:      # campaign/ is imported when a run starts, not at start-up
-    from vswbench.campaign.ab import ABPlan, ABRun, Side
+    from vswbench.campaign.ab import ABPlan
+    from vswbench.campaign.ab import ABRun
+    from vswbench.campaign.ab import Side
     from vswbench.results.ab import ABVerdict
     from vswbench.results.compare import Threshold
 
@@ -98,7 +109,10 @@ def _thresholds(fail_if: tuple[str, ...]) -> list[Threshold]:
 
 def _ab_plan(kw: dict[str, Any]) -> ABPlan:
     """The two sides (each its switch, options, sysctls, shaper) and the rounds, checked."""
-    from vswbench.campaign.ab import ABPlan, Side, parse_pairs, side_switch
+    from vswbench.campaign.ab import ABPlan
+    from vswbench.campaign.ab import Side
+    from vswbench.campaign.ab import parse_pairs
+    from vswbench.campaign.ab import side_switch
 
     sides = []
     for name in ("A", "B"):
@@ -121,7 +135,10 @@ def _ab_plan(kw: dict[str, Any]) -> ABPlan:
 
 def _judged(plan: ABPlan, done: ABRun) -> tuple[ABVerdict, Any, Any]:
     """The verdict and the two sides as judged: paired rounds (MRR), else the searches' NDRs."""
-    from vswbench.results.ab import judge, judge_paired, paired_sides_of, sides_of
+    from vswbench.results.ab import judge
+    from vswbench.results.ab import judge_paired
+    from vswbench.results.ab import paired_sides_of
+    from vswbench.results.ab import sides_of
 
     paired = paired_sides_of(done.store) if plan.method == "rounds" else None
     if paired is not None:

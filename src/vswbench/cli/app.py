@@ -20,31 +20,31 @@ import traceback
 import click
 
 from vswbench import __version__
-from vswbench.cli import (
-    ab,
-    agent,
-    campaign,
-    history,
-    host,
-    latency,
-    methods,
-    model,
-    papers,
-    rule_update,
-    show,
-    sockets,
-    trial,
-)
-from vswbench.cli.arguments import (
-    argument_problem,
-    one_line,
-    short_lines,
-    tolerant_output,
-    usage_line,
-)
-from vswbench.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, err
+from vswbench.cli import ab
+from vswbench.cli import agent
+from vswbench.cli import campaign
+from vswbench.cli import history
+from vswbench.cli import host
+from vswbench.cli import latency
+from vswbench.cli import methods
+from vswbench.cli import model
+from vswbench.cli import papers
+from vswbench.cli import rule_update
+from vswbench.cli import show
+from vswbench.cli import sockets
+from vswbench.cli import trial
+from vswbench.cli.arguments import argument_problem
+from vswbench.cli.arguments import one_line
+from vswbench.cli.arguments import short_lines
+from vswbench.cli.arguments import tolerant_output
+from vswbench.cli.arguments import usage_line
+from vswbench.cli.common import EXIT_FAILURE
+from vswbench.cli.common import EXIT_INTERRUPTED
+from vswbench.cli.common import EXIT_USAGE
+from vswbench.cli.common import err
 from vswbench.engine.process import EngineError
-from vswbench.errors import UsageError, VswbenchError
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
 from vswbench.run.registry import unwinding_signals
 
 EXIT_UNSUPPORTED = 3

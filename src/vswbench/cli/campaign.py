@@ -5,21 +5,35 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import click
-from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
+from rich.progress import BarColumn
+from rich.progress import Progress
+from rich.progress import ProgressColumn
+from rich.progress import Task
+from rich.progress import TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from vswbench.cli.common import FiniteRange, err, num, out, table_out
+from vswbench.cli.common import FiniteRange
+from vswbench.cli.common import err
+from vswbench.cli.common import num
+from vswbench.cli.common import out
+from vswbench.cli.common import table_out
 from vswbench.cli.history import add_to_history
 from vswbench.cli.papers import run_directory
 from vswbench.cli.show import first_screen
-from vswbench.errors import UsageError, require_root
-from vswbench.results.points import load, read_point, store_file
-from vswbench.results.store import ResultStore, StoredPoint
-from vswbench.safefile import check_output_dir, check_output_file
+from vswbench.errors import UsageError
+from vswbench.errors import require_root
+from vswbench.results.points import load
+from vswbench.results.points import read_point
+from vswbench.results.points import store_file
+from vswbench.results.store import ResultStore
+from vswbench.results.store import StoredPoint
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import check_output_file
 
 if TYPE_CHECKING:      # campaign/ is imported when a campaign runs, not at start-up
     from vswbench.campaign.launch import Launch
@@ -96,7 +110,8 @@ def run(spec: Path | None, suite: str | None, out_dir: Path | None, no_report: b
     """Run a campaign (TOML spec, built-in suite, or --switches/--sizes); resumable: finished
     points are skipped. A directory of specs (specs/papers/) runs each into OUT/<campaign
     name> [results/papers]."""
-    from vswbench.campaign.launch import LaunchRequest, plan_launch
+    from vswbench.campaign.launch import LaunchRequest
+    from vswbench.campaign.launch import plan_launch
 
     _check_dut(inventory, dut)
     if spec is not None and spec.is_dir():
@@ -199,7 +214,8 @@ def _measure(plan: Launch, out_dir: Path, as_json: bool, append: bool) -> RunSum
 def print_dry_run(name: str, points: list[Point], as_json: bool,
                   budget_s: float | None = None) -> None:
     """The points a spec expands to, each with its estimated seconds (campaign/estimate.py)."""
-    from vswbench.campaign.estimate import campaign_size, estimates
+    from vswbench.campaign.estimate import campaign_size
+    from vswbench.campaign.estimate import estimates
 
     size, seconds = campaign_size(points, budget_s), estimates(points)
     if as_json:

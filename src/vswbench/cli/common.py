@@ -8,24 +8,36 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import click
-from rich.console import Console, ConsoleDimensions
+from rich.console import Console
+from rich.console import ConsoleDimensions
 
-from vswbench.engine.params import MAX_BURST, MAX_FLOWS, parse_churn, seconds_problem
+from vswbench.engine.params import MAX_BURST
+from vswbench.engine.params import MAX_FLOWS
+from vswbench.engine.params import parse_churn
+from vswbench.engine.params import seconds_problem
 from vswbench.errors import UsageError
-from vswbench.measure.method import MethodOptions, MethodPlan, plan_method
-from vswbench.measure.plan import TrialOptions, parse_options
+from vswbench.measure.method import MethodOptions
+from vswbench.measure.method import MethodPlan
+from vswbench.measure.method import plan_method
+from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import parse_options
 from vswbench.measure.plan import trial_options as build_trial_options
-from vswbench.safefile import check_output_file, write_text
-from vswbench.switches.rules.functions import (
-    DEFAULT_TABLE_SIZE,
-    FUNCTIONS,
-    MAX_L3_TABLE,
-    TABLE_FUNCTIONS,
-)
-from vswbench.units import JUMBO_MTU, MAX_FRAME, MIN_FRAME, STD_FRAME_MAX, FrameSize, parse_rate
+from vswbench.safefile import check_output_file
+from vswbench.safefile import write_text
+from vswbench.switches.rules.functions import DEFAULT_TABLE_SIZE
+from vswbench.switches.rules.functions import FUNCTIONS
+from vswbench.switches.rules.functions import MAX_L3_TABLE
+from vswbench.switches.rules.functions import TABLE_FUNCTIONS
+from vswbench.units import JUMBO_MTU
+from vswbench.units import MAX_FRAME
+from vswbench.units import MIN_FRAME
+from vswbench.units import STD_FRAME_MAX
+from vswbench.units import FrameSize
+from vswbench.units import parse_rate
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 PIPE_WIDTH = 100_000     # a table printed to a pipe or a file: never cut, never folded
@@ -260,7 +272,8 @@ def flag_conflicts(kw: dict[str, Any]) -> None:
     """UsageError for flags that each parse but say nothing together, which a run would ignore
     (and label its result with): --nf-cpus or option nf in a scenario without network
     functions, an --io the switch's tester cannot use (a repeated option: parse_options)."""
-    from vswbench.scenario import Role, parse
+    from vswbench.scenario import Role
+    from vswbench.scenario import parse
     from vswbench.switches.catalog import all_switches
 
     keys = [item.partition("=")[0].strip() for item in kw.get("options") or ()]

@@ -10,9 +10,16 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import FiniteRange, err, num, out, table_out
-from vswbench.results.history import DEFAULT_HISTORY, History, store_rows
-from vswbench.safefile import check_output_file, write_text
+from vswbench.cli.common import FiniteRange
+from vswbench.cli.common import err
+from vswbench.cli.common import num
+from vswbench.cli.common import out
+from vswbench.cli.common import table_out
+from vswbench.results.history import DEFAULT_HISTORY
+from vswbench.results.history import History
+from vswbench.results.history import store_rows
+from vswbench.safefile import check_output_file
+from vswbench.safefile import write_text
 
 
 def history_option(func: Any) -> Any:

@@ -7,26 +7,26 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (
-    EXIT_FAILURE,
-    SWITCH_FILE_OPTION,
-    FiniteRange,
-    err,
-    num,
-    out,
-    seconds,
-    table_out,
-    versions_text,
-)
+from vswbench.cli.common import EXIT_FAILURE
+from vswbench.cli.common import SWITCH_FILE_OPTION
+from vswbench.cli.common import FiniteRange
+from vswbench.cli.common import err
+from vswbench.cli.common import num
+from vswbench.cli.common import out
+from vswbench.cli.common import seconds
+from vswbench.cli.common import table_out
+from vswbench.cli.common import versions_text
 from vswbench.errors import require_root
 from vswbench.measure.plan import switch_rows
 from vswbench.safefile import check_output_dir
-from vswbench.units import MAX_FRAME, MIN_FRAME
+from vswbench.units import MAX_FRAME
+from vswbench.units import MIN_FRAME
 
 if TYPE_CHECKING:
     from vswbench.host.doctor import DoctorReport
@@ -94,7 +94,10 @@ def _check_prefix(ctx: click.Context, param: click.Parameter, value: str) -> str
               help="Only names starting with this (e.g. one run id); must start with vsb.")
 def clean(dry_run: bool, force: bool, prefix: str) -> int:
     """Remove what killed runs left behind (vsb* namespaces, links, /tmp/vsb-<run id>-*)."""
-    from vswbench.testbed.leftovers import describe_skips, dry_run_lines, execute, plan_clean
+    from vswbench.testbed.leftovers import describe_skips
+    from vswbench.testbed.leftovers import dry_run_lines
+    from vswbench.testbed.leftovers import execute
+    from vswbench.testbed.leftovers import plan_clean
 
     require_root("clean", "removes network namespaces")
     plan = plan_clean(force=force, prefix=prefix)
@@ -130,7 +133,9 @@ def clean(dry_run: bool, force: bool, prefix: str) -> int:
 def demo(duration: float, size: int, backends: tuple[str, ...], rtt_rate: str,
          rtt_duration: float, tx_cpu: int, rx_cpu: int | None, results_dir: Path) -> int:
     """Engine demonstration: gen -> sink and loop <-> reflect over a veth pair, per backend."""
-    from vswbench.measure.demo import DemoOptions, run_demo, validate
+    from vswbench.measure.demo import DemoOptions
+    from vswbench.measure.demo import run_demo
+    from vswbench.measure.demo import validate
     from vswbench.report.demo_page import save_report
 
     if rx_cpu is None:

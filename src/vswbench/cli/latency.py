@@ -10,35 +10,39 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (
-    KERNEL_IO,
-    emit,
-    err,
-    io_option,
-    method_plan,
-    num,
-    out,
-    rate,
-    say,
-    seconds,
-    size_option,
-    testbed_options,
-    trial_line,
-)
+from vswbench.cli.common import KERNEL_IO
+from vswbench.cli.common import emit
+from vswbench.cli.common import err
+from vswbench.cli.common import io_option
+from vswbench.cli.common import method_plan
+from vswbench.cli.common import num
+from vswbench.cli.common import out
+from vswbench.cli.common import rate
+from vswbench.cli.common import say
+from vswbench.cli.common import seconds
+from vswbench.cli.common import size_option
+from vswbench.cli.common import testbed_options
+from vswbench.cli.common import trial_line
 from vswbench.cli.profile_view import print_profile
-from vswbench.engine.params import MAX_FLOWS, TrialParams
-from vswbench.errors import UsageError, require_root
-from vswbench.measure.b2b import MAX_FRAMES_RANGE, TRIALS_RANGE, B2BConfig, back_to_back
+from vswbench.engine.params import MAX_FLOWS
+from vswbench.engine.params import TrialParams
+from vswbench.errors import UsageError
+from vswbench.errors import require_root
+from vswbench.measure.b2b import MAX_FRAMES_RANGE
+from vswbench.measure.b2b import TRIALS_RANGE
+from vswbench.measure.b2b import B2BConfig
+from vswbench.measure.b2b import back_to_back
 from vswbench.measure.calibration import baseline_switch
 from vswbench.measure.calibration import calibrate as run_calibration
-from vswbench.measure.loadcurve import (
-    check_fraction_loads,
-    latency_at,
-    parse_fractions,
-    repeated_points_json,
-)
-from vswbench.measure.method import find_ndr, method_context, profile_at
-from vswbench.measure.plan import TrialOptions, plan_trial
+from vswbench.measure.loadcurve import check_fraction_loads
+from vswbench.measure.loadcurve import latency_at
+from vswbench.measure.loadcurve import parse_fractions
+from vswbench.measure.loadcurve import repeated_points_json
+from vswbench.measure.method import find_ndr
+from vswbench.measure.method import method_context
+from vswbench.measure.method import profile_at
+from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import plan_trial
 from vswbench.measure.session import control_capable
 from vswbench.units import FrameSize
 

@@ -7,33 +7,33 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (
-    FiniteRange,
-    emit,
-    err,
-    method_plan,
-    num,
-    out,
-    rate,
-    say,
-    seconds,
-    testbed_options,
-    trial_line,
-)
+from vswbench.cli.common import FiniteRange
+from vswbench.cli.common import emit
+from vswbench.cli.common import err
+from vswbench.cli.common import method_plan
+from vswbench.cli.common import num
+from vswbench.cli.common import out
+from vswbench.cli.common import rate
+from vswbench.cli.common import say
+from vswbench.cli.common import seconds
+from vswbench.cli.common import testbed_options
+from vswbench.cli.common import trial_line
 from vswbench.cli.profile_view import print_profile
 from vswbench.errors import UsageError
 from vswbench.host.perf import perf_problem
-from vswbench.measure.loadcurve import (
-    SWEEP_POINTS_RANGE,
-    check_fraction_loads,
-    parse_fractions,
-    repeated_points_json,
-    run_sweep,
-    saturation,
-    sweep_loads,
-)
-from vswbench.measure.method import SearchRequest, method_context, search_method
-from vswbench.measure.search import PRESETS, SearchResult, preset
+from vswbench.measure.loadcurve import SWEEP_POINTS_RANGE
+from vswbench.measure.loadcurve import check_fraction_loads
+from vswbench.measure.loadcurve import parse_fractions
+from vswbench.measure.loadcurve import repeated_points_json
+from vswbench.measure.loadcurve import run_sweep
+from vswbench.measure.loadcurve import saturation
+from vswbench.measure.loadcurve import sweep_loads
+from vswbench.measure.method import SearchRequest
+from vswbench.measure.method import method_context
+from vswbench.measure.method import search_method
+from vswbench.measure.search import PRESETS
+from vswbench.measure.search import SearchResult
+from vswbench.measure.search import preset
 from vswbench.results.points import ndr_load_loss
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import click
 
-from vswbench.cli.model_cost import fit_cmd, predict_cmd
+from vswbench.cli.model_cost import fit_cmd
+from vswbench.cli.model_cost import predict_cmd
 from vswbench.cli.model_delay import delay
 
 

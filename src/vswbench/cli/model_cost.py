@@ -14,17 +14,18 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from vswbench.cli.common import num, out
+from vswbench.cli.common import num
+from vswbench.cli.common import out
 from vswbench.errors import UsageError
-from vswbench.models.chain_analysis import (
-    MODEL_NAME,
-    GroupAnalysis,
-    analyze,
-    read_models,
-    save,
-    verdict,
-)
-from vswbench.models.chain_cost import METRIC_TITLES, CostModel, Parameter
+from vswbench.models.chain_analysis import MODEL_NAME
+from vswbench.models.chain_analysis import GroupAnalysis
+from vswbench.models.chain_analysis import analyze
+from vswbench.models.chain_analysis import read_models
+from vswbench.models.chain_analysis import save
+from vswbench.models.chain_analysis import verdict
+from vswbench.models.chain_cost import METRIC_TITLES
+from vswbench.models.chain_cost import CostModel
+from vswbench.models.chain_cost import Parameter
 from vswbench.models.chain_data import load
 from vswbench.models.chain_layout import PLACEMENTS
 from vswbench.safefile import check_output_file

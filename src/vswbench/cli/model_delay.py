@@ -12,15 +12,14 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from vswbench.cli.common import num, out
-from vswbench.models.delay_data import (
-    DEFAULT_KINDS,
-    INDEX_NAME,
-    KsMatrix,
-    index_json,
-    load_models,
-    write_models,
-)
+from vswbench.cli.common import num
+from vswbench.cli.common import out
+from vswbench.models.delay_data import DEFAULT_KINDS
+from vswbench.models.delay_data import INDEX_NAME
+from vswbench.models.delay_data import KsMatrix
+from vswbench.models.delay_data import index_json
+from vswbench.models.delay_data import load_models
+from vswbench.models.delay_data import write_models
 
 
 @click.command("delay")

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
-from vswbench.cli.common import err, out
-from vswbench.errors import UsageError, require_root
+from vswbench.cli.common import err
+from vswbench.cli.common import out
+from vswbench.errors import UsageError
+from vswbench.errors import require_root
 from vswbench.results.points import read_point
 from vswbench.results.store import StoredPoint
-from vswbench.safefile import check_output_dir, write_text
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import write_text
 from vswbench.saferead import read_text
 
 if TYPE_CHECKING:      # campaign/ is imported when a campaign runs, not at start-up
@@ -159,7 +163,8 @@ MARK_START, MARK_END = "<!-- papers-table -->", "<!-- /papers-table -->"
               f"{MARK_START} and {MARK_END} instead of printing it.")
 def table(root: Path, readme: Path | None) -> int:
     """Print the Markdown table figure | command | time here | verdict from the stores."""
-    from vswbench.report.paper_page import collect, readme_table
+    from vswbench.report.paper_page import collect
+    from vswbench.report.paper_page import readme_table
 
     doc = read_text(readme, "README", "--readme", cap=4_000_000) if readme else ""  # first
     text = readme_table(collect(root))

@@ -8,8 +8,10 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from vswbench.cli.common import err, out
-from vswbench.host.profile import CATEGORIES, CATEGORY_LABELS
+from vswbench.cli.common import err
+from vswbench.cli.common import out
+from vswbench.host.profile import CATEGORIES
+from vswbench.host.profile import CATEGORY_LABELS
 
 
 def print_profile(profile: dict[str, Any] | None) -> None:

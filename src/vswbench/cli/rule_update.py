@@ -8,25 +8,21 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (
-    FiniteRange,
-    emit,
-    method_plan,
-    num,
-    out,
-    rate,
-    say,
-    seconds,
-    testbed_options,
-)
+from vswbench.cli.common import FiniteRange
+from vswbench.cli.common import emit
+from vswbench.cli.common import method_plan
+from vswbench.cli.common import num
+from vswbench.cli.common import out
+from vswbench.cli.common import rate
+from vswbench.cli.common import say
+from vswbench.cli.common import seconds
+from vswbench.cli.common import testbed_options
 from vswbench.errors import UsageError
-from vswbench.measure.rule_update import (
-    MAX_RULES,
-    RuleUpdateRequest,
-    RuleUpdateRun,
-    check_counts,
-    rule_update_method,
-)
+from vswbench.measure.rule_update import MAX_RULES
+from vswbench.measure.rule_update import RuleUpdateRequest
+from vswbench.measure.rule_update import RuleUpdateRun
+from vswbench.measure.rule_update import check_counts
+from vswbench.measure.rule_update import rule_update_method
 
 
 def _counts(text: str) -> list[int]:

@@ -9,7 +9,11 @@ from pathlib import Path
 
 import click
 
-from vswbench.report.screen import FORMATS, MIN_WIDTH, as_json, render_md, render_text
+from vswbench.report.screen import FORMATS
+from vswbench.report.screen import MIN_WIDTH
+from vswbench.report.screen import as_json
+from vswbench.report.screen import render_md
+from vswbench.report.screen import render_text
 from vswbench.results.points import load
 
 

@@ -11,18 +11,19 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (
-    SWITCH_FILE_OPTION,
-    complete_switch,
-    emit,
-    num,
-    out,
-    say,
-    seconds,
-    writable_file,
-)
-from vswbench.engine.sockapp import MAX_FLOWS, MAX_SIZE, SockParams
-from vswbench.host.tuning import MTUS, OFFLOADS
+from vswbench.cli.common import SWITCH_FILE_OPTION
+from vswbench.cli.common import complete_switch
+from vswbench.cli.common import emit
+from vswbench.cli.common import num
+from vswbench.cli.common import out
+from vswbench.cli.common import say
+from vswbench.cli.common import seconds
+from vswbench.cli.common import writable_file
+from vswbench.engine.sockapp import MAX_FLOWS
+from vswbench.engine.sockapp import MAX_SIZE
+from vswbench.engine.sockapp import SockParams
+from vswbench.host.tuning import MTUS
+from vswbench.host.tuning import OFFLOADS
 from vswbench.measure.socket_result import SocketResult
 from vswbench.units import parse_bitrate
 
@@ -80,7 +81,9 @@ def socket_options(mode: str) -> Callable[[Callable[..., Any]], Callable[..., An
 
 def _run(mode: str, kw: dict[str, Any]) -> int:
     from vswbench.measure.plan import parse_options
-    from vswbench.measure.sockets import SocketOptions, plan_sockets, run_sockets
+    from vswbench.measure.sockets import SocketOptions
+    from vswbench.measure.sockets import plan_sockets
+    from vswbench.measure.sockets import run_sockets
 
     writable_file(kw.get("out_file"))
     rate = parse_bitrate(kw["rate"]) if kw.get("rate") is not None else None

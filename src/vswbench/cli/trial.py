@@ -8,17 +8,16 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vswbench.cli.common import (
-    err,
-    num,
-    out,
-    placement_options,
-    seconds,
-    traffic_options,
-    trial_options,
-)
+from vswbench.cli.common import err
+from vswbench.cli.common import num
+from vswbench.cli.common import out
+from vswbench.cli.common import placement_options
+from vswbench.cli.common import seconds
+from vswbench.cli.common import traffic_options
+from vswbench.cli.common import trial_options
 from vswbench.cli.profile_view import print_profile
-from vswbench.measure.plan import execute_trials, plan_trial
+from vswbench.measure.plan import execute_trials
+from vswbench.measure.plan import plan_trial
 from vswbench.measure.repeat import trial_statistics
 from vswbench.measure.trial import TrialResult
 from vswbench.report.backends import placement_text

@@ -9,11 +9,16 @@ varies (rate, duration) live in one record; `at()` gives the record of one trial
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.units import MAX_RATE_PPS, MIN_RATE_PPS, FrameSize, ascii_number
+from vswbench.units import MAX_RATE_PPS
+from vswbench.units import MIN_RATE_PPS
+from vswbench.units import FrameSize
+from vswbench.units import ascii_number
 
 IO_CHOICES = ("auto", "afpacket", "udp", "afxdp", "xdplive", "dpdk")
 # "auto" is resolved per switch before anything runs (measure/plan.engine_io): xdplive where the

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from vswbench.engine.process import EngineError, find_engine
+from vswbench.engine.process import EngineError
+from vswbench.engine.process import find_engine
 
 USABLE_KEYS = ("usable", "available", "ok", "supported")
 REASON_KEYS = ("reason", "why", "error", "msg")

@@ -17,20 +17,22 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
-from vswbench.engine.records import (
-    EngineRecord,
-    FinalRecord,
-    LatencySummary,
-    RecordError,
-    parse_final,
-    parse_line,
-)
+from vswbench.engine.records import EngineRecord
+from vswbench.engine.records import FinalRecord
+from vswbench.engine.records import LatencySummary
+from vswbench.engine.records import RecordError
+from vswbench.engine.records import parse_final
+from vswbench.engine.records import parse_line
 from vswbench.errors import VswbenchError
-from vswbench.run.registry import CleanupRegistry, Registration
+from vswbench.run.registry import CleanupRegistry
+from vswbench.run.registry import Registration
 from vswbench.run.state import RunState
 
 __all__ = ["ENGINE_NAME", "EngineError", "EngineNotFound", "EngineProcess", "EngineRecord",

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import NamedTuple
 
 from vswbench.errors import VswbenchError
 

@@ -18,9 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vswbench.engine.process import EngineNotFound, find_engine
-from vswbench.engine.records import LatencySummary, parse_latency
-from vswbench.units import MAX_BITRATE, MIN_BITRATE
+from vswbench.engine.process import EngineNotFound
+from vswbench.engine.process import find_engine
+from vswbench.engine.records import LatencySummary
+from vswbench.engine.records import parse_latency
+from vswbench.units import MAX_BITRATE
+from vswbench.units import MIN_BITRATE
 
 SOCKAPP_NAME = "vswbench-sockapp"
 CHECKOUT = Path(__file__).resolve().parents[3]   # src/vswbench/engine/sockapp.py

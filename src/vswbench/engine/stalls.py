@@ -25,11 +25,17 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from vswbench.engine.process import EngineError, EngineProcess, EngineRecord
+from vswbench.engine.process import EngineError
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.process import EngineRecord
 from vswbench.errors import VswbenchError
 
 STALL_PERIOD_US = 500        # the per-CPU timer's period: 100 us cost the CPU 16 %, 500 us about 1 %

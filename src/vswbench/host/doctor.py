@@ -12,12 +12,17 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from vswbench.engine.process import EngineError, EngineNotFound, find_engine
-from vswbench.host.stallcheck import StallCheck, check_stalls
+from vswbench.engine.process import EngineError
+from vswbench.engine.process import EngineNotFound
+from vswbench.engine.process import find_engine
+from vswbench.host.stallcheck import StallCheck
+from vswbench.host.stallcheck import check_stalls
 
 TOOLS = {  # tool -> what needs it; each switch backend's own tools are handed in (its `tools`)
     "ip": "every testbed (iproute2)", "ethtool": "offloads, GRO for veth NAPI",

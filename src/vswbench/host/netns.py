@@ -11,12 +11,15 @@ import ipaddress
 import json
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vswbench.errors import CommandError, VswbenchError
-from vswbench.run.registry import CleanupRegistry, Registration
+from vswbench.errors import CommandError
+from vswbench.errors import VswbenchError
+from vswbench.run.registry import CleanupRegistry
+from vswbench.run.registry import Registration
 
 
 class TimeoutWaiting(VswbenchError):

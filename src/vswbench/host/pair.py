@@ -9,10 +9,15 @@ on the wire are the ones the engine sends.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from vswbench.host.netns import Namespace, VethPair, add_address, mac_address, set_neighbour
+from vswbench.host.netns import Namespace
+from vswbench.host.netns import VethPair
+from vswbench.host.netns import add_address
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import set_neighbour
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
 

@@ -15,12 +15,15 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from vswbench.errors import VswbenchError
-from vswbench.host.profile import CATEGORIES, CoreProfile, fold_perf_script
+from vswbench.host.profile import CATEGORIES
+from vswbench.host.profile import CoreProfile
+from vswbench.host.profile import fold_perf_script
 
 PERF = "/usr/bin/perf"
 SAMPLE_HZ = 997                    # per core; prime, so it does not beat with timer ticks

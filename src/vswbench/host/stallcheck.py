@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from vswbench.engine.stalls import StallMonitor, summarize
+from vswbench.engine.stalls import StallMonitor
+from vswbench.engine.stalls import summarize
 
 STALL_CHECK_S = 2.0
 

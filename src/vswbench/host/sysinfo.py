@@ -12,8 +12,13 @@ from __future__ import annotations
 import platform
 import re
 import subprocess
-from collections.abc import Callable, Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import MISSING
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 

@@ -13,7 +13,12 @@ import ipaddress
 from collections.abc import Iterable
 
 from vswbench.errors import VswbenchError
-from vswbench.host.netns import BENCHMARK_NET, ip, ip_json, namespace_exists, run_in, set_offload
+from vswbench.host.netns import BENCHMARK_NET
+from vswbench.host.netns import ip
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import run_in
+from vswbench.host.netns import set_offload
 from vswbench.run.registry import CleanupRegistry
 
 MTUS = (1500, 9000)

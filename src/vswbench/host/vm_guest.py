@@ -29,9 +29,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from vswbench.engine.process import EngineNotFound, find_engine
+from vswbench.engine.process import EngineNotFound
+from vswbench.engine.process import find_engine
 from vswbench.errors import VswbenchError
-from vswbench.safefile import write_bytes, write_text
+from vswbench.safefile import write_bytes
+from vswbench.safefile import write_text
 
 KERNEL_META = "linux-image-cloud-amd64"
 BUSYBOX = Path("/bin/busybox")

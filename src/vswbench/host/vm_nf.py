@@ -28,7 +28,9 @@ import threading
 import time
 from pathlib import Path
 
-from vswbench.host.vm_guest import READY_LINE, Guest, current
+from vswbench.host.vm_guest import READY_LINE
+from vswbench.host.vm_guest import Guest
+from vswbench.host.vm_guest import current
 
 TCG_LABEL = "emulated VM (TCG): functional check, not a performance figure"
 QEMU = "qemu-system-x86_64"

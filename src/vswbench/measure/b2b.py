@@ -33,12 +33,17 @@ the result says so.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Protocol
 
 from vswbench.errors import UsageError
-from vswbench.measure.stats import Summary, noise_warning, summarize
+from vswbench.measure.stats import Summary
+from vswbench.measure.stats import noise_warning
+from vswbench.measure.stats import summarize
 from vswbench.units import FrameSize
 
 RFC = "RFC 2544 section 26.4 as updated by RFC 9004"

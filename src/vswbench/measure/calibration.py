@@ -19,16 +19,21 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from vswbench.engine.params import TrialParams
 from vswbench.engine.process import find_engine
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.session import ControlSession, control_capable
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.measure.session import ControlSession
+from vswbench.measure.session import control_capable
 from vswbench.run.scope import Run
-from vswbench.safefile import refuse_unsafe, write_text
+from vswbench.safefile import refuse_unsafe
+from vswbench.safefile import write_text
 from vswbench.scenario import Scenario
 from vswbench.switches.base import Placement
 from vswbench.testbed.build import Testbed

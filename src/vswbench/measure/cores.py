@@ -26,7 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vswbench.errors import UsageError
-from vswbench.scenario import Role, Scenario
+from vswbench.scenario import Role
+from vswbench.scenario import Scenario
 
 DRIVER_ROLES = (Role.TESTER, Role.SENDER, Role.CLIENT)
 BESIDE_SWITCH = (Role.NF, Role.SERVER)     # engines that poll on cores apart from the tester's

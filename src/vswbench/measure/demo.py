@@ -11,24 +11,34 @@ import os
 import platform
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from vswbench import __version__
-from vswbench.engine.probe import DEMO_BACKENDS, ProbeResult, probe
-from vswbench.engine.process import (
-    EngineError,
-    EngineProcess,
-    EngineResult,
-    find_engine,
-    run_engine,
-)
-from vswbench.errors import UsageError, require_root
-from vswbench.host.pair import Endpoint, NamespacePair, namespace_pair
+from vswbench.engine.probe import DEMO_BACKENDS
+from vswbench.engine.probe import ProbeResult
+from vswbench.engine.probe import probe
+from vswbench.engine.process import EngineError
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.process import EngineResult
+from vswbench.engine.process import find_engine
+from vswbench.engine.process import run_engine
+from vswbench.errors import UsageError
+from vswbench.errors import require_root
+from vswbench.host.pair import Endpoint
+from vswbench.host.pair import NamespacePair
+from vswbench.host.pair import namespace_pair
 from vswbench.host.tuning import set_mtu
-from vswbench.run.scope import Run, run_scope
-from vswbench.units import MAX_FRAME, MIN_FRAME, STD_FRAME_MAX, FrameSize, parse_rate
+from vswbench.run.scope import Run
+from vswbench.run.scope import run_scope
+from vswbench.units import MAX_FRAME
+from vswbench.units import MIN_FRAME
+from vswbench.units import STD_FRAME_MAX
+from vswbench.units import FrameSize
+from vswbench.units import parse_rate
 
 READY_TIMEOUT = 15.0  # seconds for an engine to open its port and print its start record
 

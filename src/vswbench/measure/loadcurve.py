@@ -8,13 +8,16 @@ frames, loss, latency percentiles and the histogram, cycles per packet.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.measure.session import SessionTrial, TrialSession
-from vswbench.units import MAX_RATE_PPS, MIN_RATE_PPS
+from vswbench.measure.session import SessionTrial
+from vswbench.measure.session import TrialSession
+from vswbench.units import MAX_RATE_PPS
+from vswbench.units import MIN_RATE_PPS
 
 DEFAULT_FRACTIONS = (0.1, 0.5, 0.9, 1.0)
 SWEEP_POINTS_RANGE = (2, 200)     # sweep --points and a campaign's points key
@@ -122,7 +125,8 @@ def repeated_points_json(runs: Sequence[Sequence[LoadTrial]]) -> tuple[list[dict
     """Points measured in several repetitions of the same load list (runs[r][i] is point i of
     repetition r): per point, the repetition with the median achieved rate stands for it, with
     statistics of achieved rate, loss and latency over all repetitions; noise warnings."""
-    from vswbench.measure.stats import noise_warning, summarize
+    from vswbench.measure.stats import noise_warning
+    from vswbench.measure.stats import summarize
 
     if len(runs) == 1:
         return [p.to_json() for p in runs[0]], []

@@ -7,35 +7,40 @@ with one trial session over it for all the method's trials.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
-from vswbench.errors import UsageError, VswbenchError
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
 from vswbench.host.vm_nf import TCG_LABEL
-from vswbench.measure.calibration import Calibration, baseline_switch, calibrate
-from vswbench.measure.plan import (
-    TrialOptions,
-    TrialPlan,
-    ensure_runnable,
-    jumbo_note,
-    plan_trial,
-    with_options,
-)
-from vswbench.measure.search import Preset, SearchResult
-from vswbench.measure.session import (
-    DEFAULT_DRAIN_QUIET,
-    SessionTrial,
-    TrialSession,
-    control_capable,
-    open_session,
-)
+from vswbench.measure.calibration import Calibration
+from vswbench.measure.calibration import baseline_switch
+from vswbench.measure.calibration import calibrate
+from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import TrialPlan
+from vswbench.measure.plan import ensure_runnable
+from vswbench.measure.plan import jumbo_note
+from vswbench.measure.plan import plan_trial
+from vswbench.measure.plan import with_options
+from vswbench.measure.search import Preset
+from vswbench.measure.search import SearchResult
+from vswbench.measure.session import DEFAULT_DRAIN_QUIET
+from vswbench.measure.session import SessionTrial
+from vswbench.measure.session import TrialSession
+from vswbench.measure.session import control_capable
+from vswbench.measure.session import open_session
 from vswbench.run.ids import RunId
 from vswbench.scenario import vm_hosts
-from vswbench.switches.catalog import all_switches, calibration_switches
+from vswbench.switches.catalog import all_switches
+from vswbench.switches.catalog import calibration_switches
 from vswbench.switches.chain.nf import calibration_target
-from vswbench.testbed.build import Testbed, unsupported
+from vswbench.testbed.build import Testbed
+from vswbench.testbed.build import unsupported
 from vswbench.testbed.vm import vm_accel
 from vswbench.units import STD_FRAME_MAX
 
@@ -184,7 +189,8 @@ def search_method(plan: MethodPlan, req: SearchRequest, *, say: Callable[[str], 
     """The body of `vswbench search`: the repeated searches (measure/repeat.py), then latency
     at fractions of the median NDR and one extra profiled trial at it, as requested."""
     from vswbench.measure.loadcurve import latency_at
-    from vswbench.measure.repeat import repeat_search, search_json
+    from vswbench.measure.repeat import repeat_search
+    from vswbench.measure.repeat import search_json
 
     p = req.preset
     with method_context(plan, drain=p.drain_s, drain_quiet=p.drain_quiet_s, progress=say) as ctx:
@@ -221,7 +227,8 @@ def find_ndr(ctx: MethodContext, preset_name: str = "fast",
     """Search the NDR in the context's session (for latency and back-to-back points that were
     given none): the NDR and the search's summary (without its trials); the session's trial list
     is left empty for the measurement that follows."""
-    from vswbench.measure.search import preset, search
+    from vswbench.measure.search import preset
+    from vswbench.measure.search import search
 
     found = search(ctx.session, preset(preset_name, pdr_loss=pdr_loss), min_load=1000.0,
                    max_load=ctx.max_load(None), generator_ceiling=ctx.ceiling, progress=progress)

@@ -10,20 +10,32 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from types import MappingProxyType
 
-from vswbench.engine.params import TrialParams, parse_churn
-from vswbench.errors import UsageError, VswbenchError, require_root
-from vswbench.measure.cores import parse_cpu_list, spread
+from vswbench.engine.params import TrialParams
+from vswbench.engine.params import parse_churn
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.errors import require_root
+from vswbench.measure.cores import parse_cpu_list
+from vswbench.measure.cores import spread
 from vswbench.measure.trial import TrialResult
-from vswbench.scenario import Role, Scenario, parse
-from vswbench.switches.base import Placement, Switch
+from vswbench.scenario import Role
+from vswbench.scenario import Scenario
+from vswbench.scenario import parse
+from vswbench.switches.base import Placement
+from vswbench.switches.base import Switch
 from vswbench.switches.chain.nf import check_nf
 from vswbench.switches.options import check_keys
-from vswbench.testbed.vm import vm_accel, vm_problem
-from vswbench.units import STD_FRAME_MAX, FrameSize
+from vswbench.testbed.vm import vm_accel
+from vswbench.testbed.vm import vm_problem
+from vswbench.units import STD_FRAME_MAX
+from vswbench.units import FrameSize
 
 
 class SwitchUnavailable(VswbenchError):
@@ -336,7 +348,8 @@ def execute_trials(plan: TrialPlan, repeat: int,
                    profile: bool = False) -> list[TrialResult]:
     """`repeat` trials, one after the other, through one testbed (each profiled by perf with
     `profile`)."""
-    from vswbench.measure.hoststall import classify, open_monitor
+    from vswbench.measure.hoststall import classify
+    from vswbench.measure.hoststall import open_monitor
     from vswbench.measure.trial import run_trial
     from vswbench.run.scope import run_scope
     from vswbench.testbed.build import Testbed

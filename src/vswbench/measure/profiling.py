@@ -6,7 +6,8 @@ sampling on the same trial (Emmerich et al. Fig. 12, Guideline 3).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 

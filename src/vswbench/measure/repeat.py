@@ -5,14 +5,22 @@ N, noise warnings: one implementation for `vswbench trial --repeat` and `vswbenc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Container
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vswbench.measure.search import Preset, SearchResult, search
-from vswbench.measure.session import SessionTrial, TrialSession
-from vswbench.measure.stats import noise_warning, steal_fraction, summarize
+from vswbench.measure.search import Preset
+from vswbench.measure.search import SearchResult
+from vswbench.measure.search import search
+from vswbench.measure.session import SessionTrial
+from vswbench.measure.session import TrialSession
+from vswbench.measure.stats import noise_warning
+from vswbench.measure.stats import steal_fraction
+from vswbench.measure.stats import summarize
 from vswbench.measure.trial import TrialResult
 
 PROC_STAT = Path("/proc/stat")

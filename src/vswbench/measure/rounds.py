@@ -19,12 +19,18 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
+from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from contextlib import ExitStack
+from contextlib import contextmanager
+from contextlib import suppress
 from dataclasses import dataclass
 
 from vswbench.errors import VswbenchError
-from vswbench.measure.method import MethodContext, MethodPlan, method_context
+from vswbench.measure.method import MethodContext
+from vswbench.measure.method import MethodPlan
+from vswbench.measure.method import method_context
 from vswbench.measure.trial import _daemon_pids
 from vswbench.run.ids import new_run_id
 

@@ -17,16 +17,21 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from typing import TYPE_CHECKING
+from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.measure.session import TrialSession
 from vswbench.measure.trial import TrialResult
-from vswbench.switches.base import RuleMechanism, Switch
+from vswbench.switches.base import RuleMechanism
+from vswbench.switches.base import Switch
 
 if TYPE_CHECKING:      # method.py's context holds the testbed (imported when the method runs)
-    from vswbench.measure.method import MethodContext, MethodPlan
+    from vswbench.measure.method import MethodContext
+    from vswbench.measure.method import MethodPlan
 
 MAX_RULES = 32768              # the update rules' destinations (switches/functions.ACL_BASE)
 PERCENTILES = ("min", "p50", "p90", "p99", "p999", "max")

@@ -29,18 +29,20 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.measure.hoststall import (
-    MAX_STALL_REPEATS,
-    MAX_STALL_REPEATS_PER_SEARCH,
-    excisable,
-    stall_policy,
-    unoffered_load,
-)
-from vswbench.measure.session import DEFAULT_DRAIN_QUIET, SessionTrial, TrialSession
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.measure.hoststall import MAX_STALL_REPEATS
+from vswbench.measure.hoststall import MAX_STALL_REPEATS_PER_SEARCH
+from vswbench.measure.hoststall import excisable
+from vswbench.measure.hoststall import stall_policy
+from vswbench.measure.hoststall import unoffered_load
+from vswbench.measure.session import DEFAULT_DRAIN_QUIET
+from vswbench.measure.session import SessionTrial
+from vswbench.measure.session import TrialSession
 
 GENERATOR_BOUND_FRACTION = 0.97   # a bound this close to the tester's ceiling is the tester's
 log = logging.getLogger(__name__)
@@ -326,7 +328,8 @@ def _bound(stat: Any) -> float | None:
 
 def run_mlrsearch(session: TrialSession, p: Preset, min_load: float, max_load: float,
                   progress: Callable[[SessionTrial], None]) -> list[GoalOutcome]:
-    from MLRsearch import Config, MultipleLossRatioSearch
+    from MLRsearch import Config
+    from MLRsearch import MultipleLossRatioSearch
 
     goals = [_mlrsearch_goal(g) for g in p.goals]
     config = Config(goals=goals, min_load=min_load, max_load=max_load,

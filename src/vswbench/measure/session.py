@@ -18,32 +18,41 @@ from __future__ import annotations
 
 import os
 import time
-from abc import ABC, abstractmethod
+from abc import ABC
+from abc import abstractmethod
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
 from vswbench.engine.params import TrialParams
-from vswbench.engine.process import EngineProcess, EngineResult
-from vswbench.engine.records import RecordError, parse_final
-from vswbench.engine.stalls import StallMonitor, TrialStalls, now_ns
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.host.cpustat import core_usage, process_cpu_s, read_proc_stat
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.process import EngineResult
+from vswbench.engine.records import RecordError
+from vswbench.engine.records import parse_final
+from vswbench.engine.stalls import StallMonitor
+from vswbench.engine.stalls import TrialStalls
+from vswbench.engine.stalls import now_ns
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.host.cpustat import core_usage
+from vswbench.host.cpustat import process_cpu_s
+from vswbench.host.cpustat import read_proc_stat
 from vswbench.host.irqstat import read_irq_counts
-from vswbench.measure.hoststall import classify, open_monitor
+from vswbench.measure.hoststall import classify
+from vswbench.measure.hoststall import open_monitor
 from vswbench.measure.profiling import profiled
-from vswbench.measure.trial import (
-    READY_TIMEOUT,
-    PhaseOutcome,
-    TrialResult,
-    _daemon_pids,
-    build_result,
-    ready_timeout,
-    run_trial,
-    start_long_running,
-)
-from vswbench.scenario import Role, Scenario
-from vswbench.testbed.build import EngineCommand, Testbed
+from vswbench.measure.trial import READY_TIMEOUT
+from vswbench.measure.trial import PhaseOutcome
+from vswbench.measure.trial import TrialResult
+from vswbench.measure.trial import _daemon_pids
+from vswbench.measure.trial import build_result
+from vswbench.measure.trial import ready_timeout
+from vswbench.measure.trial import run_trial
+from vswbench.measure.trial import start_long_running
+from vswbench.scenario import Role
+from vswbench.scenario import Scenario
+from vswbench.testbed.build import EngineCommand
+from vswbench.testbed.build import Testbed
 
 SESSION_SERVER_SECONDS = 7 * 86400.0   # long-running engines: until the session stops them
 # A paced trial may end up to RATE_SLACK_S late: the same time for a 1 s and a 60 s trial. Over

@@ -35,10 +35,17 @@ from dataclasses import dataclass
 
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import run_in
-from vswbench.scenario import Role, Scenario, socket_chain
+from vswbench.scenario import Role
+from vswbench.scenario import Scenario
+from vswbench.scenario import socket_chain
 from vswbench.switches.base import Switch
-from vswbench.switches.chain.nf import DESCRIPTION, FWD, OPTION, nf_hosts, nf_kind
-from vswbench.switches.chain.router import enable_forwarding, route_through
+from vswbench.switches.chain.nf import DESCRIPTION
+from vswbench.switches.chain.nf import FWD
+from vswbench.switches.chain.nf import OPTION
+from vswbench.switches.chain.nf import nf_hosts
+from vswbench.switches.chain.nf import nf_kind
+from vswbench.switches.chain.router import enable_forwarding
+from vswbench.switches.chain.router import route_through
 from vswbench.testbed.plan import PortInfo
 
 NF_ROUTING = "kernel IP routing"

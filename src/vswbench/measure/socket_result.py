@@ -6,31 +6,18 @@ measure_once wrote). Its latency is a `SocketLatency`, read by attribute like a 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
+
+from vswbench.jsonvalues import as_dict
+from vswbench.jsonvalues import count
+from vswbench.jsonvalues import number
+from vswbench.jsonvalues import text
 
 SOCKET_KINDS = ("stream", "rr", "crr")
 SOCKET_LATENCY = ("p50", "p90", "p99", "p999", "min", "max")
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -45,8 +32,8 @@ class SocketLatency:
 
     @classmethod
     def from_json(cls, data: Any) -> SocketLatency:
-        raw = _dict(data)
-        return cls(*(_num(raw.get(k)) for k in SOCKET_LATENCY))
+        raw = as_dict(data)
+        return cls(*(number(raw.get(k)) for k in SOCKET_LATENCY))
 
     def to_json(self) -> dict[str, float | None]:
         return dict(self.items())
@@ -114,21 +101,21 @@ class SocketResult:
         return cls(
             kind, str(r.get("switch") or prm.get("switch") or "?"),
             str(r.get("scenario") or prm.get("scenario") or "?"),
-            str(r.get("proto") or prm.get("proto") or "tcp"), _int(r.get("size")),
-            _int(r.get("flows")), _int(r.get("pairs")), _int(r.get("mtu")),
+            str(r.get("proto") or prm.get("proto") or "tcp"), count(r.get("size")),
+            count(r.get("flows")), count(r.get("pairs")), count(r.get("mtu")),
             str(r.get("offloads") or "default"), bool(r.get("service")),
-            _num(r.get("duration_s")), _num(r.get("goodput_gbps")),
-            _num(r.get("udp_loss_ratio")), _int(r.get("retransmits")),
-            _num(r.get("transactions_per_s")), _num(r.get("connections_per_s")),
+            number(r.get("duration_s")), number(r.get("goodput_gbps")),
+            number(r.get("udp_loss_ratio")), count(r.get("retransmits")),
+            number(r.get("transactions_per_s")), number(r.get("connections_per_s")),
             SocketLatency.from_json(r.get("latency_us")), _histogram(r.get("histogram")),
-            _num(r.get("busy_cpu_s")), _num(r.get("cpu_s_per_gb")),
-            _num(r.get("cycles_per_transaction")), _str(r.get("forwarding_mode")),
-            _str(r.get("nf")), _int(r.get("read_size")), _str(r.get("service_vip")),
-            _num(r.get("rate_bps")), _num(r.get("sent_gbps")), _int(r.get("send_waits")),
-            {str(k): n for k, n in _dict(r.get("port_tx_drops")).items() if _int(n) is not None},
-            {str(c): CoreCost(_num(_dict(v).get("cpu_s_per_gb")),
-                              _num(_dict(v).get("cycles_per_transaction")))
-             for c, v in _dict(r.get("cost_per_core")).items()})
+            number(r.get("busy_cpu_s")), number(r.get("cpu_s_per_gb")),
+            number(r.get("cycles_per_transaction")), text(r.get("forwarding_mode")),
+            text(r.get("nf")), count(r.get("read_size")), text(r.get("service_vip")),
+            number(r.get("rate_bps")), number(r.get("sent_gbps")), count(r.get("send_waits")),
+            {str(k): n for k, n in as_dict(r.get("port_tx_drops")).items() if count(n) is not None},
+            {str(c): CoreCost(number(as_dict(v).get("cpu_s_per_gb")),
+                              number(as_dict(v).get("cycles_per_transaction")))
+             for c, v in as_dict(r.get("cost_per_core")).items()})
 
     def to_json(self) -> dict[str, Any]:
         """This record's figures under the stored keys (a stored result holds more: the
@@ -155,4 +142,4 @@ class SocketResult:
 
 def _histogram(raw: Any) -> tuple[tuple[int, int, int], ...]:
     return tuple((int(b[0]), int(b[1]), int(b[2])) for b in raw or []
-                 if isinstance(b, list) and len(b) == 3 and all(_int(x) is not None for x in b))
+                 if isinstance(b, list) and len(b) == 3 and all(count(x) is not None for x in b))

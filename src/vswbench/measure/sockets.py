@@ -16,59 +16,66 @@ pvp and chain:N through l3 switches or with option nf other than fwd (socket_cha
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from vswbench.engine.params import TrialParams
 from vswbench.engine.process import EngineProcess
-from vswbench.engine.sockapp import (
-    BASE_PORT,
-    MAX_FLOWS,
-    MAX_SIZE,
-    ClientResult,
-    ServerResult,
-    SockParams,
-    find_sockapp,
-    parse_client,
-    parse_server,
-)
+from vswbench.engine.sockapp import BASE_PORT
+from vswbench.engine.sockapp import MAX_FLOWS
+from vswbench.engine.sockapp import MAX_SIZE
+from vswbench.engine.sockapp import ClientResult
+from vswbench.engine.sockapp import ServerResult
+from vswbench.engine.sockapp import SockParams
+from vswbench.engine.sockapp import find_sockapp
+from vswbench.engine.sockapp import parse_client
+from vswbench.engine.sockapp import parse_server
 from vswbench.errors import UsageError
-from vswbench.host.cpustat import CoreUsage, busy_cycles, core_usage, process_cpu_s, read_proc_stat
-from vswbench.host.netns import LinkCounters, sysctl
-from vswbench.host.tuning import (
-    MTUS,
-    OFFLOADS,
-    SERVICE_VIP,
-    add_service,
-    run_namespaces,
-    set_mtu,
-    set_offloads,
-)
-from vswbench.measure.plan import (
-    SwitchUnavailable,
-    TrialOptions,
-    ensure_runnable,
-    make_placement,
-    plan_trial,
-)
-from vswbench.measure.socket_chain import (
-    NF_ROUTING,
-    ChainRouting,
-    apply_routing,
-    chain_problem,
-    plan_routing,
-    read_forwarded,
-    socket_scenario,
-)
+from vswbench.host.cpustat import CoreUsage
+from vswbench.host.cpustat import busy_cycles
+from vswbench.host.cpustat import core_usage
+from vswbench.host.cpustat import process_cpu_s
+from vswbench.host.cpustat import read_proc_stat
+from vswbench.host.netns import LinkCounters
+from vswbench.host.netns import sysctl
+from vswbench.host.tuning import MTUS
+from vswbench.host.tuning import OFFLOADS
+from vswbench.host.tuning import SERVICE_VIP
+from vswbench.host.tuning import add_service
+from vswbench.host.tuning import run_namespaces
+from vswbench.host.tuning import set_mtu
+from vswbench.host.tuning import set_offloads
+from vswbench.measure.plan import SwitchUnavailable
+from vswbench.measure.plan import TrialOptions
+from vswbench.measure.plan import ensure_runnable
+from vswbench.measure.plan import make_placement
+from vswbench.measure.plan import plan_trial
+from vswbench.measure.socket_chain import NF_ROUTING
+from vswbench.measure.socket_chain import ChainRouting
+from vswbench.measure.socket_chain import apply_routing
+from vswbench.measure.socket_chain import chain_problem
+from vswbench.measure.socket_chain import plan_routing
+from vswbench.measure.socket_chain import read_forwarded
+from vswbench.measure.socket_chain import socket_scenario
 from vswbench.run.ids import RunId
-from vswbench.run.scope import Run, run_scope
-from vswbench.scenario import Hop, Role, Scenario, parse
-from vswbench.switches.base import Placement, Switch
-from vswbench.switches.chain.nf import POLL_OPTION, nf_hosts
+from vswbench.run.scope import Run
+from vswbench.run.scope import run_scope
+from vswbench.scenario import Hop
+from vswbench.scenario import Role
+from vswbench.scenario import Scenario
+from vswbench.scenario import parse
+from vswbench.switches.base import Placement
+from vswbench.switches.base import Switch
+from vswbench.switches.chain.nf import POLL_OPTION
+from vswbench.switches.chain.nf import nf_hosts
 from vswbench.testbed.build import Testbed
-from vswbench.testbed.plan import PortInfo, host_cpu
+from vswbench.testbed.cores import host_cpu
+from vswbench.testbed.plan import PortInfo
 
 KINDS = ("stream", "rr", "crr")
 START_TIMEOUT = 10.0

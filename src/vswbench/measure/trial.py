@@ -12,32 +12,43 @@ Phases (each a fresh set of engine processes, so every count belongs to exactly 
 from __future__ import annotations
 
 import time
-from contextlib import ExitStack, suppress
-from dataclasses import asdict, dataclass
+from contextlib import ExitStack
+from contextlib import suppress
+from dataclasses import asdict
+from dataclasses import dataclass
 from typing import Any
 
 from vswbench.engine.params import TrialParams
-from vswbench.engine.process import EngineProcess, EngineResult, FinalRecord
-from vswbench.engine.records import HistogramBucket, LatencySummary
-from vswbench.engine.stalls import StallMonitor, now_ns
+from vswbench.engine.process import EngineProcess
+from vswbench.engine.process import EngineResult
+from vswbench.engine.process import FinalRecord
+from vswbench.engine.records import HistogramBucket
+from vswbench.engine.records import LatencySummary
+from vswbench.engine.stalls import StallMonitor
+from vswbench.engine.stalls import now_ns
 from vswbench.errors import VswbenchError
-from vswbench.host.cpustat import (
-    busy_cycles,
-    core_usage,
-    cycles_per_packet,
-    process_cpu_s,
-    read_proc_stat,
-)
-from vswbench.host.irqstat import IrqCounts, irq_rates, read_irq_counts
-from vswbench.host.netns import LinkCounters, TimeoutWaiting, wait_until
+from vswbench.host.cpustat import busy_cycles
+from vswbench.host.cpustat import core_usage
+from vswbench.host.cpustat import cycles_per_packet
+from vswbench.host.cpustat import process_cpu_s
+from vswbench.host.cpustat import read_proc_stat
+from vswbench.host.irqstat import IrqCounts
+from vswbench.host.irqstat import irq_rates
+from vswbench.host.irqstat import read_irq_counts
+from vswbench.host.netns import LinkCounters
+from vswbench.host.netns import TimeoutWaiting
+from vswbench.host.netns import wait_until
 from vswbench.measure.profiling import profiled
 from vswbench.measure.trial_result import CounterCheck as CounterCheck
 from vswbench.measure.trial_result import TrialResult as TrialResult
 from vswbench.scenario import Role
-from vswbench.switches.base import BusyCycles, PortCounters
-from vswbench.switches.chain.nf import element_counters, nf_hosts
-from vswbench.testbed.build import EngineCommand, Testbed
-from vswbench.testbed.plan import dut_cpus
+from vswbench.switches.base import BusyCycles
+from vswbench.switches.base import PortCounters
+from vswbench.switches.chain.nf import element_counters
+from vswbench.switches.chain.nf import nf_hosts
+from vswbench.testbed.build import EngineCommand
+from vswbench.testbed.build import Testbed
+from vswbench.testbed.cores import dut_cpus
 
 READY_TIMEOUT = 15.0
 WARMUP_STREAM_BASE = 100

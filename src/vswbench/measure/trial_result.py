@@ -12,12 +12,16 @@ not the field's type, reads as the field's default (numbers: finite, not bool; i
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import fields
 from typing import Any
 
 from vswbench.engine.stalls import TrialStalls
+from vswbench.jsonvalues import count
+from vswbench.jsonvalues import number
 from vswbench.units import STD_MTU
 
 
@@ -117,22 +121,11 @@ class TrialResult:
 
 
 # -- reading a stored trial ------------------------------------------------------------------------
-def _number(value: Any) -> float | None:
-    """A finite number as a float, or None (missing, bool, text, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _numbers(value: Any) -> dict[str, Any]:
     """A dict's finite numeric values (as stored: ints stay ints), other values left out."""
     if not isinstance(value, dict):
         return {}
-    return {str(k): v for k, v in value.items() if _number(v) is not None}
+    return {str(k): v for k, v in value.items() if number(v) is not None}
 
 
 def _nested(value: Any) -> dict[str, dict[str, Any]]:
@@ -145,7 +138,7 @@ def _nested(value: Any) -> dict[str, dict[str, Any]]:
 def _check(value: Any) -> CounterCheck | None:
     if not isinstance(value, dict):
         return None
-    kernel, engine = _int(value.get("kernel")), _int(value.get("engine"))
+    kernel, engine = count(value.get("kernel")), count(value.get("engine"))
     if kernel is None or engine is None:
         return None
     return CounterCheck(str(value.get("port", "")), str(value.get("counter", "")), kernel, engine)
@@ -153,7 +146,7 @@ def _check(value: Any) -> CounterCheck | None:
 
 def _histogram(value: Any) -> list[list[float]]:
     return [list(b) for b in value if isinstance(b, (list, tuple))
-            and all(_number(x) is not None for x in b)] if isinstance(value, list) else []
+            and all(number(x) is not None for x in b)] if isinstance(value, list) else []
 
 
 # how each field of TrialResult reads from its stored value: None = not of the field's type
@@ -171,9 +164,9 @@ _NESTED = ("cpu", "kernel_counters", "nf_counters", "irq_rates", "tester_cpu")
 def _read(name: str, value: Any) -> Any:
     """The stored `value` of field `name` as the field's type, or None when it is not one."""
     if name in _FLOATS or name in _OPTIONAL_FLOATS:
-        return _number(value)
+        return number(value)
     if name in _INTS:
-        return _int(value)
+        return count(value)
     if name in _TEXTS or name in _OPTIONAL_TEXTS:
         return value if isinstance(value, str) else None
     if not isinstance(value, (dict, list)):
@@ -182,7 +175,7 @@ def _read(name: str, value: Any) -> Any:
 
 
 def _frame_size(value: Any) -> int | str | None:
-    return value if isinstance(value, str) else _int(value)
+    return value if isinstance(value, str) else count(value)
 
 
 def _read_container(name: str, value: dict[str, Any] | list[Any]) -> Any:
@@ -213,9 +206,9 @@ def _read_dict(name: str, value: dict[str, Any]) -> Any:
     if name == "stalls":
         return TrialStalls.from_json(value)
     if name == "latency_us":    # as stored (a count stays an int), a value not a number: None
-        return {str(k): v if _number(v) is not None else None for k, v in value.items()}
+        return {str(k): v if number(v) is not None else None for k, v in value.items()}
     if name in ("cycles_per_packet_by_process", "process_cpu_s"):
-        return {str(k): _number(v) for k, v in value.items()}   # a value not a number: None
+        return {str(k): number(v) for k, v in value.items()}   # a value not a number: None
     if name in ("ipdv_us", "churn"):
         return {k: float(v) for k, v in _numbers(value).items()}
     return None

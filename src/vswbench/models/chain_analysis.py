@@ -8,26 +8,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.models.chain_cost import (
-    RECOMMENDABLE,
-    ChainObservation,
-    CostModel,
-    PointCheck,
-    check,
-    fit,
-    forwarding_rates,
-    groups,
-    holdout,
-    leave_one_n_out,
-    measured_break_even,
-    usable,
-)
-from vswbench.models.chain_data import ChainData, constancy_note, extras
+from vswbench.models.chain_cost import RECOMMENDABLE
+from vswbench.models.chain_cost import ChainObservation
+from vswbench.models.chain_cost import CostModel
+from vswbench.models.chain_cost import PointCheck
+from vswbench.models.chain_cost import check
+from vswbench.models.chain_cost import fit
+from vswbench.models.chain_cost import forwarding_rates
+from vswbench.models.chain_cost import groups
+from vswbench.models.chain_cost import holdout
+from vswbench.models.chain_cost import leave_one_n_out
+from vswbench.models.chain_cost import measured_break_even
+from vswbench.models.chain_cost import usable
+from vswbench.models.chain_data import ChainData
+from vswbench.models.chain_data import constancy_note
+from vswbench.models.chain_data import extras
 from vswbench.safefile import write_text
 from vswbench.saferead import read_text
 

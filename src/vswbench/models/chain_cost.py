@@ -36,20 +36,20 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from vswbench.errors import UsageError
-from vswbench.models.chain_layout import (
-    PARAMS,
-    PLACEMENTS,
-    Layout,
-    bottleneck_loads,
-    classify,
-    layout_for,
-)
+from vswbench.models.chain_layout import PARAMS
+from vswbench.models.chain_layout import PLACEMENTS
+from vswbench.models.chain_layout import Layout
+from vswbench.models.chain_layout import bottleneck_loads
+from vswbench.models.chain_layout import classify
+from vswbench.models.chain_layout import layout_for
 from vswbench.models.student_t import t_quantile
 from vswbench.switches.chain.nf import OVS_KINDS
 

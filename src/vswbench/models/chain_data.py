@@ -28,22 +28,33 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from vswbench.errors import UsageError
-from vswbench.models.chain_cost import LEVEL, ChainObservation, Group, Parameter
+from vswbench.models.chain_cost import LEVEL
+from vswbench.models.chain_cost import ChainObservation
+from vswbench.models.chain_cost import Group
+from vswbench.models.chain_cost import Parameter
 from vswbench.models.chain_layout import Layout
 from vswbench.models.student_t import t_quantile
-from vswbench.results.points import PointRecord, read_point
+from vswbench.results.points import PointRecord
 from vswbench.results.points import load as load_store
-from vswbench.results.record import LoadPoint, Measured
-from vswbench.results.store import StoredPoint, StoredRun
-from vswbench.switches.chain.nf import FWD, PER_ELEMENT
+from vswbench.results.points import read_point
+from vswbench.results.record import LoadPoint
+from vswbench.results.record import Measured
+from vswbench.results.store import StoredPoint
+from vswbench.results.store import StoredRun
+from vswbench.switches.chain.nf import FWD
+from vswbench.switches.chain.nf import PER_ELEMENT
 
 CHAIN_RE = re.compile(r"chain:(\d+)$")
 MIN_DROP_SHARE = 0.01        # beyond the peak, a load point with fewer drops says nothing

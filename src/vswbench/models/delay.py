@@ -44,8 +44,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any

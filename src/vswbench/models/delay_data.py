@@ -19,16 +19,26 @@ import io
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.models.delay import ALPHA, DelayCondition, DelayModel, dumps, ks_critical
-from vswbench.results.points import Setup, StoredResults, load, size_order
-from vswbench.results.series import LoadSeries, load_series
-from vswbench.safefile import check_output_dir, write_text
+from vswbench.models.delay import ALPHA
+from vswbench.models.delay import DelayCondition
+from vswbench.models.delay import DelayModel
+from vswbench.models.delay import dumps
+from vswbench.models.delay import ks_critical
+from vswbench.results.points import Setup
+from vswbench.results.points import StoredResults
+from vswbench.results.points import load
+from vswbench.results.points import size_order
+from vswbench.results.series import LoadSeries
+from vswbench.results.series import load_series
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import write_text
 
 KINDS = ("latency", "sweep", "trial")
 DEFAULT_KINDS = ("latency", "sweep")

@@ -13,20 +13,22 @@ from pathlib import Path
 from vswbench.errors import UsageError
 from vswbench.report.figure import Plot
 from vswbench.report.html import render_page
-from vswbench.report.model import ReportModel, build_model
+from vswbench.report.model import ReportModel
+from vswbench.report.model import build_model
 from vswbench.report.plots import make_plots
-from vswbench.report.product_bars import product_bars_csv, product_bars_json
-from vswbench.report.profiles import FOLDED_DIR, write_folded
+from vswbench.report.product_bars import product_bars_csv
+from vswbench.report.product_bars import product_bars_json
+from vswbench.report.profiles import FOLDED_DIR
+from vswbench.report.profiles import write_folded
 from vswbench.report.sections import SECTION_IDS
-from vswbench.report.spread import error_bars_csv, error_bars_json
+from vswbench.report.spread import error_bars_csv
+from vswbench.report.spread import error_bars_json
 from vswbench.results.points import load
-from vswbench.safefile import (
-    check_output_dir,
-    make_dir,
-    refuse_unsafe,
-    refuse_untrusted,
-    write_bytes,
-)
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import make_dir
+from vswbench.safefile import refuse_unsafe
+from vswbench.safefile import refuse_untrusted
+from vswbench.safefile import write_bytes
 from vswbench.units import DEFAULT_LINK_BPS
 
 REPORT_NAME = "report.html"

@@ -14,10 +14,21 @@ from html import escape
 
 from matplotlib.figure import Figure
 
-from vswbench.models.chain_analysis import GroupAnalysis, analyze, verdict
-from vswbench.models.chain_cost import METRIC_TITLES, Parameter
-from vswbench.models.chain_data import ChainData, chain_length, from_points
-from vswbench.report.figure import LINESTYLES, MARKERS, PALETTE, PPS, new_figure, place_legend, slug
+from vswbench.models.chain_analysis import GroupAnalysis
+from vswbench.models.chain_analysis import analyze
+from vswbench.models.chain_analysis import verdict
+from vswbench.models.chain_cost import METRIC_TITLES
+from vswbench.models.chain_cost import Parameter
+from vswbench.models.chain_data import ChainData
+from vswbench.models.chain_data import chain_length
+from vswbench.models.chain_data import from_points
+from vswbench.report.figure import LINESTYLES
+from vswbench.report.figure import MARKERS
+from vswbench.report.figure import PALETTE
+from vswbench.report.figure import PPS
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
+from vswbench.report.figure import slug
 from vswbench.results.points import StoredResults
 
 INTRO = (

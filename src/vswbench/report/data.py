@@ -19,12 +19,17 @@ import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
 from vswbench.errors import UsageError
 from vswbench.results.hostbound import HostBound
-from vswbench.results.loss import LoadLoss, LossAround
-from vswbench.results.points import Latency, Setup, StoredResults, size_order
+from vswbench.results.loss import LoadLoss
+from vswbench.results.loss import LossAround
+from vswbench.results.points import Latency
+from vswbench.results.points import Setup
+from vswbench.results.points import StoredResults
+from vswbench.results.points import size_order
 from vswbench.results.series import Bucket
 from vswbench.results.setups import search_setups
 from vswbench.units import wire_gbps

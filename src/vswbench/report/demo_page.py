@@ -9,7 +9,8 @@ from html import escape
 from pathlib import Path
 
 from vswbench.measure.demo import DemoReport
-from vswbench.safefile import check_output_dir, write_text
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import write_text
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }

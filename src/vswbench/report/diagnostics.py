@@ -10,7 +10,11 @@ from collections import defaultdict
 
 from matplotlib.figure import Figure
 
-from vswbench.report.figure import PPS, Colours, new_figure, place_legend, slug
+from vswbench.report.figure import PPS
+from vswbench.report.figure import Colours
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
+from vswbench.report.figure import slug
 from vswbench.report.model import ReportModel
 from vswbench.results.points import StoredResults
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import matplotlib
 from matplotlib.axes import Axes

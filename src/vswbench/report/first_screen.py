@@ -12,7 +12,8 @@ from vswbench.host.vm_nf import TCG_LABEL
 from vswbench.report.ranking_html import anchor
 from vswbench.report.screen import order_text
 from vswbench.report.summary import MachineSummary
-from vswbench.report.verdict import TIE_RULE, Verdict
+from vswbench.report.verdict import TIE_RULE
+from vswbench.report.verdict import Verdict
 
 
 def emulated_vm(scenario: str, variant: str) -> bool:

@@ -20,9 +20,16 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from vswbench.engine.records import LatencySummary
-from vswbench.report.figure import LINESTYLES, MARKERS, PPS, new_figure, place_legend
-from vswbench.report.studies import StudyPoint, _by_series, _collect
-from vswbench.results.points import PointRecord, StoredResults
+from vswbench.report.figure import LINESTYLES
+from vswbench.report.figure import MARKERS
+from vswbench.report.figure import PPS
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
+from vswbench.report.studies import StudyPoint
+from vswbench.report.studies import _by_series
+from vswbench.report.studies import _collect
+from vswbench.results.points import PointRecord
+from vswbench.results.points import StoredResults
 
 TABLE_SIZE_EMPTY = ("no table-size study (one setup measured at two or more table_size values) "
                     "in this campaign")

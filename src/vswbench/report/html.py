@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Sequence
 from html import escape
 
-from vswbench.report.figure import DPI, Plot
+from vswbench.report.figure import DPI
+from vswbench.report.figure import Plot
 from vswbench.report.model import ReportModel
 from vswbench.report.sections import SECTIONS
 from vswbench.report.sections.base import is_empty

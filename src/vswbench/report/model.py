@@ -15,19 +15,36 @@ from functools import cached_property
 from vswbench.errors import UsageError
 from vswbench.models.delay import DelayModel
 from vswbench.models.delay_data import models_from_series
-from vswbench.report.backends import BackendInfo, backend_infos
-from vswbench.report.chain import ChainSection, chain_analyses
-from vswbench.report.data import PairsPoint, RankingRow, pairs_points, ranking
-from vswbench.report.functions import DuringRow, UpdateRow, rule_update_rows
-from vswbench.report.notes import ReportWarning, RunInfo, run_infos, warnings
-from vswbench.report.product_bars import ProductBar, product_bars
-from vswbench.report.profiles import ProfiledPoint, profiled_points
-from vswbench.report.spread import ErrorBar, error_bars
+from vswbench.report.backends import BackendInfo
+from vswbench.report.backends import backend_infos
+from vswbench.report.chain import ChainSection
+from vswbench.report.chain import chain_analyses
+from vswbench.report.data import PairsPoint
+from vswbench.report.data import RankingRow
+from vswbench.report.data import pairs_points
+from vswbench.report.data import ranking
+from vswbench.report.functions import DuringRow
+from vswbench.report.functions import UpdateRow
+from vswbench.report.functions import rule_update_rows
+from vswbench.report.notes import ReportWarning
+from vswbench.report.notes import RunInfo
+from vswbench.report.notes import run_infos
+from vswbench.report.notes import warnings
+from vswbench.report.product_bars import ProductBar
+from vswbench.report.product_bars import product_bars
+from vswbench.report.profiles import ProfiledPoint
+from vswbench.report.profiles import profiled_points
+from vswbench.report.spread import ErrorBar
+from vswbench.report.spread import error_bars
 from vswbench.report.stalls import stall_sentences
-from vswbench.report.summary import MachineSummary, machine_summaries, preset_sentences
-from vswbench.report.verdict import Verdict, verdicts
+from vswbench.report.summary import MachineSummary
+from vswbench.report.summary import machine_summaries
+from vswbench.report.summary import preset_sentences
+from vswbench.report.verdict import Verdict
+from vswbench.report.verdict import verdicts
 from vswbench.results.points import StoredResults
-from vswbench.results.series import LoadSeries, load_series
+from vswbench.results.series import LoadSeries
+from vswbench.results.series import load_series
 from vswbench.units import DEFAULT_LINK_BPS
 
 

@@ -15,7 +15,8 @@ from typing import Any
 from vswbench.host.sysinfo import missing_tuning
 from vswbench.report.data import ranking
 from vswbench.results.fingerprint import RunFingerprint
-from vswbench.results.points import PointRecord, StoredResults
+from vswbench.results.points import PointRecord
+from vswbench.results.points import StoredResults
 
 HIGH_CV = 0.05
 

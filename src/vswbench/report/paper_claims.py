@@ -17,17 +17,28 @@ comparison). The grammar of terms and checks is campaign/paper.py's.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from vswbench import scenario as scenarios
-from vswbench.campaign.paper import LOADS, Check, Claim, PaperInfo, Term
+from vswbench.campaign.paper import LOADS
+from vswbench.campaign.paper import Check
+from vswbench.campaign.paper import Claim
+from vswbench.campaign.paper import PaperInfo
+from vswbench.campaign.paper import Term
 from vswbench.engine.records import LatencySummary
-from vswbench.results.params import KNOB_DEFAULTS, number
-from vswbench.results.points import PointRecord, StoredResults, load_at, size_order
+from vswbench.jsonvalues import number
+from vswbench.results.params import KNOB_DEFAULTS
+from vswbench.results.points import PointRecord
+from vswbench.results.points import StoredResults
+from vswbench.results.points import load_at
+from vswbench.results.points import size_order
 from vswbench.results.record import LoadPoint
-from vswbench.units import parse_rate, wire_gbps
+from vswbench.units import parse_rate
+from vswbench.units import wire_gbps
 
 HOLDS, FAILS, UNTESTABLE = "holds", "does not hold", "cannot be tested here"
 PCT = {"p50": "p50", "p90": "p90", "p99": "p99", "p999": "p999", "mean": "mean", "max": "max",

@@ -19,11 +19,19 @@ from pathlib import Path
 from vswbench.campaign.paper import PaperInfo
 from vswbench.campaign.spec import parse_spec
 from vswbench.errors import UsageError
-from vswbench.report.paper_claims import ClaimVerdict, ReferenceRow, judge, overall, references
-from vswbench.report.paper_plots import DelayCurve, delay_curves, delay_ecdf_png
-from vswbench.results.points import StoredResults, load
+from vswbench.report.paper_claims import ClaimVerdict
+from vswbench.report.paper_claims import ReferenceRow
+from vswbench.report.paper_claims import judge
+from vswbench.report.paper_claims import overall
+from vswbench.report.paper_claims import references
+from vswbench.report.paper_plots import DelayCurve
+from vswbench.report.paper_plots import delay_curves
+from vswbench.report.paper_plots import delay_ecdf_png
+from vswbench.results.points import StoredResults
+from vswbench.results.points import load
 from vswbench.results.store import STORE_NAME
-from vswbench.safefile import write_bytes, write_text
+from vswbench.safefile import write_bytes
+from vswbench.safefile import write_text
 
 PAGE_MD, PAGE_HTML, INDEX_MD, INDEX_HTML = "paper.md", "paper.html", "index.md", "index.html"
 DELAY_PNG = "paper-delay-ecdf.png"

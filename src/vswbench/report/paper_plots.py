@@ -17,16 +17,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vswbench.models.delay import DelayCondition, DelayModel
-from vswbench.report.figure import (
-    LINESTYLES,
-    MARKERS,
-    new_figure,
-    place_legend,
-    render,
-    report_style,
-)
-from vswbench.results.points import PointRecord, StoredResults
+from vswbench.models.delay import DelayCondition
+from vswbench.models.delay import DelayModel
+from vswbench.report.figure import LINESTYLES
+from vswbench.report.figure import MARKERS
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
+from vswbench.report.figure import render
+from vswbench.report.figure import report_style
+from vswbench.results.points import PointRecord
+from vswbench.results.points import StoredResults
 
 PROBABILITIES = np.linspace(0.005, 0.995, 199)
 LOW, HIGH = 3, 189                    # indexes of the 2nd and 95th percentile in PROBABILITIES

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from vswbench.report.figure import Colours, Plot, render, report_style
+from vswbench.report.figure import Colours
+from vswbench.report.figure import Plot
+from vswbench.report.figure import render
+from vswbench.report.figure import report_style
 from vswbench.report.model import ReportModel
 from vswbench.report.sections import SECTIONS
 

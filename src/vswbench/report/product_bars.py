@@ -17,13 +17,18 @@ import json
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import fields
 
 from matplotlib.figure import Figure
 
-from vswbench.report.figure import Colours, new_figure, place_legend
+from vswbench.report.figure import Colours
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
 from vswbench.results.params import Params
-from vswbench.results.points import PointRecord, StoredResults
+from vswbench.results.points import PointRecord
+from vswbench.results.points import StoredResults
 
 DEFAULT_FUNCTION = "l2"
 GROUP_KEYS = ("switch", "function")       # a bar per switch and function (and metric)

@@ -16,11 +16,15 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from vswbench.host.profile import CATEGORIES, CATEGORY_LABELS, KERNEL_SUFFIX, split_folded
+from vswbench.host.profile import CATEGORIES
+from vswbench.host.profile import CATEGORY_LABELS
+from vswbench.host.profile import KERNEL_SUFFIX
+from vswbench.host.profile import split_folded
 from vswbench.report.figure import new_figure
 from vswbench.results.points import StoredResults
 from vswbench.results.record import Profile
-from vswbench.safefile import make_dir, write_text
+from vswbench.safefile import make_dir
+from vswbench.safefile import write_text
 
 FOLDED_DIR = "profiles"
 MIN_WIDTH = 0.004            # frames narrower than this share of the core's samples are left out

@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from html import escape
 
 from vswbench.report.backends import BASELINE
-from vswbench.report.marks import (
-    MARKS_NOTE,
-    latency_loss_cell,
-    ndr_loss_cell,
-    ndr_loss_mark,
-    percentile_cell,
-)
-from vswbench.report.screen import evidence, order_text
+from vswbench.report.marks import MARKS_NOTE
+from vswbench.report.marks import latency_loss_cell
+from vswbench.report.marks import ndr_loss_cell
+from vswbench.report.marks import ndr_loss_mark
+from vswbench.report.marks import percentile_cell
+from vswbench.report.screen import evidence
+from vswbench.report.screen import order_text
 from vswbench.report.verdict import Verdict
-from vswbench.report.verdict_entry import Entry, mpps
+from vswbench.report.verdict_entry import Entry
+from vswbench.report.verdict_entry import mpps
 
 DASH = "–"
 

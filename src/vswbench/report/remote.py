@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from vswbench.results.points import read_point, size_order
+from vswbench.results.points import read_point
+from vswbench.results.points import size_order
 from vswbench.results.store import StoredPoint
 
 # scenario -> (family, column)

@@ -15,20 +15,20 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from vswbench.report.backends import BASELINE
-from vswbench.report.marks import (
-    latency_loss_cell,
-    mark,
-    ndr_loss_cell,
-    ndr_loss_mark,
-    percentile_cell,
-)
+from vswbench.report.marks import latency_loss_cell
+from vswbench.report.marks import mark
+from vswbench.report.marks import ndr_loss_cell
+from vswbench.report.marks import ndr_loss_mark
+from vswbench.report.marks import percentile_cell
 from vswbench.report.verdict import Verdict
-from vswbench.report.verdict_entry import Entry, mpps
+from vswbench.report.verdict_entry import Entry
+from vswbench.report.verdict_entry import mpps
 
 REFERENCE = re.compile(r"\b(?:baseline|calibration) \S+ (?:≥ )?[\d.]+(?![\d.]| Mpps)")
 MIN_WIDTH = 40                  # narrower, and the core columns themselves cannot fit

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vswbench.measure.socket_result import SOCKET_KINDS, SocketResult
-from vswbench.results.points import StoredResults, read_point
+from vswbench.measure.socket_result import SOCKET_KINDS
+from vswbench.measure.socket_result import SocketResult
+from vswbench.results.points import StoredResults
+from vswbench.results.points import read_point
 from vswbench.results.sockets import socket_of
 
 BASE_SIZE = {"stream": 16384, "rr": 64, "crr": 64}

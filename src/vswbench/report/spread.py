@@ -21,7 +21,9 @@ import io
 import json
 import statistics
 from collections import defaultdict
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import fields
 
 from vswbench.results.params import Params
 from vswbench.results.points import StoredResults

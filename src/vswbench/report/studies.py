@@ -22,9 +22,16 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from vswbench.report.figure import LINESTYLES, MARKERS, PPS, new_figure, place_legend
+from vswbench.report.figure import LINESTYLES
+from vswbench.report.figure import MARKERS
+from vswbench.report.figure import PPS
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
 from vswbench.results.params import Params
-from vswbench.results.points import PointRecord, StoredResults, setup_with, size_order
+from vswbench.results.points import PointRecord
+from vswbench.results.points import StoredResults
+from vswbench.results.points import setup_with
+from vswbench.results.points import size_order
 
 FLOW_COUNT_EMPTY = ("no flow-count study (one setup measured at two or more flow counts) in this "
                     "campaign")

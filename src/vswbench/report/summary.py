@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from vswbench.host.sysinfo import Fingerprint
+from vswbench.jsonvalues import number
 from vswbench.measure.search import PRESETS
 from vswbench.report.notes import RunInfo
 from vswbench.results.fingerprint import RunFingerprint
-from vswbench.results.params import number
 from vswbench.results.points import StoredResults
 from vswbench.results.record import Goal
 

@@ -8,11 +8,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vswbench.report.backends import BASELINE
-from vswbench.report.marks import MARKS_NOTE, latency_loss_cell, ndr_loss_cell, percentile_cell
+from vswbench.report.marks import MARKS_NOTE
+from vswbench.report.marks import latency_loss_cell
+from vswbench.report.marks import ndr_loss_cell
+from vswbench.report.marks import percentile_cell
 from vswbench.report.verdict import Verdict
-from vswbench.report.verdict_entry import Entry, mpps
+from vswbench.report.verdict_entry import Entry
+from vswbench.report.verdict_entry import mpps
 from vswbench.results.loss import loss_text
-from vswbench.results.points import Headline, PointRecord
+from vswbench.results.points import Headline
+from vswbench.results.points import PointRecord
 
 COLUMNS = ("#", "switch", "MRR Mpps", "range Mpps", "rounds", "NDR Mpps", "CT Mpps", "Gbit/s",
            "PDR Mpps", "loss at CT", "p50 us@90%", "p99 us@90%", "lat. loss", "cycles/pkt",

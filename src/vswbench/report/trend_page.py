@@ -19,9 +19,15 @@ from html import escape
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from vswbench.report.figure import DPI, PPS, render, report_style, slug
-from vswbench.report.html import SCRIPT, STYLE
-from vswbench.results.trend import Trend, TrendReport
+from vswbench.report.figure import DPI
+from vswbench.report.figure import PPS
+from vswbench.report.figure import render
+from vswbench.report.figure import report_style
+from vswbench.report.figure import slug
+from vswbench.report.html import SCRIPT
+from vswbench.report.html import STYLE
+from vswbench.results.trend import Trend
+from vswbench.results.trend import TrendReport
 
 SMALL = (6.5, 2.4)                       # inches: one small plot per setup
 COLOURS = {"regression": "#c62828", "progression": "#2e7d32"}

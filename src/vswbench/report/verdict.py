@@ -31,20 +31,37 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
-from vswbench.report.backends import BASELINE, DPDK, KERNEL, BackendInfo, info_for
+from vswbench.report.backends import BASELINE
+from vswbench.report.backends import DPDK
+from vswbench.report.backends import KERNEL
+from vswbench.report.backends import BackendInfo
+from vswbench.report.backends import info_for
 from vswbench.report.data import RankingRow
-from vswbench.report.verdict_entry import Entry, mpps
-from vswbench.report.verdict_paired import detail_lines, order_line, paired_rank
+from vswbench.report.verdict_entry import Entry
+from vswbench.report.verdict_entry import mpps
+from vswbench.report.verdict_paired import detail_lines
+from vswbench.report.verdict_paired import order_line
+from vswbench.report.verdict_paired import paired_rank
 from vswbench.results.confirm import unconfirmed_note as _unconfirmed_one
-from vswbench.results.decide import ALPHA, TIE_MAX_RATIO, PairDecision, decide
+from vswbench.results.decide import ALPHA
+from vswbench.results.decide import TIE_MAX_RATIO
+from vswbench.results.decide import PairDecision
+from vswbench.results.decide import decide
 from vswbench.results.decide import noise_range as _range
-from vswbench.results.noise import PRESET_NOISE, overlap, search_noise
+from vswbench.results.noise import PRESET_NOISE
+from vswbench.results.noise import overlap
+from vswbench.results.noise import search_noise
 from vswbench.results.paired import PairedDecision as Paired
-from vswbench.results.paired import SwitchRounds, stored_rounds, variant_key
-from vswbench.results.points import StoredResults, size_order
-from vswbench.results.setups import SetupSearches, search_setups
+from vswbench.results.paired import SwitchRounds
+from vswbench.results.paired import stored_rounds
+from vswbench.results.paired import variant_key
+from vswbench.results.points import StoredResults
+from vswbench.results.points import size_order
+from vswbench.results.setups import SetupSearches
+from vswbench.results.setups import search_setups
 
 TIE_RULE = ("Each switch's noise range is its search's final bracket (the NDR's lower and "
             "upper bound), with repetitions widened to the interquartile range of their NDRs, "

@@ -13,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from vswbench.report.verdict_entry import Entry, mpps
-from vswbench.results.paired import PairedDecision, SwitchRounds, rank
+from vswbench.report.verdict_entry import Entry
+from vswbench.report.verdict_entry import mpps
+from vswbench.results.paired import PairedDecision
+from vswbench.results.paired import SwitchRounds
+from vswbench.results.paired import rank
 
 
 def paired_rank(entries: Sequence[Entry], rounds: dict[str, SwitchRounds]

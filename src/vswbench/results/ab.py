@@ -28,7 +28,10 @@ from pathlib import Path
 from vswbench.errors import UsageError
 from vswbench.results.decide import ALPHA
 from vswbench.results.paired import MIN_ROUNDS as PAIRED_MIN
-from vswbench.results.paired import ROUNDS_KIND, SwitchRounds, decide_pair, samples_of
+from vswbench.results.paired import ROUNDS_KIND
+from vswbench.results.paired import SwitchRounds
+from vswbench.results.paired import decide_pair
+from vswbench.results.paired import samples_of
 from vswbench.results.points import load
 
 SIDES = ("A", "B")

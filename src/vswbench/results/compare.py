@@ -44,25 +44,30 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 from vswbench.errors import UsageError
 from vswbench.measure.stats import significant_difference
 from vswbench.results.changepoints import series_groups
-from vswbench.results.noise import (
-    OUTLIER_Z,
-    SINGLE_SEARCH_NOISE,
-    Shift,
-    common_shift,
-    overlap,
-    search_noise,
-    transition_interval,
-)
-from vswbench.results.paired import SwitchRounds, stored_rounds, variant_key
-from vswbench.results.points import Latency, Setup, load
-from vswbench.results.setups import SetupSearches, search_setups
+from vswbench.results.noise import OUTLIER_Z
+from vswbench.results.noise import SINGLE_SEARCH_NOISE
+from vswbench.results.noise import Shift
+from vswbench.results.noise import common_shift
+from vswbench.results.noise import overlap
+from vswbench.results.noise import search_noise
+from vswbench.results.noise import transition_interval
+from vswbench.results.paired import SwitchRounds
+from vswbench.results.paired import stored_rounds
+from vswbench.results.paired import variant_key
+from vswbench.results.points import Latency
+from vswbench.results.points import Setup
+from vswbench.results.points import load
+from vswbench.results.setups import SetupSearches
+from vswbench.results.setups import search_setups
 from vswbench.results.sockets import socket_of
 
 METRICS = {  # name -> (compared_row column, higher is better)

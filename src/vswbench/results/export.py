@@ -24,11 +24,17 @@ from typing import Any
 from vswbench import __version__
 from vswbench.errors import UsageError
 from vswbench.measure.socket_result import SocketResult
-from vswbench.results.loss import LoadLoss, LossAround
+from vswbench.results.loss import LoadLoss
+from vswbench.results.loss import LossAround
 from vswbench.results.params import KNOBS
-from vswbench.results.points import Latency, PointRecord, load_at, read_point
+from vswbench.results.points import Latency
+from vswbench.results.points import PointRecord
+from vswbench.results.points import load_at
+from vswbench.results.points import read_point
 from vswbench.results.record import LoadPoint
-from vswbench.results.store import SCHEMA_VERSION, ResultStore, StoredPoint
+from vswbench.results.store import SCHEMA_VERSION
+from vswbench.results.store import ResultStore
+from vswbench.results.store import StoredPoint
 from vswbench.safefile import atomic_writer
 
 FORMATS = ("json", "csv", "parquet", "jsonl", "hdr")

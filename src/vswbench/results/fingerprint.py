@@ -8,7 +8,8 @@ key `hosts`). Readers above results/ read these attributes, never the stored dic
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+from dataclasses import fields
 from typing import Any
 
 from vswbench.host.sysinfo import Fingerprint

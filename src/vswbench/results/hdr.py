@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.results.record import number
-from vswbench.results.store import ResultStore, StoredPoint
+from vswbench.jsonvalues import number
+from vswbench.results.store import ResultStore
+from vswbench.results.store import StoredPoint
 from vswbench.safefile import write_text
 
 LOWEST_NS, HIGHEST_NS, DIGITS = 1, 3_600_000_000_000, 3

@@ -29,17 +29,21 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.results.params import number
-from vswbench.results.points import load, store_file
+from vswbench.jsonvalues import number
+from vswbench.results.points import load
+from vswbench.results.points import store_file
 from vswbench.results.setups import search_setups
 from vswbench.results.store import now
-from vswbench.safefile import WriteFailed, check_output_dir, refuse_unsafe
+from vswbench.safefile import WriteFailed
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import refuse_unsafe
 from vswbench.saferead import check_input
 
 DEFAULT_HISTORY = Path("results/history.sqlite")

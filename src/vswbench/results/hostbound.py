@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vswbench.results.params import number
+from vswbench.jsonvalues import number
 
 HOST_BOUND_SHARE = 0.25
 

@@ -20,13 +20,18 @@ before every store has been read and checked.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 
 from vswbench.errors import UsageError
-from vswbench.results.fingerprint import HOST_KEY, RunFingerprint
+from vswbench.results.fingerprint import HOST_KEY
+from vswbench.results.fingerprint import RunFingerprint
 from vswbench.results.points import store_file
-from vswbench.results.store import ResultStore, StoredPoint, StoredRun
+from vswbench.results.store import ResultStore
+from vswbench.results.store import StoredPoint
+from vswbench.results.store import StoredRun
 
 
 @dataclass(frozen=True)

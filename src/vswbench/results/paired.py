@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 ALPHA = 0.05                       # 95 % confidence

@@ -13,37 +13,14 @@ both into `PointRecord`s).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-
-def number(value: Any) -> float | None:
-    """A finite float, or None for anything else (missing, bool, text, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def flag(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
-
-
-def text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+from vswbench.jsonvalues import as_dict as _dict
+from vswbench.jsonvalues import as_list as _list
+from vswbench.jsonvalues import text
 
 
 # -- the variant knobs -------------------------------------------------------------------------

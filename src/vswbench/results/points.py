@@ -40,28 +40,41 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vswbench.engine.records import LatencySummary, stored_latency
+from vswbench.engine.records import LatencySummary
+from vswbench.engine.records import stored_latency
 from vswbench.errors import UsageError
+from vswbench.jsonvalues import count
+from vswbench.jsonvalues import flag
+from vswbench.jsonvalues import number
+from vswbench.jsonvalues import text
 from vswbench.measure.socket_result import SocketResult
-from vswbench.results.hostbound import HostBound, host_bound
-from vswbench.results.loss import (
-    LoadLoss,
-    LossAround,
-    at_stored_load,
-    loss_around_load,
-    loss_at_load,
-    unreliable_percentiles,
-)
-from vswbench.results.params import KNOBS, PRESET_KINDS, Params, count, flag, number, text
-from vswbench.results.record import LoadPoint, Measured, measured_of
+from vswbench.results.hostbound import HostBound
+from vswbench.results.hostbound import host_bound
+from vswbench.results.loss import LoadLoss
+from vswbench.results.loss import LossAround
+from vswbench.results.loss import at_stored_load
+from vswbench.results.loss import loss_around_load
+from vswbench.results.loss import loss_at_load
+from vswbench.results.loss import unreliable_percentiles
+from vswbench.results.params import KNOBS
+from vswbench.results.params import PRESET_KINDS
+from vswbench.results.params import Params
+from vswbench.results.record import LoadPoint
+from vswbench.results.record import Measured
+from vswbench.results.record import measured_of
 from vswbench.results.sockets import socket_result
-from vswbench.results.store import STORE_NAME, ResultStore, StoredPoint, StoredRun
-from vswbench.units import frame_bytes, wire_gbps
+from vswbench.results.store import STORE_NAME
+from vswbench.results.store import ResultStore
+from vswbench.results.store import StoredPoint
+from vswbench.results.store import StoredRun
+from vswbench.units import frame_bytes
+from vswbench.units import wire_gbps
 
 LATENCY_FRACTION = 0.9                 # the headline latency is taken at 90 % of the NDR
 FRACTION_TOLERANCE = 1e-6

@@ -16,30 +16,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from vswbench.engine.records import (
-    HistogramBucket,
-    LatencySummary,
-    stored_histogram,
-    stored_latency,
-)
+from vswbench.engine.records import HistogramBucket
+from vswbench.engine.records import LatencySummary
+from vswbench.engine.records import stored_histogram
+from vswbench.engine.records import stored_latency
 from vswbench.engine.stalls import TrialStalls
+from vswbench.jsonvalues import as_dict as _dict
+from vswbench.jsonvalues import as_list as _list
+from vswbench.jsonvalues import count
+from vswbench.jsonvalues import flag
+from vswbench.jsonvalues import number
+from vswbench.jsonvalues import text
 from vswbench.measure.trial_result import read_trial
-from vswbench.results.params import (
-    KNOB_DEFAULTS,
-    KNOBS,
-    PRESET_KINDS,
-    Knob,
-    Params,
-    _dict,
-    _list,
-    count,
-    flag,
-    number,
-    text,
-)
+from vswbench.results.params import KNOB_DEFAULTS
+from vswbench.results.params import KNOBS
+from vswbench.results.params import PRESET_KINDS
+from vswbench.results.params import Knob
+from vswbench.results.params import Params
 
 # the parameters' names, importable from here as before (they live in params.py)
 __all__ = ["KNOB_DEFAULTS", "KNOBS", "PRESET_KINDS", "Knob", "Params", "count", "flag", "number",

@@ -11,9 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vswbench.engine.records import HistogramBucket, stored_histogram
-from vswbench.results.points import Setup, StoredResults, repetition_of, setup_of, size_order
-from vswbench.results.record import LoadPoint, load_points, number
+from vswbench.engine.records import HistogramBucket
+from vswbench.engine.records import stored_histogram
+from vswbench.jsonvalues import number
+from vswbench.results.points import Setup
+from vswbench.results.points import StoredResults
+from vswbench.results.points import repetition_of
+from vswbench.results.points import setup_of
+from vswbench.results.points import size_order
+from vswbench.results.record import LoadPoint
+from vswbench.results.record import load_points
 
 Bucket = HistogramBucket                 # [low_ns, high_ns, count] as the engine writes it
 __all__ = ["Bucket", "LoadPoint", "LoadSeries", "load_series", "parse_histogram"]

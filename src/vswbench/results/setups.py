@@ -20,13 +20,18 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from vswbench.engine.records import LatencySummary
-from vswbench.results.loss import LoadLoss, LossAround, combine_around
-from vswbench.results.points import Latency, PointRecord, Setup
+from vswbench.results.loss import LoadLoss
+from vswbench.results.loss import LossAround
+from vswbench.results.loss import combine_around
+from vswbench.results.points import Latency
+from vswbench.results.points import PointRecord
+from vswbench.results.points import Setup
 
 LatencyTable = dict[Setup, Latency]
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vswbench.measure.socket_result import SOCKET_KINDS, SocketResult
+from vswbench.measure.socket_result import SOCKET_KINDS
+from vswbench.measure.socket_result import SocketResult
 from vswbench.results.store import StoredPoint
 
 

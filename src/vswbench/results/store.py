@@ -31,15 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from vswbench import __version__
-from vswbench.errors import UsageError, VswbenchError
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
 from vswbench.results.fingerprint import RunFingerprint
-from vswbench.safefile import (
-    WriteFailed,
-    check_output_dir,
-    open_regular,
-    refuse_unsafe,
-    refuse_untrusted,
-)
+from vswbench.safefile import WriteFailed
+from vswbench.safefile import check_output_dir
+from vswbench.safefile import open_regular
+from vswbench.safefile import refuse_unsafe
+from vswbench.safefile import refuse_untrusted
 from vswbench.saferead import check_input
 
 STORE_NAME = "results.sqlite"       # the store's file name in a run's directory

@@ -27,8 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vswbench.errors import UsageError
-from vswbench.results.changepoints import Group, groups
-from vswbench.results.history import HistoryResult, HistoryRun, SetupKey
+from vswbench.results.changepoints import Group
+from vswbench.results.changepoints import groups
+from vswbench.results.history import HistoryResult
+from vswbench.results.history import HistoryRun
+from vswbench.results.history import SetupKey
 
 MIN_RUNS = 3
 METRICS = ("ndr", "pdr")

@@ -9,8 +9,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from vswbench.run.ids import RunId, new_run_id
-from vswbench.run.registry import CleanupRegistry, cleanup_scope
+from vswbench.run.ids import RunId
+from vswbench.run.ids import new_run_id
+from vswbench.run.registry import CleanupRegistry
+from vswbench.run.registry import cleanup_scope
 from vswbench.run.state import RunState
 
 TEMP_PREFIX = "vsb-"

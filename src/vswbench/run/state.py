@@ -16,17 +16,19 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
-from vswbench.run.procs import RecordedProcess, is_same_process, process_start_time
-from vswbench.run.statefile import (
-    StateDirError,
-    ensure_state_dir,
-    parse_state,
-    read_trusted,
-    scan_state_dir,
-)
+from vswbench.run.procs import RecordedProcess
+from vswbench.run.procs import is_same_process
+from vswbench.run.procs import process_start_time
+from vswbench.run.statefile import StateDirError
+from vswbench.run.statefile import ensure_state_dir
+from vswbench.run.statefile import parse_state
+from vswbench.run.statefile import read_trusted
+from vswbench.run.statefile import scan_state_dir
 
 __all__ = ["RecordedProcess", "RunState", "StateDirError", "is_same_process", "load_all",
            "open_state", "process_start_time", "read_states", "state_dir"]

@@ -23,9 +23,12 @@ removes it. Waiting for kernel state polls (netns.wait_until), never sleeps a gu
 """
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from abc import ABC
+from abc import abstractmethod
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from typing import ClassVar
 
 from vswbench.run.ids import RunId
@@ -188,6 +191,9 @@ class Switch(ABC):
     # udp or afxdp. "dpdk": host ports are DPDK virtual devices (vhost-user, memif); the engine
     # runs `--io dpdk` with Attachment.dpdk_port as its --port, and there is no kernel link.
     port_kind: ClassVar[str] = "kernel"
+    # why its ports cannot take frames above 1518 B (MTU 9000), said after "switch <name>: ", or
+    # None: they can (DPDK ports never can: jumbo_problem says so for every one)
+    jumbo_refused: ClassVar[str | None] = None
     # backend options this backend reads, each with what it sets (`vswbench` lists their union,
     # switches/options.py); the chain keys nf and nf_poll (switches/chain/nf.py) and the function
     # keys are read for every switch. Any other key would be ignored: refused.
@@ -259,7 +265,7 @@ class Switch(ABC):
             return (f"switch {cls.name}: its DPDK ports (mbufs of 2048 B without scatter, MTU "
                     "1500) carry frames up to 1518 B; use a kernel switch (bridge, ovs) for "
                     "larger frames")
-        return None
+        return f"switch {cls.name}: {cls.jumbo_refused}" if cls.jumbo_refused else None
 
     @classmethod
     def kernel_tx_problem(cls, options: Mapping[str, str]) -> str | None:

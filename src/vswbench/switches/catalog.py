@@ -7,30 +7,38 @@ backend: its module and its entry in BACKENDS."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from functools import lru_cache
 
 from vswbench.errors import UsageError
-from vswbench.run.ids import RUN_ROLES, run_name_re
+from vswbench.run.ids import RUN_ROLES
+from vswbench.run.ids import run_name_re
 from vswbench.scenario import parse
 from vswbench.switches.base import Switch
-from vswbench.switches.bpf import TcBpfSwitch, XdpSwitch
+from vswbench.switches.bpf import TcBpfSwitch
+from vswbench.switches.bpf import XdpSwitch
 from vswbench.switches.chain import nf as chain_nf
 from vswbench.switches.cni import BACKENDS as CNI_BACKENDS
-from vswbench.switches.dpdk import Memif, Testpmd
-from vswbench.switches.external import Declaration, ExternalSwitch, load_file, make_class
-from vswbench.switches.kernel import (
-    BridgeSwitch,
-    DockerBridge,
-    KernelSwitch,
-    MacvlanSwitch,
-    RouterFlowtable,
-    RouterSwitch,
-    ShapedSwitch,
-    TcMirredSwitch,
-    VethSwitch,
-)
-from vswbench.switches.ovs import Ovs, OvsAfxdp, OvsDpdk
+from vswbench.switches.dpdk import Memif
+from vswbench.switches.dpdk import Testpmd
+from vswbench.switches.external import Declaration
+from vswbench.switches.external import ExternalSwitch
+from vswbench.switches.external import load_file
+from vswbench.switches.external import make_class
+from vswbench.switches.kernel import BridgeSwitch
+from vswbench.switches.kernel import DockerBridge
+from vswbench.switches.kernel import KernelSwitch
+from vswbench.switches.kernel import MacvlanSwitch
+from vswbench.switches.kernel import RouterFlowtable
+from vswbench.switches.kernel import RouterSwitch
+from vswbench.switches.kernel import ShapedSwitch
+from vswbench.switches.kernel import TcMirredSwitch
+from vswbench.switches.kernel import VethSwitch
+from vswbench.switches.ovs import Ovs
+from vswbench.switches.ovs import OvsAfxdp
+from vswbench.switches.ovs import OvsDpdk
 
 BACKENDS: tuple[type[Switch], ...] = (
     VethSwitch, BridgeSwitch, DockerBridge, RouterSwitch, RouterFlowtable, MacvlanSwitch, Ovs,

@@ -31,24 +31,29 @@ import os
 import re
 import subprocess
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.host.netns import in_netns, ip, namespace_exists, set_up, wait_link_up
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.host.netns import in_netns
+from vswbench.host.netns import ip
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import set_up
+from vswbench.host.netns import wait_link_up
 from vswbench.saferead import read_text
-from vswbench.switches.base import (
-    Attachment,
-    Availability,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    SwitchContext,
-)
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import SwitchContext
 from vswbench.switches.kernel.counters import read_counters
-from vswbench.switches.kernel.napi import SWITCH_CPU, place_napi
+from vswbench.switches.kernel.napi import SWITCH_CPU
+from vswbench.switches.kernel.napi import place_napi
 from vswbench.switches.kernel.switch import KernelSwitch
 
 KEYS = ("description", "setup", "attach", "forward", "teardown", "counters", "version", "cpus",

@@ -28,35 +28,41 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from vswbench.engine.params import TESTER_GAP_US, TrialParams
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.host.netns import (
-    LinkCounters,
-    Namespace,
-    add_address,
-    addresses,
-    ip_json,
-    mac_address,
-    namespace_pids,
-    set_neighbour,
-    sysctl,
-    wait_link_up,
-)
-from vswbench.host.tuning import run_namespaces, set_mtu
+from vswbench.engine.params import TESTER_GAP_US
+from vswbench.engine.params import TrialParams
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.host.netns import LinkCounters
+from vswbench.host.netns import Namespace
+from vswbench.host.netns import add_address
+from vswbench.host.netns import addresses
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import namespace_pids
+from vswbench.host.netns import set_neighbour
+from vswbench.host.netns import sysctl
+from vswbench.host.netns import wait_link_up
+from vswbench.host.tuning import run_namespaces
+from vswbench.host.tuning import set_mtu
 from vswbench.run.scope import Run
-from vswbench.scenario import Scenario, vm_hosts
-from vswbench.switches.base import (
-    Attachment,
-    ForwardPath,
-    HostPort,
-    Placement,
-    Switch,
-    SwitchContext,
-)
-from vswbench.switches.kernel.napi import Placed, place_napi
-from vswbench.testbed.plan import EngineCommand, PortInfo, Wiring, plan_testbed, unsupported
+from vswbench.scenario import Scenario
+from vswbench.scenario import vm_hosts
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import Placement
+from vswbench.switches.base import Switch
+from vswbench.switches.base import SwitchContext
+from vswbench.switches.kernel.napi import Placed
+from vswbench.switches.kernel.napi import place_napi
+from vswbench.testbed.plan import EngineCommand
+from vswbench.testbed.plan import PortInfo
+from vswbench.testbed.plan import Wiring
+from vswbench.testbed.plan import plan_testbed
+from vswbench.testbed.plan import unsupported
 from vswbench.testbed.sites import SiteSwitches
-from vswbench.testbed.vm import accel_problem, vm_accel
+from vswbench.testbed.vm import accel_problem
+from vswbench.testbed.vm import vm_accel
 from vswbench.units import STD_MTU
 
 __all__ = ["EngineCommand", "PortInfo", "Testbed", "unsupported"]

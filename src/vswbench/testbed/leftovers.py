@@ -27,16 +27,29 @@ import signal
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
-from vswbench.host.netns import ip, ip_json, list_namespaces, namespace_pids, run
-from vswbench.run.ids import PREFIX, is_project_name
-from vswbench.run.procs import Identity, RecordedProcess, identify, process_cmdline, signal_if_same
-from vswbench.run.state import RunState, read_states
+from vswbench.host.netns import ip
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import list_namespaces
+from vswbench.host.netns import namespace_pids
+from vswbench.host.netns import run
+from vswbench.run.ids import PREFIX
+from vswbench.run.ids import is_project_name
+from vswbench.run.procs import Identity
+from vswbench.run.procs import RecordedProcess
+from vswbench.run.procs import identify
+from vswbench.run.procs import process_cmdline
+from vswbench.run.procs import signal_if_same
+from vswbench.run.state import RunState
+from vswbench.run.state import read_states
 from vswbench.switches.catalog import run_name_parts
-from vswbench.switches.cni.plugin import recorded, undo_recorded
+from vswbench.switches.cni.plugin import recorded
+from vswbench.switches.cni.plugin import undo_recorded
 
 TEMP_ROOT = Path("/tmp")
 TEMP_GLOB = "vsb-vsb*"

@@ -24,30 +24,44 @@ addresses, and the drivers address frames to the stream's final port (switches/c
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from types import MappingProxyType
 
-from vswbench.engine.params import GEN_ONLY_IO, TrialParams
-from vswbench.errors import UsageError, VswbenchError
+from vswbench.engine.params import GEN_ONLY_IO
+from vswbench.engine.params import TrialParams
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
 from vswbench.run.ids import RunId
-from vswbench.scenario import Host, Role, Scenario
-from vswbench.switches.base import ForwardPath, HostPort, Placement, Switch
-from vswbench.switches.chain.nf import (
-    AUTO,
-    SLEEP,
-    check_nf,
-    effective_placement,
-    nf_hosts,
-    nf_poll,
-    ports_in_switch_namespace,
-    runs_engine,
-)
+from vswbench.scenario import Host
+from vswbench.scenario import Role
+from vswbench.scenario import Scenario
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import Placement
+from vswbench.switches.base import Switch
+from vswbench.switches.chain.nf import AUTO
+from vswbench.switches.chain.nf import SLEEP
+from vswbench.switches.chain.nf import check_nf
+from vswbench.switches.chain.nf import effective_placement
+from vswbench.switches.chain.nf import nf_hosts
+from vswbench.switches.chain.nf import nf_poll
+from vswbench.switches.chain.nf import ports_in_switch_namespace
+from vswbench.switches.chain.nf import runs_engine
+from vswbench.testbed.cores import DRIVERS
+from vswbench.testbed.cores import apart_problem
+from vswbench.testbed.cores import host_cpu
+from vswbench.testbed.cores import pair_indexes
 from vswbench.testbed.sites import remote_problem
-from vswbench.testbed.vm import READY_TIMEOUT_S, STOP_TIMEOUT_S, vm_accel, vm_command, vm_problem
+from vswbench.testbed.vm import READY_TIMEOUT_S
+from vswbench.testbed.vm import STOP_TIMEOUT_S
+from vswbench.testbed.vm import vm_accel
+from vswbench.testbed.vm import vm_command
+from vswbench.testbed.vm import vm_problem
 
 LONG_RUNNING = (Role.NF, Role.RECEIVER, Role.SERVER)   # started first, stopped after the tester
-DRIVERS = (Role.TESTER, Role.SENDER, Role.CLIENT)
 SLEEPING_NF_RING = 8192     # frames: an NF that does not busy-poll, as the engine's sink has
 
 
@@ -119,45 +133,6 @@ def unsupported(scenario: Scenario, switch_cls: type[Switch]) -> str | None:
     return (f"scenario {scenario.name} is not supported on {switch_cls.name}: engines joined by "
             "memif directly run only in p2p (across processes a polling engine crashed while "
             "its memif connected); use a DPDK switch (testpmd, ovs-dpdk) for this scenario")
-
-
-def apart_problem(placement: Placement) -> None:
-    """tester-dut: the tester's and the DUT's CPUs must be named and apart (UsageError)."""
-    t, sw = placement.tester_cpu, placement.switch_cpu
-    if t is None or sw is None or \
-            set(placement.tester_cpus) & {*placement.switch_cpus, *placement.nf_cpus}:
-        raise UsageError(f"scenario tester-dut needs the tester and the DUT on CPUs of their own "
-                         f"(tester CPU {t}, switch CPU {sw}): give --tester-cpu and --switch-cpu "
-                         "two different CPUs")
-
-
-def dut_cpus(placement: Placement) -> frozenset[int]:
-    """The DUT's CPUs in tester-dut: the switch's and the network functions'."""
-    return frozenset((*placement.switch_cpus, *placement.nf_cpus))
-
-
-def host_cpu(placement: Placement, role: Role, nf_index: int, pair_index: int = 0) -> int | None:
-    """CPU of a host's engine: tester side (tester, sender, receiver, client) on the tester core
-    pair_index mod len(tester_cpus) (driver i, 0-based, and its receiver i share one), network
-    functions round-robin over nf_cpus, the reflecting server on the first NF CPU."""
-    if role == Role.NF:
-        return placement.nf_cpu(nf_index)
-    if role == Role.SERVER:
-        return placement.nf_cpus[0] if placement.nf_cpus else placement.switch_cpu
-    return placement.tester_core(pair_index)
-
-
-def pair_indexes(scenario: Scenario) -> dict[str, int]:
-    """Each tester-side host's pair index for host_cpu: the n-th driver (tester, sender, client)
-    and the n-th receiver are pair n-1 (pairs:N: s1 and r1 are pair 0)."""
-    out: dict[str, int] = {}
-    drivers = receivers = 0
-    for host in scenario.hosts:
-        if host.role in DRIVERS:
-            out[host.name], drivers = drivers, drivers + 1
-        elif host.role == Role.RECEIVER:
-            out[host.name], receivers = receivers, receivers + 1
-    return out
 
 
 @dataclass(frozen=True)

@@ -22,27 +22,23 @@ from dataclasses import replace
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import (
-    Namespace,
-    VethPair,
-    add_address,
-    ip,
-    namespace_pids,
-    set_up,
-    wait_link_up,
-)
+from vswbench.host.netns import Namespace
+from vswbench.host.netns import VethPair
+from vswbench.host.netns import add_address
+from vswbench.host.netns import ip
+from vswbench.host.netns import namespace_pids
+from vswbench.host.netns import set_up
+from vswbench.host.netns import wait_link_up
 from vswbench.run.registry import Registration
 from vswbench.scenario import Scenario
-from vswbench.switches.base import (
-    Attachment,
-    Availability,
-    BusyCycles,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    Switch,
-    SwitchContext,
-)
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import BusyCycles
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import Switch
+from vswbench.switches.base import SwitchContext
 
 VXLAN_VNI = "24"
 VXLAN_PORT = "4789"

@@ -21,9 +21,11 @@ import sys
 from collections.abc import Mapping
 
 from vswbench.errors import UsageError
-from vswbench.host.vm_nf import boot_probe, kvm_problem
+from vswbench.host.vm_nf import boot_probe
+from vswbench.host.vm_nf import kvm_problem
 from vswbench.run.ids import RunId
-from vswbench.scenario import Scenario, vm_hosts
+from vswbench.scenario import Scenario
+from vswbench.scenario import vm_hosts
 from vswbench.switches.base import Switch
 
 OPTION = "vm_accel"

@@ -8,30 +8,28 @@ base.py) and its place in this list.
 
 from __future__ import annotations
 
-from vswbench.report.sections import (
-                                      chain_model,
-                                      cloning,
-                                      containers,
-                                      cycles,
-                                      delay_model,
-                                      diagnostics,
-                                      error_bars,
-                                      flow_count,
-                                      latency_distribution,
-                                      latency_load,
-                                      offered_achieved,
-                                      pairs,
-                                      profiles,
-                                      ranking,
-                                      remote,
-                                      rule_update,
-                                      sockets,
-                                      summary,
-                                      system,
-                                      table_size,
-                                      throughput_size,
-                                      warnings,
-)
+from vswbench.report.sections import chain_model
+from vswbench.report.sections import cloning
+from vswbench.report.sections import containers
+from vswbench.report.sections import cycles
+from vswbench.report.sections import delay_model
+from vswbench.report.sections import diagnostics
+from vswbench.report.sections import error_bars
+from vswbench.report.sections import flow_count
+from vswbench.report.sections import latency_distribution
+from vswbench.report.sections import latency_load
+from vswbench.report.sections import offered_achieved
+from vswbench.report.sections import pairs
+from vswbench.report.sections import profiles
+from vswbench.report.sections import ranking
+from vswbench.report.sections import remote
+from vswbench.report.sections import rule_update
+from vswbench.report.sections import sockets
+from vswbench.report.sections import summary
+from vswbench.report.sections import system
+from vswbench.report.sections import table_size
+from vswbench.report.sections import throughput_size
+from vswbench.report.sections import warnings
 from vswbench.report.sections.base import Section
 
 SECTIONS: tuple[Section, ...] = (

@@ -11,13 +11,15 @@ always, is drawn last, when the page knows what was left out.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from html import escape
 from typing import ClassVar
 
 from matplotlib.figure import Figure
 
-from vswbench.report.figure import Colours, Plot
+from vswbench.report.figure import Colours
+from vswbench.report.figure import Plot
 from vswbench.report.model import ReportModel
 
 # (file stem in plots/, title, the figure or None when there is nothing to draw)

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
-from vswbench.report.chain import INTRO, chain_empty, chain_figures, chain_tables
+from vswbench.report.chain import INTRO
+from vswbench.report.chain import chain_empty
+from vswbench.report.chain import chain_figures
+from vswbench.report.chain import chain_tables
 from vswbench.report.figure import Colours
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 
 
 class ChainModel(Section):

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from vswbench.report.figure import Colours
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
-from vswbench.report.studies import CLONING_EMPTY, CLONING_INTRO, cloning_plot, cloning_points
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
+from vswbench.report.studies import CLONING_EMPTY
+from vswbench.report.studies import CLONING_INTRO
+from vswbench.report.studies import cloning_plot
+from vswbench.report.studies import cloning_points
 
 
 class Cloning(Section):

@@ -14,7 +14,8 @@ from html import escape
 from vswbench.report.data import RankingRow
 from vswbench.report.figure import Plot
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Section, empty_note
+from vswbench.report.sections.base import Section
+from vswbench.report.sections.base import empty_note
 from vswbench.switches import catalog
 
 BASELINE = "bridge"

@@ -7,9 +7,13 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from vswbench.report.data import RankingRow
-from vswbench.report.figure import Colours, new_figure, place_legend, spans_decades
+from vswbench.report.figure import Colours
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
+from vswbench.report.figure import spans_decades
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 from vswbench.results.points import size_order
 
 

@@ -10,10 +10,17 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from vswbench.models.delay import DelayModel
-from vswbench.report.delay import delay_empty, delay_tables
-from vswbench.report.figure import DPI, FIGSIZE_WIDE, LINESTYLES, Colours, place_legend, slug
+from vswbench.report.delay import delay_empty
+from vswbench.report.delay import delay_tables
+from vswbench.report.figure import DPI
+from vswbench.report.figure import FIGSIZE_WIDE
+from vswbench.report.figure import LINESTYLES
+from vswbench.report.figure import Colours
+from vswbench.report.figure import place_legend
+from vswbench.report.figure import slug
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 
 
 def delay_ecdf_plot(models: Sequence[DelayModel], colours: Colours,

@@ -3,10 +3,12 @@ cost parts of a chain and NDR pinned vs unpinned (report/diagnostics.py)."""
 
 from __future__ import annotations
 
-from vswbench.report.diagnostics import INTRO, diagnostic_figures
+from vswbench.report.diagnostics import INTRO
+from vswbench.report.diagnostics import diagnostic_figures
 from vswbench.report.figure import Colours
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 
 
 class Diagnostics(Section):

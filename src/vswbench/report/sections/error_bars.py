@@ -7,10 +7,13 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from vswbench.report.figure import Colours, new_figure, place_legend
+from vswbench.report.figure import Colours
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
 from vswbench.report.model import ReportModel
 from vswbench.report.product_bars import product_bar_plot
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 from vswbench.report.spread import ErrorBar
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from vswbench.report.figure import Colours
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
-from vswbench.report.studies import (
-    FLOW_COUNT_EMPTY,
-    FLOW_COUNT_INTRO,
-    flow_count_plot,
-    flow_count_points,
-)
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
+from vswbench.report.studies import FLOW_COUNT_EMPTY
+from vswbench.report.studies import FLOW_COUNT_INTRO
+from vswbench.report.studies import flow_count_plot
+from vswbench.report.studies import flow_count_points
 
 
 class FlowCount(Section):

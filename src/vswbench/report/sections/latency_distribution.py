@@ -8,10 +8,17 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from vswbench.report.data import ecdf, rebin_log
-from vswbench.report.figure import LINESTYLES, PPS, Colours, new_figure, place_legend, slug
+from vswbench.report.data import ecdf
+from vswbench.report.data import rebin_log
+from vswbench.report.figure import LINESTYLES
+from vswbench.report.figure import PPS
+from vswbench.report.figure import Colours
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
+from vswbench.report.figure import slug
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 from vswbench.results.points import size_order
 from vswbench.results.series import LoadSeries
 

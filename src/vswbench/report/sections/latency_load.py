@@ -7,9 +7,15 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from vswbench.report.figure import LINESTYLES, PPS, Colours, new_figure, place_legend, slug
+from vswbench.report.figure import LINESTYLES
+from vswbench.report.figure import PPS
+from vswbench.report.figure import Colours
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
+from vswbench.report.figure import slug
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 from vswbench.results.series import LoadSeries
 
 PERCENTILES = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))

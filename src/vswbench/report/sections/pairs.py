@@ -7,10 +7,16 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from vswbench.report.data import PAIRS_RE, PairsPoint
-from vswbench.report.figure import LINESTYLES, PPS, Colours, new_figure, place_legend
+from vswbench.report.data import PAIRS_RE
+from vswbench.report.data import PairsPoint
+from vswbench.report.figure import LINESTYLES
+from vswbench.report.figure import PPS
+from vswbench.report.figure import Colours
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 
 
 def pairs_plot(points: Sequence[PairsPoint], colours: Colours) -> Figure | None:

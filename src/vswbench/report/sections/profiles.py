@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from vswbench.report.figure import Colours
 from vswbench.report.model import ReportModel
-from vswbench.report.profiles import INTRO, cpu_check_table, profile_figures, top_functions_table
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.profiles import INTRO
+from vswbench.report.profiles import cpu_check_table
+from vswbench.report.profiles import profile_figures
+from vswbench.report.profiles import top_functions_table
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 
 
 class Profiles(Section):

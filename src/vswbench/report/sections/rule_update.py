@@ -4,14 +4,13 @@ updates (Fang et al.'s section 3.5; report/functions.py). The rows are ReportMod
 from __future__ import annotations
 
 from vswbench.report.figure import Colours
-from vswbench.report.functions import (
-    RULE_UPDATE_EMPTY,
-    RULE_UPDATE_INTRO,
-    rule_update_plot,
-    rule_update_tables,
-)
+from vswbench.report.functions import RULE_UPDATE_EMPTY
+from vswbench.report.functions import RULE_UPDATE_INTRO
+from vswbench.report.functions import rule_update_plot
+from vswbench.report.functions import rule_update_tables
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 
 
 class RuleUpdate(Section):

@@ -9,10 +9,19 @@ from html import escape
 from matplotlib.figure import Figure
 
 from vswbench.measure.socket_result import SocketResult
-from vswbench.report.figure import Colours, Plot, new_figure
+from vswbench.report.figure import Colours
+from vswbench.report.figure import Plot
+from vswbench.report.figure import new_figure
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section, empty_note, figure_html, table
-from vswbench.report.sockets import SocketRow, every_point, socket_rows, verdict_lines
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
+from vswbench.report.sections.base import empty_note
+from vswbench.report.sections.base import figure_html
+from vswbench.report.sections.base import table
+from vswbench.report.sockets import SocketRow
+from vswbench.report.sockets import every_point
+from vswbench.report.sockets import socket_rows
+from vswbench.report.sockets import verdict_lines
 
 INTRO = ("What an application in a container gets through each switch: the project's socket "
          "client and server (vswbench-sockapp, pinned, epoll) in the client and server "

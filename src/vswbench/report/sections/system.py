@@ -3,7 +3,8 @@ offloads) and the campaign spec."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from html import escape
 from typing import Any
 

@@ -4,14 +4,13 @@ Fig. 5/6; report/functions.py)."""
 from __future__ import annotations
 
 from vswbench.report.figure import Colours
-from vswbench.report.functions import (
-    TABLE_SIZE_EMPTY,
-    TABLE_SIZE_INTRO,
-    table_size_plot,
-    table_size_points,
-)
+from vswbench.report.functions import TABLE_SIZE_EMPTY
+from vswbench.report.functions import TABLE_SIZE_INTRO
+from vswbench.report.functions import table_size_plot
+from vswbench.report.functions import table_size_points
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 
 
 class TableSize(Section):

@@ -10,9 +10,15 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from vswbench.report.data import RankingRow
-from vswbench.report.figure import LINESTYLES, PPS, Colours, new_figure, place_legend, spans_decades
+from vswbench.report.figure import LINESTYLES
+from vswbench.report.figure import PPS
+from vswbench.report.figure import Colours
+from vswbench.report.figure import new_figure
+from vswbench.report.figure import place_legend
+from vswbench.report.figure import spans_decades
 from vswbench.report.model import ReportModel
-from vswbench.report.sections.base import Figures, Section
+from vswbench.report.sections.base import Figures
+from vswbench.report.sections.base import Section
 from vswbench.report.verdict import Verdict
 from vswbench.results.points import size_order
 from vswbench.units import line_rate_pps

@@ -14,12 +14,17 @@ from pathlib import Path
 from vswbench.errors import UsageError
 from vswbench.host.netns import run
 from vswbench.run.state import open_state
-from vswbench.switches.base import ForwardPath, RuleMechanism
-from vswbench.switches.bpf.lpm_map import UPDATE_VALUE, LpmMap
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import RuleMechanism
+from vswbench.switches.bpf.lpm_map import UPDATE_VALUE
+from vswbench.switches.bpf.lpm_map import LpmMap
 from vswbench.switches.kernel.availability import kernel_versions
 from vswbench.switches.kernel.iface import ifindex
 from vswbench.switches.kernel.switch import KernelSwitch
-from vswbench.switches.rules.functions import FunctionOptions, acl_denied, check_flows, l3_prefixes
+from vswbench.switches.rules.functions import FunctionOptions
+from vswbench.switches.rules.functions import acl_denied
+from vswbench.switches.rules.functions import check_flows
+from vswbench.switches.rules.functions import l3_prefixes
 
 BPF_DIR = Path(__file__).resolve().parents[2] / "bpf"   # src/vswbench/bpf: the programs
 BPF_INCLUDE = "/usr/include/x86_64-linux-gnu"   # asm/types.h for -target bpf (design.md)

@@ -16,10 +16,15 @@ import json
 from pathlib import Path
 
 from vswbench.errors import VswbenchError
-from vswbench.host.netns import namespace_exists, run
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import run
 from vswbench.switches.base import Availability
-from vswbench.switches.bpf.redirect import BPF_DIR, BpfRedirectSwitch, bpf_missing, compile_argv
-from vswbench.switches.kernel.availability import TC, basic_availability
+from vswbench.switches.bpf.redirect import BPF_DIR
+from vswbench.switches.bpf.redirect import BpfRedirectSwitch
+from vswbench.switches.bpf.redirect import bpf_missing
+from vswbench.switches.bpf.redirect import compile_argv
+from vswbench.switches.kernel.availability import TC
+from vswbench.switches.kernel.availability import basic_availability
 from vswbench.switches.kernel.counters import section
 
 __all__ = ["BPF_DIR", "TcBpfSwitch", "compile_argv"]   # BPF_DIR, compile_argv: moved to bpfobj

@@ -14,15 +14,18 @@ from get none, and frames arriving there go up the switch namespace's stack and 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from vswbench.engine.probe import probe
-from vswbench.engine.process import EngineNotFound, find_engine
+from vswbench.engine.process import EngineNotFound
+from vswbench.engine.process import find_engine
 from vswbench.errors import VswbenchError
-from vswbench.host.netns import ip, ip_json, namespace_exists
+from vswbench.host.netns import ip
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import namespace_exists
 from vswbench.switches.base import Availability
-from vswbench.switches.bpf.redirect import BpfRedirectSwitch, bpf_missing
+from vswbench.switches.bpf.redirect import BpfRedirectSwitch
+from vswbench.switches.bpf.redirect import bpf_missing
 from vswbench.switches.kernel.availability import basic_availability
 from vswbench.switches.kernel.counters import section
 
@@ -51,11 +54,9 @@ class XdpSwitch(BpfRedirectSwitch):
     SOURCE = "xdp_redirect.bpf.c"
     PREFIX = "xdp"
 
-    @classmethod
-    def jumbo_problem(cls, options: Mapping[str, str]) -> str | None:
-        return ("switch xdp: its XDP program has no frags support, and veth refuses such a "
-                "program above an MTU of about 3.5 KiB (one page): frames up to 1518 B only; "
-                "use tc-bpf or bridge for larger frames")
+    jumbo_refused = ("its XDP program has no frags support, and veth refuses such a program "
+                     "above an MTU of about 3.5 KiB (one page): frames up to 1518 B only; use "
+                     "tc-bpf or bridge for larger frames")
 
     @classmethod
     def availability(cls) -> Availability:

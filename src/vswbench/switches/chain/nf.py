@@ -27,16 +27,21 @@ ports live, and the per-element counters of a trial (Raumer's drops per chain el
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from vswbench.errors import UsageError
-from vswbench.scenario import Role, Scenario
+from vswbench.scenario import Role
+from vswbench.scenario import Scenario
 
 if TYPE_CHECKING:
     from vswbench.host.netns import LinkCounters
-    from vswbench.switches.base import Placement, PortCounters, Switch
+    from vswbench.switches.base import Placement
+    from vswbench.switches.base import PortCounters
+    from vswbench.switches.base import Switch
 
 OPTION = "nf"
 FWD, ROUTER, OVS, OVS_AFXDP = "fwd", "router", "ovs", "ovs-afxdp"

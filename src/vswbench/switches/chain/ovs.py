@@ -37,13 +37,19 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 
 from vswbench.host.netns import wait_until
-from vswbench.switches.base import Attachment, PortCounters, SwitchContext
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import SwitchContext
 from vswbench.switches.chain.nf import OVS_PORT_PREFIX
-from vswbench.switches.ovs.daemon import OvsError, OvsInstance, pmd_on
+from vswbench.switches.ovs.daemon import OvsError
+from vswbench.switches.ovs.daemon import OvsInstance
+from vswbench.switches.ovs.daemon import pmd_on
 
 IN_PORT, OUT_PORT = 1, 2
 

@@ -26,14 +26,23 @@ kernel's default: the whole chain then runs in the tester's softirq, on the test
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 
 from vswbench.errors import VswbenchError
-from vswbench.host.netns import ip, set_neighbour, sysctl
-from vswbench.switches.base import Attachment, ForwardPath, SwitchContext
+from vswbench.host.netns import ip
+from vswbench.host.netns import set_neighbour
+from vswbench.host.netns import sysctl
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import SwitchContext
 from vswbench.switches.chain.nf import PER_ELEMENT
-from vswbench.switches.kernel.napi import Placed, kernel_mode, napi_thread_pids, place_napi
+from vswbench.switches.kernel.napi import Placed
+from vswbench.switches.kernel.napi import kernel_mode
+from vswbench.switches.kernel.napi import napi_thread_pids
+from vswbench.switches.kernel.napi import place_napi
 
 
 @dataclass(frozen=True)

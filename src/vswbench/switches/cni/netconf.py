@@ -16,7 +16,8 @@ directory inside the run's own `vsb-<run id>-*` temp directory, never /var/lib/c
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from vswbench.errors import UsageError

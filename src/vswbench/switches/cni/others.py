@@ -18,22 +18,28 @@ from typing import Any
 
 import vswbench.switches.cni.netconf as nc
 from vswbench.errors import UsageError
-from vswbench.host.netns import (
-    ip,
-    mac_address,
-    namespace_exists,
-    run,
-    set_neighbour,
-    set_up,
-    wait_link_up,
-)
+from vswbench.host.netns import ip
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import run
+from vswbench.host.netns import set_neighbour
+from vswbench.host.netns import set_up
+from vswbench.host.netns import wait_link_up
 from vswbench.run.ids import NUM
-from vswbench.switches.base import Attachment, ForwardPath, HostPort, PortCounters, link_pairs
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import link_pairs
 from vswbench.switches.cni.plugin import PACKAGE
-from vswbench.switches.cni.switch import CniSwitch, container_side
-from vswbench.switches.kernel.counters import read_counters, section, switch_view
+from vswbench.switches.cni.switch import CniSwitch
+from vswbench.switches.cni.switch import container_side
+from vswbench.switches.kernel.counters import read_counters
+from vswbench.switches.kernel.counters import section
+from vswbench.switches.kernel.counters import switch_view
 from vswbench.switches.kernel.links import create_veth
-from vswbench.switches.kernel.napi import place_napi, place_rps
+from vswbench.switches.kernel.napi import place_napi
+from vswbench.switches.kernel.napi import place_rps
 
 VLAN_ID = 100
 

@@ -18,14 +18,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from vswbench.errors import VswbenchError
 from vswbench.safefile import write_text
-from vswbench.switches.cni.netconf import CNI_VERSION, plugin_stdin, plugin_types
+from vswbench.switches.cni.netconf import CNI_VERSION
+from vswbench.switches.cni.netconf import plugin_stdin
+from vswbench.switches.cni.netconf import plugin_types
 
 PLUGIN_DIR = Path("/usr/lib/cni")
 PACKAGE = "containernetworking-plugins"

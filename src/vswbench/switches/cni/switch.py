@@ -30,23 +30,32 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 import vswbench.switches.cni.netconf as nc
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.host.netns import ip, mac_address, namespace_exists, wait_link_up
-from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort, SwitchContext
-from vswbench.switches.cni.plugin import (
-    PACKAGE,
-    Invocation,
-    add,
-    delete,
-    plugin_versions,
-    record,
-    record_path,
-)
-from vswbench.switches.kernel.availability import basic_availability, kernel_versions
-from vswbench.switches.kernel.bridge import fdb_mode, static_fdb
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.host.netns import ip
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import wait_link_up
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import SwitchContext
+from vswbench.switches.cni.plugin import PACKAGE
+from vswbench.switches.cni.plugin import Invocation
+from vswbench.switches.cni.plugin import add
+from vswbench.switches.cni.plugin import delete
+from vswbench.switches.cni.plugin import plugin_versions
+from vswbench.switches.cni.plugin import record
+from vswbench.switches.cni.plugin import record_path
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.availability import kernel_versions
+from vswbench.switches.kernel.bridge import fdb_mode
+from vswbench.switches.kernel.bridge import static_fdb
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.kernel.iface import ethtool_k
 from vswbench.switches.kernel.napi import kernel_mode

@@ -11,10 +11,13 @@ import contextlib
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 
 from vswbench.errors import VswbenchError
-from vswbench.run.registry import CleanupRegistry, Registration, wait_or_kill
+from vswbench.run.registry import CleanupRegistry
+from vswbench.run.registry import Registration
+from vswbench.run.registry import wait_or_kill
 from vswbench.run.state import RunState
 
 

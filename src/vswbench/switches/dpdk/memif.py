@@ -13,17 +13,17 @@ import contextlib
 import os
 from pathlib import Path
 
-from vswbench.switches.base import (
-    Attachment,
-    Availability,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    Switch,
-    SwitchContext,
-    link_pairs,
-)
-from vswbench.switches.dpdk.ports import DPDK_FIX, engine_dpdk, port_mac
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import Switch
+from vswbench.switches.base import SwitchContext
+from vswbench.switches.base import link_pairs
+from vswbench.switches.dpdk.ports import DPDK_FIX
+from vswbench.switches.dpdk.ports import engine_dpdk
+from vswbench.switches.dpdk.ports import port_mac
 
 
 class Memif(Switch):

@@ -22,28 +22,24 @@ from pathlib import Path
 from vswbench.errors import VswbenchError
 from vswbench.host.netns import in_netns
 from vswbench.run.state import open_state
-from vswbench.switches.base import (
-    Attachment,
-    Availability,
-    BusyCycles,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    Switch,
-    SwitchContext,
-    link_pairs,
-)
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import BusyCycles
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import Switch
+from vswbench.switches.base import SwitchContext
+from vswbench.switches.base import link_pairs
 from vswbench.switches.dpdk.interactive import InteractiveProcess
-from vswbench.switches.dpdk.ports import (
-    DPDK_PORT_HELP,
-    DPDK_THREADS,
-    DpdkLink,
-    dpdk_availability,
-    eal_common,
-    parse_transport,
-    port_mac,
-    remove_runtime_dir,
-)
+from vswbench.switches.dpdk.ports import DPDK_PORT_HELP
+from vswbench.switches.dpdk.ports import DPDK_THREADS
+from vswbench.switches.dpdk.ports import DpdkLink
+from vswbench.switches.dpdk.ports import dpdk_availability
+from vswbench.switches.dpdk.ports import eal_common
+from vswbench.switches.dpdk.ports import parse_transport
+from vswbench.switches.dpdk.ports import port_mac
+from vswbench.switches.dpdk.ports import remove_runtime_dir
 
 TESTPMD = "dpdk-testpmd"
 FIX = "apt-get install dpdk-dev (it ships dpdk-testpmd and the PMDs), or run ./setup.sh"

@@ -17,14 +17,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import ip, mac_address, namespace_exists, run, set_up, wait_link_up
-from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort
-from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.host.netns import ip
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import run
+from vswbench.host.netns import set_up
+from vswbench.host.netns import wait_link_up
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.availability import kernel_versions
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.kernel.napi import place_napi
 from vswbench.switches.kernel.switch import KernelSwitch
 from vswbench.switches.rules.batch import nft_file
-from vswbench.switches.rules.functions import FunctionOptions, nft_acl
+from vswbench.switches.rules.functions import FunctionOptions
+from vswbench.switches.rules.functions import nft_acl
 
 FDB_MODES = ("static", "learn")
 NFT_TABLE = "vsbfn"          # inside the switch namespace only

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from vswbench.errors import CommandError
-from vswbench.host.netns import ip, run
+from vswbench.host.netns import ip
+from vswbench.host.netns import run
 from vswbench.switches.base import PortCounters
 
 

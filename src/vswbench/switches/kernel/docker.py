@@ -42,9 +42,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from vswbench.errors import NotAvailableHere
-from vswbench.host.netns import add_address, run, run_in, sysctl
+from vswbench.host.netns import add_address
+from vswbench.host.netns import run
+from vswbench.host.netns import run_in
+from vswbench.host.netns import sysctl
 from vswbench.switches.base import Availability
-from vswbench.switches.kernel.availability import basic_availability, kernel_config
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.availability import kernel_config
 from vswbench.switches.kernel.bridge import BridgeSwitch
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.rules.batch import nft_file

@@ -18,7 +18,8 @@ has not been measured here.
 """
 from __future__ import annotations
 
-from vswbench.switches.base import Availability, ForwardPath
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
 from vswbench.switches.kernel.availability import basic_availability
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.kernel.router import RouterSwitch

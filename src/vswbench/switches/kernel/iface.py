@@ -6,7 +6,9 @@ import json
 import subprocess
 
 from vswbench.errors import CommandError
-from vswbench.host.netns import in_netns, ip, run_in
+from vswbench.host.netns import in_netns
+from vswbench.host.netns import ip
+from vswbench.host.netns import run_in
 
 
 def read_sys(netns: str | None, relpath: str) -> str:

@@ -3,9 +3,14 @@ and host ends. One rule for all kernel backends: **the backend creates the host 
 and puts HostPort.ip_cidr on it**; Attachment.host_mac is filled once the host end exists."""
 from __future__ import annotations
 
-from vswbench.host.netns import add_address, ip, mac_address, namespace_exists, set_up
+from vswbench.host.netns import add_address
+from vswbench.host.netns import ip
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import set_up
 from vswbench.run.registry import Registration
-from vswbench.switches.base import HostPort, SwitchContext
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import SwitchContext
 from vswbench.switches.kernel.iface import ethtool_k
 from vswbench.switches.kernel.napi import kernel_mode
 

@@ -18,11 +18,23 @@ switch CPU instead: the receive half of the switching runs there ("rps cpuN").
 from __future__ import annotations
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import ip, mac_address, namespace_exists, set_up, wait_link_up
-from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort, PortCounters
-from vswbench.switches.kernel.availability import basic_availability, kernel_versions
-from vswbench.switches.kernel.counters import read_counters, section, switch_view
-from vswbench.switches.kernel.links import create_veth, finish_host_end
+from vswbench.host.netns import ip
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import set_up
+from vswbench.host.netns import wait_link_up
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.availability import kernel_versions
+from vswbench.switches.kernel.counters import read_counters
+from vswbench.switches.kernel.counters import section
+from vswbench.switches.kernel.counters import switch_view
+from vswbench.switches.kernel.links import create_veth
+from vswbench.switches.kernel.links import finish_host_end
 from vswbench.switches.kernel.napi import place_rps
 from vswbench.switches.kernel.switch import KernelSwitch
 

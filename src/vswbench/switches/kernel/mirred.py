@@ -13,9 +13,13 @@ instead of a program. Port plumbing, placement and counters as every veth-port k
 """
 from __future__ import annotations
 
-from vswbench.host.netns import namespace_exists, run
-from vswbench.switches.base import Availability, ForwardPath
-from vswbench.switches.kernel.availability import TC, basic_availability, kernel_versions
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import run
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.kernel.availability import TC
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.availability import kernel_versions
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.kernel.switch import KernelSwitch
 

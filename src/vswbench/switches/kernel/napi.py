@@ -22,13 +22,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
-from vswbench.errors import CommandError, UsageError
+from vswbench.errors import CommandError
+from vswbench.errors import UsageError
 from vswbench.host.netns import run
 from vswbench.switches.base import SwitchContext
-from vswbench.switches.kernel.iface import ethtool_k, write_sys
+from vswbench.switches.kernel.iface import ethtool_k
+from vswbench.switches.kernel.iface import write_sys
 
 KERNEL_MODES = ("napi", "softirq")
 NAPI_PRIORITIES = ("fifo", "normal")

@@ -26,27 +26,29 @@ from __future__ import annotations
 import ipaddress
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import (
-    BENCHMARK_NET,
-    add_address,
-    ip,
-    namespace_exists,
-    set_neighbour,
-    sysctl,
-)
-from vswbench.switches.base import Attachment, Availability, ForwardPath, HostPort, RuleMechanism
-from vswbench.switches.kernel.availability import basic_availability, kernel_versions
+from vswbench.host.netns import BENCHMARK_NET
+from vswbench.host.netns import add_address
+from vswbench.host.netns import ip
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import set_neighbour
+from vswbench.host.netns import sysctl
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import RuleMechanism
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.availability import kernel_versions
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.kernel.switch import KernelSwitch
-from vswbench.switches.rules.batch import ip_batch, nft_file
-from vswbench.switches.rules.functions import (
-    FunctionOptions,
-    check_flows,
-    l3_prefixes,
-    nft_acl,
-    nft_nat,
-    route_batch,
-)
+from vswbench.switches.rules.batch import ip_batch
+from vswbench.switches.rules.batch import nft_file
+from vswbench.switches.rules.functions import FunctionOptions
+from vswbench.switches.rules.functions import check_flows
+from vswbench.switches.rules.functions import l3_prefixes
+from vswbench.switches.rules.functions import nft_acl
+from vswbench.switches.rules.functions import nft_nat
+from vswbench.switches.rules.functions import route_batch
 
 TABLE_BASE = 100
 NFT_TABLE = "vsbfn"          # inside the switch namespace only
@@ -140,7 +142,8 @@ class RouterSwitch(FunctionOptions, KernelSwitch):
 
     def rule_mechanisms(self) -> list[RuleMechanism]:
         """Route batches into the table of the first path's port, and nftables transactions."""
-        from vswbench.switches.rules.mechanisms import NftTransaction, RouteBatch
+        from vswbench.switches.rules.mechanisms import NftTransaction
+        from vswbench.switches.rules.mechanisms import RouteBatch
 
         first = self._first_path
         if first is None:

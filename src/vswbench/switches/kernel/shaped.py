@@ -25,12 +25,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import namespace_exists, run
-from vswbench.switches.base import Availability, ForwardPath, PortCounters
-from vswbench.switches.kernel.availability import TC, basic_availability, kernel_versions
+from vswbench.host.netns import namespace_exists
+from vswbench.host.netns import run
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import PortCounters
+from vswbench.switches.kernel.availability import TC
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.availability import kernel_versions
 from vswbench.switches.kernel.counters import section
 from vswbench.switches.kernel.switch import KernelSwitch
-from vswbench.units import MAX_FRAME, MIN_FRAME
+from vswbench.units import MAX_FRAME
+from vswbench.units import MIN_FRAME
 
 SHAPER_BURST_S = 0.0005
 SHAPER_QUEUE_S = 0.002   # >= 0.5 ms of bucket + a few ms of host stall; see above
@@ -67,7 +73,8 @@ def shaper_from_options(options: Mapping[str, str]) -> Shaper:
     raw = options.get("shape_pps")
     if raw is None:
         raise UsageError("switch shaped needs a rate: --shape-pps N (packets/s, e.g. 100k)")
-    from vswbench.units import ascii_number, parse_rate
+    from vswbench.units import ascii_number
+    from vswbench.units import parse_rate
 
     pps = parse_rate(raw)
     if pps > MAX_SHAPE_PPS:

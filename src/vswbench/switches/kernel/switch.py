@@ -4,31 +4,32 @@ macvlan build their links their own way). Port plumbing follows links.py, the pl
 receive work napi.py."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 from vswbench.errors import UsageError
-from vswbench.host.netns import mac_address, set_up, wait_link_up
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import set_up
+from vswbench.host.netns import wait_link_up
 from vswbench.run.ids import NUM
 from vswbench.run.registry import Registration
-from vswbench.switches.base import (
-    Attachment,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    Switch,
-    SwitchContext,
-)
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import Switch
+from vswbench.switches.base import SwitchContext
 from vswbench.switches.kernel.availability import KERNEL_TOOLS
 from vswbench.switches.kernel.counters import read_counters
-from vswbench.switches.kernel.links import create_veth, finish_host_end, switch_ifname
-from vswbench.switches.kernel.napi import (
-    PLACEMENT_HELP,
-    PLACEMENT_OPTIONS,
-    Placed,
-    place_napi,
-    placement_option,
-)
+from vswbench.switches.kernel.links import create_veth
+from vswbench.switches.kernel.links import finish_host_end
+from vswbench.switches.kernel.links import switch_ifname
+from vswbench.switches.kernel.napi import PLACEMENT_HELP
+from vswbench.switches.kernel.napi import PLACEMENT_OPTIONS
+from vswbench.switches.kernel.napi import Placed
+from vswbench.switches.kernel.napi import place_napi
+from vswbench.switches.kernel.napi import placement_option
 
 
 class KernelSwitch(Switch):

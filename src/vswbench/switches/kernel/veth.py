@@ -31,23 +31,30 @@ from __future__ import annotations
 import pathlib
 from collections.abc import Mapping
 
-from vswbench.errors import UsageError, VswbenchError
-from vswbench.host.netns import mac_address, wait_link_up
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import wait_link_up
 from vswbench.run.ids import NUM
 from vswbench.safefile import write_text
-from vswbench.switches.base import (
-    Attachment,
-    Availability,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    SwitchContext,
-    link_pairs,
-)
-from vswbench.switches.chain.nf import OVS_AFXDP, OVS_KINDS, ROUTER, nf_kind
-from vswbench.switches.kernel.availability import basic_availability, kernel_versions
-from vswbench.switches.kernel.counters import read_counters, section, switch_view
-from vswbench.switches.kernel.links import create_veth, finish_host_end
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import SwitchContext
+from vswbench.switches.base import link_pairs
+from vswbench.switches.chain.nf import OVS_AFXDP
+from vswbench.switches.chain.nf import OVS_KINDS
+from vswbench.switches.chain.nf import ROUTER
+from vswbench.switches.chain.nf import nf_kind
+from vswbench.switches.kernel.availability import basic_availability
+from vswbench.switches.kernel.availability import kernel_versions
+from vswbench.switches.kernel.counters import read_counters
+from vswbench.switches.kernel.counters import section
+from vswbench.switches.kernel.counters import switch_view
+from vswbench.switches.kernel.links import create_veth
+from vswbench.switches.kernel.links import finish_host_end
 from vswbench.switches.kernel.napi import place_napi
 from vswbench.switches.kernel.switch import KernelSwitch
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Mapping
 from pathlib import Path
 
 from vswbench.switches.base import Availability
 from vswbench.switches.ovs.daemon import pmd_on
-from vswbench.switches.ovs.switch import AF_XDP, Ovs
+from vswbench.switches.ovs.switch import AF_XDP
+from vswbench.switches.ovs.switch import Ovs
 
 
 def _afxdp_in_binary() -> bool:
@@ -34,11 +34,9 @@ class OvsAfxdp(Ovs):
     port_type = "afxdp"
     wire_capable = False    # its ports are afxdp: a system-port wire would mix two port kinds
 
-    @classmethod
-    def jumbo_problem(cls, options: Mapping[str, str]) -> str | None:
-        return ("switch ovs-afxdp: the XDP programs of its AF_XDP ports hold the veths below "
-                "MTU 9000 (measured: `mtu greater than device maximum`), and its UMEM frames "
-                "are 2048 B; use ovs (kernel datapath) for frames above 1518 B")
+    jumbo_refused = ("the XDP programs of its AF_XDP ports hold the veths below MTU 9000 "
+                     "(measured: `mtu greater than device maximum`), and its UMEM frames are "
+                     "2048 B; use ovs (kernel datapath) for frames above 1518 B")
 
     @classmethod
     def availability(cls) -> Availability:

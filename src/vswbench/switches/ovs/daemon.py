@@ -19,14 +19,21 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
-from vswbench.errors import CommandError, VswbenchError
-from vswbench.host.netns import in_netns, run, wait_until
+from vswbench.errors import CommandError
+from vswbench.errors import VswbenchError
+from vswbench.host.netns import in_netns
+from vswbench.host.netns import run
+from vswbench.host.netns import wait_until
 from vswbench.run.ids import RunId
-from vswbench.run.registry import CleanupRegistry, Registration, wait_or_kill
-from vswbench.run.state import RunState, open_state
+from vswbench.run.registry import CleanupRegistry
+from vswbench.run.registry import Registration
+from vswbench.run.registry import wait_or_kill
+from vswbench.run.state import RunState
+from vswbench.run.state import open_state
 
 BINARIES = ("ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
 SCHEMA_DIRS = (Path("/usr/share/openvswitch"), Path("/usr/local/share/openvswitch"))

@@ -18,23 +18,30 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from vswbench.errors import CommandError, UsageError, VswbenchError
-from vswbench.host.netns import run, wait_until
+from vswbench.errors import CommandError
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.host.netns import run
+from vswbench.host.netns import wait_until
 from vswbench.run.ids import NUM
-from vswbench.switches.base import Attachment, Availability, BusyCycles, HostPort, PortCounters
-from vswbench.switches.dpdk.ports import (
-    DPDK_PORT_HELP,
-    DPDK_THREADS,
-    DpdkLink,
-    dpdk_availability,
-    eal_common,
-    parse_transport,
-    port_mac,
-    remove_runtime_dir,
-)
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import BusyCycles
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.dpdk.ports import DPDK_PORT_HELP
+from vswbench.switches.dpdk.ports import DPDK_THREADS
+from vswbench.switches.dpdk.ports import DpdkLink
+from vswbench.switches.dpdk.ports import dpdk_availability
+from vswbench.switches.dpdk.ports import eal_common
+from vswbench.switches.dpdk.ports import parse_transport
+from vswbench.switches.dpdk.ports import port_mac
+from vswbench.switches.dpdk.ports import remove_runtime_dir
 from vswbench.switches.ovs.daemon import OvsInstance
 from vswbench.switches.ovs.rules import parse_ovs_options
-from vswbench.switches.ovs.switch import BRIDGE, Ovs, OvsPort
+from vswbench.switches.ovs.switch import BRIDGE
+from vswbench.switches.ovs.switch import Ovs
+from vswbench.switches.ovs.switch import OvsPort
 
 VSWITCHD_DPDK = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 FIX = "apt-get install openvswitch-switch-dpdk (or run ./setup.sh)"

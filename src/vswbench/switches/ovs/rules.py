@@ -27,7 +27,9 @@ Backend options (`--option KEY=VALUE`, or a campaign study's `options = {KEY = V
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vswbench.errors import UsageError

@@ -23,61 +23,54 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, TextIO
+from typing import ClassVar
+from typing import TextIO
 
-from vswbench.errors import CommandError, UsageError, VswbenchError
-from vswbench.host.netns import (
-    Namespace,
-    VethPair,
-    add_address,
-    ip_json,
-    mac_address,
-    run,
-    run_in,
-    set_offload,
-    set_up,
-    wait_link_up,
-    wait_until,
-)
+from vswbench.errors import CommandError
+from vswbench.errors import UsageError
+from vswbench.errors import VswbenchError
+from vswbench.host.netns import Namespace
+from vswbench.host.netns import VethPair
+from vswbench.host.netns import add_address
+from vswbench.host.netns import ip_json
+from vswbench.host.netns import mac_address
+from vswbench.host.netns import run
+from vswbench.host.netns import run_in
+from vswbench.host.netns import set_offload
+from vswbench.host.netns import set_up
+from vswbench.host.netns import wait_link_up
+from vswbench.host.netns import wait_until
 from vswbench.run.ids import NUM
 from vswbench.run.registry import Registration
-from vswbench.switches.base import (
-    Attachment,
-    Availability,
-    ForwardPath,
-    HostPort,
-    PortCounters,
-    RuleMechanism,
-    Switch,
-    SwitchContext,
-)
-from vswbench.switches.ovs.daemon import (
-    BINARIES,
-    INSTALL_FIX,
-    OvsError,
-    OvsInstance,
-    find_schema,
-    missing_binaries,
-)
-from vswbench.switches.ovs.rules import (
-    ENGINE_FLOW_FIELD,
-    EXACT_COOKIE,
-    FLOW_LIMIT,
-    PORT_COOKIE,
-    FlowSource,
-    RulePath,
-    clone_outputs,
-    parse_ovs_options,
-    rule_lines,
-)
+from vswbench.switches.base import Attachment
+from vswbench.switches.base import Availability
+from vswbench.switches.base import ForwardPath
+from vswbench.switches.base import HostPort
+from vswbench.switches.base import PortCounters
+from vswbench.switches.base import RuleMechanism
+from vswbench.switches.base import Switch
+from vswbench.switches.base import SwitchContext
+from vswbench.switches.ovs.daemon import BINARIES
+from vswbench.switches.ovs.daemon import INSTALL_FIX
+from vswbench.switches.ovs.daemon import OvsError
+from vswbench.switches.ovs.daemon import OvsInstance
+from vswbench.switches.ovs.daemon import find_schema
+from vswbench.switches.ovs.daemon import missing_binaries
+from vswbench.switches.ovs.rules import ENGINE_FLOW_FIELD
+from vswbench.switches.ovs.rules import EXACT_COOKIE
+from vswbench.switches.ovs.rules import FLOW_LIMIT
+from vswbench.switches.ovs.rules import PORT_COOKIE
+from vswbench.switches.ovs.rules import FlowSource
+from vswbench.switches.ovs.rules import RulePath
+from vswbench.switches.ovs.rules import clone_outputs
+from vswbench.switches.ovs.rules import parse_ovs_options
+from vswbench.switches.ovs.rules import rule_lines
 from vswbench.switches.ovs.sockets import packet_socket_drops
 from vswbench.switches.ovs.stats import datapath_stats
-from vswbench.switches.rules.functions import (
-    FunctionOptions,
-    check_flows,
-    ovs_function_rules,
-    parse_function,
-)
+from vswbench.switches.rules.functions import FunctionOptions
+from vswbench.switches.rules.functions import check_flows
+from vswbench.switches.rules.functions import ovs_function_rules
+from vswbench.switches.rules.functions import parse_function
 
 BRIDGE = "br0"
 TUNNEL_BRIDGE = "brphy"   # scenario remote-vxlan: the underlay bridge of OVS's VXLAN port

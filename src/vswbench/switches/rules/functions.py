@@ -20,9 +20,11 @@ Pure: the tables and rule texts, no root, unit-tested alone; the backends instal
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 from vswbench.errors import UsageError
 

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vswbench.switches.base import RuleMechanism
-from vswbench.switches.rules.batch import ip_batch, nft_file
+from vswbench.switches.rules.batch import ip_batch
+from vswbench.switches.rules.batch import nft_file
 from vswbench.switches.rules.functions import acl_denied
 
 UPDATE_TABLE = "vsbru"               # the nftables table of the updates (switch namespace)
