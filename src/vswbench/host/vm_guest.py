@@ -32,6 +32,7 @@ from pathlib import Path
 from vswbench.engine.process import EngineNotFound
 from vswbench.engine.process import find_engine
 from vswbench.errors import VswbenchError
+from vswbench.safefile import atomic_writer
 from vswbench.safefile import write_bytes
 from vswbench.safefile import write_text
 
@@ -179,27 +180,34 @@ def _fill_root(work: Path, deb: Path, engine: Path, libs: list[Path]) -> Path:
     root = work / "root"
     for d in ("bin", "proc", "sys", "dev", "lib/modules", "tmp"):
         (root / d).mkdir(parents=True, exist_ok=True)
-    shutil.copy2(BUSYBOX, root / "bin" / "busybox")
-    shutil.copy2(engine, root / "bin" / "vswbench-engine")
+    _install(BUSYBOX, root / "bin" / "busybox")
+    _install(engine, root / "bin" / "vswbench-engine")
     for lib in libs:
         dest = root / str(lib).lstrip("/")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(lib.resolve(), dest)
+        _install(lib.resolve(), dest)
     for name in MODULES:
         found = list((work / "deb").glob(f"lib/modules/*/kernel/**/{name}.ko"))
         if not found:
             raise VswbenchError(f"guest build: module {name}.ko not in {deb.name}")
-        shutil.copy2(found[0], root / "lib" / "modules" / f"{name}.ko")
-    (root / "init").write_text(INIT)
+        _install(found[0], root / "lib" / "modules" / f"{name}.ko")
+    write_text(root / "init", INIT)
     (root / "init").chmod(0o755)
     return root
+
+
+def _install(source: Path, dest: Path) -> None:
+    """A file of the guest's tree by the one safe writer, keeping its source's permission bits
+    (less group's and others' write): the engine, busybox and the loader must stay executable."""
+    write_bytes(dest, source.read_bytes())
+    dest.chmod(source.stat().st_mode & 0o755)
 
 
 def _pack_initrd(work: Path, root: Path) -> Path:
     """work/initrd.cpio.gz of the root file system."""
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
     raw = work / "initrd.cpio"
-    with raw.open("wb") as out:
+    with atomic_writer(raw, "wb") as out:
         done = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root,
                               input=("\n".join([".", *files]) + "\n").encode(),
                               stdout=out, stderr=subprocess.PIPE, check=False)
@@ -231,8 +239,8 @@ def ensure_guest(log: bool = False) -> tuple[Guest, bool]:
         vmlinuz = next((work / "deb" / "boot").glob("vmlinuz-*"))
         for old in cache.glob(f"{GUEST_PREFIX}*"):
             old.unlink()
-        # into the cache by the one safe writer: temp file beside the target, renamed over a
-        # regular file only (the build's own files above live in its private temp directory)
+        # into the cache by the one safe writer, as every file of the build above: temp file
+        # beside the target, renamed over a regular file only
         write_bytes(kernel, vmlinuz.read_bytes())
         write_bytes(initrd, packed.read_bytes())
         write_text(cache / f"{GUEST_PREFIX}{key}.package", package + "\n")
