@@ -34,6 +34,7 @@ from vswbench.run.registry import Registration
 from vswbench.run.registry import wait_or_kill
 from vswbench.run.state import RunState
 from vswbench.run.state import open_state
+from vswbench.safefile import open_regular
 
 BINARIES = ("ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
 SCHEMA_DIRS = (Path("/usr/share/openvswitch"), Path("/usr/local/share/openvswitch"))
@@ -146,7 +147,8 @@ class OvsDaemon:
     def start(self, ready_timeout: float = 20.0) -> OvsDaemon:
         argv = in_netns(self.netns, self.argv)
         # the daemon writes to its own copy of the file: ours is closed once it has started
-        with open(self.paths.root / f"{self.name}.out", "wb") as out:
+        with os.fdopen(open_regular(self.paths.root / f"{self.name}.out", append=True),
+                       "wb") as out:
             try:
                 # Own process group: a terminal's Ctrl-C reaches only us; we stop the daemon
                 # ourselves.
