@@ -14,8 +14,8 @@ from matplotlib import image as mpimg
 from tests.integration.browser import find_chromium
 from tests.integration.browser import run_chromium
 from tests.report_fixtures import write_fixture_store
-from vswbench.report.build import SECTION_IDS
 from vswbench.report.build import build_report
+from vswbench.report.sections import SECTION_IDS
 
 WINDOW = (1400, 6000)
 

@@ -9,8 +9,8 @@ import pytest
 
 from tests.report_fixtures import write_fixture_store
 from vswbench.errors import UsageError
-from vswbench.report.build import SECTION_IDS
 from vswbench.report.build import build_report
+from vswbench.report.sections import SECTION_IDS
 
 PLOT_SECTIONS = ("throughput-size", "offered-achieved", "latency-load", "latency-distribution",
                  "delay-model",

@@ -13,7 +13,6 @@ from pathlib import Path
 from vswbench.errors import UsageError
 from vswbench.report.figure import Plot
 from vswbench.report.html import render_page
-from vswbench.report.model import ReportModel
 from vswbench.report.model import build_model
 from vswbench.report.plots import make_plots
 from vswbench.report.product_bars import product_bars_csv
@@ -37,8 +36,6 @@ ERROR_BARS_JSON = "error_bars.json"
 ERROR_BARS_CSV = "error_bars.csv"
 PRODUCT_BARS_JSON = "product_error_bars.json"
 PRODUCT_BARS_CSV = "product_error_bars.csv"
-
-__all__ = ["ReportFiles", "ReportModel", "SECTION_IDS", "build_report", "DEFAULT_LINK_BPS"]
 
 
 @dataclass(frozen=True)
