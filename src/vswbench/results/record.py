@@ -32,15 +32,6 @@ from vswbench.jsonvalues import flag
 from vswbench.jsonvalues import number
 from vswbench.jsonvalues import text
 from vswbench.measure.trial_result import read_trial
-from vswbench.results.params import KNOB_DEFAULTS
-from vswbench.results.params import KNOBS
-from vswbench.results.params import PRESET_KINDS
-from vswbench.results.params import Knob
-from vswbench.results.params import Params
-
-# the parameters' names, importable from here as before (they live in params.py)
-__all__ = ["KNOB_DEFAULTS", "KNOBS", "PRESET_KINDS", "Knob", "Params", "count", "flag", "number",
-           "text", "LoadPoint", "load_point", "load_points", "Measured", "measured_of"]
 
 
 # -- one stored trial --------------------------------------------------------------------------
