@@ -29,12 +29,17 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
 from vswbench.errors import UsageError
 from vswbench.errors import VswbenchError
+from vswbench.jsonvalues import as_dict
+from vswbench.jsonvalues import as_list
+from vswbench.jsonvalues import number
+from vswbench.jsonvalues import text
 from vswbench.measure.hoststall import MAX_STALL_REPEATS
 from vswbench.measure.hoststall import MAX_STALL_REPEATS_PER_SEARCH
 from vswbench.measure.hoststall import excisable
@@ -186,6 +191,12 @@ class SearchResult:
         return classic_ndr(self.trials)
 
     @property
+    def headroom(self) -> float | None:
+        """The NDR's share of the tester's ceiling (None without either)."""
+        return (round(self.ndr_pps / self.generator_ceiling_pps, 4)
+                if self.ndr_pps and self.generator_ceiling_pps else None)
+
+    @property
     def trial_seconds(self) -> float:
         return round(sum(t.intended_duration for t in self.trials), 3)
 
@@ -221,8 +232,7 @@ class SearchResult:
             "upper_bound_pps": ndr.upper_bound_pps if ndr else None,
             "generator_bound": self.generator_bound,
             "generator_ceiling_pps": self.generator_ceiling_pps,
-            "headroom": (round(self.ndr_pps / self.generator_ceiling_pps, 4)
-                         if self.ndr_pps and self.generator_ceiling_pps else None),
+            "headroom": self.headroom,
             "goals": [{**dataclasses.asdict(g.goal), "lower_bound_pps": g.lower_bound_pps,
                        "upper_bound_pps": g.upper_bound_pps,
                        "conditional_throughput_pps": g.conditional_throughput_pps}
@@ -236,6 +246,33 @@ class SearchResult:
             "rejected_reasons": [t.host_stall for t in self.rejected],
             "overhead_per_trial": self.session, "notes": self.notes,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SearchResult:
+        """A stored search (to_json's, or a stored point's result: other keys are ignored) read
+        back leniently, as TrialResult.from_json reads a trial: a key missing or not of its type
+        reads as the default; the trials are SessionTrial.from_json's. The figures to_json
+        derives (the NDR, headroom, classic NDR, counts) are derived again, so for a
+        SearchResult r, `SearchResult.from_json(r.to_json()).to_json() == r.to_json()`."""
+        notes = [n for n in as_list(data.get("notes")) if isinstance(n, str)]
+        return cls(text(data.get("preset")) or "", text(data.get("algorithm")) or "",
+                   [stored_outcome(g) for g in as_list(data.get("goals")) if isinstance(g, dict)],
+                   number(data.get("min_load_pps")) or 0.0, number(data.get("max_load_pps")) or 0.0,
+                   [SessionTrial.from_json(t) for t in as_list(data.get("trials"))
+                    if isinstance(t, dict)],
+                   number(data.get("wall_seconds")) or 0.0,
+                   dict(as_dict(data.get("overhead_per_trial"))),
+                   number(data.get("generator_ceiling_pps")), notes)
+
+
+def stored_outcome(data: Mapping[str, Any]) -> GoalOutcome:
+    """A stored goal ({**asdict(goal), lower_bound_pps, upper_bound_pps,
+    conditional_throughput_pps}): a number missing reads as 0 (a bound as None)."""
+    goal = Goal(text(data.get("name")) or "", *(number(data.get(f.name)) or 0.0
+                                                for f in dataclasses.fields(Goal)[1:]))
+    return GoalOutcome(goal, number(data.get("lower_bound_pps")),
+                       number(data.get("upper_bound_pps")),
+                       number(data.get("conditional_throughput_pps")))
 
 
 # -- MLRsearch ---------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import os
 import time
 from abc import ABC
 from abc import abstractmethod
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,9 @@ from vswbench.host.cpustat import core_usage
 from vswbench.host.cpustat import process_cpu_s
 from vswbench.host.cpustat import read_proc_stat
 from vswbench.host.irqstat import read_irq_counts
+from vswbench.jsonvalues import count
+from vswbench.jsonvalues import flag
+from vswbench.jsonvalues import number
 from vswbench.measure.hoststall import classify
 from vswbench.measure.hoststall import open_monitor
 from vswbench.measure.profiling import profiled
@@ -49,6 +53,7 @@ from vswbench.measure.trial import build_result
 from vswbench.measure.trial import ready_timeout
 from vswbench.measure.trial import run_trial
 from vswbench.measure.trial import start_long_running
+from vswbench.measure.trial_result import CounterCheck
 from vswbench.scenario import Role
 from vswbench.scenario import Scenario
 from vswbench.testbed.build import EngineCommand
@@ -66,6 +71,10 @@ DEFAULT_DRAIN = 0.05                   # wait for frames in flight after a lossy
 # ... but no longer once none arrived for this long: a lossy trial's drain took the whole 50 ms
 # (a fifth of a quarter-second trial) although its frames had arrived or gone within 1-5 ms here.
 DEFAULT_DRAIN_QUIET = 0.01
+UNSENT_TOLERANCE = 2       # frames short that are pacing granularity (a control session's trial)
+# a stored brief says whether the counters agreed, not which did not: a disagreement reads back
+# as this one check (SessionTrial.from_json)
+UNDETAILED_DISAGREEMENT = CounterCheck("(not stored)", "counters_agree", 0, 1)
 
 
 @dataclass
@@ -76,7 +85,7 @@ class SessionTrial:
     intended_duration: float
     intended_count: int         # frames that should have been sent
     wall_s: float               # wall clock of the whole trial, counters included
-    unsent_tolerance: int = 2   # frames short that are pacing granularity, not a failure
+    unsent_tolerance: int = UNSENT_TOLERANCE   # frames short that are pacing, not a failure
     rejected: bool = False      # a host-stall trial whose stall-explained loss the search ignored
     excised: bool = False       # ... counted, its loss taken out (policy excise), not repeated
     window_ns: tuple[int, int] = (0, 0)   # CLOCK_MONOTONIC start and end (the stall records' clock)
@@ -125,13 +134,45 @@ class SessionTrial:
                 "ipdv_us": getattr(r, "ipdv_us", None),
                 "cycles_per_packet": r.cycles_per_packet,
                 "useful_cycles_per_packet": r.switch_useful_cycles_per_packet,
-                "counters_agree": r.counters_agree, "overhead_s": round(self.overhead_s, 4),
+                "counters_agree": r.counters_agree, "overhead_s": self._stored_overhead_s(),
                 "wall_s": round(self.wall_s, 4),
                 "irq_rates": getattr(r, "irq_rates", {}),
                 "host_stall": self.host_stall, "rejected": self.rejected,
                 "excised": self.excised, "tx_skipped": r.tx_skipped,
                 "tester_gaps": r.tester_gaps, "tester_gap_max_us": r.tester_gap_max_us,
                 "stalls": _stall_brief(getattr(r, "stalls", None))}
+
+    def _stored_overhead_s(self) -> float:
+        """The overhead as stored: the stored (rounded) wall clock less the intended duration, so
+        that a brief read back (from_json) gives the same overhead again."""
+        return round(max(0.0, round(self.wall_s, 4) - self.intended_duration), 4)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SessionTrial:
+        """A stored brief (to_json's) read back, leniently as TrialResult.from_json reads it: a
+        key missing or not of its type reads as the default. The brief holds the result's
+        headline only (the other fields have their defaults); whether the counters agreed, not
+        which did not (a disagreement reads as UNDETAILED_DISAGREEMENT); the unsent frames, not
+        the tolerance that decided them (the one read back gives the stored count again)."""
+        result = TrialResult.from_json(data)
+        result.switch_useful_cycles_per_packet = number(data.get("useful_cycles_per_packet"))
+        if flag(data.get("counters_agree")) is False:
+            result.counter_checks = [UNDETAILED_DISAGREEMENT]
+        intended = count(data.get("intended_count")) or 0
+        short = intended - result.tx_frames - result.tx_skipped
+        return cls(result, number(data.get("intended_pps")) or 0.0,
+                   number(data.get("intended_s")) or 0.0, intended,
+                   number(data.get("wall_s")) or 0.0,
+                   unsent_tolerance_for(short, count(data.get("unsent")) or 0),
+                   bool(flag(data.get("rejected"))), bool(flag(data.get("excised"))))
+
+
+def unsent_tolerance_for(short: int, unsent: int) -> int:
+    """A tolerance under which `short` frames short count as `unsent` again: below them when
+    they counted, at least them (and the default) when they did not."""
+    if unsent > 0:
+        return max(0, min(UNSENT_TOLERANCE, short - 1))
+    return max(UNSENT_TOLERANCE, short)
 
 
 def _stall_brief(stalls: TrialStalls | None) -> dict[str, Any] | None:
@@ -255,7 +296,8 @@ class RestartSession(TrialSession):
         result = run_trial(self.testbed, self.params.at(rate_pps, duration), monitor=self.monitor)
         # a duration-bound run ends on time, a few frames either side of rate x duration
         return SessionTrial(result, rate_pps, duration, round(rate_pps * duration),
-                            time.monotonic() - t0, max(2, round(rate_pps * RATE_SLACK_S)))
+                            time.monotonic() - t0,
+                            max(UNSENT_TOLERANCE, round(rate_pps * RATE_SLACK_S)))
 
 
 class ControlSession(TrialSession):
