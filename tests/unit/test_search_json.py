@@ -1,11 +1,14 @@
 """A search's result is written and read as one struct too (issue 45, part 1):
 SearchResult.to_json is what a search stores, SearchResult.from_json reads it back (and
 SessionTrial.from_json each trial's brief), so for any SearchResult r,
-`SearchResult.from_json(r.to_json()).to_json() == r.to_json()`. The results here are made up
-(Hypothesis draws them), never measurements."""
+`SearchResult.from_json(r.to_json()).to_json() == r.to_json()`; and what its trials at the NDR
+lost is the same read from the fresh result (results/loss.search_load_loss, what `vswbench
+search` prints) as from its JSON (points.ndr_load_loss, what the report shows). The results here
+are made up (Hypothesis draws them), never measurements."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import shutil
 from pathlib import Path
@@ -27,7 +30,9 @@ from vswbench.measure.session import UNDETAILED_DISAGREEMENT
 from vswbench.measure.session import SessionTrial
 from vswbench.measure.trial_result import CounterCheck
 from vswbench.measure.trial_result import TrialResult
+from vswbench.results.loss import search_load_loss
 from vswbench.results.points import load
+from vswbench.results.points import ndr_load_loss
 
 OLD = Path(__file__).resolve().parents[1] / "data" / "store-4df8ce3.sqlite.gz"
 
@@ -68,8 +73,9 @@ def trial_results(draw: st.DrawFn) -> TrialResult:
 
 session_trials = st.builds(SessionTrial, trial_results(), loads, seconds, counts, seconds,
                            st.integers(0, 10**6), st.booleans(), st.booleans())
-goals = st.builds(GoalOutcome, st.builds(Goal, names, ratios, ratios, ratios, seconds, seconds,
-                                         seconds), maybe, maybe, maybe)
+goal_names = st.sampled_from(["NDR", "PDR"]) | names
+goals = st.builds(GoalOutcome, st.builds(Goal, goal_names, ratios, ratios, ratios, seconds,
+                                         seconds, seconds), maybe, maybe, maybe)
 searches = st.builds(
     SearchResult, names, names, st.lists(goals, max_size=2) | st.just([]), loads, loads,
     st.lists(session_trials, max_size=6), seconds,
@@ -94,6 +100,20 @@ def test_a_trial_brief_reads_back_as_it_was_written(t: SessionTrial) -> None:
                                                                  t.excised)
 
 
+@settings(max_examples=150, deadline=None)
+@given(searches, loads, st.sampled_from([0.0, 0.005, 0.1]),
+       st.lists(st.booleans(), min_size=6, max_size=6))
+def test_the_loss_at_the_ndr_reads_the_same_typed_and_stored(
+        r: SearchResult, ndr: float, loss_ratio: float, at_ndr: list[bool]) -> None:
+    """Some of the trials moved to the NDR's load (the first goal: the NDR)."""
+    goal = dataclasses.replace(PRESETS["fast"].goals[0], loss_ratio=loss_ratio)
+    r.goals.insert(0, GoalOutcome(goal, ndr, None, ndr))
+    for t, moved in zip(r.trials, at_ndr):
+        if moved:
+            t.intended_load = ndr
+    assert search_load_loss(r) == ndr_load_loss(r.to_json())
+
+
 def test_a_made_up_search_reads_back_typed() -> None:
     ndr, pdr = PRESETS["fast"].goals
     trials = [SessionTrial(TrialResult.from_json({"tx_frames": 1000, "rx_frames": 990,
@@ -115,6 +135,9 @@ def test_a_made_up_search_reads_back_typed() -> None:
     assert second.unsent_count == 7 and second.result.counter_checks == [UNDETAILED_DISAGREEMENT]
     assert back.classic_ndr_pps is None and r.classic_ndr_pps is None   # 7 frames unsent
     assert back.describe_ndr() == r.describe_ndr() and back.notes == ["a note"]
+    loss = search_load_loss(back)
+    assert loss is not None and (loss.trials, loss.lossy_trials, loss.worst_lost_frames) == (1, 1, 7)
+    assert loss == search_load_loss(r) == ndr_load_loss(r.to_json())
 
 
 def test_what_is_missing_or_of_another_type_reads_as_the_default() -> None:

@@ -27,9 +27,15 @@ Two questions, each answered from the stored trials:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from typing import Any
+
+if TYPE_CHECKING:
+    from vswbench.measure.search import SearchResult
+    from vswbench.measure.session import SessionTrial
 
 STORED_DIGITS = 1               # the search stores its bounds and NDR rounded to 0.1 pps
 # a lossy trial (no host stall) below this fraction of the NDR makes the NDR ill-defined: the
@@ -161,6 +167,46 @@ def _num(value: Any) -> float | None:
         else None
 
 
+@dataclass(frozen=True)
+class TrialLoss:
+    """One search trial as the loss figures count it (unsent frames as lost)."""
+    load: float                  # the load it offered, pps
+    lost: int                    # lost + unsent frames
+    ratio: float                 # their share of the intended frames
+    seconds: float
+    excised: bool
+
+
+def stored_trial_loss(t: Any) -> TrialLoss | None:
+    """A stored trial's TrialLoss; None when it is not a dict or stores no load."""
+    at = _num(t.get("intended_pps")) if isinstance(t, dict) else None
+    if at is None:
+        return None
+    lost, ratio, seconds = _trial_loss(t)
+    return TrialLoss(at, lost, ratio, seconds, bool(t.get("excised")))
+
+
+def session_trial_loss(t: SessionTrial) -> TrialLoss:
+    """A fresh trial's TrialLoss, as stored_trial_loss reads its stored brief."""
+    lost = t.result.lost + t.unsent_count
+    count = t.intended_count or t.result.tx_frames
+    ratio = lost / count if count > 0 else (t.result.loss_ratio or 0.0)
+    return TrialLoss(t.intended_load, lost, ratio, t.intended_duration or 1.0, t.excised)
+
+
+def load_loss(trials: Iterable[TrialLoss], load: float,
+              goal_loss_ratio: float = 0.0) -> LoadLoss | None:
+    """LoadLoss of the trials at `load` (the stored NDR); None when none ran there."""
+    found = [t for t in trials if at_stored_load(t.load, load)]
+    if not found:
+        return None
+    worst = max(found, key=lambda t: (t.ratio, t.lost))
+    total = sum(t.seconds for t in found)
+    over = sum(t.seconds for t in found if t.lost and t.ratio > goal_loss_ratio)
+    return LoadLoss(len(found), sum(1 for t in found if t.lost), worst.lost, worst.ratio,
+                    over / total if total else 0.0, sum(1 for t in found if t.lost and t.excised))
+
+
 def loss_at_load(result: Mapping[str, Any], load: float | None,
                  goal_loss_ratio: float = 0.0) -> LoadLoss | None:
     """LoadLoss of the trials of a search result at `load` (the stored NDR); None when no trial
@@ -168,22 +214,18 @@ def loss_at_load(result: Mapping[str, Any], load: float | None,
     trials = result.get("trials")
     if load is None or not isinstance(trials, list):
         return None
-    found = []
-    excised = 0
-    for t in trials:
-        at = _num(t.get("intended_pps")) if isinstance(t, dict) else None
-        if at is None or not at_stored_load(at, load):
-            continue
-        lost, ratio, seconds = _trial_loss(t)
-        found.append((lost, ratio, seconds))
-        excised += bool(lost and t.get("excised"))
-    if not found:
+    return load_loss([x for t in trials if (x := stored_trial_loss(t)) is not None], load,
+                     goal_loss_ratio)
+
+
+def search_load_loss(result: SearchResult) -> LoadLoss | None:
+    """What a fresh search's trials at its NDR lost, as points.ndr_load_loss reads it from the
+    stored search: against the NDR goal's loss ratio."""
+    ndr = result.outcome("NDR")
+    if result.ndr_pps is None:
         return None
-    worst = max(found, key=lambda f: (f[1], f[0]))
-    total = sum(s for _, _, s in found)
-    over = sum(s for lost, ratio, s in found if lost and ratio > goal_loss_ratio)
-    return LoadLoss(len(found), sum(1 for lost, _, _ in found if lost), worst[0], worst[1],
-                    over / total if total else 0.0, excised)
+    return load_loss([session_trial_loss(t) for t in result.trials], result.ndr_pps,
+                     ndr.goal.loss_ratio if ndr else 0.0)
 
 
 def _trial_loss(t: Mapping[str, Any]) -> tuple[int, float, float]:
@@ -229,5 +271,6 @@ def combine_around(parts: list[LossAround], ndr_pps: float | None) -> LossAround
 
 
 __all__ = ["ILL_DEFINED_FRACTION", "LABELS", "LOSSLESS_ABOVE_FACTOR", "LoadLoss", "LossAround",
-           "PERCENTILES", "at_stored_load", "combine_around", "loss_at_load", "loss_around_load", "loss_text",
-           "unreliable_percentiles", "unreliable_text"]
+           "PERCENTILES", "TrialLoss", "at_stored_load", "combine_around", "load_loss",
+           "loss_at_load", "loss_around_load", "loss_text", "search_load_loss",
+           "session_trial_loss", "stored_trial_loss", "unreliable_percentiles", "unreliable_text"]
