@@ -22,19 +22,18 @@ from vswbench.cli.profile_view import print_profile
 from vswbench.errors import UsageError
 from vswbench.host.perf import perf_problem
 from vswbench.measure.loadcurve import SWEEP_POINTS_RANGE
+from vswbench.measure.loadcurve import Saturation
 from vswbench.measure.loadcurve import check_fraction_loads
 from vswbench.measure.loadcurve import parse_fractions
-from vswbench.measure.loadcurve import repeated_points_json
-from vswbench.measure.loadcurve import run_sweep
-from vswbench.measure.loadcurve import saturation
-from vswbench.measure.loadcurve import sweep_loads
 from vswbench.measure.method import SearchRequest
-from vswbench.measure.method import method_context
+from vswbench.measure.method import SearchRun
+from vswbench.measure.method import SweepRequest
+from vswbench.measure.method import SweepRun
 from vswbench.measure.method import search_method
+from vswbench.measure.method import sweep_method
 from vswbench.measure.search import PRESETS
-from vswbench.measure.search import SearchResult
 from vswbench.measure.search import preset
-from vswbench.results.points import ndr_load_loss
+from vswbench.results.loss import search_load_loss
 
 
 # -- search ------------------------------------------------------------------------------------
@@ -61,9 +60,9 @@ def search(**kw: Any) -> int:
     run = search_method(plan, _search_request(kw), say=say, progress=trial_line)
     emit(run.data, kw)
     if not kw["as_json"]:
-        _print_search(run.results, run.data)
-        if run.data.get("profile_at_ndr"):
-            print_profile(run.data["profile_at_ndr"]["profile"])
+        _print_search(run)
+        if run.profiled is not None:
+            print_profile(run.profiled.result.profile)
     return 0
 
 
@@ -84,38 +83,42 @@ def _search_request(kw: dict[str, Any]) -> SearchRequest:
                          kw["latency_duration"], kw["profile"])
 
 
-def _print_search(results: list[SearchResult], data: dict[str, Any]) -> None:
-    table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
-                        f"{data['preset']} ({data['forwarding_mode']})")
+def _print_search(run: SearchRun) -> None:
+    """The searches' table, then the median search's NDR, the loss at its load, its headroom,
+    the NDR over the searches, latency at its fractions, notes and warnings."""
+    title, chosen = run.title, run.chosen
+    table = Table(title=f"{title.switch} / {title.scenario} / {title.frame_size} B: "
+                        f"{chosen.preset} ({title.forwarding_mode})")
     for col in ("#", "NDR pps", "PDR pps", "NDR bounds", "trials", "trial s", "wall s",
                 "overhead/trial"):
         table.add_column(col, justify="right")
-    for i, r in enumerate(results, 1):
+    for i, r in enumerate(run.results, 1):
         ndr = r.outcome("NDR")
         bounds = f"{num(ndr.lower_bound_pps)}..{num(ndr.upper_bound_pps)}" if ndr else "–"
         table.add_row(str(i), num(r.ndr_pps), num(r.pdr_pps), bounds, str(len(r.trials)),
                       f"{r.trial_seconds:g}", f"{r.wall_seconds:.1f}",
-                      f"{r.session.get('mean_s', 0) * 1000:.0f} ms")
+                      f"{r.mean_overhead_s * 1000:.0f} ms")
     out.print(table)
-    out.print(f"NDR: {data['ndr']}", highlight=False)
-    at_ndr = ndr_load_loss(data)
+    out.print(f"NDR: {chosen.describe_ndr()}", highlight=False)
+    at_ndr = search_load_loss(chosen)
     if at_ndr is not None and at_ndr.lossy_trials:
         out.print(f"[yellow]{at_ndr.describe()}[/]", highlight=False)
-    if data.get("headroom"):
-        out.print(f"generator ceiling {data['generator_ceiling_pps']:,.0f} pps "
-                  f"(NDR is {data['headroom'] * 100:.0f} % of it)", highlight=False)
-    if "statistics" in data and "ndr_pps" in data["statistics"]:
-        s = data["statistics"]["ndr_pps"]
-        out.print(f"NDR over {s['n']} searches: median {s['median']:,.0f}, min {s['min']:,.0f}, "
-                  f"max {s['max']:,.0f}, CI [{s['ci_low']:,.0f}, {s['ci_high']:,.0f}], "
-                  f"CV {(s['cv'] or 0) * 100:.2f} %", highlight=False)
-    for point in data.get("latency_at_ndr", []):
-        lat = point["latency_us"]
-        out.print(f"latency at {point['fraction_of_ndr'] * 100:.0f} % of NDR "
-                  f"({point['offered_pps']:,.0f} pps): p50 {num(lat.get('p50'), 1)} "
-                  f"p99 {num(lat.get('p99'), 1)} max {num(lat.get('max'), 1)} us, "
-                  f"lost {point['lost']}", highlight=False)
-    for note in [*data.get("notes", []), *data.get("warnings", [])]:
+    if chosen.headroom and chosen.generator_ceiling_pps:
+        out.print(f"generator ceiling {chosen.generator_ceiling_pps:,.0f} pps "
+                  f"(NDR is {chosen.headroom * 100:.0f} % of it)", highlight=False)
+    s = run.ndr_statistics
+    if s is not None:
+        out.print(f"NDR over {s.n} searches: median {s.median:,.0f}, min {s.min:,.0f}, "
+                  f"max {s.max:,.0f}, CI [{s.ci_low:,.0f}, {s.ci_high:,.0f}], "
+                  f"CV {(s.cv or 0) * 100:.2f} %", highlight=False)
+    for point in run.latency_at_ndr:
+        measured = point.trial.result
+        lat = measured.latency
+        out.print(f"latency at {(point.fraction or 0.0) * 100:.0f} % of NDR "
+                  f"({point.offered_pps:,.0f} pps): p50 {num(lat.p50, 1)} "
+                  f"p99 {num(lat.p99, 1)} max {num(lat.max, 1)} us, "
+                  f"lost {measured.lost}", highlight=False)
+    for note in [*run.notes, *run.warnings]:
         err.print(f"[yellow]{note}[/]", highlight=False)
 
 
@@ -132,35 +135,33 @@ def sweep(**kw: Any) -> int:
     """Offered load from low to beyond saturation: achieved throughput, loss, latency."""
     plan = method_plan(kw)
     max_given, min_given = rate(kw["max_load"]), rate(kw["min_load"])
-    if max_given is not None:
-        sweep_loads(max_given, kw["points"], min_given)   # check before building anything
-    with method_context(plan, drain=0.05, progress=say) as ctx:
-        loads = sweep_loads(ctx.max_load(max_given), kw["points"], min_given)
-        runs = [run_sweep(ctx.session, loads, kw["duration"],
-                          progress=lambda pt: trial_line(pt.trial))
-                for _ in range(kw["repeat"])]
-        points_json, warnings = repeated_points_json(runs)
-        data = {**ctx.environment(), "method": "sweep", "notes": ctx.notes,
-                "points": points_json, "saturation": saturation(runs[0]),
-                "repetitions": kw["repeat"], "warnings": warnings,
-                "overhead_per_trial": ctx.session.overhead_summary()}
-    emit(data, kw)
+    req = SweepRequest(kw["points"], min_given, max_given, kw["duration"], kw["repeat"])
+    run = sweep_method(plan, req, say=say, progress=lambda pt: trial_line(pt.trial))
+    emit(run.data, kw)
     if not kw["as_json"]:
-        table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
-                            "load sweep")
-        for col in ("offered pps", "sent pps", "achieved pps", "loss %", "p50 us", "p99 us",
-                    "cycles/pkt"):
-            table.add_column(col, justify="right")
-        for pt in data["points"]:
-            lat = pt["latency_us"]
-            table.add_row(num(pt["offered_pps"]), num(pt["tx_pps"]), num(pt["achieved_pps"]),
-                          f"{pt['loss_ratio'] * 100:.3f}", num(lat.get("p50"), 1),
-                          num(lat.get("p99"), 1), num(pt["cycles_per_packet"]))
-        out.print(table)
-        sat = data["saturation"]
-        out.print(f"highest lossless offered load {num(sat.get('highest_lossless_offered_pps'))} "
-                  f"pps; peak {num(sat.get('peak_achieved_pps'))} pps at "
-                  f"{num(sat.get('peak_at_offered_pps'))} offered"
-                  f"{'; throughput falls beyond the peak' if sat.get('falls_beyond_peak') else ''}",
-                  highlight=False)
+        _print_sweep(run)
     return 0
+
+
+def _print_sweep(run: SweepRun) -> None:
+    """Per load the point that stands for it, then where the curve bends."""
+    title = run.title
+    table = Table(title=f"{title.switch} / {title.scenario} / {title.frame_size} B: load sweep")
+    for col in ("offered pps", "sent pps", "achieved pps", "loss %", "p50 us", "p99 us",
+                "cycles/pkt"):
+        table.add_column(col, justify="right")
+    for pt in run.points:
+        r = pt.trial.result
+        table.add_row(num(pt.offered_pps), num(r.tx_pps), num(r.achieved_pps),
+                      f"{r.loss_ratio * 100:.3f}", num(r.latency.p50, 1), num(r.latency.p99, 1),
+                      num(r.cycles_per_packet))
+    out.print(table)
+    out.print(_saturation_line(run.saturation), highlight=False)
+
+
+def _saturation_line(sat: Saturation | None) -> str:
+    highest, peak, at = ((sat.highest_lossless_offered_pps, sat.peak_achieved_pps,
+                          sat.peak_at_offered_pps) if sat is not None else (None, None, None))
+    falls = sat is not None and sat.falls_beyond_peak
+    return (f"highest lossless offered load {num(highest)} pps; peak {num(peak)} pps at "
+            f"{num(at)} offered{'; throughput falls beyond the peak' if falls else ''}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Sequence
+from dataclasses import asdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,20 +105,50 @@ def latency_at(session: TrialSession, ndr_pps: float, fractions: Sequence[float]
     return points
 
 
-def saturation(points: Sequence[LoadTrial]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Saturation:
+    """Where a sweep's curve bends (saturation_of)."""
+    highest_lossless_offered_pps: float | None
+    peak_achieved_pps: float
+    peak_at_offered_pps: float
+    falls_beyond_peak: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def saturation_of(points: Sequence[LoadTrial]) -> Saturation | None:
     """Where the curve bends: the highest offered load forwarded without loss, the peak of the
     achieved throughput, and whether throughput falls again beyond the peak (software drops
-    wasting cycles, Raumer et al. Fig. 4)."""
+    wasting cycles, Raumer et al. Fig. 4). None without points."""
     if not points:
-        return {}
+        return None
     clean = [p for p in points if p.trial.result.lost == 0 and not p.trial.unsent_count]
     peak = max(points, key=lambda p: p.trial.result.achieved_pps)
     last = points[-1]
     falls = last.trial.result.achieved_pps < 0.95 * peak.trial.result.achieved_pps
-    return {"highest_lossless_offered_pps": max((p.offered_pps for p in clean), default=None),
-            "peak_achieved_pps": peak.trial.result.achieved_pps,
-            "peak_at_offered_pps": peak.offered_pps,
-            "falls_beyond_peak": falls}
+    return Saturation(max((p.offered_pps for p in clean), default=None),
+                      peak.trial.result.achieved_pps, peak.offered_pps, falls)
+
+
+def saturation(points: Sequence[LoadTrial]) -> dict[str, Any]:
+    """saturation_of as stored ({} without points)."""
+    found = saturation_of(points)
+    return found.to_json() if found is not None else {}
+
+
+def median_point(reps: Sequence[LoadTrial]) -> LoadTrial:
+    """Of one load's repetitions, the one with the median achieved rate (of an even number, the
+    upper middle one): it stands for the load."""
+    return sorted(reps, key=lambda p: p.trial.result.achieved_pps)[len(reps) // 2]
+
+
+def representative_points(runs: Sequence[Sequence[LoadTrial]]) -> list[LoadTrial]:
+    """Per load of repeated runs of one load list (runs[r][i] is point i of repetition r), the
+    point that stands for it (median_point; a single run's own points)."""
+    if len(runs) == 1:
+        return list(runs[0])
+    return [median_point([run[i] for run in runs]) for i in range(len(runs[0]))]
 
 
 def repeated_points_json(runs: Sequence[Sequence[LoadTrial]]) -> tuple[list[dict[str, Any]],
@@ -133,8 +164,7 @@ def repeated_points_json(runs: Sequence[Sequence[LoadTrial]]) -> tuple[list[dict
     out, warnings = [], []
     for i in range(len(runs[0])):
         reps = [run[i] for run in runs]
-        ordered = sorted(reps, key=lambda p: p.trial.result.achieved_pps)
-        data = ordered[len(ordered) // 2].to_json()
+        data = median_point(reps).to_json()
         stats = {}
         for metric, values in (
                 ("achieved_pps", [p.trial.result.achieved_pps for p in reps]),

@@ -1,7 +1,8 @@
 """Bodies of `vswbench search | sweep | latency | b2b | calibrate` (cli/methods.py parses and
 prints). Every input is checked before anything is created (plan_method); then one run scope
 holds the calibration testbed (veth, if the ceiling is not cached) and the testbed under test,
-with one trial session over it for all the method's trials.
+with one trial session over it for all the method's trials. A search or sweep returns what it
+found twice: typed (SearchRun, SweepRun: what the command prints) and as the JSON it emits.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from dataclasses import dataclass
 from dataclasses import replace
+from functools import cached_property
 from typing import Any
 
 from vswbench.errors import UsageError
@@ -21,6 +23,8 @@ from vswbench.host.vm_nf import TCG_LABEL
 from vswbench.measure.calibration import Calibration
 from vswbench.measure.calibration import baseline_switch
 from vswbench.measure.calibration import calibrate
+from vswbench.measure.loadcurve import LoadTrial
+from vswbench.measure.loadcurve import Saturation
 from vswbench.measure.plan import TrialOptions
 from vswbench.measure.plan import TrialPlan
 from vswbench.measure.plan import ensure_runnable
@@ -34,6 +38,7 @@ from vswbench.measure.session import SessionTrial
 from vswbench.measure.session import TrialSession
 from vswbench.measure.session import control_capable
 from vswbench.measure.session import open_session
+from vswbench.measure.stats import Summary
 from vswbench.run.ids import RunId
 from vswbench.scenario import vm_hosts
 from vswbench.switches.catalog import all_switches
@@ -84,6 +89,16 @@ def plan_method(opts: MethodOptions) -> MethodPlan:
     return MethodPlan(plan, opts.calibrate, opts.recalibrate, opts.restart_engines)
 
 
+@dataclass(frozen=True)
+class MethodTitle:
+    """What a method's printed title names: the switch, scenario, frame size (bytes, or the
+    IMIX text) and how the switch forwards."""
+    switch: str
+    scenario: str
+    frame_size: int | str
+    forwarding_mode: str
+
+
 @dataclass
 class MethodContext:
     session: TrialSession
@@ -91,14 +106,20 @@ class MethodContext:
     calibration: Calibration | None
     notes: list[str]
 
-    def environment(self) -> dict[str, Any]:
+    @cached_property
+    def title(self) -> MethodTitle:
         tb = self.testbed
         assert tb.switch is not None
-        return {"switch": tb.switch_cls.name, "scenario": tb.scenario.name,
-                "frame_size": self.session.params.frame_size, "io": self.session.params.io,
+        return MethodTitle(tb.switch_cls.name, tb.scenario.name, self.session.params.frame_size,
+                           tb.switch.forwarding_mode())
+
+    def environment(self) -> dict[str, Any]:
+        tb, title = self.testbed, self.title
+        return {"switch": title.switch, "scenario": title.scenario,
+                "frame_size": title.frame_size, "io": self.session.params.io,
                 "flows": self.session.params.flows, "burst": self.session.params.burst,
                 "churn": self.session.params.churn,
-                "forwarding_mode": tb.switch.forwarding_mode(),
+                "forwarding_mode": title.forwarding_mode,
                 "mtu": tb.mtu, "mtu_links": dict(tb.mtu_links),
                 "placement": asdict(tb.placement), "switch_versions": tb.switch_cls.versions(),
                 "session": self.session.kind, "run_id": str(tb.run.id),
@@ -180,8 +201,17 @@ class SearchRequest:
 
 @dataclass(frozen=True)
 class SearchRun:
+    """A `vswbench search`: each search, the median one, the NDR over them, the latency points
+    and the profiled trial at its NDR, typed; `data` is the same as the JSON emitted."""
     results: list[SearchResult]
     data: dict[str, Any]          # the median search's record, statistics, points at the NDR
+    title: MethodTitle
+    chosen: SearchResult          # the median search (by NDR): data's record
+    ndr_statistics: Summary | None      # the NDR over the searches (None: one search, no NDR)
+    latency_at_ndr: list[LoadTrial]     # latency at fractions of the chosen NDR, as requested
+    profiled: SessionTrial | None       # the extra trial at the NDR profiled by perf
+    notes: list[str]              # the method's and the chosen search's
+    warnings: list[str]           # noise warnings over the searches
 
 
 def search_method(plan: MethodPlan, req: SearchRequest, *, say: Callable[[str], None],
@@ -193,20 +223,72 @@ def search_method(plan: MethodPlan, req: SearchRequest, *, say: Callable[[str], 
     from vswbench.measure.repeat import search_json
 
     p = req.preset
+    points: list[LoadTrial] = []
+    profiled = None
     with method_context(plan, drain=p.drain_s, drain_quiet=p.drain_quiet_s, progress=say) as ctx:
         repeated = repeat_search(ctx.session, p, req.repeat, min_load=req.min_load,
                                  max_load=ctx.max_load(req.max_load),
                                  generator_ceiling=ctx.ceiling, say=say, progress=progress)
-        data = search_json(repeated, ctx.environment(), ctx.notes)
-        ndr = data.get("ndr_pps")
+        title, chosen = ctx.title, repeated.chosen
+        notes = [*ctx.notes, *chosen.notes]
+        data = search_json(repeated, ctx.environment(), notes)
+        ndr = chosen.ndr_pps
         if req.latency_fractions and ndr:
             points = latency_at(ctx.session, ndr, req.latency_fractions, req.latency_duration,
                                 progress=lambda pt: progress(pt.trial))
             data["latency_at_ndr"] = [pt.to_json() for pt in points]
         if req.profile and ndr:
             say(f"profiling one extra trial at the NDR, {ndr:,.0f} pps")
-            data["profile_at_ndr"] = profile_at(ctx.session, ndr)
-    return SearchRun(repeated.results, data)
+            profiled = profiled_trial(ctx.session, ndr)
+            data["profile_at_ndr"] = profile_json(profiled, ndr, PROFILE_SECONDS)
+    return SearchRun(repeated.results, data, title, chosen, repeated.summaries.get("ndr_pps"),
+                     points, profiled, notes, repeated.warnings)
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """A `vswbench sweep` as given: how many loads, between which (none given: from the highest
+    over the count of points to the tester's ceiling), each trial's duration, repetitions."""
+    points: int
+    min_load: float | None
+    max_load: float | None
+    duration: float
+    repeat: int = 1
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """A `vswbench sweep`: per load the point that stands for it and where the first
+    repetition's curve bends, typed; `data` is the same as the JSON emitted."""
+    title: MethodTitle
+    points: list[LoadTrial]             # loadcurve.representative_points
+    saturation: Saturation | None
+    data: dict[str, Any]
+
+
+def sweep_method(plan: MethodPlan, req: SweepRequest, *, say: Callable[[str], None],
+                 progress: Callable[[LoadTrial], None]) -> SweepRun:
+    """The body of `vswbench sweep`: the loads checked before anything is built (when the
+    highest is given), then the sweep `req.repeat` times in one session."""
+    from vswbench.measure.loadcurve import repeated_points_json
+    from vswbench.measure.loadcurve import representative_points
+    from vswbench.measure.loadcurve import run_sweep
+    from vswbench.measure.loadcurve import saturation_of
+    from vswbench.measure.loadcurve import sweep_loads
+
+    if req.max_load is not None:
+        sweep_loads(req.max_load, req.points, req.min_load)
+    with method_context(plan, drain=0.05, progress=say) as ctx:
+        loads = sweep_loads(ctx.max_load(req.max_load), req.points, req.min_load)
+        runs = [run_sweep(ctx.session, loads, req.duration, progress=progress)
+                for _ in range(req.repeat)]
+        points_json, warnings = repeated_points_json(runs)
+        found, title = saturation_of(runs[0]), ctx.title
+        data = {**ctx.environment(), "method": "sweep", "notes": ctx.notes,
+                "points": points_json, "saturation": found.to_json() if found else {},
+                "repetitions": req.repeat, "warnings": warnings,
+                "overhead_per_trial": ctx.session.overhead_summary()}
+    return SweepRun(title, representative_points(runs), found, data)
 
 
 def interrupted_summary(trials: list[Any]) -> str:
@@ -244,12 +326,24 @@ PROFILE_SECONDS = 5.0
 
 def profile_at(session: TrialSession, rate_pps: float,
                duration: float = PROFILE_SECONDS) -> dict[str, Any]:
+    """profile_json of profiled_trial."""
+    return profile_json(profiled_trial(session, rate_pps, duration), rate_pps, duration)
+
+
+def profiled_trial(session: TrialSession, rate_pps: float,
+                   duration: float = PROFILE_SECONDS) -> SessionTrial:
     """One extra trial at `rate_pps` (a search's NDR), profiled by perf: never one of the
-    search's own trials, so profiling cannot move the NDR. Its headline, profile and CPU
-    cross-check; the session's trial list is left as it was."""
+    search's own trials, so profiling cannot move the NDR; the session's trial list is left as
+    it was."""
     before = len(session.trials)
     trial = session.measure(rate_pps, duration, profile=True)
     del session.trials[before:]
+    return trial
+
+
+def profile_json(trial: SessionTrial, rate_pps: float, duration: float) -> dict[str, Any]:
+    """A profiled trial as stored: its load and duration, headline, profile and CPU
+    cross-check."""
     r = trial.result
     return {"offered_pps": rate_pps, "duration_s": duration, "achieved_pps": r.achieved_pps,
             "loss_ratio": r.loss_ratio, "latency_us": r.latency_us,

@@ -10,6 +10,7 @@ from collections.abc import Container
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from vswbench.measure.search import SearchResult
 from vswbench.measure.search import search
 from vswbench.measure.session import SessionTrial
 from vswbench.measure.session import TrialSession
+from vswbench.measure.stats import Summary
 from vswbench.measure.stats import noise_warning
 from vswbench.measure.stats import steal_fraction
 from vswbench.measure.stats import summarize
@@ -28,26 +30,38 @@ TRIAL_METRICS = ("achieved_pps", "loss_ratio", "p50_us", "p99_us", "cycles_per_p
 SEARCH_METRICS = ("ndr_pps", "pdr_pps")
 
 
+def metric_summaries(values: Mapping[str, Sequence[float]]) -> dict[str, Summary]:
+    """Each metric's summary over its repetitions (metrics without values are left out)."""
+    return {metric: summarize(vals) for metric, vals in values.items() if vals}
+
+
+def statistics_json(summaries: Mapping[str, Summary], *,
+                    higher_is_better: Container[str]) -> dict[str, Any]:
+    """The summaries as stored, each with the worst and best of N."""
+    stats: dict[str, Any] = {}
+    for metric, s in summaries.items():
+        better = metric in higher_is_better
+        stats[metric] = {**s.to_json(), "worst_of_n": s.worst(higher_is_better=better),
+                         "best_of_n": s.best(higher_is_better=better)}
+    return stats
+
+
+def noise_warnings(summaries: Mapping[str, Summary], *, unwarned: Container[str] = (),
+                   steal: float | None = None) -> list[str]:
+    """A noise warning for each noisy metric but the `unwarned`."""
+    found = (noise_warning(metric, s, steal_fraction=steal)
+             for metric, s in summaries.items() if metric not in unwarned)
+    return [w for w in found if w]
+
+
 def metric_statistics(values: Mapping[str, Sequence[float]], *,
                       higher_is_better: Container[str], unwarned: Container[str] = (),
                       steal: float | None = None) -> tuple[dict[str, Any], list[str]]:
     """Each metric's summary over its repetitions with the worst and best of N (metrics without
     values are left out), and a noise warning for each noisy metric but the `unwarned`."""
-    stats: dict[str, Any] = {}
-    warnings = []
-    for metric, vals in values.items():
-        if not vals:
-            continue
-        s = summarize(vals)
-        better = metric in higher_is_better
-        stats[metric] = {**s.to_json(), "worst_of_n": s.worst(higher_is_better=better),
-                         "best_of_n": s.best(higher_is_better=better)}
-        if metric in unwarned:
-            continue
-        w = noise_warning(metric, s, steal_fraction=steal)
-        if w:
-            warnings.append(w)
-    return stats, warnings
+    summaries = metric_summaries(values)
+    return (statistics_json(summaries, higher_is_better=higher_is_better),
+            noise_warnings(summaries, unwarned=unwarned, steal=steal))
 
 
 def trial_statistics(results: Sequence[TrialResult]) -> tuple[dict[str, Any], list[str]]:
@@ -63,17 +77,29 @@ def trial_statistics(results: Sequence[TrialResult]) -> tuple[dict[str, Any], li
     return metric_statistics(values, higher_is_better={"achieved_pps"}, unwarned={"loss_ratio"})
 
 
-def search_statistics(results: Sequence[SearchResult],
-                      steal: float | None) -> tuple[dict[str, Any], list[str]]:
-    """Summary of the NDR and PDR over repeated searches, and noise warnings naming the steal."""
-    values = {m: [v for r in results if (v := getattr(r, m)) is not None] for m in SEARCH_METRICS}
-    return metric_statistics(values, higher_is_better=SEARCH_METRICS, steal=steal)
-
-
 @dataclass(frozen=True)
 class RepeatedSearch:
     results: list[SearchResult]
     steal: float | None          # share of CPU time stolen by the hypervisor over the searches
+
+    @property
+    def chosen(self) -> SearchResult:
+        """The search with the median NDR (of an even number, the upper middle one)."""
+        ordered = sorted(self.results, key=lambda r: r.ndr_pps or 0.0)
+        return ordered[len(ordered) // 2]
+
+    @cached_property
+    def summaries(self) -> dict[str, Summary]:
+        """The NDR's and the PDR's summary over the searches (none for a single search)."""
+        if len(self.results) < 2:
+            return {}
+        return metric_summaries({m: [v for r in self.results if (v := getattr(r, m)) is not None]
+                                 for m in SEARCH_METRICS})
+
+    @property
+    def warnings(self) -> list[str]:
+        """Noise warnings of the NDR and PDR over the searches, naming the steal."""
+        return noise_warnings(self.summaries, steal=self.steal)
 
 
 def repeat_search(session: TrialSession, p: Preset, repeat: int, *, min_load: float,
@@ -94,18 +120,19 @@ def repeat_search(session: TrialSession, p: Preset, repeat: int, *, min_load: fl
 
 def search_json(repeated: RepeatedSearch, env: dict[str, Any],
                 notes: list[str]) -> dict[str, Any]:
-    """The median search's record with the environment and, over several searches, the
-    statistics, warnings and each search's summary (without its trials)."""
+    """The median search's record with the environment and `notes` (the method's and the
+    median search's) and, over several searches, the statistics, warnings and each search's
+    summary (without its trials)."""
     results = repeated.results
-    ordered = sorted(results, key=lambda r: r.ndr_pps or 0.0)
-    chosen = ordered[len(ordered) // 2]
+    chosen = repeated.chosen
     data = {**env, **chosen.to_json()}
-    data["notes"] = [*notes, *data["notes"]]
+    data["notes"] = list(notes)
     data["ndr"] = chosen.describe_ndr()
     data["repetitions"] = len(results)
     data["steal_fraction"] = repeated.steal
     if len(results) > 1:
-        data["statistics"], data["warnings"] = search_statistics(results, repeated.steal)
+        data["statistics"] = statistics_json(repeated.summaries, higher_is_better=SEARCH_METRICS)
+        data["warnings"] = repeated.warnings
         data["searches"] = [{k: v for k, v in r.to_json().items() if k != "trials"}
                             for r in results]
         data["total_trial_seconds"] = round(sum(r.trial_seconds for r in results), 3)

@@ -191,6 +191,11 @@ class SearchResult:
         return classic_ndr(self.trials)
 
     @property
+    def mean_overhead_s(self) -> float:
+        """The session's mean overhead per trial, seconds (0 when it has none)."""
+        return number(self.session.get("mean_s")) or 0.0
+
+    @property
     def headroom(self) -> float | None:
         """The NDR's share of the tester's ceiling (None without either)."""
         return (round(self.ndr_pps / self.generator_ceiling_pps, 4)

@@ -19,10 +19,14 @@ from dataclasses import field
 from dataclasses import fields
 from typing import Any
 
+from vswbench.engine.records import LatencySummary
+from vswbench.engine.records import stored_latency
 from vswbench.engine.stalls import TrialStalls
 from vswbench.jsonvalues import count
 from vswbench.jsonvalues import number
 from vswbench.units import STD_MTU
+
+NO_LATENCY = LatencySummary(None, None, None, None, None, None, None, None, None, 0)
 
 
 @dataclass
@@ -107,6 +111,12 @@ class TrialResult:
     @property
     def counters_agree(self) -> bool:
         return all(c.ok for c in self.counter_checks)
+
+    @property
+    def latency(self) -> LatencySummary:
+        """latency_us as the engine's LatencySummary (engine/records.stored_latency: a value
+        missing or not a finite number is None)."""
+        return stored_latency(self.latency_us) or NO_LATENCY
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
