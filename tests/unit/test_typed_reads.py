@@ -9,7 +9,10 @@ walks every module of src/vswbench outside results/ and finds
   attribute, or on a name bound (directly or through other names, loops, comprehensions and the
   arguments of a call to a function of the same module) from one;
 - `.get(` calls and `["key"]` subscripts on a `.fingerprint` or `.latency_us` attribute, or on
-  a name bound from one the same way."""
+  a name bound from one the same way.
+And the printers that read a fresh result through typed records only (ATTRIBUTES_ONLY: `vswbench
+search | sweep`, measure/method.SearchRun and SweepRun) make no `.get(` call and no `["key"]`
+subscript at all, but on the names they are allowed (click's options)."""
 
 from __future__ import annotations
 
@@ -37,6 +40,11 @@ NOT_STORED: dict[str, dict[str, str]] = {
     "measure/rule_update.py": {"r.latency_us.get(k)": "a fresh trial's latency, as measured"},
     "measure/session.py": {"answer.data.get(": "the control engine's answer"},
 }
+
+
+# modules that print a fresh result through its typed records only, and the names on which they
+# may still read a key (click's parsed options)
+ATTRIBUTES_ONLY: dict[str, set[str]] = {"cli/methods.py": {"kw"}}
 
 
 def _mentions(node: ast.AST, tainted: set[str]) -> bool:
@@ -213,3 +221,45 @@ def test_no_get_on_stored_point_dicts_outside_results() -> None:
                             f"params.Params, record.Measured): {unexpected}")
     stale = {(m, code) for m, codes in NOT_STORED.items() for code in codes} - used
     assert not stale, f"no longer flagged: remove from NOT_STORED: {sorted(stale)}"
+
+
+def key_reads(source: str, allowed: set[str]) -> list[int]:
+    """Line numbers of every `.get(` call and `["key"]` subscript in `source` but those on a
+    name in `allowed`."""
+    found = []
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get":
+            target = n.func.value
+        elif (isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant)
+              and isinstance(n.slice.value, str)):
+            target = n.value
+        else:
+            continue
+        if not (isinstance(target, ast.Name) and target.id in allowed):
+            found.append(n.lineno)
+    return sorted(found)
+
+
+# how cli/methods.py printed a search before SearchRun was typed (issue 45): by the JSON's keys
+OLD_PRINTER = '''
+def _print(results, data, kw):
+    title = f"{data['switch']} / {data['scenario']}" if kw["as_json"] else ""
+    s = data["statistics"]["ndr_pps"]
+    for r in results:
+        mean = r.session.get('mean_s', 0)
+    lat = data["latency_at_ndr"][0]["latency_us"]
+    return lat.get('p50'), data.get("notes", []), kw.get("x")
+'''
+
+
+def test_the_attributes_only_check_finds_the_old_printer() -> None:
+    """Not vacuous: the title's two keys (line 3; not `kw["as_json"]`), the statistics by two
+    subscripts (4), the session's mean by `.get` (6), a latency point's two keys (7; not [0]),
+    its percentile and the notes by `.get` (8; not `kw.get`)."""
+    assert key_reads(OLD_PRINTER, {"kw"}) == [3, 3, 4, 4, 6, 7, 7, 8, 8]
+
+
+def test_the_typed_printers_read_no_key() -> None:
+    found = {module: lines for module, allowed in ATTRIBUTES_ONLY.items()
+             if (lines := key_reads((SRC / module).read_text(), allowed))}
+    assert not found, f"read these through the typed records (SearchRun, SweepRun): {found}"
