@@ -111,7 +111,6 @@ def stand_ins(monkeypatch: pytest.MonkeyPatch) -> None:
         return RepeatedSearch(found[:repeat], 0.0123)
 
     monkeypatch.setattr(method_mod, "method_context", context)
-    monkeypatch.setattr(cli_methods, "method_context", context, raising=False)
     monkeypatch.setattr(repeat_mod, "repeat_search", repeated)
     monkeypatch.setattr(cli_methods, "perf_problem", lambda: None)
     monkeypatch.setattr(method_mod.time, "strftime", lambda fmt: "2026-12-02T10:00:00+0000")
