@@ -27,7 +27,8 @@ ENGINE = Path(os.environ.get("VSWBENCH_ENGINE", HERE.parents[1] / "engine/build/
 TX_CPU, RX_CPU = "0", "1" if (os.cpu_count() or 1) > 1 else "0"
 _seq = itertools.count()
 
-pytestmark = pytest.mark.integration
+# alone under pytest -n 2: it checks pacing and exact counts
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 
 def run(*argv: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
