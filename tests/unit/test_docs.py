@@ -42,8 +42,10 @@ def _gen() -> ModuleType:
 def test_readme_is_one_screenful_with_the_two_commands_on_top() -> None:
     lines = (ROOT / "README.md").read_text().splitlines()
     assert len(lines) <= 150, f"README.md has {len(lines)} lines: move detail into docs/"
-    assert lines[4:8] == ["```sh", "./setup.sh && .venv/bin/vswbench run --suite quick",
-                          "./setup.sh && .venv/bin/pytest", "```"]
+    assert lines[4:6] == ["```sh", "./setup.sh && .venv/bin/vswbench run --suite quick"]
+    assert lines[6].startswith("./setup.sh && .venv/bin/pytest") and lines[7] == "```"
+    # CI runs the README's test command, as written
+    assert lines[6] in (ROOT / ".ci" / "run").read_text().splitlines()
 
 
 def test_the_docs_have_their_sections() -> None:
