@@ -119,6 +119,7 @@ def test_the_docs_lists_have_it(dummy: None, monkeypatch: pytest.MonkeyPatch) ->
 def test_the_integration_matrices_run_it(dummy: None, monkeypatch: pytest.MonkeyPatch) -> None:
     matrix = _load(ROOT / "tests" / "integration" / "test_trial_matrix.py", monkeypatch)
     assert "dummy-fwd" in matrix.SWITCHES and "dummy-cni" in matrix.SWITCHES
+    assert {sc for sw, sc in matrix.CASES if sw == "dummy-fwd"} == set(matrix.SCENARIOS)
     kernel = _load(ROOT / "tests" / "integration" / "test_switch_kernel.py", monkeypatch)
     both_ways = _params(kernel.test_forwards_both_ways, "name")
     assert "dummy-fwd" in both_ways and "dummy-cni" not in both_ways
