@@ -19,18 +19,13 @@ from vswbench.run.ids import new_run_id
 from vswbench.run.registry import CleanupRegistry
 
 BACKENDS = ("afpacket", "udp", "afxdp")
-TESTBEDS_GROUP = "testbeds"
 
 
 def pytest_collection_modifyitems(items):
-    """Every test here is `integration`, and all go to one worker under `pytest -n 2 --dist
-    loadgroup` (one testbed at a time: two side by side starve each other's pinned threads;
-    the unit tests run on the other worker meanwhile)."""
     here = Path(__file__).parent
     for item in items:
         if here in Path(item.fspath).parents:
             item.add_marker(pytest.mark.integration)
-            item.add_marker(pytest.mark.xdist_group(TESTBEDS_GROUP))
 
 
 @pytest.fixture(scope="session")

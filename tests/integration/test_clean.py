@@ -22,9 +22,6 @@ from vswbench.run.state import process_start_time
 from vswbench.run.state import state_dir
 from vswbench.run.statefile import ensure_state_dir
 
-# under pytest -n 2, no other run beside it: its dry run lists every run's leftovers on the machine
-pytestmark = pytest.mark.no_other_runs
-
 
 def vswbench(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "vswbench", *argv], capture_output=True,

@@ -24,9 +24,6 @@ from vswbench.run.state import RunState
 from vswbench.run.state import process_start_time
 from vswbench.run.statefile import ensure_state_dir
 
-# under pytest -n 2, no other run beside it: it checks that no vsb namespace appeared machine-wide
-pytestmark = pytest.mark.no_other_runs
-
 DPDK_RUN = Path("/var/run/dpdk")
 
 
@@ -171,7 +168,6 @@ def test_a_stranger_named_in_a_state_file_is_not_signalled(root, private_state):
 CHILD = """
 import sys, time
 from vswbench.run.scope import run_scope
-
 with run_scope() as run:
     print(run.id, run.temp_dir(), flush=True)
     time.sleep(300)

@@ -9,9 +9,6 @@ from vswbench.engine.process import EngineProcess
 from vswbench.engine.process import run_engine
 from vswbench.host.netns import link_counters
 
-# alone under pytest -n 2: its counts at 50 kpps must match exactly
-pytestmark = pytest.mark.alone
-
 COUNT = 20000
 
 

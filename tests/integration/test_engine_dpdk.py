@@ -28,9 +28,6 @@ from tests.integration.integration_helpers import TX_CPU
 from vswbench.engine.process import EngineProcess
 from vswbench.engine.process import run_engine
 
-# alone under pytest -n 2: its pollers take whole CPUs and its counts must match exactly
-pytestmark = pytest.mark.alone
-
 RATE = "100k"
 COUNT = 200_000  # 2 s at 100 kpps
 DPDK_RUN = "/var/run/dpdk"

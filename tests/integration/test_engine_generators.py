@@ -28,8 +28,7 @@ from tests.integration.test_engine_xdplive import engine_or_skip
 from tests.integration.test_engine_xdplive import final
 from tests.integration.test_engine_xdplive import run
 
-# alone under pytest -n 2: two generators on both CPUs, lossless
-pytestmark = [pytest.mark.integration, pytest.mark.alone]
+pytestmark = pytest.mark.integration
 CPUS = "0,1" if (os.cpu_count() or 1) > 1 else "0,0"
 
 

@@ -27,8 +27,7 @@ ENGINE = Path(os.environ.get("VSWBENCH_ENGINE", HERE.parents[1] / "engine/build/
 TX_CPU, RX_CPU = "0", "1" if (os.cpu_count() or 1) > 1 else "0"
 _seq = itertools.count()
 
-# alone under pytest -n 2: it checks pacing and exact counts
-pytestmark = [pytest.mark.integration, pytest.mark.alone]
+pytestmark = pytest.mark.integration
 
 
 def run(*argv: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:

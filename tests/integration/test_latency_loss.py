@@ -21,9 +21,6 @@ from vswbench.campaign.spec import expand
 from vswbench.campaign.spec import parse_spec
 from vswbench.results.store import ResultStore
 
-# alone under pytest -n 2: its loss comes from a shaper's queue at a measured rate
-pytestmark = pytest.mark.alone
-
 VSWBENCH = Path(sys.executable).parent / "vswbench"
 SHAPE, TWIN_NDR = 20_000, 60_000.0
 SPEC = f"""

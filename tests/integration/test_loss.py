@@ -37,9 +37,6 @@ from vswbench.host.netns import set_neighbour
 from vswbench.host.netns import set_offload
 from vswbench.host.pair import Endpoint
 
-# alone under pytest -n 2: every loss must be the filter's, none the machine's
-pytestmark = pytest.mark.alone
-
 COUNT = 20000
 EVERY = 4          # the sequence filter drops seq % 4 == 1: a quarter, never the first or last
 FLOWS = 4          # the flow filter drops source port 1025: flow 1 of 1024..1027

@@ -111,7 +111,6 @@ def test_udp_stream_with_offloads_off():
     assert set(data["tuning"]["offload_links"].values()) == {"off"}
 
 
-@pytest.mark.alone   # under pytest -n 2: it checks the rate it sent
 def test_paced_udp_stream_sends_its_rate():
     """--rate paces the client: it sends what the schedule makes due (100 Mbit/s of 1200 B
     datagrams for 1 s), not what the sockets take; unpaced, the bridge's server lost 96 %."""

@@ -38,9 +38,6 @@ from vswbench.switches.base import Placement
 from vswbench.switches.catalog import all_switches
 from vswbench.testbed.build import Testbed
 
-# alone under pytest -n 2: it injects stalls and counts what the monitor saw
-pytestmark = pytest.mark.alone
-
 TESTER_CPU, SWITCH_CPU = 0, 1
 PLACEMENT = Placement(TESTER_CPU, SWITCH_CPU, (SWITCH_CPU,))
 RATE = 200_000            # 2 ms at 200 kpps = 400 frames > veth's 256-frame ring

@@ -24,9 +24,6 @@ import pytest
 from vswbench.engine.stalls import STALL_PERIOD_US
 from vswbench.engine.stalls import StallMonitor
 
-# alone under pytest -n 2: it reads what the stall monitor takes as a stopped CPU
-pytestmark = pytest.mark.alone
-
 CPU = 1
 SPIN = ("import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); print('ready', flush=True)\n"
         "while True: pass")

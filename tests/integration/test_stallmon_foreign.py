@@ -20,9 +20,6 @@ import pytest
 
 from vswbench.engine.stalls import StallMonitor
 
-# alone under pytest -n 2: it charges a thread's waits to the foreign work on its CPU
-pytestmark = pytest.mark.alone
-
 CPU = 1
 WATCH_S = 1.0
 SPIN = ("import ctypes, os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); "

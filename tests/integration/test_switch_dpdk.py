@@ -22,9 +22,6 @@ from vswbench.scenario import parse
 from vswbench.switches.catalog import all_switches
 from vswbench.testbed.build import Testbed
 
-# under pytest -n 2, no other run beside it: it runs an unrestricted `vswbench clean`
-pytestmark = pytest.mark.no_other_runs
-
 CASES = [("memif", "p2p", {}), ("testpmd", "pvp", {}),
          ("testpmd", "p2p", {}), ("testpmd", "p2p", {"dpdk_port": "memif"}),
          ("ovs-dpdk", "p2p", {}), ("ovs-dpdk", "pvp", {})]

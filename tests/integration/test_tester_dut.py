@@ -21,8 +21,7 @@ from vswbench.switches.catalog import all_switches
 from vswbench.switches.kernel.napi import napi_thread_pids
 from vswbench.testbed.build import Testbed
 
-# alone under pytest -n 2: it checks whose CPUs the cycles were counted on
-pytestmark = [pytest.mark.integration, pytest.mark.alone]
+pytestmark = pytest.mark.integration
 SPEC = TrialParams(64, rate_pps=10_000, duration=2.0, warmup=0.5)
 
 

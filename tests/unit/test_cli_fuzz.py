@@ -23,9 +23,6 @@ from hypothesis import strategies as st
 from tests.unit.cli_commands import leaf_commands
 from vswbench.cli.app import main
 
-# under pytest -n 2, no integration test beside it: it checks that no namespace or /tmp/vsb-* appears
-pytestmark = pytest.mark.no_other_runs
-
 # 100 examples by default (the unit tier in under 2 minutes); CI raises it to 300 (.ci/run,
 # docs/development.md "Running the tests")
 EXAMPLES = int(os.environ.get("VSB_FUZZ_EXAMPLES", "100"))

@@ -33,9 +33,6 @@ from vswbench.cli.app import main
 from vswbench.host.netns import Namespace
 from vswbench.switches.options import known
 
-# under pytest -n 2, no integration test beside it: it checks that no namespace or /tmp/vsb-* appears
-pytestmark = pytest.mark.no_other_runs
-
 KNOWN = known()
 
 # 100 examples by default (the unit tier in under 2 minutes); CI raises it to 300 (.ci/run,
