@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 import click
@@ -31,29 +30,19 @@ from vswbench.errors import require_root
 from vswbench.measure.b2b import MAX_FRAMES_RANGE
 from vswbench.measure.b2b import TRIALS_RANGE
 from vswbench.measure.b2b import B2BConfig
-from vswbench.measure.b2b import back_to_back
 from vswbench.measure.calibration import baseline_switch
 from vswbench.measure.calibration import calibrate as run_calibration
 from vswbench.measure.loadcurve import check_fraction_loads
-from vswbench.measure.loadcurve import latency_at
 from vswbench.measure.loadcurve import parse_fractions
-from vswbench.measure.loadcurve import repeated_points_json
-from vswbench.measure.method import find_ndr
-from vswbench.measure.method import method_context
-from vswbench.measure.method import profile_at
+from vswbench.measure.method import B2BRun
+from vswbench.measure.method import LatencyRequest
+from vswbench.measure.method import LatencyRun
+from vswbench.measure.method import b2b_method
+from vswbench.measure.method import latency_method
 from vswbench.measure.plan import TrialOptions
 from vswbench.measure.plan import plan_trial
 from vswbench.measure.session import control_capable
 from vswbench.units import FrameSize
-
-
-def _ndr_first(ctx: Any, given: float | None) -> tuple[float, dict[str, Any] | None]:
-    """The NDR given on the command line, or found now by a `fast` search in the same session."""
-    if given is not None:
-        return given, None
-
-    say("no --ndr given: finding it first with a `fast` search")
-    return find_ndr(ctx, "fast", progress=trial_line)
 
 
 @click.command()
@@ -73,38 +62,34 @@ def latency(**kw: Any) -> int:
     ndr_given = rate(kw["ndr"])
     if ndr_given is not None:
         check_fraction_loads(ndr_given, fractions)
-    with method_context(plan, drain=0.05, progress=say) as ctx:
-        ndr, search_summary = _ndr_first(ctx, ndr_given)
-        runs = [latency_at(ctx.session, ndr, fractions, kw["duration"],
-                           progress=lambda pt: trial_line(pt.trial))
-                for _ in range(kw["repeat"])]
-        points = runs[0]
-        points_json, warnings = repeated_points_json(runs)
-        data = {**ctx.environment(), "method": "latency", "ndr_pps": ndr, "search": search_summary,
-                "points": points_json, "repetitions": kw["repeat"], "warnings": warnings,
-                "notes": ctx.notes}
-        if kw["profile"]:
-            say(f"profiling one extra trial at the NDR, {ndr:,.0f} pps")
-            data["profile_at_ndr"] = profile_at(ctx.session, ndr)
-    emit(data, kw)
+    req = LatencyRequest(ndr_given, fractions, kw["duration"], kw["repeat"], kw["profile"])
+    run = latency_method(plan, req, say=say, progress=trial_line)
+    emit(run.data, kw)
     if not kw["as_json"]:
-        table = Table(title=f"{data['switch']} / {data['scenario']} / {data['frame_size']} B: "
-                            f"latency at fractions of NDR {ndr:,.0f} pps "
-                            f"({points[0].trial.result.latency_kind or '–'})")
-        for col in ("% NDR", "offered pps", "lost", "min", "p25", "p50", "p90", "p95", "p99",
-                    "p99.9", "max"):
-            table.add_column(col, justify="right")
-        for pt in data["points"]:
-            lat = pt["latency_us"]
-            table.add_row(f"{pt['fraction_of_ndr'] * 100:.0f}", num(pt["offered_pps"]),
-                          f"{pt['lost']:,}",
-                          *(num(lat.get(k), 1) for k in ("min", "p25", "p50", "p90", "p95",
-                                                         "p99", "p999", "max")))
-        out.print(table)
-        out.print("latency in microseconds", style="dim")
-        if data.get("profile_at_ndr"):
-            print_profile(data["profile_at_ndr"]["profile"])
+        _print_latency(run)
     return 0
+
+
+def _print_latency(run: LatencyRun) -> None:
+    """Per fraction of the NDR the point that stands for it: load, loss and the latency
+    percentiles; then the profile at the NDR, if one was taken."""
+    title = run.title
+    table = Table(title=f"{title.switch} / {title.scenario} / {title.frame_size} B: "
+                        f"latency at fractions of NDR {run.ndr_pps:,.0f} pps "
+                        f"({run.latency_kind or '–'})")
+    for col in ("% NDR", "offered pps", "lost", "min", "p25", "p50", "p90", "p95", "p99",
+                "p99.9", "max"):
+        table.add_column(col, justify="right")
+    for pt in run.points:
+        r = pt.trial.result
+        lat = r.latency
+        table.add_row(f"{(pt.fraction or 0.0) * 100:.0f}", num(pt.offered_pps), f"{r.lost:,}",
+                      *(num(v, 1) for v in (lat.min, lat.p25, lat.p50, lat.p90, lat.p95,
+                                            lat.p99, lat.p999, lat.max)))
+    out.print(table)
+    out.print("latency in microseconds", style="dim")
+    if run.profiled is not None:
+        print_profile(run.profiled.result.profile)
 
 
 @click.command()
@@ -124,28 +109,28 @@ def b2b(**kw: Any) -> int:
     cfg = B2BConfig(trials=kw["trials"], max_frames=kw["max_frames"],
                     frame_size=plan.trial.params.frame_size)
     throughput_given = rate(kw["throughput"])
-    with method_context(plan, drain=0.05, progress=say) as ctx:
-        throughput, search_summary = _ndr_first(ctx, throughput_given)
-
-        cfg = replace(cfg, tester_pps=ctx.ceiling)
-        result = back_to_back(ctx.session, cfg, throughput_pps=throughput, progress=say)
-        data = {**ctx.environment(), "method": "back-to-back", "throughput_pps": throughput,
-                "search": search_summary, **result.to_json(), "notes_testbed": ctx.notes}
-    emit(data, kw)
+    run = b2b_method(plan, cfg, throughput_given, say=say, progress=trial_line)
+    emit(run.data, kw)
     if not kw["as_json"]:
-        st = data["statistics"]
-        out.print(f"longest lossless burst over {data['searches_run']} searches: mean "
-                  f"{data['benchmark_frames']:,.1f} frames (min {st['min']:,.0f}, max "
-                  f"{st['max']:,.0f}, CV {(st['cv'] or 0) * 100:.1f} %)"
-                  f"{' (at least: unbounded)' if data['unbounded'] else ''}", highlight=False)
-        out.print(f"burst rate {num(data['offered_pps'])} pps ({data['max_rate_source']}); "
-                  f"throughput {num(data['throughput_pps'])} pps", highlight=False)
-        implied, corrected = data["implied_buffer_s"], data["corrected_buffer_s"]
-        out.print(f"implied buffer time {num(implied and implied * 1e6, 1)} us, corrected "
-                  f"{num(corrected and corrected * 1e6, 1)} us (RFC 9004)", highlight=False)
-        for note in [*data["notes"], *data["warnings"], *data["notes_testbed"]]:
-            out.print(f"[yellow]{note}[/]", highlight=False)
+        _print_b2b(run)
     return 0
+
+
+def _print_b2b(run: B2BRun) -> None:
+    """The benchmark over the searches, the burst rate and throughput, the buffer times, then
+    the result's notes and warnings and the testbed's notes."""
+    r, st = run.result, run.result.summary
+    out.print(f"longest lossless burst over {len(r.searches)} searches: mean "
+              f"{st.mean:,.1f} frames (min {st.min:,.0f}, max "
+              f"{st.max:,.0f}, CV {(st.cv or 0) * 100:.1f} %)"
+              f"{' (at least: unbounded)' if r.unbounded else ''}", highlight=False)
+    out.print(f"burst rate {num(r.offered_pps)} pps ({r.max_rate_source}); "
+              f"throughput {num(r.throughput_pps)} pps", highlight=False)
+    implied, corrected = r.implied_buffer_s, r.corrected_buffer_s
+    out.print(f"implied buffer time {num(implied and implied * 1e6, 1)} us, corrected "
+              f"{num(corrected and corrected * 1e6, 1)} us (RFC 9004)", highlight=False)
+    for note in [*r.notes, *r.warnings, *run.testbed_notes]:
+        out.print(f"[yellow]{note}[/]", highlight=False)
 
 
 @click.command()

@@ -1,8 +1,9 @@
-"""Bodies of `vswbench search | sweep | latency | b2b | calibrate` (cli/methods.py parses and
-prints). Every input is checked before anything is created (plan_method); then one run scope
-holds the calibration testbed (veth, if the ceiling is not cached) and the testbed under test,
-with one trial session over it for all the method's trials. A search or sweep returns what it
-found twice: typed (SearchRun, SweepRun: what the command prints) and as the JSON it emits.
+"""Bodies of `vswbench search | sweep | latency | b2b | calibrate` (cli/methods.py and
+cli/latency.py parse and print). Every input is checked before anything is created
+(plan_method); then one run scope holds the calibration testbed (veth, if the ceiling is not
+cached) and the testbed under test, with one trial session over it for all the method's
+trials. A search, sweep, latency or b2b returns what it found twice: typed (SearchRun,
+SweepRun, LatencyRun, B2BRun: what the command prints) and as the JSON it emits.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from typing import Any
 from vswbench.errors import UsageError
 from vswbench.errors import VswbenchError
 from vswbench.host.vm_nf import TCG_LABEL
+from vswbench.measure.b2b import B2BConfig
+from vswbench.measure.b2b import B2BResult
+from vswbench.measure.b2b import back_to_back
 from vswbench.measure.calibration import Calibration
 from vswbench.measure.calibration import baseline_switch
 from vswbench.measure.calibration import calibrate
@@ -289,6 +293,91 @@ def sweep_method(plan: MethodPlan, req: SweepRequest, *, say: Callable[[str], No
                 "repetitions": req.repeat, "warnings": warnings,
                 "overhead_per_trial": ctx.session.overhead_summary()}
     return SweepRun(title, representative_points(runs), found, data)
+
+
+@dataclass(frozen=True)
+class LatencyRequest:
+    """A `vswbench latency` as given: the NDR (None: found by a `fast` search first), the
+    fractions of it, each trial's duration, repetitions, and one profiled trial at the NDR."""
+    ndr_pps: float | None
+    fractions: tuple[float, ...]
+    duration: float
+    repeat: int = 1
+    profile: bool = False
+
+
+@dataclass(frozen=True)
+class LatencyRun:
+    """A `vswbench latency`: the NDR measured at, per fraction the point that stands for it,
+    the first repetition's latency kind and the profiled trial, typed; `data` is the same as the
+    JSON emitted."""
+    title: MethodTitle
+    ndr_pps: float
+    points: list[LoadTrial]             # loadcurve.representative_points
+    latency_kind: str | None            # of the first repetition's first point
+    profiled: SessionTrial | None       # the extra trial at the NDR profiled by perf
+    data: dict[str, Any]
+
+
+def latency_method(plan: MethodPlan, req: LatencyRequest, *, say: Callable[[str], None],
+                   progress: Callable[[SessionTrial], None]) -> LatencyRun:
+    """The body of `vswbench latency`: the NDR (given, or found first in the same session),
+    then latency at its fractions `req.repeat` times, then one profiled trial at it."""
+    from vswbench.measure.loadcurve import latency_at
+    from vswbench.measure.loadcurve import repeated_points_json
+    from vswbench.measure.loadcurve import representative_points
+
+    profiled = None
+    with method_context(plan, drain=0.05, progress=say) as ctx:
+        ndr, search_summary = _ndr_first(ctx, req.ndr_pps, say, progress)
+        runs = [latency_at(ctx.session, ndr, req.fractions, req.duration,
+                           progress=lambda pt: progress(pt.trial))
+                for _ in range(req.repeat)]
+        points_json, warnings = repeated_points_json(runs)
+        data = {**ctx.environment(), "method": "latency", "ndr_pps": ndr, "search": search_summary,
+                "points": points_json, "repetitions": req.repeat, "warnings": warnings,
+                "notes": ctx.notes}
+        if req.profile:
+            say(f"profiling one extra trial at the NDR, {ndr:,.0f} pps")
+            profiled = profiled_trial(ctx.session, ndr)
+            data["profile_at_ndr"] = profile_json(profiled, ndr, PROFILE_SECONDS)
+        title = ctx.title
+    return LatencyRun(title, ndr, representative_points(runs),
+                      runs[0][0].trial.result.latency_kind, profiled, data)
+
+
+@dataclass(frozen=True)
+class B2BRun:
+    """A `vswbench b2b`: the bursts' result over its searches (with the throughput its buffer
+    time was corrected by) and the testbed's notes, typed; `data` is the same as the JSON
+    emitted."""
+    result: B2BResult
+    testbed_notes: list[str]
+    data: dict[str, Any]
+
+
+def b2b_method(plan: MethodPlan, cfg: B2BConfig, throughput_pps: float | None, *,
+               say: Callable[[str], None],
+               progress: Callable[[SessionTrial], None]) -> B2BRun:
+    """The body of `vswbench b2b`: the throughput (given, or found first by a `fast` search in
+    the same session), then `cfg.trials` burst-length searches at the tester's ceiling (the
+    command has checked that the scenario's tester sends and receives)."""
+    with method_context(plan, drain=0.05, progress=say) as ctx:
+        throughput, search_summary = _ndr_first(ctx, throughput_pps, say, progress)
+        cfg = replace(cfg, tester_pps=ctx.ceiling)
+        result = back_to_back(ctx.session, cfg, throughput_pps=throughput, progress=say)
+        data = {**ctx.environment(), "method": "back-to-back", "throughput_pps": throughput,
+                "search": search_summary, **result.to_json(), "notes_testbed": ctx.notes}
+    return B2BRun(result, ctx.notes, data)
+
+
+def _ndr_first(ctx: MethodContext, given: float | None, say: Callable[[str], None],
+               progress: Callable[[SessionTrial], None]) -> tuple[float, dict[str, Any] | None]:
+    """The NDR given on the command line, or found now by a `fast` search in the same session."""
+    if given is not None:
+        return given, None
+    say("no --ndr given: finding it first with a `fast` search")
+    return find_ndr(ctx, "fast", progress=progress)
 
 
 def interrupted_summary(trials: list[Any]) -> str:
