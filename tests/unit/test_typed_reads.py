@@ -11,8 +11,9 @@ walks every module of src/vswbench outside results/ and finds
 - `.get(` calls and `["key"]` subscripts on a `.fingerprint` or `.latency_us` attribute, or on
   a name bound from one the same way.
 And the printers that read a fresh result through typed records only (ATTRIBUTES_ONLY: `vswbench
-search | sweep`, measure/method.SearchRun and SweepRun) make no `.get(` call and no `["key"]`
-subscript at all, but on the names they are allowed (click's options)."""
+search | sweep | latency | b2b`, measure/method.SearchRun, SweepRun, LatencyRun and B2BRun) make
+no `.get(` call and no `["key"]` subscript at all, but on the names they are allowed (click's
+options)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,6 @@ NOT_STORED: dict[str, dict[str, str]] = {
     "cli/common.py": {"r.latency_us.get(": "a fresh TrialResult's latency, printed as measured"},
     "cli/rule_update.py": {'lat.get("p': "a fresh rule-update phase's latency, as measured"},
     "cli/trial.py": {"lat.get(k)": "the trial command's fresh TrialResult latency"},
-    "cli/latency.py": {"lat.get(": "the latency command's own fresh result",
-                       'data.get("profile_at_ndr")': "the same fresh result"},
     "engine/stalls.py": {'u.get("busy")': "the stall monitor's live per-CPU record",
                          'u.get("busy_s"': "the same record"},
     "measure/loadcurve.py": {"p.trial.result.latency_us.get(": "fresh trials of a sweep"},
@@ -44,7 +43,7 @@ NOT_STORED: dict[str, dict[str, str]] = {
 
 # modules that print a fresh result through its typed records only, and the names on which they
 # may still read a key (click's parsed options)
-ATTRIBUTES_ONLY: dict[str, set[str]] = {"cli/methods.py": {"kw"}}
+ATTRIBUTES_ONLY: dict[str, set[str]] = {"cli/methods.py": {"kw"}, "cli/latency.py": {"kw"}}
 
 
 def _mentions(node: ast.AST, tainted: set[str]) -> bool:
@@ -259,7 +258,27 @@ def test_the_attributes_only_check_finds_the_old_printer() -> None:
     assert key_reads(OLD_PRINTER, {"kw"}) == [3, 3, 4, 4, 6, 7, 7, 8, 8]
 
 
+# how cli/latency.py printed latency and b2b before LatencyRun and B2BRun were typed (issue 45)
+OLD_LATENCY_PRINTER = '''
+def _print(data, kw):
+    for pt in data["points"]:
+        lat = pt["latency_us"]
+        row = [num(lat.get(k), 1) for k in ("min", "max")] if kw["as_json"] else []
+    if data.get("profile_at_ndr"):
+        st = data["statistics"]
+        return st["cv"], row
+'''
+
+
+def test_the_attributes_only_check_finds_the_old_latency_printer() -> None:
+    """Not vacuous for cli/latency.py either: the points (line 3), a point's latency (4), a
+    percentile by `.get` (5; not `kw["as_json"]`), the profile by `.get` (6), the statistics
+    (7) and their CV (8)."""
+    assert key_reads(OLD_LATENCY_PRINTER, {"kw"}) == [3, 4, 5, 6, 7, 8]
+
+
 def test_the_typed_printers_read_no_key() -> None:
     found = {module: lines for module, allowed in ATTRIBUTES_ONLY.items()
              if (lines := key_reads((SRC / module).read_text(), allowed))}
-    assert not found, f"read these through the typed records (SearchRun, SweepRun): {found}"
+    assert not found, ("read these through the typed records (SearchRun, SweepRun, LatencyRun, "
+                       f"B2BRun): {found}")
