@@ -69,7 +69,7 @@ def rule_update(**kw: Any) -> int:
 
 
 def _print_timings(run: RuleUpdateRun, repeat: int) -> None:
-    table = Table(title=f"{run.data['switch']}: rule-update time (medians of {repeat})")
+    table = Table(title=f"{run.title.switch}: rule-update time (medians of {repeat})")
     for col in ("mechanism", "rules", "install ms", "remove ms", "rules/s"):
         table.add_column(col, justify="right")
     for t in run.timings:
@@ -85,8 +85,8 @@ def _print_phases(run: RuleUpdateRun) -> None:
         table.add_column(col, justify="right")
     for ps in run.phases.values():
         for p in ps:
-            lat = p.latency_us
+            lat = p.latency
             table.add_row(p.name, str(p.updates), f"{p.lost:,}",
-                          num(p.loss_ratio * 100, 3), num(lat.get("p50"), 1),
-                          num(lat.get("p99"), 1), num(lat.get("max"), 1))
+                          num(p.loss_ratio * 100, 3), num(lat.p50, 1), num(lat.p99, 1),
+                          num(lat.max, 1))
     out.print(table)

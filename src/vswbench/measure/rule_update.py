@@ -23,15 +23,19 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 from typing import Any
 
+from vswbench.engine.records import LatencySummary
+from vswbench.engine.records import stored_latency
 from vswbench.errors import UsageError
 from vswbench.measure.session import TrialSession
 from vswbench.measure.trial import TrialResult
+from vswbench.measure.trial_result import NO_LATENCY
 from vswbench.switches.base import RuleMechanism
 from vswbench.switches.base import Switch
 
 if TYPE_CHECKING:      # method.py's context holds the testbed (imported when the method runs)
     from vswbench.measure.method import MethodContext
     from vswbench.measure.method import MethodPlan
+    from vswbench.measure.method import MethodTitle
 
 MAX_RULES = 32768              # the update rules' destinations (switches/functions.ACL_BASE)
 PERCENTILES = ("min", "p50", "p90", "p99", "p999", "max")
@@ -77,6 +81,12 @@ class Phase:
            update_s: list[float] | None = None) -> Phase:
         return cls(name, r.offered_pps, r.tx_frames, r.lost, r.loss_ratio,
                    {k: r.latency_us.get(k) for k in PERCENTILES}, updates, update_s or [])
+
+    @property
+    def latency(self) -> LatencySummary:
+        """latency_us read through the engine's LatencySummary (engine/records.stored_latency:
+        a value missing or not a finite number is None)."""
+        return stored_latency(self.latency_us) or NO_LATENCY
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -191,6 +201,9 @@ class RuleUpdateRequest:
 
 @dataclass(frozen=True)
 class RuleUpdateRun:
+    """A `vswbench rule-update`, typed (what the command prints); `data` is the same as the
+    JSON emitted."""
+    title: MethodTitle                   # the switch the rules were updated on
     timings: list[UpdateTiming]
     phases: dict[str, list[Phase]]       # per mechanism: quiet, then during updates
     load: float | None
@@ -217,7 +230,8 @@ def rule_update_method(plan: MethodPlan, req: RuleUpdateRequest,
                 "update_rules": req.update_rules, "update_rate": req.update_rate,
                 "timings": [t.to_json() for t in timings],
                 "during": {m: [p.to_json() for p in ps] for m, ps in phases.items()}}
-    return RuleUpdateRun(timings, phases, load, data)
+        title = ctx.title
+    return RuleUpdateRun(title, timings, phases, load, data)
 
 
 def _forwarding(ctx: MethodContext, switch: Switch, req: RuleUpdateRequest,
