@@ -7,23 +7,18 @@ stay byte-identical (tests/data/cli_latency/)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from tests.unit.recorded_output import assert_as_recorded
 from tests.unit.test_cli_methods_print import PROFILE
 from tests.unit.test_cli_methods_print import FakeSession
-from tests.unit.test_cli_methods_print import _search
 from tests.unit.test_cli_methods_print import _testbed
-from vswbench.cli import latency as cli_latency
-from vswbench.cli.app import main
+from tests.unit.test_cli_methods_print import stand_in_method
 from vswbench.measure import method as method_mod
-from vswbench.measure import search as search_mod
-from vswbench.measure.method import MethodContext
 
 EXPECTED = Path(__file__).resolve().parents[1] / "data" / "cli_latency"
 
@@ -49,17 +44,7 @@ class BurstSession(FakeSession):
 @pytest.fixture
 def stand_ins(monkeypatch: pytest.MonkeyPatch) -> None:
     """The method's context over a BurstSession; any NDR search finds a made-up one."""
-    @contextmanager
-    def context(plan: Any, **kw: Any) -> Iterator[MethodContext]:
-        yield MethodContext(BurstSession(), _testbed(), None, ["a context note"])  # type: ignore
-
-    def search(session: Any, p: Any, **kw: Any) -> Any:
-        return _search(380_000.0, 401_000.0, lossy_at_ndr=False, notes=["the search's note"])
-
-    monkeypatch.setattr(method_mod, "method_context", context)
-    # the command opened the context itself before its body moved to measure/method.py
-    monkeypatch.setattr(cli_latency, "method_context", context, raising=False)
-    monkeypatch.setattr(search_mod, "search", search)
+    stand_in_method(monkeypatch, BurstSession, _testbed)
     monkeypatch.setattr(method_mod.time, "strftime", lambda fmt: "2026-12-02T10:00:00+0000")
     assert PROFILE["event"] == "cycles"
 
@@ -80,10 +65,4 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_printed_text_and_json_stay_as_recorded(case: str, stand_ins: None,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(CASES[case]) == 0
-    printed = capsys.readouterr()
-    assert main([*CASES[case], "--json"]) == 0
-    as_json = capsys.readouterr().out
-    assert (printed.out, printed.err, as_json) == (
-        (EXPECTED / f"{case}.out").read_text(), (EXPECTED / f"{case}.err").read_text(),
-        (EXPECTED / f"{case}.json").read_text())
+    assert_as_recorded(CASES[case], EXPECTED, case, capsys)

@@ -6,6 +6,7 @@ JSON's keys (issue 45): both must stay byte-identical (tests/data/cli_methods/).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from tests.unit.recorded_output import assert_as_recorded
 from vswbench.cli import methods as cli_methods
-from vswbench.cli.app import main
 from vswbench.measure import method as method_mod
 from vswbench.measure import repeat as repeat_mod
+from vswbench.measure import search as search_mod
 from vswbench.measure.method import MethodContext
 from vswbench.measure.repeat import RepeatedSearch
 from vswbench.measure.search import PRESETS
@@ -97,6 +99,22 @@ def _testbed() -> Any:
         mtu=1500, mtu_links={}, placement=Placement(), run=SimpleNamespace(id="run-x"))
 
 
+def stand_in_method(monkeypatch: pytest.MonkeyPatch, session: Callable[[], Any],
+                    testbed: Callable[[], Any]) -> None:
+    """measure/method's context over a fresh `session()` and `testbed()` each time a command
+    opens it; any NDR search finds a made-up one (test_cli_latency_print,
+    test_cli_rule_update_print)."""
+    @contextmanager
+    def context(plan: Any, **kw: Any) -> Iterator[MethodContext]:
+        yield MethodContext(session(), testbed(), None, ["a context note"])
+
+    def search(session: Any, p: Any, **kw: Any) -> Any:
+        return _search(380_000.0, 401_000.0, lossy_at_ndr=False, notes=["the search's note"])
+
+    monkeypatch.setattr(method_mod, "method_context", context)
+    monkeypatch.setattr(search_mod, "search", search)
+
+
 @pytest.fixture
 def stand_ins(monkeypatch: pytest.MonkeyPatch) -> None:
     """The method's context over a FakeSession, three made-up searches for any search."""
@@ -129,10 +147,4 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_printed_text_and_json_stay_as_recorded(case: str, stand_ins: None,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(CASES[case]) == 0
-    printed = capsys.readouterr()
-    assert main([*CASES[case], "--json"]) == 0
-    as_json = capsys.readouterr().out
-    assert (printed.out, printed.err, as_json) == (
-        (EXPECTED / f"{case}.out").read_text(), (EXPECTED / f"{case}.err").read_text(),
-        (EXPECTED / f"{case}.json").read_text())
+    assert_as_recorded(CASES[case], EXPECTED, case, capsys)
