@@ -1,6 +1,7 @@
 """What a command prints, and its --json, against files recorded before a refactoring of its
 printer (tests/data/<dir>/<case>.out, .err and .json): the reference tests of the CLI's printers
-(test_cli_methods_print, test_cli_latency_print, test_cli_rule_update_print)."""
+(test_cli_methods_print, test_cli_latency_print, test_cli_rule_update_print,
+test_cli_trial_print)."""
 
 from __future__ import annotations
 
