@@ -68,13 +68,13 @@ def test_rfc_presets_wait_the_whole_drain():
 
 
 def test_repeat_statistics_and_noise_warning():
-    from types import SimpleNamespace
-
     from vswbench.measure.repeat import trial_statistics as repeat_statistics
+    from vswbench.measure.trial_result import TrialResult
 
     def result(pps, p99):
-        return SimpleNamespace(achieved_pps=pps, loss_ratio=0.0, cycles_per_packet=5000.0,
-                               latency_us={"p50": 10.0, "p99": p99})
+        return TrialResult.from_json({"achieved_pps": pps, "loss_ratio": 0.0,
+                                      "cycles_per_packet": 5000.0,
+                                      "latency_us": {"p50": 10.0, "p99": p99}})
     steady = [result(100_000 + i, 20.0) for i in range(5)]
     stats, warnings = repeat_statistics(steady)
     assert stats["achieved_pps"]["median"] == 100_002 and stats["achieved_pps"]["n"] == 5

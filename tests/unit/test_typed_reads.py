@@ -29,12 +29,9 @@ TYPED = {"fingerprint", "latency_us"}   # read through types: `.get(` and `["key
 # code and why it is not a stored read; every entry must still match a flagged line.
 NOT_STORED: dict[str, dict[str, str]] = {
     "campaign/runner.py": {"self.search_seconds.get(": "seconds per switch, this run's own"},
-    "cli/common.py": {"r.latency_us.get(": "a fresh TrialResult's latency, printed as measured"},
-    "cli/trial.py": {"lat.get(k)": "the trial command's fresh TrialResult latency"},
     "engine/stalls.py": {'u.get("busy")': "the stall monitor's live per-CPU record",
                          'u.get("busy_s"': "the same record"},
     "measure/loadcurve.py": {"p.trial.result.latency_us.get(": "fresh trials of a sweep"},
-    "measure/repeat.py": {"r.latency_us.get(": "a fresh search's repetitions, as measured"},
     "measure/rule_update.py": {"r.latency_us.get(k)": "a fresh trial's latency, as measured"},
     "measure/session.py": {"answer.data.get(": "the control engine's answer"},
 }

@@ -26,6 +26,7 @@ from vswbench.measure.method import plan_method
 from vswbench.measure.plan import TrialOptions
 from vswbench.measure.plan import parse_options
 from vswbench.measure.plan import trial_options as build_trial_options
+from vswbench.measure.session import SessionTrial
 from vswbench.safefile import check_output_file
 from vswbench.safefile import write_text
 from vswbench.switches.rules.functions import DEFAULT_TABLE_SIZE
@@ -355,10 +356,10 @@ def emit(data: dict[str, Any], kw: dict[str, Any]) -> None:
         click.echo(text)
 
 
-def trial_line(t: Any) -> None:
+def trial_line(t: SessionTrial) -> None:
     r = t.result
     say(f"  {t.intended_load:>12,.0f} pps {t.intended_duration:>5.1f} s  lost {r.lost:>8,}"
-         f"  unsent {t.unsent_count:>7,}  p50 {num(r.latency_us.get('p50'), 1)} us"
-         + ("  host stall" if getattr(t, "host_stall", None) else ""))
+         f"  unsent {t.unsent_count:>7,}  p50 {num(r.latency.p50, 1)} us"
+         + ("  host stall" if t.host_stall else ""))
 
 

@@ -89,7 +89,7 @@ def _print_latency(run: LatencyRun) -> None:
     out.print(table)
     out.print("latency in microseconds", style="dim")
     if run.profiled is not None:
-        print_profile(run.profiled.result.profile)
+        print_profile(run.profiled.result.perf_profile)
 
 
 @click.command()

@@ -62,7 +62,7 @@ def search(**kw: Any) -> int:
     if not kw["as_json"]:
         _print_search(run)
         if run.profiled is not None:
-            print_profile(run.profiled.result.profile)
+            print_profile(run.profiled.result.perf_profile)
     return 0
 
 

@@ -18,7 +18,7 @@ from vswbench.cli.common import trial_options
 from vswbench.cli.profile_view import print_profile
 from vswbench.measure.plan import execute_trials
 from vswbench.measure.plan import plan_trial
-from vswbench.measure.repeat import trial_statistics
+from vswbench.measure.repeat import repeated_trials
 from vswbench.measure.trial import TrialResult
 from vswbench.report.backends import placement_text
 from vswbench.results.record import read_placement
@@ -67,22 +67,23 @@ def trial(rate: str, duration: float, repeat: int, as_json: bool, profile: bool,
 
 
 def _print_repeated(results: list[TrialResult], as_json: bool) -> None:
-    stats, warnings = trial_statistics(results)
+    stats = repeated_trials(results)
     if as_json:
         click.echo(json.dumps({"trials": [r.to_json() for r in results],
-                               "statistics": stats, "warnings": warnings}, indent=1))
+                               "statistics": stats.to_json(), "warnings": stats.warnings},
+                              indent=1))
         return
     table = Table(title=f"{results[0].switch} / {results[0].scenario} / "
                         f"{results[0].frame_size} B: {len(results)} trials")
     for column in ("metric", "median", "min", "max", "95 % CI", "CV %"):
         table.add_column(column, justify="right")
-    for metric, s in stats.items():
+    for metric, s in stats.summaries.items():
         digits = 6 if metric == "loss_ratio" else 1
-        table.add_row(metric, *(_num(s[k], digits) for k in ("median", "min", "max")),
-                      f"{_num(s['ci_low'], digits)}..{_num(s['ci_high'], digits)}",
-                      "–" if s["cv"] is None else f"{s['cv'] * 100:.2f}")
+        table.add_row(metric, *(_num(v, digits) for v in (s.median, s.min, s.max)),
+                      f"{_num(s.ci_low, digits)}..{_num(s.ci_high, digits)}",
+                      "–" if s.cv is None else f"{s.cv * 100:.2f}")
     out.print(table)
-    for w in warnings:
+    for w in stats.warnings:
         err.print(f"[yellow]warning: {w}[/]", highlight=False)
 
 
@@ -94,22 +95,22 @@ def _print_trial(result: TrialResult) -> None:
     for key, value in _trial_rows(result):
         table.add_row(key, value)
     out.print(table)
-    print_profile(result.profile)
+    print_profile(result.perf_profile)
     for w in result.warnings:
         err.print(f"[yellow]warning: {w}[/]", highlight=False)
 
 
 def _trial_rows(result: TrialResult) -> list[tuple[str, str]]:
-    lat = result.latency_us
+    lat = result.latency
     rows = [("offered pps", _num(result.offered_pps, 0)), ("tx pps", _num(result.tx_pps, 0)),
             ("achieved pps", _num(result.achieved_pps, 0)),
             ("tx / rx frames", f"{result.tx_frames:,} / {result.rx_frames:,}"),
             ("loss", f"{result.lost:,} ({result.loss_ratio * 100:.3f} %)"),
             (f"latency µs ({result.latency_kind or '–'}) min/p50/p99/max",
-             " / ".join(_num(lat.get(k), 1) for k in ("min", "p50", "p99", "max"))),
+             " / ".join(_num(v, 1) for v in (lat.min, lat.p50, lat.p99, lat.max))),
             ("cycles per packet (all cores)", _num(result.cycles_per_packet, 0)),
-            ("CPU busy per core", ", ".join(f"cpu{c} {u['busy'] * 100:.0f} %"
-                                            for c, u in result.cpu.items())),
+            ("CPU busy per core", ", ".join(f"cpu{c} {u.busy * 100:.0f} %"
+                                            for c, u in result.core_usage.items())),
             ("drops", ", ".join(f"{k} {v}" for k, v in result.drops.items() if v) or "none"),
             ("kernel counters agree", "yes" if result.counters_agree else "[red]no[/]"),
             ("host stalls per CPU (count, longest; steal)", _stalls_text(result))]

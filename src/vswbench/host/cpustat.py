@@ -8,8 +8,13 @@ runs in softirq, often on the sender's core: it must be counted). Steal is neith
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
+
+from vswbench.jsonvalues import number
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
@@ -49,6 +54,12 @@ class CoreUsage:
     steal: float
     busy: float
     busy_s: float
+
+    @classmethod
+    def from_json(cls, cpu: int, data: Mapping[str, Any]) -> CoreUsage:
+        """A trial's stored core (TrialResult.cpu[str(cpu)]: the fields but `cpu`) read back; a
+        field missing or not a number reads as 0."""
+        return cls(cpu, *(number(data.get(f.name)) or 0.0 for f in fields(cls) if f.name != "cpu"))
 
 
 def parse_proc_stat(text: str) -> dict[int, CpuTimes]:

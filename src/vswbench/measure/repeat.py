@@ -64,17 +64,35 @@ def metric_statistics(values: Mapping[str, Sequence[float]], *,
             noise_warnings(summaries, unwarned=unwarned, steal=steal))
 
 
-def trial_statistics(results: Sequence[TrialResult]) -> tuple[dict[str, Any], list[str]]:
-    """Summary of each metric over repeated trials, and noise warnings (no steal measured)."""
+@dataclass(frozen=True)
+class TrialStatistics:
+    """`vswbench trial --repeat`: each metric's summary over the trials (metrics without values
+    left out) and the noise warnings (no steal measured)."""
+    summaries: dict[str, Summary]
+    warnings: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        """The summaries as stored, each with the worst and best of N."""
+        return statistics_json(self.summaries, higher_is_better={"achieved_pps"})
+
+
+def repeated_trials(results: Sequence[TrialResult]) -> TrialStatistics:
+    """Summary of each metric over repeated trials, and noise warnings."""
     values: dict[str, list[float]] = {m: [] for m in TRIAL_METRICS}
     for r in results:
         for metric, value in (("achieved_pps", r.achieved_pps), ("loss_ratio", r.loss_ratio),
-                              ("p50_us", r.latency_us.get("p50")),
-                              ("p99_us", r.latency_us.get("p99")),
+                              ("p50_us", r.latency.p50), ("p99_us", r.latency.p99),
                               ("cycles_per_packet", r.cycles_per_packet)):
             if value is not None:
                 values[metric].append(float(value))
-    return metric_statistics(values, higher_is_better={"achieved_pps"}, unwarned={"loss_ratio"})
+    summaries = metric_summaries(values)
+    return TrialStatistics(summaries, noise_warnings(summaries, unwarned={"loss_ratio"}))
+
+
+def trial_statistics(results: Sequence[TrialResult]) -> tuple[dict[str, Any], list[str]]:
+    """repeated_trials as stored: the statistics' JSON and the warnings."""
+    stats = repeated_trials(results)
+    return stats.to_json(), stats.warnings
 
 
 @dataclass(frozen=True)

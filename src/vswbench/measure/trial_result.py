@@ -22,8 +22,10 @@ from typing import Any
 from vswbench.engine.records import LatencySummary
 from vswbench.engine.records import stored_latency
 from vswbench.engine.stalls import TrialStalls
+from vswbench.host.cpustat import CoreUsage
 from vswbench.jsonvalues import count
 from vswbench.jsonvalues import number
+from vswbench.measure.profile_record import PerfProfile
 from vswbench.units import STD_MTU
 
 NO_LATENCY = LatencySummary(None, None, None, None, None, None, None, None, None, 0)
@@ -117,6 +119,17 @@ class TrialResult:
         """latency_us as the engine's LatencySummary (engine/records.stored_latency: a value
         missing or not a finite number is None)."""
         return stored_latency(self.latency_us) or NO_LATENCY
+
+    @property
+    def core_usage(self) -> dict[str, CoreUsage]:
+        """cpu as host/cpustat.CoreUsage records, keyed as stored (the CPU's number as text)."""
+        return {cpu: CoreUsage.from_json(int(cpu) if cpu.isdigit() else -1, usage)
+                for cpu, usage in self.cpu.items()}
+
+    @property
+    def perf_profile(self) -> PerfProfile | None:
+        """profile as a typed PerfProfile (measure/profile_record.py); None without one."""
+        return PerfProfile.from_json(self.profile) if self.profile else None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
