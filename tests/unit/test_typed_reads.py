@@ -11,9 +11,11 @@ walks every module of src/vswbench outside results/ and finds
 - `.get(` calls and `["key"]` subscripts on a `.fingerprint` or `.latency_us` attribute, or on
   a name bound from one the same way.
 And the printers that read a fresh result through typed records only (ATTRIBUTES_ONLY: `vswbench
-search | sweep | latency | b2b | rule-update`, measure/method.SearchRun, SweepRun, LatencyRun,
-B2BRun and measure/rule_update.RuleUpdateRun) make no `.get(` call and no `["key"]` subscript at
-all, but on the names they are allowed (click's options)."""
+search | sweep | latency | b2b | rule-update | trial`, the `--profile` printer and the trial line of
+a method: measure/method.SearchRun, SweepRun, LatencyRun, B2BRun, measure/rule_update.RuleUpdateRun,
+measure/repeat.TrialStatistics, measure/profile_record.PerfProfile, TrialResult.latency and
+core_usage) make no `.get(` call and no `["key"]` subscript at all, but on the names they are
+allowed (click's options)."""
 
 from __future__ import annotations
 
@@ -38,9 +40,11 @@ NOT_STORED: dict[str, dict[str, str]] = {
 
 
 # modules that print a fresh result through its typed records only, and the names on which they
-# may still read a key (click's parsed options)
+# may still read a key (click's parsed options; cli/common.py: also the switch registry by name)
 ATTRIBUTES_ONLY: dict[str, set[str]] = {"cli/methods.py": {"kw"}, "cli/latency.py": {"kw"},
-                                        "cli/rule_update.py": {"kw"}}
+                                        "cli/rule_update.py": {"kw"}, "cli/trial.py": set(),
+                                        "cli/profile_view.py": set(),
+                                        "cli/common.py": {"kw", "switches"}}
 
 
 def _mentions(node: ast.AST, tainted: set[str]) -> bool:
@@ -274,8 +278,30 @@ def test_the_attributes_only_check_finds_the_old_latency_printer() -> None:
     assert key_reads(OLD_LATENCY_PRINTER, {"kw"}) == [3, 4, 5, 6, 7, 8]
 
 
+# how cli/trial.py, cli/profile_view.py and cli/common.trial_line printed before TrialStatistics,
+# PerfProfile and TrialResult.core_usage were typed (issue 45)
+OLD_TRIAL_PRINTER = '''
+def _print(r, stats, profile):
+    for metric, s in stats.items():
+        row = [s[k] for k in ("median", "min")], s["cv"], r.latency_us.get("p50")
+    busy = [u["busy"] for u in r.cpu.values()]
+    for cpu, core in profile["cores"].items():
+        tops = [f["function"] for f in core["top_functions"][:6]]
+    check = profile.get("cpu_check") or {}
+    return row, busy, tops, all_switches().get(name), check["differ"]
+'''
+
+
+def test_the_attributes_only_check_finds_the_old_trial_printer() -> None:
+    """Not vacuous for cli/trial.py, cli/profile_view.py and cli/common.py: a statistic's CV and
+    a percentile by `.get` (line 4; not `s[k]`, a name's key), a core's busy share (5), the
+    profile's cores (6), a core's top functions and a function's name (7), the CPU check by
+    `.get` (8), the switch registry by `.get` and the check's flag (9)."""
+    assert key_reads(OLD_TRIAL_PRINTER, set()) == [4, 4, 5, 6, 7, 7, 8, 9, 9]
+
+
 def test_the_typed_printers_read_no_key() -> None:
     found = {module: lines for module, allowed in ATTRIBUTES_ONLY.items()
              if (lines := key_reads((SRC / module).read_text(), allowed))}
     assert not found, ("read these through the typed records (SearchRun, SweepRun, LatencyRun, "
-                       f"B2BRun, RuleUpdateRun): {found}")
+                       f"B2BRun, RuleUpdateRun, TrialStatistics, PerfProfile): {found}")

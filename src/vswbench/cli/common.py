@@ -288,7 +288,8 @@ def flag_conflicts(kw: dict[str, Any]) -> None:
             if given:
                 raise UsageError(f"{what} applies to scenarios with network functions (pvp, "
                                  f"chain:N), and {scenario.name} has none (leave {what} out)")
-    switch_cls = all_switches().get(kw["switch"])
+    switches = all_switches()
+    switch_cls = switches.get(kw["switch"])
     io = kw.get("io", "auto")
     if switch_cls is not None and switch_cls.port_kind == "dpdk" and io not in ("auto", "dpdk"):
         raise UsageError(f"--io {io}: switch {switch_cls.name} has DPDK ports, its tester always "
