@@ -106,8 +106,6 @@ def wait_path(path: str, timeout: float = 10.0) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.timeout(60)
-
 def assert_all_delivered(what: str, gen, sink) -> None:
     """Every frame the generator sent arrived once, clean."""
     summary = (f"{what}: gen tx={gen.tx_frames} sink rx={sink.rx_frames} lost={sink.lost} "
@@ -116,6 +114,8 @@ def assert_all_delivered(what: str, gen, sink) -> None:
     assert sink.rx_frames == COUNT, summary
     assert (sink.lost, sink.duplicated, sink.malformed, sink.foreign) == (0, 0, 0, 0), summary
 
+
+@pytest.mark.timeout(60)
 def test_memif_gen_to_sink(dpdk, registry, pfx):
     """(a) The gen is the memif server (socket file, not abstract, to check it is removed), the
     sink its client; the server must exist before the client starts."""
