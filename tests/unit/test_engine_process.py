@@ -127,3 +127,21 @@ def test_state_file_records_and_forgets_pid(fake_engine):
     assert [s.run_id for s in load_all()] == ["vsb0abc"]
     state.remove()
     assert load_all() == []
+
+
+def test_a_failed_network_function_ends_the_phase_at_once(fake_engine):
+    """measure/trial.py: while a driver runs, a server (network function, receiver) that fails
+    fails the phase with its own error, not after the driver's duration; one that runs on does
+    not, and the driver's result comes back when it ends."""
+    from vswbench.measure.trial import _wait_watching
+
+    with EngineProcess(["sink"], engine=fake_engine) as driver, \
+            EngineProcess(["usage"], engine=fake_engine) as failing:
+        began = time.monotonic()
+        with pytest.raises(EngineError, match="--bogus"):
+            _wait_watching(driver, {"nf1": failing}, timeout=30)
+        assert time.monotonic() - began < 10   # the driver would run for 30 s
+    with EngineProcess(["gen"], engine=fake_engine) as driver, \
+            EngineProcess(["sink"], engine=fake_engine) as server:
+        assert _wait_watching(driver, {"nf1": server}, timeout=30).final.tx_frames == 100
+        assert server.running

@@ -328,6 +328,15 @@ class EngineProcess:
             self.stop()
         return self._finish(timeout=self.stop_timeout)
 
+    def wait_until_ended(self, timeout: float) -> bool:
+        """Whether the engine ended within `timeout` seconds (it keeps running otherwise)."""
+        assert self.proc is not None, "engine not started"
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def stop(self, timeout: float | None = None) -> EngineResult:
         """End the engine: SIGTERM to its PID, wait, SIGKILL only if it does not end in time."""
         assert self.proc is not None, "engine not started"

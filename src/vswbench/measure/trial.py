@@ -51,6 +51,7 @@ from vswbench.testbed.build import Testbed
 from vswbench.testbed.cores import dut_cpus
 
 READY_TIMEOUT = 15.0
+POLL_S = 0.05   # how often a phase looks at its network functions while its drivers run
 WARMUP_STREAM_BASE = 100
 
 
@@ -231,7 +232,7 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
                                                      env=dict(c.env)))
                    for c in cmds.values() if not c.long_running]
         for proc, label in zip(drivers, [c.label for c in cmds.values() if not c.long_running]):
-            results[label] = proc.wait(timeout=traffic.duration + 30).check()
+            results[label] = _wait_watching(proc, servers, timeout=traffic.duration + 30).check()
         starts = [t for t in (p.first_seen_ns("start") for p in drivers) if t is not None]
         _settle(testbed)
         c1, i1 = read_proc_stat(), read_irq_counts()
@@ -248,6 +249,21 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
     return PhaseOutcome(results, cmds, k0, testbed.kernel_counters() if measure else {},
                         s0, s1, core_usage(c0, c1), process_cpu, b0, b1, i0, i1,
                         min(starts, default=None))
+
+
+def _wait_watching(driver: EngineProcess, servers: dict[str, EngineProcess],
+                   timeout: float) -> EngineResult:
+    """The driver's result once it ends by itself (stopped after `timeout`, as wait() does). A
+    network function, receiver or reflector that fails meanwhile (its engine or VM killed) fails
+    the phase at once with its own error, not after the driver's duration: the phase's stack
+    then stops the drivers."""
+    deadline = time.monotonic() + timeout
+    while driver.running and time.monotonic() < deadline:
+        for proc in servers.values():
+            if not proc.running and proc.result().returncode != 0:
+                proc.stop().check()
+        driver.wait_until_ended(min(POLL_S, max(0.0, deadline - time.monotonic())))
+    return driver.wait(timeout=max(0.0, deadline - time.monotonic()))
 
 
 def _daemon_pids(switch: Any) -> dict[str, int]:
