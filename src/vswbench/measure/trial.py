@@ -11,6 +11,7 @@ Phases (each a fresh set of engine processes, so every count belongs to exactly 
 
 from __future__ import annotations
 
+import signal
 import time
 from contextlib import ExitStack
 from contextlib import suppress
@@ -238,6 +239,8 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
         c1, i1 = read_proc_stat(), read_irq_counts()
         p1 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
               **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
+        for proc in servers.values():   # all at once: their exits (sockets released) overlap
+            proc.send_signal(signal.SIGTERM)
         for label, proc in servers.items():
             results[label] = proc.stop().check()
     process_cpu = {label: (None if p0.get(label) is None or p1.get(label) is None
