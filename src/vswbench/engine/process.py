@@ -329,13 +329,17 @@ class EngineProcess:
         return self._finish(timeout=self.stop_timeout)
 
     def wait_until_ended(self, timeout: float) -> bool:
-        """Whether the engine ended within `timeout` seconds (it keeps running otherwise)."""
+        """Whether the engine ended within `timeout` seconds (it keeps running otherwise). Asleep
+        until its output ends or the time is up (Popen.wait(timeout) would poll every few ms)."""
         assert self.proc is not None, "engine not started"
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
+        with self._cond:
+            closed = self._cond.wait_for(lambda: self._stdout_done, timeout)
+        if closed:   # its output ended: it is exiting
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                return False
+        return self.proc.poll() is not None
 
     def stop(self, timeout: float | None = None) -> EngineResult:
         """End the engine: SIGTERM to its PID, wait, SIGKILL only if it does not end in time."""
