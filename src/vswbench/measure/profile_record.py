@@ -13,16 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vswbench.jsonvalues import as_dict
+from vswbench.jsonvalues import as_list
 from vswbench.jsonvalues import count
 from vswbench.jsonvalues import number
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+    return [v for v in as_list(value) if isinstance(v, dict)]
 
 
 def _share(value: Any) -> float:
@@ -31,7 +29,7 @@ def _share(value: Any) -> float:
 
 def _shares(value: Any) -> dict[str, float]:
     """A category -> share mapping (shares of the samples), values not a number left out."""
-    return {str(k): v for k, v in ((k, number(v)) for k, v in _dict(value).items())
+    return {str(k): v for k, v in ((k, number(v)) for k, v in as_dict(value).items())
             if v is not None}
 
 
@@ -87,7 +85,7 @@ class ProfiledCore:
 
     @classmethod
     def from_json(cls, cpu: str, data: Mapping[str, Any]) -> ProfiledCore:
-        own = _dict(data.get("testbed"))
+        own = as_dict(data.get("testbed"))
         return cls(cpu, count(data.get("samples")) or 0, _shares(data.get("categories")),
                    TopFunction.read_all(data.get("top_functions")),
                    TopThread.read_all(data.get("top_comms")),
@@ -120,7 +118,7 @@ class CpuCheck:
         cores = tuple(CoreCpuCheck(str(cpu), _share(c.get("scheduler_busy")),
                                    _share(c.get("scheduler_softirq")), _share(c.get("perf_busy")),
                                    bool(c.get("differ")))
-                      for cpu, c in _dict(data.get("per_core")).items() if isinstance(c, dict))
+                      for cpu, c in as_dict(data.get("per_core")).items() if isinstance(c, dict))
         return cls(cores, number(data.get("cycles_per_packet_scheduler")),
                    number(data.get("cycles_per_packet_perf")), bool(data.get("differ")))
 
@@ -148,7 +146,7 @@ class PerfProfile:
         warnings = data.get("warnings")
         return cls(str(data.get("event", "")), _hz(data.get("hz")), _share(data.get("seconds")),
                    tuple(ProfiledCore.from_json(str(cpu), core)
-                         for cpu, core in _dict(data.get("cores")).items()
+                         for cpu, core in as_dict(data.get("cores")).items()
                          if isinstance(core, dict)),
-                   CpuCheck.from_json(_dict(data.get("cpu_check"))),
+                   CpuCheck.from_json(as_dict(data.get("cpu_check"))),
                    tuple(str(w) for w in warnings) if isinstance(warnings, list) else ())
