@@ -68,7 +68,7 @@ def test_rfc_presets_wait_the_whole_drain():
 
 
 def test_repeat_statistics_and_noise_warning():
-    from vswbench.measure.repeat import trial_statistics as repeat_statistics
+    from vswbench.measure.repeat import repeated_trials
     from vswbench.measure.trial_result import TrialResult
 
     def result(pps, p99):
@@ -76,14 +76,15 @@ def test_repeat_statistics_and_noise_warning():
                                       "cycles_per_packet": 5000.0,
                                       "latency_us": {"p50": 10.0, "p99": p99}})
     steady = [result(100_000 + i, 20.0) for i in range(5)]
-    stats, warnings = repeat_statistics(steady)
+    repeated = repeated_trials(steady)
+    stats, warnings = repeated.to_json(), repeated.warnings
     assert stats["achieved_pps"]["median"] == 100_002 and stats["achieved_pps"]["n"] == 5
     assert stats["achieved_pps"]["worst_of_n"] == 100_000
     assert stats["achieved_pps"]["best_of_n"] == 100_004
     assert stats["p99_us"]["worst_of_n"] == 20.0
     assert not warnings
     noisy = [result(pps, 20.0) for pps in (50_000, 100_000, 150_000, 80_000, 120_000)]
-    _, warnings = repeat_statistics(noisy)
+    warnings = repeated_trials(noisy).warnings
     assert len(warnings) == 1 and "achieved_pps" in warnings[0]
 
 

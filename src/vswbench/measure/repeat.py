@@ -54,16 +54,6 @@ def noise_warnings(summaries: Mapping[str, Summary], *, unwarned: Container[str]
     return [w for w in found if w]
 
 
-def metric_statistics(values: Mapping[str, Sequence[float]], *,
-                      higher_is_better: Container[str], unwarned: Container[str] = (),
-                      steal: float | None = None) -> tuple[dict[str, Any], list[str]]:
-    """Each metric's summary over its repetitions with the worst and best of N (metrics without
-    values are left out), and a noise warning for each noisy metric but the `unwarned`."""
-    summaries = metric_summaries(values)
-    return (statistics_json(summaries, higher_is_better=higher_is_better),
-            noise_warnings(summaries, unwarned=unwarned, steal=steal))
-
-
 @dataclass(frozen=True)
 class TrialStatistics:
     """`vswbench trial --repeat`: each metric's summary over the trials (metrics without values
@@ -87,12 +77,6 @@ def repeated_trials(results: Sequence[TrialResult]) -> TrialStatistics:
                 values[metric].append(float(value))
     summaries = metric_summaries(values)
     return TrialStatistics(summaries, noise_warnings(summaries, unwarned={"loss_ratio"}))
-
-
-def trial_statistics(results: Sequence[TrialResult]) -> tuple[dict[str, Any], list[str]]:
-    """repeated_trials as stored: the statistics' JSON and the warnings."""
-    stats = repeated_trials(results)
-    return stats.to_json(), stats.warnings
 
 
 @dataclass(frozen=True)
