@@ -1,4 +1,5 @@
 """Testbed planning without root: names, addresses, paths, engine command lines."""
+import dataclasses
 import ipaddress
 
 import pytest
@@ -211,3 +212,14 @@ def test_the_drivers_skip_their_gaps_only_where_the_tester_has_its_core_alone():
     shared, tb2 = _wired("p2p", Placement(0, 0, (0,)))           # the switch on the tester's core
     assert "--gap-us" not in {c.label: c for c in shared.engine_commands(
         tb2, Traffic(64, 10000, 2), tester_gap_us=100.0)}["tester"].args
+
+
+@pytest.mark.parametrize("smaller,larger_with_n_1", [("p2p-pair", "pairs:1"), ("pvp", "chain:1")])
+def test_smaller_scenarios_are_the_larger_ones_with_fewer_n(smaller, larger_with_n_1):
+    """p2p-pair is pairs:1 and pvp is chain:1 but for their names: the same hosts, ports, hops
+    and streams, so the same plan. The integration matrix runs pairs:2 and chain:3 for them."""
+    a, b = parse(smaller), parse(larger_with_n_1)
+    assert dataclasses.replace(a, name=b.name) == b     # parse("chain:1") is even named pvp
+    assert a.port_keys() == b.port_keys()
+    assert plan_ports(a, RID, l3=False) == plan_ports(b, RID, l3=False)
+    assert plan_paths(a) == plan_paths(b)
