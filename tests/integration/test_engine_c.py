@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 ENGINE_DIR = Path(__file__).resolve().parents[2] / "engine"
-FUZZ_SECONDS = 20
+# the bounded run checks that the target builds and runs clean; its coverage levels off within
+# seconds (edges: 760 after 5 s, 174,096 runs; 766 after 20 s, 1,075,153 runs, 2026-12-02).
+# Longer campaigns: make -C engine fuzz-run FUZZ_SECONDS=600
+FUZZ_SECONDS = 5
 
 
 def make(*targets: str, timeout: float) -> subprocess.CompletedProcess:

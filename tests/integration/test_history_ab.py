@@ -104,18 +104,23 @@ def test_ab_in_paired_rounds_keeps_both_testbeds_up_and_judges_the_rounds(root, 
 @pytest.mark.timeout(400)
 def test_ab_of_two_switch_files_measures_each_side_s_own_switch(root, engine, tmp_path) -> None:
     """Two "builds" as two files (examples/switches: a bridge built with ip, nftables' netdev
-    fwd): each side's searches ran through its own declared switch, named in its stored spec."""
+    fwd), both up at once in paired rounds (the default method; the searches' storing of a
+    side's setup is test_ab_interleaves_two_rounds_into_one_store's): each side's rounds ran
+    through its own declared switch, named in its stored spec."""
+    from vswbench.results.ab import paired_sides_of
+
     examples = Path(__file__).resolve().parents[2] / "examples" / "switches"
     out = tmp_path / "builds"
     done = vswbench("ab", "--a-switch-file", str(examples / "linux-bridge.toml"),
-                    "--b-switch-file", str(examples / "nft-fwd.toml"), "--method", "searches",
-                    "--rounds", "2", "--preset", "brief", "--out", str(out), "--json",
-                    "--seed", "1")
+                    "--b-switch-file", str(examples / "nft-fwd.toml"), "--rounds", "2",
+                    "--out", str(out), "--json", "--seed", "1")
     assert done.returncode == 0, done.stderr[-2000:]
-    a, b = sides_of(out)
-    assert a.label.startswith("ip-bridge p2p 64 B") and b.label.startswith("nft-fwd p2p 64 B")
+    sides = paired_sides_of(out)
+    assert sides is not None and all(len(side.samples) == 2 for side in sides)
     stored = load(out)
-    assert len(stored.done("search")) == 4
+    switches = {p.campaign: p.params["switch"] for p in stored.points
+                if p.kind == "rounds" and p.status == "done"}
+    assert switches == {"ab-A": "ip-bridge", "ab-B": "nft-fwd"}
     texts = {r.spec_name: r.spec_text for r in stored.runs}
     assert f'switch."nft-fwd" = "{examples / "nft-fwd.toml"}"' in texts["ab-B"]
     assert "linux-bridge.toml" in texts["ab-A"] and "nft-fwd" not in texts["ab-A"]
