@@ -10,7 +10,7 @@
 #define DPDK_PREFIX_MAX 48
 #define DPDK_MAX_ARGS 96
 #define DPDK_ARGBUF 4096
-#define DPDK_MEM_MIN_MB 256    /* -m when the engine chooses the memory size */
+#define DPDK_MEM_MIN_MB 64     /* least -m when the engine chooses the memory size */
 
 /* Check a vdev string "DRIVER[N][,key=value...]" (e.g. "net_memif0,role=client,socket=/run/vsb1/m.sock").
  * On success copies the device name (the part before the first comma) into name and returns 0;

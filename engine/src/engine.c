@@ -146,7 +146,7 @@ int engine_setup(struct engine *en, struct vsb_error *e)
 	for (int i = 0; i < en->nports; i++) {
 		en->ports[i].name = o->ports[i];
 		if (en->ops->port_info) { /* not a kernel interface (dpdk vdev) */
-			if (en->ops->port_info(o, i, &en->ports[i].info, e))
+			if (en->ops->port_info(o, o->ring ? o->ring : m->ring, i, &en->ports[i].info, e))
 				return e->code;
 			continue;
 		}

@@ -117,8 +117,11 @@ struct io_ops {
 	/* Wait until transmitted frames have left (ring drained); may be NULL. */
 	void (*tx_flush)(struct io_port *p);
 	/* Ports that are not kernel interfaces (dpdk vdevs): describe port i of o (MAC, up) instead of
-	 * iface_get(); called for i = 0, 1, ... before any open(). NULL = kernel interfaces. */
-	int (*port_info)(const struct opts *o, int i, struct iface_info *info, struct vsb_error *e);
+	 * iface_get(); called for i = 0, 1, ... before any open(). `ring`: the frames per ring the ports
+	 * will be opened with (io_config.ring_size; 0 = the backend's default). NULL = kernel
+	 * interfaces. */
+	int (*port_info)(const struct opts *o, unsigned ring, int i, struct iface_info *info,
+			 struct vsb_error *e);
 	/* Extra fields for this backend's entry in `probe` (self: this table); may be NULL. */
 	void (*probe_extra)(const struct io_ops *self, struct jout *j);
 	/* In-kernel generation and accounting; NULL for backends that move frames to userspace. */

@@ -402,7 +402,7 @@ static unsigned hugepages_free_mb(void)
 	return mounted ? (unsigned)(pages * kb / 1024) : 0;
 }
 
-static int eal_setup(const struct opts *o, struct vsb_error *e)
+static int eal_setup(const struct opts *o, unsigned ring, struct vsb_error *e)
 {
 	char msg[512];
 	D.tried = 1;
@@ -442,8 +442,11 @@ static int eal_setup(const struct opts *o, struct vsb_error *e)
 		if (dpdk_cpulist(bits, CPU_SETSIZE, cpulist, sizeof(cpulist)))
 			snprintf(cpulist, sizeof(cpulist), "0");
 	}
-	unsigned ring = o->ring ? o->ring : 8192; /* a sink's default ring is the largest */
-	unsigned mem = dpdk_mem_mb(dpdk_pool_size(o->nports, ring));
+	/* the memory of the pool dpdk_open will create, for the ring it will open the ports with: a
+	 * pool sized for 8192-frame rings, 288 MB, cost every vhost-user backend that maps the engine's
+	 * memory seconds of zeroing it (testpmd's vhost-events populating the mapping), where 1024-frame
+	 * rings need 83 MB */
+	unsigned mem = dpdk_mem_mb(dpdk_pool_size(o->nports, ring ? ring : RING_DEFAULT));
 	struct dpdk_eal_cfg cfg = {
 		.prefix = prefix, .cpu = o->cpu, .cpulist = cpulist, .vdevs = o->ports, .nvdev = o->nports,
 		.mem_mb = mem, .hugepages = hugepages_free_mb() >= mem, .extra = extra, .debug = D.debug,
@@ -510,9 +513,10 @@ static int find_port(const char *vdev, uint16_t *pid, char *name, size_t name_le
 	return 0;
 }
 
-static int dpdk_port_info(const struct opts *o, int i, struct iface_info *info, struct vsb_error *e)
+static int dpdk_port_info(const struct opts *o, unsigned ring, int i, struct iface_info *info,
+			  struct vsb_error *e)
 {
-	if (!D.tried && eal_setup(o, e))
+	if (!D.tried && eal_setup(o, ring, e))
 		return e->code;
 	if (!D.ok)
 		return vsb_fail(e, VSB_ERR_SOCKET, "DPDK EAL is not initialised");

@@ -233,8 +233,10 @@ static void test_sizes(void)
 	CHECK_EQ(dpdk_pool_size(0, 0), 4095);
 	unsigned n = dpdk_pool_size(2, 4096);
 	CHECK((n & (n + 1)) == 0 && n >= 2 * (2 * 4096 + 512) + 1024);
-	CHECK_EQ(dpdk_mem_mb(4095), DPDK_MEM_MIN_MB);
-	CHECK_EQ(dpdk_mem_mb(32767), DPDK_MEM_MIN_MB);  /* 80 + 128 */
+	CHECK_EQ(dpdk_mem_mb(4095), 73);                /* 9 + 64 */
+	CHECK_EQ(dpdk_mem_mb(8191), 83);                /* 19 + 64: loop and fwd's two 1024-frame rings */
+	CHECK_EQ(dpdk_mem_mb(32767), 143);              /* 79 + 64: a sink's 8192-frame ring */
+	CHECK_EQ(dpdk_mem_mb(0), DPDK_MEM_MIN_MB);
 	CHECK(dpdk_mem_mb(262143) >= 262143u * 2368 / (1024 * 1024) + 64);
 }
 
