@@ -102,7 +102,9 @@ class Namespace:
         self._reg = self.registry.register(f"namespace {self.name}", self.delete)
         if not self.ipv6:
             sysctl(self.name, **{"net.ipv6.conf.all.disable_ipv6": 1,
-                                 "net.ipv6.conf.default.disable_ipv6": 1})
+                                 "net.ipv6.conf.default.disable_ipv6": 1,
+                                 "net.ipv4.conf.default.igmpv3_unsolicited_report_interval": 1,
+                                 "net.ipv4.conf.default.igmpv2_unsolicited_report_interval": 1})
         ip("link", "set", "lo", "up", netns=self.name)
         return self
 

@@ -345,10 +345,9 @@ def run_trial(testbed: Testbed, params: TrialParams, profile: bool = False,
     switch = testbed.switch
     if switch is None:
         raise VswbenchError("run_trial needs a built testbed (use it as a context manager)")
-    if params.warmup > 0:
+    if params.warmup > 0:   # its frames have arrived: the phase settled before it stopped
         _phase(testbed, params.at(params.rate_pps, params.warmup), measure=False,
                stream_base=WARMUP_STREAM_BASE)
-        _settle(testbed)
     with profiled(testbed, profile) as attach:
         t0 = now_ns()
         outcome = _phase(testbed, params, measure=True)
