@@ -49,9 +49,9 @@ SWITCHES = matrix_switches()
 SCENARIOS = ("p2p", "rr", "chain:3")
 PAIRS = "pairs:2"
 # 0.25 s at 10 kpps: 2,500 frames, enough for the counters, the loss and the latency percentiles
-# checked below (0.5, 1 and 2 s multiplied the trials' traffic and proved nothing more); the warm-up
-# stays half a second (with a quarter, a cni-bridge-tuning trial once saw one frame more at
-# the kernel's counter than the engine's, 2026-12-02)
+# checked below (0.5, 1 and 2 s multiplied the trials' traffic and proved nothing more). The
+# warm-up is needed: without one, 5 cases lost frames or miscounted on 2026-12-02 (cni-bridge
+# chain:3 27 %, ovs-dpdk pvp all), their switches still learning or setting up their paths
 SPEC = TrialParams(64, rate_pps=10_000, duration=0.25, warmup=0.5)
 VSWBENCH = Path(sys.executable).parent / "vswbench"
 MAX_LATENCY_US = 1_000_000  # a VM can preempt for milliseconds; a second means something broke
