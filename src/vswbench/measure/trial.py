@@ -2,7 +2,8 @@
 
 Phases (each a fresh set of engine processes, so every count belongs to exactly one phase):
   warm-up   network functions / receivers / reflectors, then the drivers at the trial rate for
-            `warmup` seconds with other stream ids (switch learning, caches), all stopped;
+            `warmup` seconds with other stream ids (switch learning, caches); once no frame is in
+            flight, all stopped;
   measured  the long-running engines start and report ready (their start record), kernel counters,
             switch port counters and /proc/stat are sampled, the drivers run for `duration`, the
             testbed waits until no frame is in flight, everything is sampled again, the
