@@ -406,8 +406,9 @@ unsigned dpdk_mem_mb(unsigned pool_mbufs)
 {
 	/* an mbuf: 2176 bytes of buffer + 128 header + mempool object header, rounded up to 2.5 KiB;
 	 * EAL and the drivers' rings and memzones need a few tens of MB besides (a pool of 8191 mbufs,
-	 * 20 MB, was created in 40 MB and not in 32, --no-huge, 2026-12-02; memif's regions take 4 MB a
-	 * port of 1024-frame rings). Every MB is zeroed by each vhost-user backend that maps it. */
+	 * 20 MB, was created in 40 MB and not in 32, --no-huge, 2026-12-02; memif's regions, by their
+	 * size: 4 MB a port of 1024-frame rings). Every MB is zeroed by each vhost-user backend that
+	 * maps it. */
 	unsigned long mb = (unsigned long)pool_mbufs * 2560ul / (1024 * 1024) + 64;
 	if (mb < DPDK_MEM_MIN_MB)
 		mb = DPDK_MEM_MIN_MB;
