@@ -47,14 +47,37 @@ struct io_port {
 	uint64_t rx_drops_seen;
 };
 
+/* Closing an AF_PACKET socket waits for an RCU grace period (packet_release: 12-15 ms on this
+ * VM), and so does binding one that was created with a protocol (its hook is unregistered first):
+ * each engine paid both before its start record. The socket that tells whether AF_PACKET is usable
+ * is kept for the first port's TX side, and the RX socket is created without a protocol and gets
+ * ETH_P_ALL at bind, after its ring is set. */
+static int spare_fd = -1;
+
+static int afp_socket(const char *what, struct vsb_error *e)
+{
+	int fd = spare_fd;
+	spare_fd = -1;
+	if (fd < 0)
+		fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		int err = errno;
+		vsb_fail(e, err == EPERM ? VSB_ERR_PERM : VSB_ERR_SOCKET, "AF_PACKET %s: %s%s", what,
+			 strerror(err), err == EPERM ? " (run as root or with CAP_NET_RAW)" : "");
+	}
+	return fd;
+}
+
 static int afp_available(struct vsb_error *e)
 {
+	if (spare_fd >= 0)
+		return 0;
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return vsb_fail(e, errno == EPERM ? VSB_ERR_PERM : VSB_ERR_UNSUPPORTED,
 				"AF_PACKET socket: %s%s", strerror(errno),
 				errno == EPERM ? " (run as root or with CAP_NET_RAW)" : "");
-	close(fd);
+	spare_fd = fd;
 	return 0;
 }
 
@@ -92,9 +115,9 @@ static unsigned afp_block(unsigned slot)
 
 static int open_tx(struct io_port *p, struct vsb_error *e)
 {
-	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	int fd = afp_socket("TX socket", e);
 	if (fd < 0)
-		return vsb_fail(e, VSB_ERR_SOCKET, "AF_PACKET TX socket: %s", strerror(errno));
+		return e->code;
 	p->tx.fd = fd;
 	int v = TPACKET_V2, one = 1;
 	/* Shallow on purpose: the socket's default send buffer already bounds the frames in flight
@@ -121,9 +144,9 @@ static int open_tx(struct io_port *p, struct vsb_error *e)
 
 static int open_rx(struct io_port *p, struct vsb_error *e)
 {
-	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	int fd = afp_socket("RX socket", e);
 	if (fd < 0)
-		return vsb_fail(e, VSB_ERR_SOCKET, "AF_PACKET RX socket: %s", strerror(errno));
+		return e->code;
 	p->rx.fd = fd;
 	int one = 1;
 	/* Frames this host sends are not ours to receive. */
