@@ -99,8 +99,23 @@ def parse_probe(text: str) -> ProbeResult:
     raise EngineError(f"the engine's probe output is not a JSON object: {text[:200]!r}")
 
 
+# the engine's answers, one per engine binary: what the kernel and the engine support does not
+# change under a process, and a probe takes 0.2 s (it loads XDP programs in namespaces of its
+# own); a `vswbench trial` asked it up to four times (the tester's io, xdp's native mode, DPDK,
+# the TSC), the integration matrix once per case
+_ANSWERS: dict[str, ProbeResult] = {}
+
+
 def probe(engine: Path | str | None = None, timeout: float = 30.0) -> ProbeResult:
-    argv = [str(engine or find_engine()), "probe"]
+    """The engine's probe, run once per process and engine binary (a failed one is not kept)."""
+    binary = str(engine or find_engine())
+    if binary not in _ANSWERS:
+        _ANSWERS[binary] = _run_probe(binary, timeout)
+    return _ANSWERS[binary]
+
+
+def _run_probe(binary: str, timeout: float) -> ProbeResult:
+    argv = [binary, "probe"]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:

@@ -14,12 +14,9 @@ clean` removes those of a killed run).
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -79,22 +76,20 @@ def parse_transport(options: Mapping[str, str], default: str) -> str:
     return value
 
 
-@lru_cache(maxsize=1)
 def engine_dpdk() -> tuple[bool, str]:
     """Was the engine built with its DPDK backend? (from `vswbench-engine probe`): (True, the
     DPDK version) or (False, why not)."""
-    from vswbench.engine.process import find_engine
+    from vswbench.engine.probe import probe
     from vswbench.errors import VswbenchError
 
     try:
-        binary = find_engine()
-        out = subprocess.run([str(binary), "probe"], capture_output=True, text=True, timeout=20)
-        data = json.loads(out.stdout)
-    except VswbenchError as exc:  # no engine: find_engine says why and how
+        found = probe(timeout=20)
+    except VswbenchError as exc:  # no engine: find_engine says why and how; a failed probe
         return False, str(exc)
-    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
         return False, f"cannot probe the engine: {exc}"
-    dpdk: dict[str, Any] = next((b for b in data.get("backends") or [] if b.get("name") == "dpdk"), {})
+    dpdk: dict[str, Any] = next((b for b in found.raw.get("backends") or []
+                                 if isinstance(b, dict) and b.get("name") == "dpdk"), {})
     if not dpdk.get("compiled"):
         return False, "the engine was built without its DPDK backend (no libdpdk at build time)"
     if not dpdk.get("usable"):
