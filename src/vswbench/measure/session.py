@@ -335,7 +335,7 @@ class ControlSession(TrialSession):
             if c.long_running:
                 proc = start_long_running(c, tb, self._stack)
                 self.servers[c.label] = proc
-                if tb.dpdk:  # a memif client needs its server (the engine before) up
+                if tb.starts_in_order:
                     proc.wait_for_record("start", ready_timeout(c))
             else:
                 self.driver_cmd = c

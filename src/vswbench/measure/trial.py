@@ -219,7 +219,7 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
             if c.long_running:
                 proc = start_long_running(c, testbed, stack)
                 servers[c.label] = proc
-                if testbed.dpdk:  # a memif client needs its server (the engine before) up
+                if testbed.starts_in_order:
                     proc.wait_for_record("start", ready_timeout(c))
         for label, proc in servers.items():
             proc.wait_for_record("start", ready_timeout(cmds[label]))

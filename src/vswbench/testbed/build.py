@@ -144,6 +144,14 @@ class Testbed:
         """Host ports are DPDK virtual devices (no kernel links, no addresses, no neighbours)."""
         return self.plan.dpdk
 
+    @property
+    def starts_in_order(self) -> bool:
+        """Its long-running engines start one after the other: DPDK engines joined by memif with
+        no switch between them (a client needs its server, the engine before, up). Through a
+        DPDK switch every engine is a client of the switch's sockets: they start at once (an
+        EAL's start takes 0.3 s; a chain's four took 1.2 s a phase one after the other)."""
+        return self.plan.dpdk and self.plan.switch_cls.direct
+
     # -- life cycle ------------------------------------------------------------------------
     def __enter__(self) -> Testbed:
         try:
