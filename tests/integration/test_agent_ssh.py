@@ -317,6 +317,7 @@ def test_playbook_check_against_the_namespace_host(lab: Lab) -> None:
              f"vswbench_python={sys.executable}")
     env = {**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_LOCAL_TEMP": str(lab.dir),
            "ANSIBLE_REMOTE_TEMP": str(lab.dir / "remote"), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_PIPELINING": "True",   # a module's run in one SSH session, not three
            "ANSIBLE_SSH_ARGS": (f"-F /dev/null -o UserKnownHostsFile={lab.dir / 'known_hosts'} "
                                 "-o ControlMaster=no -o IdentitiesOnly=yes")}
     proc = subprocess.run(["ip", "netns", "exec", lab.tst, playbook, "-i", str(inv),

@@ -140,6 +140,7 @@ def test_lab_playbook_two_duts_merge_and_report(duts: TwoDuts) -> None:
              "lab_python": sys.executable, "lab_env": {"PYTHONPATH": str(ROOT / "src")}}
     env = {**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_LOCAL_TEMP": str(duts.dir),
            "ANSIBLE_REMOTE_TEMP": str(duts.dir / "remote"), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_PIPELINING": "True",   # a module's run in one SSH session, not three
            "ANSIBLE_SSH_ARGS": (f"-F /dev/null -o UserKnownHostsFile={duts.dir / 'known_hosts'} "
                                 "-o ControlMaster=no -o IdentitiesOnly=yes")}
     t0 = time.monotonic()
