@@ -21,6 +21,15 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* --go-on-stdin: the ports are open and the start record is out; the traffic waits for a line on
+ * stdin (its orchestrator asks the switch first whether it polls them yet). EOF or a signal: 0 and
+ * no traffic, the final record says so. */
+static int wait_for_go(void)
+{
+	char line[16];
+	return fgets(line, sizeof(line), stdin) != NULL && !vsb_stop;
+}
+
 /* A trial mode's command: one trial from the options, with its start and final records. */
 static int one_trial(struct engine *en)
 {
@@ -30,6 +39,14 @@ static int one_trial(struct engine *en)
 	r.trial = -1;
 	trial_params_from_opts(&en->o, en->mode, &t);
 	emit_start(en, &t);
+	if (en->o.go_on_stdin && !wait_for_go()) {
+		emit_final(en, &t, &r);
+		if (vsb_stop)
+			return 0;
+		fprintf(stderr, "vswbench-engine: error: --go-on-stdin: stdin ended before its go line "
+			"(write a line to start the traffic)\n");
+		return VSB_ERR_USAGE;
+	}
 	int rc = run_trial(en, &t, &r);
 	emit_final(en, &t, &r);
 	return rc;

@@ -26,6 +26,8 @@ void usage(FILE *f)
 		"  --src-mac M --dst-mac M (per port) --src-ip A --dst-ip A --src-port P --dst-port P\n"
 		"  --busy-poll|--no-busy-poll  --xdp-mode auto|native|generic  --rx-ring v2|v3\n"
 		"  --rewrite-mac  --no-hist  --ring N (frames per ring)\n"
+		"  --go-on-stdin (after the start record, ports open, wait for a line on stdin before the\n"
+		"    traffic: a switch that enables a port late is asked first; EOF ends the run)\n"
 		"  --generators N --gen-cpus LIST (xdplive: N generator threads feeding one port)\n");
 }
 
@@ -97,7 +99,7 @@ enum {
 	O_NETNS = 256, O_CPU, O_PORT, O_IO, O_SIZE, O_RATE, O_BURST, O_FLOWS, O_FIELD, O_DURATION,
 	O_COUNT, O_INTERVAL, O_IDLE, O_WARMUP, O_DRAIN, O_STREAM, O_BATCH, O_SMAC, O_DMAC, O_SIP, O_DIP,
 	O_SPORT, O_DPORT, O_BUSY, O_NOBUSY, O_XDPMODE, O_RXRING, O_REWRITE, O_NOHIST, O_HELP, O_RING, O_EALARGS,
-	O_ARRIVAL, O_LIFE, O_QUIET, O_GAP, O_GENS, O_GENCPUS,
+	O_ARRIVAL, O_LIFE, O_QUIET, O_GAP, O_GENS, O_GENCPUS, O_GO,
 };
 
 static const struct option longopts[] = {
@@ -112,7 +114,7 @@ static const struct option longopts[] = {
 	{"xdp-mode", 1, 0, O_XDPMODE}, {"rx-ring", 1, 0, O_RXRING}, {"rewrite-mac", 0, 0, O_REWRITE},
 	{"no-hist", 0, 0, O_NOHIST}, {"ring", 1, 0, O_RING}, {"eal-args", 1, 0, O_EALARGS},
 	{"flow-arrival", 1, 0, O_ARRIVAL}, {"flow-life", 1, 0, O_LIFE}, {"generators", 1, 0, O_GENS}, {"gen-cpus", 1, 0, O_GENCPUS},
-	{"help", 0, 0, O_HELP}, {0, 0, 0, 0},
+	{"go-on-stdin", 0, 0, O_GO}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0},
 };
 
 #define BAD(...) return vsb_fail(e, VSB_ERR_USAGE, __VA_ARGS__)
@@ -244,6 +246,7 @@ int opts_parse(int argc, char **argv, struct opts *o, struct vsb_error *e)
 			break;
 		case O_BUSY: o->busy_poll = 1; break;
 		case O_NOBUSY: o->busy_poll = 0; break;
+		case O_GO: o->go_on_stdin = 1; break;
 		case O_XDPMODE:
 			if (!strcmp(a, "auto")) o->xdp_mode = 0;
 			else if (!strcmp(a, "native")) o->xdp_mode = 1;

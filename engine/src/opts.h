@@ -41,6 +41,7 @@ struct opts {
 	int xdp_mode;
 	int rx_ring;                 /* 0 = mode default, 2 = V2, 3 = V3 */
 	int rewrite_mac;
+	int go_on_stdin;              /* wait for a line on stdin between the start record and the traffic */
 	int hist;
 	int have_smac, have_sip, have_dip;
 	int ndmac;

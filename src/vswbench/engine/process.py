@@ -185,6 +185,7 @@ class EngineProcess:
         self._reg: Registration | None = None
         self._timed_out = False
         self._first_seen_ns: dict[str, int] = {}   # record type -> when its first one arrived
+        self.go_ns: int | None = None   # --go-on-stdin: when go() released its traffic
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> EngineProcess:
@@ -278,6 +279,21 @@ class EngineProcess:
         except (BrokenPipeError, ValueError) as exc:
             raise EngineError(f"the control engine is gone ({exc})", argv=self.argv,
                               returncode=self.proc.poll(), stderr="".join(self._stderr)) from None
+
+    def go(self) -> None:
+        """Release the traffic of an engine started with --go-on-stdin (interactive=True), its
+        ports open (start record seen)."""
+        assert self.proc is not None and self.proc.stdin is not None, "not an interactive engine"
+        self.go_ns = time.monotonic_ns()
+        try:
+            self.proc.stdin.write("go\n")
+            self.proc.stdin.close()
+        except (BrokenPipeError, ValueError):
+            pass    # it ended meanwhile: its result says how
+
+    def traffic_start_ns(self) -> int | None:
+        """When its traffic began: go() for a gated engine, else its start record."""
+        return self.go_ns if self.go_ns is not None else self.first_seen_ns("start")
 
     def first_seen_ns(self, rtype: str) -> int | None:
         """When (CLOCK_MONOTONIC ns) this process read the engine's first record of this type:

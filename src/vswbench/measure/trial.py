@@ -54,6 +54,7 @@ from vswbench.testbed.cores import dut_cpus
 
 READY_TIMEOUT = 15.0
 POLL_S = 0.05   # how often a phase looks at its network functions while its drivers run
+PORTS_POLLED_TIMEOUT = 5.0  # a switch that enables ports late: the longest its drivers wait
 WARMUP_STREAM_BASE = 100
 
 
@@ -209,7 +210,7 @@ def _settle(testbed: Testbed, timeout: float = 3.0) -> None:
 
 def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
            stream_base: int = 1) -> PhaseOutcome:
-    run, switch = testbed.run, testbed.switch
+    switch = testbed.switch
     assert switch is not None
     cmds = {c.label: c for c in testbed.engine_commands(traffic, stream_base=stream_base)}
     results: dict[str, EngineResult] = {}
@@ -229,13 +230,11 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
         p0 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
               **{label: process_cpu_s(pid) for label, pid in daemons.items()}}
         c0, i0 = read_proc_stat(), read_irq_counts()
-        drivers = [stack.enter_context(EngineProcess(c.args, registry=run.registry,
-                                                     state=run.state, label=c.label,
-                                                     env=dict(c.env)))
-                   for c in cmds.values() if not c.long_running]
-        for proc, label in zip(drivers, [c.label for c in cmds.values() if not c.long_running]):
-            results[label] = _wait_watching(proc, servers, timeout=traffic.duration + 30).check()
-        starts = [t for t in (p.first_seen_ns("start") for p in drivers) if t is not None]
+        drivers = _start_drivers([c for c in cmds.values() if not c.long_running], testbed, stack)
+        for proc in drivers:
+            results[proc.label] = _wait_watching(proc, servers,
+                                                 timeout=traffic.duration + 30).check()
+        starts = [t for t in (p.traffic_start_ns() for p in drivers) if t is not None]
         _settle(testbed)
         c1, i1 = read_proc_stat(), read_irq_counts()
         p1 = {**{label: process_cpu_s(p.pid) for label, p in servers.items()},
@@ -253,6 +252,29 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
     return PhaseOutcome(results, cmds, k0, testbed.kernel_counters() if measure else {},
                         s0, s1, core_usage(c0, c1), process_cpu, b0, b1, i0, i1,
                         min(starts, default=None))
+
+
+def _start_drivers(commands: list[EngineCommand], testbed: Testbed,
+                   stack: ExitStack) -> list[EngineProcess]:
+    """The phase's drivers, running. Through a switch that polls a port only some time after its
+    peer connected, each opens its ports, then its traffic waits until the switch polls them all
+    (at most PORTS_POLLED_TIMEOUT: a port still not polled then shows in the trial's counters)."""
+    switch, run = testbed.switch, testbed.run
+    gated = switch is not None and switch.enables_ports_late
+    drivers = [stack.enter_context(EngineProcess([*c.args, "--go-on-stdin"] if gated else c.args,
+                                                 registry=run.registry, state=run.state,
+                                                 label=c.label, env=dict(c.env),
+                                                 interactive=gated))
+               for c in commands]
+    if gated and switch is not None:
+        for proc, c in zip(drivers, commands):
+            proc.wait_for_record("start", ready_timeout(c))
+        with suppress(TimeoutWaiting):
+            wait_until(switch.ports_polled, timeout=PORTS_POLLED_TIMEOUT,
+                       what="the switch to poll its ports", interval=0.01)
+        for proc in drivers:
+            proc.go()
+    return drivers
 
 
 def _wait_watching(driver: EngineProcess, servers: dict[str, EngineProcess],

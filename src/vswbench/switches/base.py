@@ -234,6 +234,12 @@ class Switch(ABC):
     # DPDK's testers), so its testbed cannot stay up, running, beside another's being measured:
     # a group's kept-up testbeds (measure/rounds.py Bench) freeze its processes between its turns
     idle_polls: ClassVar[bool] = False
+    # True: the switch polls a port only some time after its peer connected (OVS-DPDK enables a
+    # vhost-user queue once its vhost thread saw the state change: 40-300 ms here, longer while
+    # a CPU stalls). A trial's drivers then open their ports and wait until ports_polled()
+    # before any traffic (engine --go-on-stdin): frames sent earlier queue in the port's ring,
+    # then count as the tester's refused sends
+    enables_ports_late: ClassVar[bool] = False
 
     def __init__(self, ctx: SwitchContext) -> None:
         self.ctx = ctx
@@ -324,6 +330,10 @@ class Switch(ABC):
     @abstractmethod
     def port_counters(self) -> list[PortCounters]:
         """Per switch port counters, including drops."""
+
+    def ports_polled(self) -> bool:
+        """Whether the switch polls every attached port now (asked where enables_ports_late)."""
+        return True
 
     def busy_cycles(self) -> BusyCycles | None:
         """Useful cycles, where the switch counts them (OVS PMD processing cycles, testpmd's

@@ -66,6 +66,18 @@ def parse_pmd_stats(text: str) -> BusyCycles | None:
 _FLOW_RE = re.compile(r"n_packets=(\d+),.*?in_port=\"?(\d+)\"?\s+actions=(\S+)")
 
 
+def parse_rxq_states(text: str) -> dict[str, list[bool]]:
+    """Per port, whether each of its receive queues is enabled, from pmd-rxq-show's lines
+    "  port: NAME   queue-id:  0 (enabled)  pmd usage: ..." (a queue is "disabled" until the
+    vhost thread saw its peer enable it)."""
+    states: dict[str, list[bool]] = {}
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 5 and words[0] == "port:" and words[2] == "queue-id:":
+            states.setdefault(words[1], []).append(words[4] == "(enabled)")
+    return states
+
+
 def parse_flow_counts(text: str) -> tuple[dict[int, int], dict[int, int]]:
     """`ovs-ofctl dump-flows` of port-to-port rules -> (received per in_port, sent per output)."""
     rx: dict[int, int] = {}
@@ -89,6 +101,7 @@ class OvsDpdk(Ovs):
     daemons = (*Ovs.daemons, *DPDK_THREADS)
     port_kind = "dpdk"
     ingress_ring_frames = 1024   # memif rsize 2^10, virtio_user queue_size 1024 (dpdk/ports.py)
+    enables_ports_late = True    # pmd-rxq-show: a vhost-user queue "(disabled)" until enabled
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         self.check_options(ctx.options)
@@ -204,6 +217,11 @@ class OvsDpdk(Ovs):
 
     def busy_cycles(self) -> BusyCycles | None:
         return parse_pmd_stats(self._instance().appctl("dpif-netdev/pmd-stats-show", check=False))
+
+    def ports_polled(self) -> bool:
+        states = parse_rxq_states(self._instance().appctl("dpif-netdev/pmd-rxq-show",
+                                                          check=False))
+        return all(states.get(p.ifname) and all(states[p.ifname]) for p in self.ports.values())
 
     def tester_cpu_free(self) -> bool:
         return True         # its poll loop on its own core; the tester's core runs the tester only
