@@ -1,6 +1,7 @@
 /* Error codes and messages, exit status mapping, the stop flag (common.h). */
 #include "common.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -57,4 +58,37 @@ int vsb_fail(struct vsb_error *e, int code, const char *fmt, ...)
 		}
 	}
 	return code;
+}
+
+struct at_once_call {
+	void (*fn)(void *);
+	void *arg;
+};
+
+static void *at_once_main(void *call)
+{
+	struct at_once_call *c = call;
+	c->fn(c->arg);
+	return NULL;
+}
+
+void vsb_at_once(void (*fn)(void *), void *const *args, int n)
+{
+	enum { MAX_AT_ONCE = 64 };
+	pthread_t th[MAX_AT_ONCE];
+	struct at_once_call calls[MAX_AT_ONCE];
+	int started[MAX_AT_ONCE] = {0};
+	int i;
+	for (i = 0; i < n; i++) {
+		int threaded = i < n - 1 && i < MAX_AT_ONCE;
+		if (threaded) {
+			calls[i] = (struct at_once_call){fn, args[i]};
+			started[i] = !pthread_create(&th[i], NULL, at_once_main, &calls[i]);
+		}
+		if (!threaded || !started[i])
+			fn(args[i]);
+	}
+	for (i = 0; i < n && i < MAX_AT_ONCE; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
 }

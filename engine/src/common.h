@@ -39,6 +39,11 @@ int vsb_fail(struct vsb_error *e, int code, const char *fmt, ...)
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
+/* fn(args[i]) for i in 0..n-1 at once: n - 1 threads and the caller, all done when it returns (a
+ * call whose thread cannot start runs in the caller). For releases that each wait on the kernel:
+ * concurrent waits for an RCU grace period share one. */
+void vsb_at_once(void (*fn)(void *), void *const *args, int n);
+
 /* Set by SIGINT/SIGTERM handler; every loop checks it. */
 extern volatile int vsb_stop;
 

@@ -215,13 +215,28 @@ int engine_setup(struct engine *en, struct vsb_error *e)
 	return 0;
 }
 
+static const struct io_ops *closing_ops;
+
+static void close_port_io(void *io)
+{
+	closing_ops->close(io);
+}
+
 void engine_teardown(struct engine *en)
 {
+	void *open_ios[MAX_PORTS];
+	int n = 0;
 	for (int i = 0; i < en->nports; i++)
 		if (en->ports[i].io) {
-			en->ops->close(en->ports[i].io);
+			open_ios[n++] = en->ports[i].io;
 			en->ports[i].io = NULL;
 		}
+	closing_ops = en->ops;
+	if (en->ops && en->ops->closes_at_once)
+		vsb_at_once(close_port_io, open_ios, n);
+	else
+		for (int i = 0; i < n; i++)
+			close_port_io(open_ios[i]);
 	rxstats_free(&en->rx);
 	free(en->tmpl);
 	en->tmpl = NULL;

@@ -104,6 +104,10 @@ struct io_ops {
 	int (*available)(struct vsb_error *e);
 	int (*open)(const struct io_config *cfg, struct io_port **out, struct vsb_error *e);
 	void (*close)(struct io_port *p);
+	/* 1: close() may run for several ports at once (engine_teardown does: each AF_PACKET socket's
+	 * release waits for two RCU grace periods, ~17 ms each here; an NF's four sockets closed one
+	 * after the other kept its exit 140 ms after its final record). */
+	int closes_at_once;
 	/* TX: reserve up to n writable buffers (data/cap set); returns how many. */
 	unsigned (*tx_get)(struct io_port *p, struct io_buf *b, unsigned n);
 	/* TX: submit the first n reserved buffers (len set; for L4, priv may name the destination) and

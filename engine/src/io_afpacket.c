@@ -181,6 +181,11 @@ static int open_rx(struct io_port *p, struct vsb_error *e)
 	return bind_if(fd, p->ifindex, htons(ETH_P_ALL), e);
 }
 
+static void close_fd(void *fd)
+{
+	close(*(int *)fd);
+}
+
 static void afp_close(struct io_port *p)
 {
 	if (!p)
@@ -189,10 +194,13 @@ static void afp_close(struct io_port *p)
 		munmap(p->tx.map, p->tx.map_len);
 	if (p->rx.map)
 		munmap(p->rx.map, p->rx.map_len);
+	void *fds[2];
+	int n = 0;
 	if (p->tx.fd >= 0)
-		close(p->tx.fd);
+		fds[n++] = &p->tx.fd;
 	if (p->rx.fd >= 0)
-		close(p->rx.fd);
+		fds[n++] = &p->rx.fd;
+	vsb_at_once(close_fd, fds, n); /* each release waits for RCU grace periods: shared at once */
 	free(p);
 }
 
@@ -408,6 +416,7 @@ const struct io_ops io_afpacket_ops = {
 	.available = afp_available,
 	.open = afp_open,
 	.close = afp_close,
+	.closes_at_once = 1,
 	.tx_get = afp_tx_get,
 	.tx_put = afp_tx_put,
 	.rx_get = afp_rx_get,
