@@ -9,6 +9,11 @@ from vswbench.host.pair import Endpoint
 
 TX_CPU = 0
 RX_CPU = 1 if (os.cpu_count() or 1) > 1 else 0
+# A sink's --idle: it ends this long after its last frame, once its generator is done. A
+# generator stopped longer mid-stream would end it early; the matrix's zero loss at 10 kpps
+# through a 256-frame ring already needs every stop of the path under 25 ms (1 s cost each
+# sink 0.7 s more, 1 min over the tier)
+SINK_IDLE_S = "0.3"
 
 
 def port_args(end: Endpoint, backend: str, cpu: int) -> list[str]:

@@ -3,6 +3,7 @@
 import pytest
 
 from tests.integration.integration_helpers import RX_CPU
+from tests.integration.integration_helpers import SINK_IDLE_S
 from tests.integration.integration_helpers import TX_CPU
 from tests.integration.integration_helpers import port_args
 from vswbench.engine.process import EngineProcess
@@ -18,7 +19,7 @@ COUNT = 20000
 def test_gen_sink_and_kernel_counters_agree(ns_pair, backend, engine, registry):
     a, b = ns_pair.a, ns_pair.b
     before_a, before_b = link_counters(a.netns, a.ifname), link_counters(b.netns, b.ifname)
-    sink_args = ["sink", *port_args(b, backend, RX_CPU), "--duration", "60", "--idle", "1",
+    sink_args = ["sink", *port_args(b, backend, RX_CPU), "--duration", "60", "--idle", SINK_IDLE_S,
                  "--no-hist"]
     gen_args = ["gen", *port_args(a, backend, TX_CPU), "--count", str(COUNT), "--rate", "50k",
                 "--size", "64", "--no-hist"]

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.integration_helpers import SINK_IDLE_S
+
 HERE = Path(__file__).resolve().parent
 ENGINE = Path(os.environ.get("VSWBENCH_ENGINE", HERE.parents[1] / "engine/build/vswbench-engine"))
 TX_CPU, RX_CPU = "0", "1" if (os.cpu_count() or 1) > 1 else "0"
@@ -135,7 +137,7 @@ def static_neighbours(a: str, ia: str, b: str, ib: str) -> None:
 
 def gen_and_sink(eng: Path, a: str, ia: str, b: str, ib: str, *gen_opts: str) -> tuple[dict, dict]:
     sink = subprocess.Popen([str(eng), "sink", "--netns", b, "--port", ib, "--io", "xdplive", "--cpu",
-                             RX_CPU, "--duration", "60", "--idle", "1", "--no-hist"],
+                             RX_CPU, "--duration", "60", "--idle", SINK_IDLE_S, "--no-hist"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(0.5)  # attached before the first frame
@@ -372,7 +374,7 @@ def test_reordering_and_duplicates_from_a_test_program(engine, net, tmp_path, io
     script = tmp_path / "send.py"
     script.write_text(SENDER)
     sink = subprocess.Popen([str(engine), "sink", "--netns", b, "--port", ib, "--io", io,
-                             "--cpu", RX_CPU, "--duration", "30", "--idle", "1", "--no-hist"],
+                             "--cpu", RX_CPU, "--duration", "30", "--idle", SINK_IDLE_S, "--no-hist"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(0.5)

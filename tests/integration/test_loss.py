@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.integration_helpers import RX_CPU
+from tests.integration.integration_helpers import SINK_IDLE_S
 from tests.integration.integration_helpers import TX_CPU
 from tests.integration.integration_helpers import port_args
 from vswbench.engine.process import EngineProcess
@@ -128,7 +129,7 @@ class Outcome:
 
 def gen_through_filter(relay: Relay, backend: str, engine, registry, flows: int) -> Outcome:
     drops_before = clsact_drops(relay.netns, relay.ingress)
-    sink_args = ["sink", *port_args(relay.b, backend, RX_CPU), "--duration", "60", "--idle", "1",
+    sink_args = ["sink", *port_args(relay.b, backend, RX_CPU), "--duration", "60", "--idle", SINK_IDLE_S,
                  "--no-hist"]
     gen_args = ["gen", *port_args(relay.a, backend, TX_CPU), "--count", str(COUNT),
                 "--rate", "50k", "--flows", str(flows), "--flow-field", "sport", "--size", "64",

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.integration_helpers import SINK_IDLE_S
 from vswbench.engine.process import EngineProcess
 from vswbench.engine.process import run_engine
 from vswbench.host.netns import Namespace
@@ -100,7 +101,7 @@ def send(built: Built, src: Attachment, dst: Attachment, engine, registry) -> No
     # --dst-mac for the sink too: without it the engine resolves a (never used) destination and
     # its ARP requests would cross the switch and spoil the counters.
     sink_args = ["sink", "--netns", dst.host.netns, "--port", dst.host.ifname, "--io", "afpacket",
-                 "--cpu", "0", "--idle", "1", "--duration", "10", "--no-hist",
+                 "--cpu", "0", "--idle", SINK_IDLE_S, "--duration", "10", "--no-hist",
                  "--dst-mac", src.host_mac]
     gen_args = ["gen", "--netns", src.host.netns, "--port", src.host.ifname, "--io", "afpacket",
                 "--cpu", "0", "--count", str(COUNT), "--rate", "10k", "--no-hist",

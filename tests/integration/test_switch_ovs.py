@@ -141,7 +141,7 @@ def send_once(bed: Bed, engine: Path, registry: CleanupRegistry, src: Attachment
         return ports, link_counters(dst.host.netns, dst.host.ifname).rx_packets
 
     sink_args = ["sink", "--netns", dst.host.netns, "--port", dst.host.ifname, "--io", "afpacket",
-                 "--idle", "1", "--duration", "15", "--no-hist",
+                 "--idle", "0.3", "--duration", "15", "--no-hist",  # SINK_IDLE_S (run as a script too)
                  # Addresses given: the sink never sends a datagram to make the kernel resolve one.
                  "--dst-mac", src.host_mac, "--dst-ip", src_ip]
     gen_args = ["gen", "--netns", src.host.netns, "--port", src.host.ifname, "--io", "afpacket",
