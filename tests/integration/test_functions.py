@@ -213,9 +213,9 @@ def test_rule_updates_install_and_remove_and_traffic_flows(l3_switch) -> None:
         timings = time_updates(tb.switch, [100, 1000], 1, progress=lambda s: None)
         assert len(timings) == 2 * len(mechs) and all(t.install_s[0] > 0 for t in timings)
         with ControlSession(tb, TrialParams(64)) as s:
-            quiet, busy = during_updates(s, mechs[0], 2000.0, 2.0, 200, 5.0)
+            quiet, busy = during_updates(s, mechs[0], 2000.0, 1.0, 200, 10.0)
         assert busy.updates >= 5 and quiet.updates == 0
-        assert quiet.tx_frames > 2000 and busy.tx_frames > 2000   # 2 s at 2 kpps (a busy VM sends less)
+        assert quiet.tx_frames > 1000 and busy.tx_frames > 1000   # 1 s at 2 kpps (a busy VM sends less)
         assert _installed(tb) == 0           # the updater removed what it installed
 
 
