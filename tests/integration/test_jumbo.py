@@ -9,12 +9,12 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.integration.integration_helpers import RX_CPU
+from tests.integration.integration_helpers import SINK_IDLE_S
 from tests.integration.integration_helpers import TX_CPU
 from tests.integration.integration_helpers import port_args
 from tests.integration.integration_helpers import processes_mentioning
@@ -36,13 +36,17 @@ def send(engine: Path, pair: NamespacePair, tx_io: str, rx_io: str, size: int,
          *rx_extra: str) -> tuple[subprocess.CompletedProcess, dict | None]:
     """COUNT frames of `size` from a to b at 10 kpps: the gen's exit, the sink's final record."""
     sink = subprocess.Popen([str(engine), "sink", *port_args(pair.b, rx_io, RX_CPU), "--duration",
-                             "3", *rx_extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                             "3", "--idle", SINK_IDLE_S, *rx_extra], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.5)
+        assert sink.stdout is not None
+        started = sink.stdout.readline()    # its start record: the port is open
+        assert '"start"' in started, f"the sink did not start: {started!r}"
         gen = subprocess.run([str(engine), "gen", *port_args(pair.a, tx_io, TX_CPU), "--size",
                               str(size), "--rate", "10k", "--count", str(COUNT), "--duration",
                               "1"], capture_output=True, text=True, timeout=30)
+        if gen.returncode != 0:
+            sink.terminate()    # nothing will come: our own child, by PID
         out, _ = sink.communicate(timeout=30)
     finally:
         if sink.poll() is None:
