@@ -135,12 +135,19 @@ def static_neighbours(a: str, ia: str, b: str, ib: str) -> None:
     run("ip", "-n", b, "neigh", "replace", "198.18.0.1", "lladdr", mac(a, ia), "dev", ib, "nud", "permanent")
 
 
+def started(sink: subprocess.Popen) -> None:
+    """Once the sink's start record is out, its XDP program is attached: the first frame counts."""
+    assert sink.stdout is not None
+    line = sink.stdout.readline()
+    assert '"start"' in line, f"the sink did not start: {line!r}"
+
+
 def gen_and_sink(eng: Path, a: str, ia: str, b: str, ib: str, *gen_opts: str) -> tuple[dict, dict]:
     sink = subprocess.Popen([str(eng), "sink", "--netns", b, "--port", ib, "--io", "xdplive", "--cpu",
                              RX_CPU, "--duration", "60", "--idle", SINK_IDLE_S, "--no-hist"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.5)  # attached before the first frame
+        started(sink)
         g = run(str(eng), "gen", "--netns", a, "--port", ia, "--io", "xdplive", "--cpu", TX_CPU,
                 "--no-hist", *gen_opts, timeout=90)
         out, err = sink.communicate(timeout=30)
@@ -377,7 +384,7 @@ def test_reordering_and_duplicates_from_a_test_program(engine, net, tmp_path, io
                              "--cpu", RX_CPU, "--duration", "30", "--idle", SINK_IDLE_S, "--no-hist"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.5)
+        started(sink)
         run("ip", "netns", "exec", a, "python3", str(script), ia, mac(b, ib).replace(":", ""),
             mac(a, ia).replace(":", ""), ",".join(map(str, order)))
         out, err = sink.communicate(timeout=30)
