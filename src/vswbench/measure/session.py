@@ -53,6 +53,7 @@ from vswbench.measure.trial import build_result
 from vswbench.measure.trial import ready_timeout
 from vswbench.measure.trial import run_trial
 from vswbench.measure.trial import start_long_running
+from vswbench.measure.trial import wait_ports_polled
 from vswbench.measure.trial_result import CounterCheck
 from vswbench.scenario import Role
 from vswbench.scenario import Scenario
@@ -348,6 +349,7 @@ class ControlSession(TrialSession):
                                env=dict(self.driver_cmd.env))
         self.driver = self._stack.enter_context(driver)
         self.driver.wait_for_record("ready", READY_TIMEOUT)
+        wait_ports_polled(tb)   # ovs-dpdk: 0.5-1 s after the first connection to its ports
         self._start_monitor([self.driver.pid, *(p.pid for p in self.servers.values())])
         self._stack.callback(self._stop_monitor)
 
