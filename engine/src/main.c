@@ -22,8 +22,8 @@ static void install_signals(void)
 }
 
 /* --go-on-stdin: the ports are open and the start record is out; the traffic waits for a line on
- * stdin (its orchestrator asks the switch first whether it polls them yet). EOF or a signal: 0 and
- * no traffic, the final record says so. */
+ * stdin (its orchestrator asks the switch first whether it polls them yet). 0 on EOF or a signal:
+ * no traffic then (one_trial: a final record; EOF is exit 2, a signal exit 0). */
 static int wait_for_go(void)
 {
 	char line[16];

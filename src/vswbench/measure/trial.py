@@ -256,9 +256,8 @@ def _phase(testbed: Testbed, traffic: TrialParams, *, measure: bool,
 
 def _start_drivers(commands: list[EngineCommand], testbed: Testbed,
                    stack: ExitStack) -> list[EngineProcess]:
-    """The phase's drivers, running. Through a switch that polls a port only some time after its
-    peer connected, each opens its ports, then its traffic waits until the switch polls them all
-    (at most PORTS_POLLED_TIMEOUT: a port still not polled then shows in the trial's counters)."""
+    """The phase's drivers, running. Through a switch that enables its ports late, each opens
+    its ports and its traffic waits (--go-on-stdin) for wait_ports_polled."""
     switch, run = testbed.switch, testbed.run
     gated = switch is not None and switch.enables_ports_late
     drivers = [stack.enter_context(EngineProcess([*c.args, "--go-on-stdin"] if gated else c.args,

@@ -235,10 +235,11 @@ class Switch(ABC):
     # a group's kept-up testbeds (measure/rounds.py Bench) freeze its processes between its turns
     idle_polls: ClassVar[bool] = False
     # True: the switch polls a port only some time after its peer connected (OVS-DPDK enables a
-    # vhost-user queue once its vhost thread saw the state change: 40-300 ms here, longer while
-    # a CPU stalls). A trial's drivers then open their ports and wait until ports_polled()
-    # before any traffic (engine --go-on-stdin): frames sent earlier queue in the port's ring,
-    # then count as the tester's refused sends
+    # vhost-user queue once its vhost thread saw the state change: here 0.5-1 s after a trial's
+    # first connection, about 20 ms after later ones, longer while a CPU stalls). A trial's
+    # drivers then open their ports and wait until ports_polled() before any traffic (engine
+    # --go-on-stdin): frames sent earlier queue in the port's ring, then count as the tester's
+    # refused sends
     enables_ports_late: ClassVar[bool] = False
 
     def __init__(self, ctx: SwitchContext) -> None:
