@@ -57,6 +57,26 @@ def backend(request, probe_result: ProbeResult) -> str:
     return request.param
 
 
+@pytest.fixture(scope="session")
+def fixture_report(tmp_path_factory):
+    """The report of a fixture store (tests/report_fixtures.py: invented numbers) by variant,
+    built once a session: the browser tests only read it (a page of their own, if any, goes
+    beside it), and a full report takes 10 s to draw on two cores."""
+    from tests.report_fixtures import write_fixture_store
+    from vswbench.report.build import build_report
+
+    built = {}
+
+    def report(variant: str = "full"):
+        if variant not in built:
+            base = tmp_path_factory.mktemp(f"report-{variant}")
+            write_fixture_store(base / "results.sqlite", variant=variant)
+            built[variant] = build_report(base, base / "report")
+        return built[variant]
+
+    return report
+
+
 @pytest.fixture
 def registry():
     """Everything a test creates is registered here and removed after it, pass or fail."""

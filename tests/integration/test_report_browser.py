@@ -13,8 +13,6 @@ from matplotlib import image as mpimg
 
 from tests.integration.browser import find_chromium
 from tests.integration.browser import run_chromium
-from tests.report_fixtures import write_fixture_store
-from vswbench.report.build import build_report
 from vswbench.report.sections import SECTION_IDS
 
 WINDOW = (1400, 6000)
@@ -26,10 +24,8 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    base = tmp_path_factory.mktemp("browser")
-    write_fixture_store(base / "results.sqlite")
-    return build_report(base, base / "report")
+def report(fixture_report):
+    return fixture_report("full")
 
 
 def _body_attrs(dom: str) -> dict[str, str]:
@@ -79,10 +75,8 @@ def test_a_broken_image_is_caught(chromium, report, tmp_path) -> None:
 
 
 @pytest.fixture(scope="module")
-def quick_report(tmp_path_factory):
-    base = tmp_path_factory.mktemp("browser-quick")
-    write_fixture_store(base / "results.sqlite", variant="quick")
-    return build_report(base, base / "report")
+def quick_report(fixture_report):
+    return fixture_report("quick")
 
 
 FIRST_SCREEN_JS = """

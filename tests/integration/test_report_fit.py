@@ -16,8 +16,6 @@ import pytest
 
 from tests.integration.browser import find_chromium
 from tests.integration.browser import run_chromium
-from tests.report_fixtures import write_fixture_store
-from vswbench.report.build import build_report
 
 WIDTH, HEIGHT = 1280, 800
 
@@ -59,11 +57,6 @@ def chromium() -> str:
     return find_chromium()
 
 
-def _report(base: Path, variant: str) -> Path:
-    write_fixture_store(base / "results.sqlite", variant=variant)
-    return build_report(base, base / "report").html
-
-
 def _probe(chromium: str, page: Path, tmp_path: Path) -> dict:
     probe = page.with_name("fit-probe.html")
     probe.write_text(page.read_text(encoding="utf-8").replace(
@@ -77,8 +70,8 @@ def _probe(chromium: str, page: Path, tmp_path: Path) -> dict:
 
 
 @pytest.mark.parametrize("variant", ["quick", "full"])
-def test_no_horizontal_scroll_at_1280(chromium, tmp_path, variant) -> None:
-    seen = _probe(chromium, _report(tmp_path / variant, variant), tmp_path)
+def test_no_horizontal_scroll_at_1280(chromium, fixture_report, tmp_path, variant) -> None:
+    seen = _probe(chromium, fixture_report(variant).html, tmp_path)
     assert seen["innerWidth"] == WIDTH, seen
     assert seen["scrollWidth"] <= seen["clientWidth"], seen["over"]
     assert seen["openScrollWidth"] <= seen["clientWidth"], seen["openOver"]
@@ -88,8 +81,8 @@ def test_no_horizontal_scroll_at_1280(chromium, tmp_path, variant) -> None:
     assert all(c <= seen["clientWidth"] for _, c in seen["boxes"]), seen["boxes"]
 
 
-def test_verdicts_and_the_first_table_above_the_fold(chromium, tmp_path) -> None:
-    seen = _probe(chromium, _report(tmp_path / "quick", "quick"), tmp_path)
+def test_verdicts_and_the_first_table_above_the_fold(chromium, fixture_report, tmp_path) -> None:
+    seen = _probe(chromium, fixture_report("quick").html, tmp_path)
     # the fold: the viewport of a 1280x800 window (headless Chromium's, less its own frame)
     fold = min(HEIGHT, seen["innerHeight"])
     print(f"verdicts end at {seen['verdictsBottom']:.0f} px, the first table at "
