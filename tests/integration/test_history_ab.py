@@ -57,8 +57,11 @@ def test_run_adds_the_finished_run_to_the_history(root, engine, tmp_path) -> Non
 
 @pytest.mark.timeout(400)
 def test_ab_interleaves_two_rounds_into_one_store(root, engine, tmp_path) -> None:
+    # both sides the shaper at 50 kpps: each search ends near 50 kpps in about 4 s, where veth's
+    # at the tester's ceiling (1.5 Mpps) took 7-9 s, most of its trials excised as host stalls
     out = tmp_path / "ab"
-    done = vswbench("ab", "--switch", "veth", "--method", "searches", "--rounds", "2",
+    done = vswbench("ab", "--switch", "shaped", "--a-shape-pps", "50000", "--b-shape-pps",
+                    "50000", "--method", "searches", "--rounds", "2",
                     "--b-sysctl", "net.core.somaxconn=1024", "--preset", "brief", "--out",
                     str(out), "--json", "--seed", "4")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -72,7 +75,7 @@ def test_ab_interleaves_two_rounds_into_one_store(root, engine, tmp_path) -> Non
     assert "# sysctl net.core.somaxconn = 1024" in b_text
     assert len(stored.done("search")) == 4
     a, b = sides_of(out)
-    assert a.label == b.label == "veth p2p 64 B preset=brief"
+    assert a.label == b.label == "shaped p2p 64 B preset=brief shape_pps=50000"
 
 
 @pytest.mark.timeout(400)

@@ -256,3 +256,7 @@ def test_paired_rounds_catch_a_known_slowdown_through_the_hosts_drift():
     assert not same.differs and same.describe().startswith("no difference")
     few = judge_paired(_rounds("A", [2e6] * 5), _rounds("B", [1e6] * 5))
     assert not few.differs and "more --rounds" in few.describe()
+
+
+def test_a_shaped_side_names_its_switch_once() -> None:
+    assert Side("B", "shaped", shape_pps=50_000).describe() == "shaped at 50,000 pps"

@@ -73,7 +73,7 @@ class Side:
 
     def describe(self) -> str:
         declared = [f"(declared in {self.switch_file})"] if self.switch_file else []
-        shaped = [f"shaped at {self.shape_pps:,.0f} pps"] if self.shape_pps else []
+        shaped = [f"at {self.shape_pps:,.0f} pps"] if self.shape_pps else []   # "shaped at ..."
         parts = [self.switch, *declared, *shaped, *(f"{k}={v}" for k, v in self.options),
                  *(f"sysctl {k}={v}" for k, v in self.sysctls)]
         return " ".join(parts)
