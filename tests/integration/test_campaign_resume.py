@@ -24,7 +24,7 @@ kind = "trial"
 switch = "veth"
 scenario = "p2p"
 rate = ["10k", "20k", "30k", "40k"]
-duration = 1.5
+duration = 0.5
 """
 
 

@@ -135,16 +135,16 @@ def _blackhole_leaf(tb: Testbed) -> None:
 @pytest.mark.timeout(180)
 def test_l3_forwards_by_the_longest_prefix(l3_switch) -> None:
     switch = l3_switch
-    rate, seconds, flows = 2000.0, 1.0, 4     # 2,000 frames: the flows take turns, a quarter is 500
+    rate, seconds, flows = 4000.0, 0.5, 4     # 2,000 frames: the flows take turns, a quarter is 500
     options = {"function": "l3", "table_size": "100"}
     with (run_scope() as run,
           Testbed(parse("p2p"), switch, run, PLACEMENT, options, flows=flows) as tb,
           ControlSession(tb, TrialParams(64, flows=flows)) as s):
         assert "dip" in s.driver.argv and "198.19.0.0" in s.driver.argv
-        s.warm_up(rate, 0.5)
+        s.warm_up(rate, 0.25)
         before = s.measure(rate, seconds).result
         _blackhole_leaf(tb)
-        s.warm_up(rate, 0.5)
+        s.warm_up(rate, 0.25)
         after = s.measure(rate, seconds).result
     assert before.loss_ratio <= 0.05, f"all routes forward: {before.lost} of {before.tx_frames}"
     # one destination of four (the even .0 of the pair 198.19.0.0/31) matched its /32
@@ -226,12 +226,13 @@ def test_cli_trial_router_nat_forwards(root, engine) -> None:
     if subprocess.run(["which", "nft"], capture_output=True).returncode:
         pytest.skip("nft missing: apt-get install nftables (./setup.sh)")
     proc = subprocess.run([sys.executable, "-m", "vswbench", "trial", "--switch", "router",
-                           "--function", "nat", "--rate", "10k", "--duration", "1", "--json"],
+                           "--function", "nat", "--rate", "10k", "--duration", "0.5", "--warmup",
+                           "0.25", "--json"],
                           capture_output=True, text=True, timeout=150)
     assert proc.returncode == 0, proc.stderr
     import json
 
     data = json.loads(proc.stdout)
     result = data.get("result", data)
-    assert result["tx_frames"] >= 8_000 and result["loss_ratio"] <= 0.01, result["drops"]
+    assert result["tx_frames"] >= 4_000 and result["loss_ratio"] <= 0.01, result["drops"]
     assert "snat to" in result["config_dump"]          # the nftables ruleset it ran with

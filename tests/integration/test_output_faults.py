@@ -25,7 +25,7 @@ kind = "trial"
 switch = "veth"
 scenario = "p2p"
 rate = ["1k", "2k", "3k", "4k", "5k"]
-duration = 1
+duration = 0.5
 """
 
 
@@ -83,7 +83,7 @@ def seeded_store(out: Path, text: str) -> None:
 @pytest.mark.parametrize("change, words", [
     (lambda t: t.replace("vsbtest-disk", "vsbtest-other"),
      "holds campaign vsbtest-disk, not vsbtest-other"),
-    (lambda t: t.replace("duration = 1", "duration = 2"),
+    (lambda t: t.replace("duration = 0.5", "duration = 1"),
      "changed since run vsb0001"),
 ])
 def test_another_campaign_or_a_changed_spec_is_refused_before_measuring(root, tmp_path, change,
