@@ -122,9 +122,21 @@ def test_sweep_latency_and_back_to_back_on_one_testbed(root, engine):
     seen = [(p.offered_pps, p.trial.result.lost, p.trial.unsent_count) for p in points]
     assert all(p.trial.result.lost == 0 and not p.trial.unsent_count for p in below), seen
     assert all(p.trial.result.lost or p.trial.unsent_count for p in above), seen
-    # beyond the shaper's rate, what gets through is the shaper's rate
+    # beyond the shaper's rate, what gets through is the shaper's rate (a shaper that shapes
+    # nothing lets 75-100k through), less the time a CPU of the path stopped for longer than
+    # the shaper's bucket and queue hold (2.5 ms): a stopped tester sends nothing, a stopped
+    # switch dequeues nothing. On a slow host (2026-12-03, 08:50-09:07) it was also 5-9 % below
+    # with no such stop seen (47,441 and 45,350 pps; 48,109-50,046 in eight other runs): below,
+    # 15 % is left for that. The shaper's precision is test_search_finds_the_shaped_rate's
+    held_us = (SHAPER_BURST_S + SHAPER_QUEUE_S) * 1e6
     for p in above:
-        assert p.trial.result.achieved_pps == pytest.approx(50_000, rel=0.05)
+        r = p.trial.result
+        events = r.stalls.events if r.stalls is not None else []
+        stopped_s = sum(max(0.0, e[3] - held_us) for e in events) * 1e-6
+        low = 50_000 * max(0.0, 1 - stopped_s / 0.5) * 0.85
+        print(f"{p.offered_pps:,.0f} pps offered: {r.achieved_pps:,.0f} through; stops beyond "
+              f"the shaper's 2.5 ms: {stopped_s * 1e3:.1f} ms")
+        assert low <= r.achieved_pps <= 50_000 * 1.05, (r.achieved_pps, events)
     sat = saturation(points)
     assert sat["highest_lossless_offered_pps"] == 35_000
     for p in lat:
