@@ -1,5 +1,6 @@
-"""Every available switch x every scenario: a 10 kpps, 64-byte trial with zero loss, kernel
-counters equal to the engine's counts, sane latency; and a trial killed with SIGKILL mid-run is
+"""Every available switch in rr and chain:3, and p2p and pairs:2 once per tester kind (SCENARIOS
+below says why): a 10 kpps, 64-byte trial with zero loss, kernel counters equal to the engine's
+counts, sane latency; and a trial killed with SIGKILL mid-run is
 removed completely by `vswbench clean --prefix <its run id>`.
 
 Skips name what this machine lacks (the backend's availability() reason). Never an unrestricted
@@ -56,8 +57,8 @@ TESTER_SCENARIOS = ("p2p", "pairs:2")
 # warm-up is needed: without one, 5 cases lost frames or miscounted on 2026-12-02 (cni-bridge
 # chain:3 27 %, ovs-dpdk pvp all), their switches still learning or setting up their paths. A
 # quarter second is enough since ovs-dpdk's trials wait until OVS polls their ports (before, it
-# lost ovs-dpdk chain:3 once in two runs): 66 of 66 cases passed in each of three runs
-# (2026-12-03, before p2p became a tester scenario)
+# lost ovs-dpdk chain:3 once in two runs): 66 of 66 cases passed in each of three runs, then
+# the 55 of today's matrix in each of four (2026-12-03)
 SPEC = TrialParams(64, rate_pps=10_000, duration=0.25, warmup=0.25)
 VSWBENCH = Path(sys.executable).parent / "vswbench"
 MAX_LATENCY_US = 1_000_000  # a VM can preempt for milliseconds; a second means something broke
