@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from vswbench.errors import UsageError
+from vswbench.host.netlink import LinkState
+from vswbench.host.netlink import LinkStats
 from vswbench.run.ids import RunId
 from vswbench.run.registry import CleanupRegistry
 from vswbench.switches.base import Attachment
@@ -49,10 +51,10 @@ def test_parse_kernel_config(option, value):
     assert parse_kernel_config(CONFIG, option) == value
 
 
-def test_counters_from_ip_json():
-    link = {"ifindex": 3, "ifname": "vsb1234sw0",
-            "stats64": {"rx": {"bytes": 6000, "packets": 100, "errors": 1, "dropped": 2},
-                        "tx": {"bytes": 5400, "packets": 90, "errors": 3, "dropped": 4}}}
+def test_counters_from_a_link():
+    link = LinkState("vsb1234sw0", 3, "UP", "02:00:00:00:00:01",
+                     LinkStats(rx_packets=100, tx_packets=90, rx_bytes=6000, tx_bytes=5400,
+                               rx_errors=1, tx_errors=3, rx_dropped=2, tx_dropped=4))
     c = counters_from_link(link)
     assert c == PortCounters("vsb1234sw0", rx_packets=100, tx_packets=90, rx_dropped=2,
                              tx_dropped=4, rx_errors=1, tx_errors=3)
@@ -61,7 +63,7 @@ def test_counters_from_ip_json():
 
 
 def test_counters_without_stats():
-    assert counters_from_link({"ifname": "x"}) == PortCounters("x")
+    assert counters_from_link(LinkState("x", 4, "DOWN", "", None)) == PortCounters("x")
 
 
 def test_compile_argv():

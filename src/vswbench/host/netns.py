@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from typing import Any
 
 from vswbench.errors import CommandError
 from vswbench.errors import VswbenchError
+from vswbench.host import netlink
 from vswbench.run.registry import CleanupRegistry
 from vswbench.run.registry import Registration
 
@@ -75,8 +77,11 @@ def wait_until(predicate: Callable[[], bool], *, timeout: float, what: str,
 
 
 def list_namespaces() -> list[str]:
-    out = run(["ip", "netns", "list"])
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
+    """The namespaces `ip netns list` lists: the entries of its run directory."""
+    try:
+        return sorted(os.listdir(netlink.NETNS_DIR))
+    except FileNotFoundError:
+        return []
 
 
 def namespace_exists(name: str) -> bool:
@@ -155,13 +160,6 @@ class VethPair:
             self._reg = None
 
 
-def link_show(netns: str | None, ifname: str) -> dict[str, Any]:
-    links = ip_json("-s", "link", "show", "dev", ifname, netns=netns)
-    if not links:
-        raise VswbenchError(f"no interface {ifname} in namespace {netns}")
-    return links[0]
-
-
 def set_up(netns: str | None, ifname: str) -> None:
     ip("link", "set", "dev", ifname, "up", netns=netns)
 
@@ -185,16 +183,15 @@ def add_address(netns: str | None, ifname: str, cidr: str) -> None:
 
 
 def addresses(netns: str | None, ifname: str) -> list[str]:
-    info = ip_json("addr", "show", "dev", ifname, netns=netns)
-    return [a["local"] for link in info for a in link.get("addr_info", []) if "local" in a]
+    return netlink.addresses(netns, ifname)
 
 
 def mac_address(netns: str | None, ifname: str) -> str:
-    return str(link_show(netns, ifname)["address"])
+    return netlink.link(netns, ifname).address
 
 
 def is_up(netns: str | None, ifname: str) -> bool:
-    return link_show(netns, ifname).get("operstate") == "UP"
+    return netlink.link(netns, ifname).operstate == "UP"
 
 
 def wait_link_up(netns: str | None, ifname: str, timeout: float = 5.0) -> None:
@@ -229,8 +226,14 @@ class LinkCounters:
                 self.rx_dropped, self.tx_dropped)
 
 
+    @classmethod
+    def of(cls, link: netlink.LinkState) -> LinkCounters:
+        s = link.stats
+        if s is None:
+            raise VswbenchError(f"the kernel gave no counters for {link.ifname}")
+        return cls(s.rx_packets, s.tx_packets, s.rx_bytes, s.tx_bytes, s.rx_dropped,
+                   s.tx_dropped)
+
+
 def link_counters(netns: str | None, ifname: str) -> LinkCounters:
-    stats = link_show(netns, ifname)["stats64"]
-    rx, tx = stats["rx"], stats["tx"]
-    return LinkCounters(rx["packets"], tx["packets"], rx["bytes"], tx["bytes"],
-                        rx["dropped"], tx["dropped"])
+    return LinkCounters.of(netlink.link(netns, ifname))

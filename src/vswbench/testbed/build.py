@@ -32,11 +32,11 @@ from vswbench.engine.params import TESTER_GAP_US
 from vswbench.engine.params import TrialParams
 from vswbench.errors import UsageError
 from vswbench.errors import VswbenchError
+from vswbench.host import netlink
 from vswbench.host.netns import LinkCounters
 from vswbench.host.netns import Namespace
 from vswbench.host.netns import add_address
 from vswbench.host.netns import addresses
-from vswbench.host.netns import ip_json
 from vswbench.host.netns import mac_address
 from vswbench.host.netns import namespace_pids
 from vswbench.host.netns import set_neighbour
@@ -282,21 +282,16 @@ class Testbed:
         return self.plan.final_destination(self.wiring, key)
 
     def kernel_counters(self) -> dict[str, LinkCounters]:
-        """Kernel interface counters of every host port (one `ip` call per namespace); none for
-        DPDK ports."""
+        """Kernel interface counters of every host port (one netlink dump per namespace); none
+        for DPDK ports."""
         if self.dpdk:
             return {}
-        by_ns: dict[str, dict[str, Any]] = {}
-        result = {}
+        by_ns: dict[str, dict[str, netlink.LinkState]] = {}
         for info in self.ports.values():
             if info.netns not in by_ns:
-                by_ns[info.netns] = {str(link["ifname"]): link for link in
-                                     ip_json("-s", "link", "show", netns=info.netns)}
-            stats = by_ns[info.netns][info.ifname]["stats64"]
-            rx, tx = stats["rx"], stats["tx"]
-            result[info.key] = LinkCounters(rx["packets"], tx["packets"], rx["bytes"], tx["bytes"],
-                                            rx["dropped"], tx["dropped"])
-        return result
+                by_ns[info.netns] = netlink.links(info.netns)
+        return {info.key: LinkCounters.of(by_ns[info.netns][info.ifname])
+                for info in self.ports.values()}
 
     def activity(self) -> object:
         """Something that changes while frames move: the host ports' kernel counters, or for DPDK

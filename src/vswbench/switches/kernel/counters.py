@@ -1,25 +1,23 @@
-"""What a kernel switch reports: port counters from `ip -s -j link show` (turned to the switch's
+"""What a kernel switch reports: port counters from a netlink dump of its links (turned to the switch's
 point of view where the counted end is the host's) and the titled blocks of its config dump."""
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from typing import Any
 
 from vswbench.errors import CommandError
-from vswbench.host.netns import ip
+from vswbench.host import netlink
 from vswbench.host.netns import run
 from vswbench.switches.base import PortCounters
 
 
-def counters_from_link(link: dict[str, Any], port: str | None = None) -> PortCounters:
-    """PortCounters from one entry of `ip -s -j link show`."""
-    stats = link.get("stats64") or link.get("stats") or {}
-    rx, tx = stats.get("rx", {}), stats.get("tx", {})
-    return PortCounters(port or str(link.get("ifname", "?")),
-                        rx_packets=int(rx.get("packets", 0)), tx_packets=int(tx.get("packets", 0)),
-                        rx_dropped=int(rx.get("dropped", 0)), tx_dropped=int(tx.get("dropped", 0)),
-                        rx_errors=int(rx.get("errors", 0)), tx_errors=int(tx.get("errors", 0)))
+def counters_from_link(link: netlink.LinkState, port: str | None = None) -> PortCounters:
+    """PortCounters of one link (all zero where the kernel gave none)."""
+    s = link.stats
+    if s is None:
+        return PortCounters(port or link.ifname)
+    return PortCounters(port or link.ifname, rx_packets=s.rx_packets, tx_packets=s.tx_packets,
+                        rx_dropped=s.rx_dropped, tx_dropped=s.tx_dropped,
+                        rx_errors=s.rx_errors, tx_errors=s.tx_errors)
 
 
 def switch_view(host_end: PortCounters) -> PortCounters:
@@ -35,8 +33,7 @@ def read_counters(netns: str | None, ifnames: Iterable[str]) -> list[PortCounter
     wanted = list(ifnames)
     if not wanted:
         return []
-    links = json.loads(ip("-s", "-j", "link", "show", netns=netns) or "[]")
-    by_name = {link.get("ifname"): link for link in links}
+    by_name = netlink.links(netns)
     return [counters_from_link(by_name[n], n) for n in wanted if n in by_name]
 
 

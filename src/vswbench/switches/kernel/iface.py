@@ -1,13 +1,12 @@
 """One interface's knobs inside a namespace: /sys/class/net (read and written with `ip netns
-exec`), ethtool features, the ifindex."""
+exec`), ethtool features, the ifindex (over netlink)."""
 from __future__ import annotations
 
-import json
 import subprocess
 
 from vswbench.errors import CommandError
+from vswbench.host import netlink
 from vswbench.host.netns import in_netns
-from vswbench.host.netns import ip
 from vswbench.host.netns import run_in
 
 
@@ -30,5 +29,4 @@ def ethtool_k(netns: str | None, ifname: str, **features: bool) -> None:
 
 
 def ifindex(netns: str | None, ifname: str) -> int:
-    links = json.loads(ip("-j", "link", "show", "dev", ifname, netns=netns))
-    return int(links[0]["ifindex"])
+    return netlink.link(netns, ifname).ifindex

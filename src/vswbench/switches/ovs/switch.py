@@ -29,10 +29,10 @@ from typing import TextIO
 from vswbench.errors import CommandError
 from vswbench.errors import UsageError
 from vswbench.errors import VswbenchError
+from vswbench.host import netlink
 from vswbench.host.netns import Namespace
 from vswbench.host.netns import VethPair
 from vswbench.host.netns import add_address
-from vswbench.host.netns import ip_json
 from vswbench.host.netns import mac_address
 from vswbench.host.netns import run
 from vswbench.host.netns import run_in
@@ -447,8 +447,8 @@ class Ovs(FunctionOptions, Switch):
             out.update(function=fn.name, table_size=fn.table_size)
         if self.clone_ports:
             sent = parse_dump_ports(ovs.ofctl("dump-ports", BRIDGE))
-            seen = {str(link["ifname"]): link["stats64"]["rx"]["packets"]
-                    for link in ip_json("-s", "link", "show", netns=self.sink_netns)}
+            seen = {name: link.stats.rx_packets if link.stats else 0
+                    for name, link in netlink.links(self.sink_netns).items()}
             out["clone_ports"] = {p.ifname: {"ovs_tx_packets": sent.get(str(p.ofport),
                                                                         (0,) * 6)[3],
                                              "sink_rx_packets": seen.get(p.key, 0)}
