@@ -39,8 +39,19 @@ def _walk(cmd: click.Command, path: tuple[str, ...]) -> Iterator[tuple[tuple[str
                                                                        click.Command]]:
     yield path, cmd
     if isinstance(cmd, click.Group):
-        for name in cmd.commands:              # the table's order, as `vswbench --help` has it
+        for name in _subcommands(cmd):         # the table's order, as `vswbench --help` has it
             yield from _walk(cmd.commands[name], (*path, name))
+
+
+def _subcommands(group: click.Group) -> list[str]:
+    """A group's commands in its table's order, each loaded (a lazy group's table: its `lazy`
+    names, cli/model.py)."""
+    lazy = list(getattr(group, "lazy", {}))
+    names = lazy + [name for name in group.commands if name not in lazy]
+    ctx = click.Context(group)
+    for name in names:
+        group.get_command(ctx, name)
+    return names
 
 
 def commands_page() -> str:
@@ -66,7 +77,7 @@ def commands_page() -> str:
             parts.append(_text(cmd.help.split("\f")[0]) + "\n\n")
         if isinstance(cmd, click.Group):
             subs = ", ".join(f"[{name}](#{_anchor(f'{title} {name}')})"
-                             for name in cmd.commands)
+                             for name in _subcommands(cmd))
             parts.append(f"Commands: {subs}.\n\n")
         args = [p for p in cmd.params if isinstance(p, click.Argument)]
         for a in args:

@@ -12,8 +12,11 @@ def leaf_commands() -> dict[str, click.Command]:
     found: dict[str, click.Command] = {}
 
     def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
-        if isinstance(cmd, click.Group):
-            for name, sub in cmd.commands.items():
+        if isinstance(cmd, click.Group):   # through get_command: cli/model.py loads lazily
+            ctx = click.Context(cmd)
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                assert sub is not None, name
                 walk(sub, (*path, name))
         else:
             found[" ".join(path)] = cmd

@@ -186,7 +186,7 @@ def test_an_integer_python_cannot_print_is_a_usage_error(tmp_path: Path, capsys)
 def flag_type(command: str, flag: str) -> click.ParamType:
     cmd = cli.cli
     for name in command.split():
-        cmd = cmd.commands[name]           # type: ignore[attr-defined]
+        cmd = cmd.get_command(click.Context(cmd), name)   # type: ignore[attr-defined]
     return next(p.type for p in cmd.params if flag in p.opts)
 
 

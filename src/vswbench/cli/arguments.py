@@ -96,8 +96,9 @@ def _leaf(group: click.Group, args: Sequence[str]) -> click.Command:
     for arg in args:
         if not isinstance(command, click.Group):
             break
-        if arg in command.commands:
-            command = command.commands[arg]
+        sub = command.get_command(click.Context(command), arg)   # a lazy group loads it
+        if sub is not None:
+            command = sub
     return command
 
 

@@ -29,8 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from vswbench.errors import UsageError
 
 FEW_REPETITIONS = 5          # below this, "run more repetitions" is named as a cause of noise
@@ -99,7 +97,8 @@ def _bootstrap(samples: tuple[list[float], ...], statistic: Any, level: float, r
     """scipy.stats.bootstrap's percentile interval of `statistic` over independent resamples of
     each sample (a sample whose values are all equal gives a degenerate interval, not a NaN).
     A single value resamples to itself: it is given to scipy twice (scipy wants two)."""
-    from scipy import stats as sps  # loaded when used: 0.6 s that every start-up need not pay
+    import numpy as np  # numpy and scipy loaded when used: 0.1 s and 0.6 s that
+    from scipy import stats as sps  # every start-up need not pay (tests/unit/test_startup.py)
 
     samples = tuple(x * 2 if len(x) == 1 else x for x in samples)
     with warnings.catch_warnings():
@@ -115,10 +114,14 @@ def _bootstrap(samples: tuple[list[float], ...], statistic: Any, level: float, r
 
 
 def _median(x: Any, axis: int = -1) -> Any:
+    import numpy as np
+
     return np.median(x, axis=axis)
 
 
 def _ratio_of_medians(a: Any, b: Any, axis: int = -1) -> Any:
+    import numpy as np
+
     return np.median(b, axis=axis) / np.median(a, axis=axis)
 
 
@@ -180,6 +183,8 @@ def outliers(values: Sequence[float]) -> list[int]:
     data = _checked(values)
     if len(data) < 3:
         return []
+    import numpy as np
+
     q1, q3 = (float(q) for q in np.percentile(data, [25, 75]))
     iqr = q3 - q1
     low, high = q1 - TUKEY_K * iqr, q3 + TUKEY_K * iqr
