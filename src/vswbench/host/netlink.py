@@ -2,15 +2,16 @@
 
 Reading state is what a testbed build and a trial do most: a port's MAC, whether it is UP, its
 addresses while an `ip addr add` lands, every port's counters before and after each phase. Each
-was an `ip -j ... show` (2-5 ms: a fork, an exec, a JSON dump); a dump over a netlink socket
-takes a tenth of a millisecond. Writes stay with `ip`, whose argv is what the records show.
+was an `ip -j ... show` (2-5 ms: a fork, an exec, a JSON dump); a read over a netlink socket
+takes 0.1 ms, 0.4 ms in another namespace (measured: 200 dumps each). Writes stay with `ip`,
+whose argv is what the records show.
 
 A NETLINK_ROUTE socket answers for the network namespace it was created in. `_route_socket`
 creates it inside the namespace from a short-lived thread that enters it (setns(2) moves the
 calling thread only), so the process never changes namespace. No socket is kept: one held open
 would keep a deleted namespace, and every link in it, alive.
 
-`parse_links` and `parse_addresses` read the kernel's bytes with bounds checked at every step;
+`parse_link` and `parse_address` read the kernel's bytes with bounds checked at every step;
 anything malformed is a NetlinkError (tests/unit/test_netlink.py fuzzes them).
 """
 
@@ -149,9 +150,11 @@ def parse_address(payload: bytes) -> Address | None:
 
 
 # -- the socket --------------------------------------------------------------------------------
+_LIBC = ctypes.CDLL(None, use_errno=True)   # this process's libc, for setns(2)
+
+
 def _setns(fd: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.setns(fd, CLONE_NEWNET) != 0:
+    if _LIBC.setns(fd, CLONE_NEWNET) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
 

@@ -225,7 +225,6 @@ class LinkCounters:
         return (self.rx_packets, self.tx_packets, self.rx_bytes, self.tx_bytes,
                 self.rx_dropped, self.tx_dropped)
 
-
     @classmethod
     def of(cls, link: netlink.LinkState) -> LinkCounters:
         s = link.stats

@@ -97,8 +97,10 @@ def _bootstrap(samples: tuple[list[float], ...], statistic: Any, level: float, r
     """scipy.stats.bootstrap's percentile interval of `statistic` over independent resamples of
     each sample (a sample whose values are all equal gives a degenerate interval, not a NaN).
     A single value resamples to itself: it is given to scipy twice (scipy wants two)."""
-    import numpy as np  # numpy and scipy loaded when used: 0.1 s and 0.6 s that
-    from scipy import stats as sps  # every start-up need not pay (tests/unit/test_startup.py)
+    # numpy and scipy load when used: 0.1 s and 0.6 s that no start-up should pay
+    # (tests/unit/test_startup.py)
+    import numpy as np
+    from scipy import stats as sps
 
     samples = tuple(x * 2 if len(x) == 1 else x for x in samples)
     with warnings.catch_warnings():

@@ -1,5 +1,6 @@
-"""What a kernel switch reports: port counters from a netlink dump of its links (turned to the switch's
-point of view where the counted end is the host's) and the titled blocks of its config dump."""
+"""What a kernel switch reports: port counters from a netlink dump of its links (turned to the
+switch's point of view where the counted end is the host's) and the titled blocks of its config
+dump."""
 from __future__ import annotations
 
 from collections.abc import Iterable
