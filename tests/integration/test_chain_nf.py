@@ -54,10 +54,8 @@ def _leftovers(run_id: str) -> dict[str, list[str]]:
             "state file": [str(p) for p in state_dir().glob(f"{run_id}*")]}
 
 
-@pytest.mark.parametrize("scenario", ["chain:1", "chain:3"])
-@pytest.mark.parametrize("nf", ["router", "ovs", "ovs-afxdp"])
-def test_chain_trial_delivers_and_cleans_up(root, engine, nf, scenario):
-    _needs(nf)
+def _trial(nf: str, scenario: str) -> tuple[str, dict, str]:
+    """One short trial: (run id, its JSON result, a summary for assertion messages)."""
     proc = subprocess.run([str(VSWBENCH), "trial", "--switch", "veth", "--scenario", scenario,
                            "--option", f"nf={nf}", "--rate", str(RATE), "--duration",
                            str(DURATION), "--warmup", "0.3", "--json"],
@@ -65,11 +63,36 @@ def test_chain_trial_delivers_and_cleans_up(root, engine, nf, scenario):
     assert proc.returncode == 0, proc.stderr
     run_id = _run_id(proc.stderr)
     r = json.loads(proc.stdout)
+    stalls = r.get("stalls") or {}
+    longest = {cpu: c.get("longest_us") for cpu, c in (stalls.get("cpus") or {}).items()}
     summary = (f"{nf} {scenario}: tx {r['tx_frames']} rx {r['rx_frames']} "
-               f"elements {r['nf_counters']} mode {r['forwarding_mode']}")
+               f"elements {r['nf_counters']} mode {r['forwarding_mode']} host stall "
+               f"{r.get('host_stall')} longest stall per CPU (us) {longest} "
+               f"process CPU (s) {r.get('process_cpu_s')}")
     assert r["tx_frames"] + r["tx_skipped"] >= 0.99 * RATE * DURATION, summary  # skipped: gaps
-    assert r["rx_frames"] >= 0.99 * r["tx_frames"], summary
     assert r["counters_agree"], summary
+    return run_id, r, summary
+
+
+@pytest.mark.parametrize("scenario", ["chain:1", "chain:3"])
+@pytest.mark.parametrize("nf", ["router", "ovs", "ovs-afxdp"])
+def test_chain_trial_delivers_and_cleans_up(root, engine, nf, scenario):
+    _needs(nf)
+    run_id, r, summary = _trial(nf, scenario)
+    if r["rx_frames"] < 0.99 * r["tx_frames"]:
+        # Once, in CI, OVS chain:3 lost 266 of 5,000 frames, all inside nf1: the signature of
+        # ovs-vswitchd kept off its CPU for ~0.1 s (SIGSTOP of it for 0.1 s mid-trial: 276
+        # frames, all nf1's lost_inside; its socket buffer holds ~50 ms at 5 kpps), while 30 s
+        # of undisturbed traffic, a busy loop beside it on its CPU and 30 namespaces deleted
+        # meanwhile lost none. The loss must be accounted for, element by element; then the
+        # trial runs once more, and that one must deliver.
+        elements = list(r["nf_counters"].values())
+        accounted = sum(e["dropped"] for e in elements) + elements[-1]["output_dropped"]
+        assert accounted >= r["lost"], f"loss not accounted for by the elements: {summary}"
+        left = _leftovers(run_id)
+        assert not any(left.values()), f"left behind by run {run_id}: {left}"
+        run_id, r, summary = _trial(nf, scenario)
+    assert r["rx_frames"] >= 0.99 * r["tx_frames"], summary
     n = int(scenario.split(":")[1])
     assert r["nf_kind"] == nf
     assert sorted(r["nf_counters"]) == [f"nf{i}" for i in range(1, n + 1)], summary
